@@ -1,0 +1,411 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The shared ring chunk ABI: everything the producer (writer) and the service
+// (reader) must agree on, byte for byte. Normative spec:
+// shared/seeds/tracing-v2-shared-ring-chunk-protocol.md ("the spec" below);
+// section numbers refer to it. Choices the spec leaves open are ours and are
+// marked "ringtrace ABI".
+//
+// Mapping layout (ringtrace ABI, spec 3.1 leaves it open):
+//
+//   byte 0      uint32 read_pos              (own cache line; reader writes)
+//   byte 64     uint32 write_pos             (own cache line with the next)
+//   byte 68     uint32 num_writers_waiting   (stalled writers; futex word of
+//                                             the writer-wait protocol)
+//   ...         reserved, zero
+//   byte 256    chunk 0
+//   256 + i*chunk_size  chunk i
+//
+// A zero-filled mapping is a valid, empty ring at positions 0: both cursors
+// are 0 and every state word is FreeForWrap(0) == 0 (spec 3.2).
+//
+// Only 32-bit atomics are used anywhere, so the ABI works on 32-bit targets.
+// Every shared word is accessed through std::atomic<uint32_t> views of the
+// mapping (see RingView); nothing here performs an access itself: the memory
+// order of each operation is chosen at its call site, per the table of spec
+// section 8.
+//
+// Everything in this header is a pure function of its arguments, so the
+// reader can apply it to untrusted words without any precondition.
+
+#ifndef INCLUDE_RINGTRACE_SHM_RING_ABI_H_
+#define INCLUDE_RINGTRACE_SHM_RING_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+
+namespace ringtrace {
+namespace shm_ring {
+
+// ---------------------------------------------------------------------------
+// State word (spec 3.2).
+//
+//   FreeForWrap (000):  | 000 | 29-bit wrap_count                           |
+//   Acquired (001), Complete (010), RewriteRequested (011):
+//                       | state:3 | format:2 | flags:3 | num_frags:8 | wid:16 |
+//   Acknowledged (100): | 100 | 0 ................................ 0       |
+//   101, 110, 111: reserved, no ownership meaning.
+// ---------------------------------------------------------------------------
+
+using StateWord = uint32_t;
+using WriterID = uint16_t;
+using BufferID = uint16_t;
+
+enum class ChunkState : uint32_t {
+  kFreeForWrap = 0,
+  kAcquired = 1,
+  kComplete = 2,
+  kRewriteRequested = 3,
+  kAcknowledged = 4,
+  kReserved5 = 5,
+  kReserved6 = 6,
+  kReserved7 = 7,
+};
+
+constexpr uint32_t kStateShift = 29;
+constexpr uint32_t kFormatShift = 27;
+constexpr uint32_t kFlagsShift = 24;
+constexpr uint32_t kNumFragmentsShift = 16;
+
+constexpr uint32_t kWrapCountMask = 0x1fff'ffffu;  // 29 bits.
+constexpr uint32_t kPayloadBitsMask = 0x1fff'ffffu;
+constexpr uint32_t kFormatMask = 0x3u;
+constexpr uint32_t kFlagsMask = 0x7u;
+constexpr uint32_t kNumFragmentsMask = 0xffu;
+constexpr uint32_t kWriterIdMask = 0xffffu;
+
+// Chunk flags (spec 3.3), as values of the 3-bit flags field (bits 26..24).
+// They describe payload, not ownership.
+constexpr uint32_t kFlagDataLoss = 1u << 0;           // bit 24
+constexpr uint32_t kFlagContinuesOnNext = 1u << 1;    // bit 25
+constexpr uint32_t kFlagContinuesFromPrev = 1u << 2;  // bit 26
+
+// Chunk formats (spec 3.4).
+constexpr uint32_t kFormatTargetBuffer = 0;   // 00: BufferID at bytes 4-5.
+constexpr uint32_t kFormatPacketRouting = 1;  // 01: reserved (routing RFC).
+
+// Maximum fragments one chunk can publish (spec 3.5).
+constexpr uint32_t kMaxFragmentsPerChunk = 255;
+
+constexpr ChunkState GetState(StateWord w) {
+  return static_cast<ChunkState>(w >> kStateShift);
+}
+constexpr bool IsReservedState(StateWord w) {
+  return (w >> kStateShift) >= 5;
+}
+// True for Acquired, Complete and RewriteRequested.
+constexpr bool IsDataBearing(StateWord w) {
+  return (w >> kStateShift) >= 1 && (w >> kStateShift) <= 3;
+}
+
+// Field accessors. Only meaningful for the states named; decode the state
+// first (spec 3.2 "Always decode the state first").
+constexpr uint32_t GetWrapCount(StateWord w) {  // FreeForWrap only.
+  return w & kWrapCountMask;
+}
+constexpr uint32_t GetFormat(StateWord w) {
+  return (w >> kFormatShift) & kFormatMask;
+}
+constexpr uint32_t GetFlags(StateWord w) {
+  return (w >> kFlagsShift) & kFlagsMask;
+}
+constexpr uint32_t GetNumFragments(StateWord w) {
+  return (w >> kNumFragmentsShift) & kNumFragmentsMask;
+}
+constexpr WriterID GetWriterId(StateWord w) {
+  return static_cast<WriterID>(w & kWriterIdMask);
+}
+// The 29 bits below the state; must be zero in Acknowledged.
+constexpr uint32_t GetPayloadBits(StateWord w) {
+  return w & kPayloadBitsMask;
+}
+
+constexpr StateWord MakeFreeForWrap(uint32_t wrap_count) {
+  return (static_cast<uint32_t>(ChunkState::kFreeForWrap) << kStateShift) |
+         (wrap_count & kWrapCountMask);
+}
+
+// (state << 29) | (format << 27) | (flags << 24) | (num_fragments << 16) |
+// writer_id. |state| must be one of the three data-bearing states.
+constexpr StateWord MakeDataWord(ChunkState state,
+                                 uint32_t format,
+                                 uint32_t flags,
+                                 uint32_t num_fragments,
+                                 WriterID writer_id) {
+  return (static_cast<uint32_t>(state) << kStateShift) |
+         ((format & kFormatMask) << kFormatShift) |
+         ((flags & kFlagsMask) << kFlagsShift) |
+         ((num_fragments & kNumFragmentsMask) << kNumFragmentsShift) |
+         writer_id;
+}
+
+constexpr StateWord MakeAcknowledged() {
+  return static_cast<uint32_t>(ChunkState::kAcknowledged) << kStateShift;
+}
+
+// Replaces only the state bits (e.g. Acquired(w,n) -> RewriteRequested(w,n),
+// spec 7 step 3: "changing only the state bits").
+constexpr StateWord WithState(StateWord w, ChunkState state) {
+  return (w & kPayloadBitsMask) | (static_cast<uint32_t>(state) << kStateShift);
+}
+
+// Replaces the fragment count and flags of a data-bearing word.
+constexpr StateWord WithNumFragmentsAndFlags(StateWord w,
+                                             uint32_t num_fragments,
+                                             uint32_t flags) {
+  return (w & ~((kNumFragmentsMask << kNumFragmentsShift) |
+                (kFlagsMask << kFlagsShift))) |
+         ((num_fragments & kNumFragmentsMask) << kNumFragmentsShift) |
+         ((flags & kFlagsMask) << kFlagsShift);
+}
+
+// Concrete words, so a change of the encoding cannot go unnoticed.
+static_assert(MakeFreeForWrap(0) == 0, "a zero-filled chunk is FreeForWrap(0)");
+static_assert(MakeFreeForWrap(0x1fff'ffff) == 0x1fff'ffffu, "");
+static_assert(MakeFreeForWrap(0x2000'0000) == 0, "wrap count is 29 bits");
+static_assert(MakeAcknowledged() == 0x8000'0000u, "");
+static_assert(MakeDataWord(ChunkState::kAcquired, 0, 0, 0, 7) == 0x2000'0007u,
+              "");
+static_assert(MakeDataWord(ChunkState::kComplete,
+                           kFormatTargetBuffer,
+                           kFlagContinuesOnNext,
+                           3,
+                           0x1234) == 0x4203'1234u,
+              "");
+static_assert(MakeDataWord(ChunkState::kRewriteRequested,
+                           kFormatPacketRouting,
+                           kFlagContinuesFromPrev | kFlagDataLoss,
+                           255,
+                           0xffff) == 0x6dff'ffffu,
+              "");
+static_assert(WithState(0x2203'0005u, ChunkState::kRewriteRequested) ==
+                  0x6203'0005u,
+              "only the state bits change");
+static_assert(GetState(0xa000'0000u) == ChunkState::kReserved5, "");
+static_assert(IsReservedState(0xe000'0000u) && !IsReservedState(0x8000'0000u),
+              "");
+
+// ---------------------------------------------------------------------------
+// Geometry, positions and wrap counts (spec 4).
+// ---------------------------------------------------------------------------
+
+constexpr uint32_t kMinChunkSize = 256;
+constexpr uint32_t kMaxChunkSize = 32768;
+constexpr uint32_t kMinNumChunks = 2;
+constexpr uint32_t kMaxNumChunksExclusive = 1u << 31;  // strictly below 2^31
+
+constexpr bool IsPow2(uint32_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+
+constexpr uint32_t Log2(uint32_t x) {
+  uint32_t bits = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++bits;
+  }
+  return bits;
+}
+
+// Why a geometry is not acceptable, for non-fatal validation of untrusted
+// parameters (e.g. received over IPC).
+enum class GeometryError {
+  kOk = 0,
+  kChunkSizeNotPowerOfTwo,
+  kChunkSizeOutOfRange,
+  kNumChunksNotPowerOfTwo,
+  kNumChunksOutOfRange,
+};
+
+constexpr GeometryError ValidateGeometry(uint32_t chunk_size,
+                                         uint32_t num_chunks) {
+  if (!IsPow2(chunk_size))
+    return GeometryError::kChunkSizeNotPowerOfTwo;
+  if (chunk_size < kMinChunkSize || chunk_size > kMaxChunkSize)
+    return GeometryError::kChunkSizeOutOfRange;
+  if (!IsPow2(num_chunks))
+    return GeometryError::kNumChunksNotPowerOfTwo;
+  if (num_chunks < kMinNumChunks || num_chunks >= kMaxNumChunksExclusive)
+    return GeometryError::kNumChunksOutOfRange;
+  return GeometryError::kOk;
+}
+
+const char* GeometryErrorToString(GeometryError e);
+
+// Ring control header (ringtrace ABI).
+constexpr size_t kControlHeaderSize = 256;
+constexpr size_t kReadPosOffset = 0;
+constexpr size_t kWritePosOffset = 64;
+constexpr size_t kNumWritersWaitingOffset = 68;
+
+// Format-00 chunk header (spec 3.1): state word, then the target BufferID
+// little-endian at bytes 4-5; payload from byte 6.
+constexpr uint32_t kStateWordOffset = 0;
+constexpr uint32_t kBufferIdOffset = 4;
+constexpr uint32_t kPayloadStartFormat00 = 6;
+
+// Size-entry width (spec 6): 1 byte for 256-byte chunks, 2 bytes
+// little-endian for 512 B - 32 KiB.
+constexpr uint32_t SizeEntryWidth(uint32_t chunk_size) {
+  return chunk_size == 256 ? 1 : 2;
+}
+
+// The most fragments a format-00 chunk of |chunk_size| can hold: bounded by
+// the directory (even with zero-byte payloads) and by the 8-bit count
+// (spec 3.5).
+constexpr uint32_t MaxFragmentsFor(uint32_t chunk_size) {
+  const uint32_t by_dir =
+      (chunk_size - kPayloadStartFormat00) / SizeEntryWidth(chunk_size);
+  return by_dir < kMaxFragmentsPerChunk ? by_dir : kMaxFragmentsPerChunk;
+}
+static_assert(MaxFragmentsFor(256) == 250, "spec 3.5: 250 entries in 256 B");
+static_assert(MaxFragmentsFor(512) == 253, "spec 3.5: 253 entries in 512 B");
+static_assert(MaxFragmentsFor(1024) == 255, "spec 3.5: 255 cap");
+static_assert(MaxFragmentsFor(32768) == 255, "spec 3.5: 255 cap");
+
+// Byte offset of fragment i's size entry within its chunk (spec 6):
+// [chunk_size - (i + 1) * w, chunk_size - i * w).
+constexpr uint32_t SizeEntryOffset(uint32_t chunk_size, uint32_t i) {
+  return chunk_size - (i + 1) * SizeEntryWidth(chunk_size);
+}
+
+// Bytewise size-entry access: never relies on alignment or endianness.
+inline void WriteSizeEntry(uint8_t* entry, uint32_t width, uint32_t size) {
+  entry[0] = static_cast<uint8_t>(size & 0xff);
+  if (width == 2)
+    entry[1] = static_cast<uint8_t>((size >> 8) & 0xff);
+}
+constexpr uint32_t ReadSizeEntry(const uint8_t* entry, uint32_t width) {
+  return width == 2 ? static_cast<uint32_t>(entry[0]) |
+                          (static_cast<uint32_t>(entry[1]) << 8)
+                    : static_cast<uint32_t>(entry[0]);
+}
+
+// Section 6.1 worked example: a 256-byte chunk with fragments of 5, 200 and 3
+// bytes. Payload occupies [6, 214); sizes at bytes 255, 254, 253.
+static_assert(SizeEntryWidth(256) == 1, "");
+static_assert(SizeEntryOffset(256, 0) == 255, "");
+static_assert(SizeEntryOffset(256, 1) == 254, "");
+static_assert(SizeEntryOffset(256, 2) == 253, "");
+static_assert(kPayloadStartFormat00 + 5 + 200 + 3 == 214, "payload_cursor");
+static_assert(SizeEntryOffset(256, 2) - (kPayloadStartFormat00 + 208) == 39,
+              "available = dir_cursor - payload_cursor");
+static_assert(SizeEntryOffset(512, 0) == 510 && SizeEntryOffset(512, 1) == 508,
+              "2-byte entries grow down from the end");
+
+// Ring geometry. Construct only from validated parameters (see
+// ValidateGeometry); the service derives it from its own configuration,
+// never from the shared header.
+struct RingGeometry {
+  uint32_t chunk_size = 0;
+  uint32_t num_chunks = 0;
+
+  constexpr RingGeometry() = default;
+  constexpr RingGeometry(uint32_t cs, uint32_t nc)
+      : chunk_size(cs), num_chunks(nc) {}
+
+  constexpr bool IsValid() const {
+    return ValidateGeometry(chunk_size, num_chunks) == GeometryError::kOk;
+  }
+  constexpr uint32_t chunk_bits() const { return Log2(num_chunks); }
+  constexpr uint32_t size_entry_width() const {
+    return SizeEntryWidth(chunk_size);
+  }
+
+  // Spec 4.2.
+  constexpr uint32_t ChunkIndex(uint32_t position) const {
+    return position & (num_chunks - 1);
+  }
+  constexpr uint32_t WrapCount(uint32_t position) const {
+    return (position >> chunk_bits()) & kWrapCountMask;
+  }
+  // Computed from the position, never by incrementing a tag (spec 4.2).
+  constexpr uint32_t NextWrap(uint32_t position) const {
+    return WrapCount(static_cast<uint32_t>(position + num_chunks));
+  }
+
+  // Spec 4.1: unsigned distance; full iff distance >= num_chunks.
+  static constexpr uint32_t Distance(uint32_t write_pos, uint32_t read_pos) {
+    return static_cast<uint32_t>(write_pos - read_pos);
+  }
+  constexpr bool IsFull(uint32_t write_pos, uint32_t read_pos) const {
+    return Distance(write_pos, read_pos) >= num_chunks;
+  }
+  static constexpr bool IsEmpty(uint32_t write_pos, uint32_t read_pos) {
+    return write_pos == read_pos;
+  }
+
+  // Byte offset of chunk |index| in the mapping.
+  constexpr size_t ChunkOffset(uint32_t index) const {
+    return kControlHeaderSize + static_cast<size_t>(index) * chunk_size;
+  }
+  // Bytes of the whole mapping (header + chunks), as 64-bit to avoid overflow
+  // on 32-bit targets; callers check it fits their size_t.
+  constexpr uint64_t MappingSize() const {
+    return kControlHeaderSize + static_cast<uint64_t>(num_chunks) * chunk_size;
+  }
+};
+
+// Spec 4.1 rollover example and 4.2 tables.
+static_assert(RingGeometry::Distance(0x0000'0002u, 0xffff'fffcu) == 6, "");
+static_assert(RingGeometry(256, 4).ChunkIndex(12) == 0, "");
+static_assert(RingGeometry(256, 4).WrapCount(12) == 3, "");
+static_assert(RingGeometry(256, 4).WrapCount(4) == 1, "");
+static_assert(RingGeometry(256, 4).NextWrap(8) == 3, "spec 2.2");
+static_assert(RingGeometry(256, 16).NextWrap(0xffff'fff0u) == 0,
+              "spec 4.2: computed from the position across the rollover");
+static_assert(RingGeometry(256, 2).WrapCount(0xffff'ffffu) == 0x1fff'ffffu,
+              "29-bit mask bites for 2 chunks");
+
+// Typed view of a mapping. Holds only the base pointer and the geometry the
+// owner validated; all accesses go through atomics (state words, cursors) or
+// through the chunk byte ranges the protocol hands over.
+//
+// The std::atomic<uint32_t> views rely on std::atomic<uint32_t> being a
+// lock-free, 4-byte object with the layout of uint32_t, so that two processes
+// mapping the same bytes operate on the same word.
+static_assert(std::atomic<uint32_t>::is_always_lock_free,
+              "the ABI needs lock-free 32-bit atomics");
+static_assert(sizeof(std::atomic<uint32_t>) == 4, "");
+
+class RingView {
+ public:
+  RingView() = default;
+  // |base| must be 64-byte aligned and map geometry.MappingSize() bytes.
+  RingView(uint8_t* base, RingGeometry geometry)
+      : base_(base), geometry_(geometry) {}
+
+  uint8_t* base() const { return base_; }
+  const RingGeometry& geometry() const { return geometry_; }
+
+  std::atomic<uint32_t>* read_pos() const { return Word(kReadPosOffset); }
+  std::atomic<uint32_t>* write_pos() const { return Word(kWritePosOffset); }
+  std::atomic<uint32_t>* num_writers_waiting() const {
+    return Word(kNumWritersWaitingOffset);
+  }
+
+  // Chunk |index| must be < num_chunks (callers derive it with ChunkIndex).
+  uint8_t* chunk(uint32_t index) const {
+    return base_ + geometry_.ChunkOffset(index);
+  }
+  std::atomic<uint32_t>* chunk_state(uint32_t index) const {
+    return Word(geometry_.ChunkOffset(index) + kStateWordOffset);
+  }
+
+ private:
+  std::atomic<uint32_t>* Word(size_t offset) const {
+    return reinterpret_cast<std::atomic<uint32_t>*>(base_ + offset);
+  }
+
+  uint8_t* base_ = nullptr;
+  RingGeometry geometry_;
+};
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // INCLUDE_RINGTRACE_SHM_RING_ABI_H_

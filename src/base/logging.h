@@ -1,0 +1,67 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Logging and fail-fast macros.
+//
+// RT_CHECK(cond)  : our own invariant; aborts with file:line in every build.
+// RT_DCHECK(cond) : same, compiled only when RT_DCHECK_IS_ON (debug builds).
+// RT_FATAL(...)   : printf-style message, then abort.
+// RT_LOG / RT_ELOG: printf-style info / error lines on stderr.
+//
+// These are for invariants of OUR code only. Anything a producer can cause
+// (shared memory contents, chunk bytes, patches, IPC) must be handled with a
+// status return or a counted data loss, never with RT_CHECK.
+
+#ifndef SRC_BASE_LOGGING_H_
+#define SRC_BASE_LOGGING_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef RT_DCHECK_IS_ON
+#define RT_DCHECK_IS_ON 1
+#endif
+
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace ringtrace {
+namespace base {
+
+// Prints "[file:line] message" and aborts. Never returns.
+[[noreturn]] void LogFatal(const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// Prints "[file:line] message" on stderr.
+void LogMessage(const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+}  // namespace base
+}  // namespace ringtrace
+
+#define RT_LOG(...) \
+  ::ringtrace::base::LogMessage(__FILE__, __LINE__, __VA_ARGS__)
+#define RT_ELOG(...) \
+  ::ringtrace::base::LogMessage(__FILE__, __LINE__, "E " __VA_ARGS__)
+#define RT_FATAL(...) \
+  ::ringtrace::base::LogFatal(__FILE__, __LINE__, __VA_ARGS__)
+
+#define RT_CHECK(cond)                                                       \
+  do {                                                                       \
+    if (RT_UNLIKELY(!(cond)))                                                \
+      ::ringtrace::base::LogFatal(__FILE__, __LINE__, "RT_CHECK(%s) failed", \
+                                  #cond);                                    \
+  } while (0)
+
+#if RT_DCHECK_IS_ON
+#define RT_DCHECK(cond) RT_CHECK(cond)
+#else
+#define RT_DCHECK(cond)    \
+  do {                     \
+    if (false && (cond)) { \
+    }                      \
+  } while (0)
+#endif
+
+#endif  // SRC_BASE_LOGGING_H_

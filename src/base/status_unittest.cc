@@ -1,0 +1,59 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/base/status.h"
+
+#include <gtest/gtest.h>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+
+namespace ringtrace {
+namespace base {
+namespace {
+
+TEST(StatusTest, OkAndError) {
+  Status ok = OkStatus();
+  EXPECT_TRUE(ok.ok());
+  EXPECT_TRUE(ok.message().empty());
+  Status err = ErrStatus("bad size %u at %d", 7u, 12);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message(), "bad size 7 at 12");
+}
+
+TEST(CheckedMathTest, AddMulSubDetectOverflow) {
+  uint32_t out = 0;
+  EXPECT_TRUE(CheckedAdd<uint32_t>(0xfffffffe, 1, &out));
+  EXPECT_EQ(out, 0xffffffffu);
+  EXPECT_FALSE(CheckedAdd<uint32_t>(0xffffffff, 1, &out));
+  EXPECT_FALSE(CheckedMul<uint32_t>(0x10000, 0x10000, &out));
+  EXPECT_TRUE(CheckedMul<uint32_t>(0x10000, 0xffff, &out));
+  EXPECT_EQ(out, 0xffff0000u);
+  EXPECT_FALSE(CheckedSub<uint32_t>(1, 2, &out));
+}
+
+TEST(CheckedMathTest, RangeInBounds) {
+  EXPECT_TRUE(RangeInBounds(0, 10, 10));
+  EXPECT_TRUE(RangeInBounds(10, 0, 10));
+  EXPECT_FALSE(RangeInBounds(11, 0, 10));
+  EXPECT_FALSE(RangeInBounds(5, 6, 10));
+  EXPECT_FALSE(RangeInBounds(1, SIZE_MAX, 10));
+}
+
+TEST(CheckedMathTest, AlignAndPowerOfTwo) {
+  EXPECT_EQ(AlignUp(0, 4), 0u);
+  EXPECT_EQ(AlignUp(1, 4), 4u);
+  EXPECT_EQ(AlignUp(8, 4), 8u);
+  EXPECT_TRUE(IsPowerOfTwo(256));
+  EXPECT_FALSE(IsPowerOfTwo(0));
+  EXPECT_FALSE(IsPowerOfTwo(384));
+}
+
+TEST(LoggingDeathTest, CheckAborts) {
+  EXPECT_DEATH(RT_CHECK(1 + 1 == 3), "RT_CHECK");
+}
+
+}  // namespace
+}  // namespace base
+}  // namespace ringtrace
