@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "src/base/checked_math.h"
 #include "src/base/logging.h"
@@ -31,10 +32,36 @@ constexpr size_t kMaxTagLen = 5;
 
 constexpr size_t kMinOutputCapacity = 256;
 
-// Number of bytes of the minimal varint encoding of |v| (1..10).
+// Number of bytes of the minimal varint encoding of |v| (1..10), without a
+// division: ceil((floor(log2(v)) + 1) / 7) == (9 * floor(log2(v)) + 73) / 64
+// for every 64-bit v (v = 0 counts as 1 byte).
 inline uint32_t VarintSize(uint64_t v) {
-  const uint32_t bits = 64 - static_cast<uint32_t>(__builtin_clzll(v | 1));
-  return (bits + 6) / 7;
+  const uint32_t log2 = 63 - static_cast<uint32_t>(__builtin_clzll(v | 1));
+  return (log2 * 9 + 73) >> 6;
+}
+
+// memcpy of |n| bytes, inlined for the short runs between group tags (a
+// library call costs more than the copy there). Reads and writes only
+// [src, src + n) and [dst, dst + n).
+inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + n - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + n - 4, 4);
+    memcpy(dst, &a, 4);
+    memcpy(dst + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      dst[i] = src[i];
+  }
 }
 
 inline uint8_t* WriteVarint(uint64_t v, uint8_t* dst) {
@@ -92,6 +119,35 @@ class ContiguousReader {
     return e;
   }
 
+  // Skips a value varint (wire type 0) without decoding it.
+  UngroupError SkipVarint() {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    // Finds the terminating byte (high bit clear) among the next 8 with one
+    // load, then checks bytes 9 and 10 (nanosecond timestamps take 9).
+    if (RT_LIKELY(end_ - cur_ >= static_cast<ptrdiff_t>(kMaxVarintLen))) {
+      uint64_t word;
+      memcpy(&word, cur_, 8);
+      const uint64_t stops = ~word & 0x8080808080808080ull;
+      if (RT_LIKELY(stops != 0)) {
+        cur_ += (static_cast<uint32_t>(__builtin_ctzll(stops)) >> 3) + 1;
+        return UngroupError::kNone;
+      }
+      if (cur_[8] < 0x80) {
+        cur_ += 9;
+        return UngroupError::kNone;
+      }
+      if (cur_[9] < 0x80) {
+        cur_ += 10;
+        return UngroupError::kNone;
+      }
+      return UngroupError::kVarintTooLong;
+    }
+#endif
+    uint64_t value;
+    uint32_t len;
+    return ReadVarint(kMaxVarintLen, &value, &len);
+  }
+
   UngroupError Skip(uint64_t n) {
     if (n > static_cast<uint64_t>(end_ - cur_))
       return UngroupError::kTruncated;
@@ -145,6 +201,12 @@ class SliceReader {
       }
     }
     return UngroupError::kVarintTooLong;
+  }
+
+  UngroupError SkipVarint() {
+    uint64_t value;
+    uint32_t len;
+    return ReadVarint(kMaxVarintLen, &value, &len);
   }
 
   UngroupError Skip(uint64_t n) {
@@ -208,7 +270,7 @@ class SliceCopier {
       const uint64_t avail = s.size - pos_;
       const size_t chunk = static_cast<size_t>(std::min(avail, n));
       if (chunk > 0) {
-        memcpy(dst, s.data + pos_, chunk);
+        CopyBytes(dst, s.data + pos_, chunk);
         dst += chunk;
         pos_ += chunk;
         n -= chunk;
@@ -247,10 +309,8 @@ class ContiguousCopier {
  public:
   explicit ContiguousCopier(const uint8_t* data) : cur_(data) {}
   uint8_t* CopyTo(uint64_t n, uint8_t* dst) {
-    if (n > 0) {
-      memcpy(dst, cur_, static_cast<size_t>(n));
-      cur_ += n;
-    }
+    CopyBytes(dst, cur_, static_cast<size_t>(n));
+    cur_ += n;
     return dst + n;
   }
   void SkipBytes(uint64_t n) { cur_ += n; }
@@ -262,14 +322,16 @@ class ContiguousCopier {
 // The emitting pass: applies |edits| to the input read through |copier|,
 // writing |out_size| bytes to |dst|.
 template <typename Copier>
-void Emit(const std::vector<Ungrouper::Edit>& edits,
+void Emit(const Ungrouper::Edit* edits,
+          size_t num_edits,
           uint64_t in_size,
           Copier* copier,
           uint8_t* dst,
           uint64_t out_size) {
   uint8_t* w = dst;
   uint64_t pos = 0;
-  for (const Ungrouper::Edit& e : edits) {
+  for (size_t i = 0; i < num_edits; i++) {
+    const Ungrouper::Edit& e = edits[i];
     w = copier->CopyTo(e.offset - pos, w);
     copier->SkipBytes(e.skip);
     if (e.field != 0) {
@@ -333,7 +395,10 @@ UngroupError Ungrouper::Measure(Reader* r,
   Frame stack[kMaxGroupDepth];
   size_t depth = 0;
   int64_t top_delta = 0;
-  edits_.clear();
+  Edit* edits = edits_.get();
+  size_t num_edits = 0;
+  size_t capacity = edits_capacity_;
+  num_edits_ = 0;
 
   while (!r->AtEnd()) {
     const uint64_t tag_off = r->offset();
@@ -352,7 +417,7 @@ UngroupError Ungrouper::Measure(Reader* r,
     uint32_t len;
     switch (static_cast<uint32_t>(tag) & 7) {
       case kWireVarint:
-        e = r->ReadVarint(kMaxVarintLen, &value, &len);
+        e = r->SkipVarint();
         break;
       case kWireFixed64:
         e = r->Skip(8);
@@ -368,8 +433,16 @@ UngroupError Ungrouper::Measure(Reader* r,
       case kWireStartGroup:
         if (RT_UNLIKELY(depth == kMaxGroupDepth))
           return UngroupError::kTooDeep;
-        stack[depth++] = Frame{r->offset(), 0, edits_.size(), field, tag_len};
-        edits_.push_back(Edit{tag_off, 0, field, tag_len});
+        if (RT_UNLIKELY(num_edits == capacity)) {
+          edits = GrowEdits(num_edits);
+          capacity = edits_capacity_;
+        }
+        stack[depth++] = Frame{r->offset(), 0, num_edits, field, tag_len};
+        edits[num_edits].offset = tag_off;
+        edits[num_edits].content_size = 0;  // Set at the end tag.
+        edits[num_edits].field = field;
+        edits[num_edits].skip = tag_len;
+        num_edits++;
         break;
       case kWireEndGroup: {
         if (RT_UNLIKELY(depth == 0))
@@ -380,8 +453,16 @@ UngroupError Ungrouper::Measure(Reader* r,
         const uint64_t raw_content = tag_off - f.content_start;
         // Non-negative: the children's converted sizes are >= 0.
         const uint64_t content = raw_content + static_cast<uint64_t>(f.delta);
-        edits_[f.edit_index].content_size = content;
-        edits_.push_back(Edit{tag_off, 0, 0, tag_len});
+        edits[f.edit_index].content_size = content;
+        if (RT_UNLIKELY(num_edits == capacity)) {
+          edits = GrowEdits(num_edits);
+          capacity = edits_capacity_;
+        }
+        edits[num_edits].offset = tag_off;
+        edits[num_edits].content_size = 0;
+        edits[num_edits].field = 0;  // An end edit: drop the tag.
+        edits[num_edits].skip = tag_len;
+        num_edits++;
         const uint64_t new_tag =
             (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited;
         // (converted group size) - (raw group size). All terms are bounded
@@ -403,12 +484,24 @@ UngroupError Ungrouper::Measure(Reader* r,
       return e;
   }
   if (depth > 0) {
-    *err_off = edits_[stack[depth - 1].edit_index].offset;
+    *err_off = edits[stack[depth - 1].edit_index].offset;
     return UngroupError::kUnterminated;
   }
+  num_edits_ = num_edits;
   *out_size =
       static_cast<uint64_t>(static_cast<int64_t>(r->total_size()) + top_delta);
   return UngroupError::kNone;
+}
+
+Ungrouper::Edit* Ungrouper::GrowEdits(size_t used) {
+  // At most one edit per input byte, so this cannot overflow.
+  const size_t cap = std::max<size_t>(64, edits_capacity_ * 2);
+  std::unique_ptr<Edit[]> grown(new Edit[cap]);
+  if (used > 0)
+    memcpy(grown.get(), edits_.get(), used * sizeof(Edit));
+  edits_ = std::move(grown);
+  edits_capacity_ = cap;
+  return edits_.get();
 }
 
 uint8_t* Ungrouper::ReserveOutput(uint64_t size) {
@@ -425,7 +518,7 @@ uint8_t* Ungrouper::ReserveOutput(uint64_t size) {
 
 base::Status Ungrouper::Fail(UngroupError e, uint64_t offset) {
   last_error_ = e;
-  edits_.clear();
+  num_edits_ = 0;
   return base::ErrStatus("ungrouper: %s at offset %llu", UngroupErrorName(e),
                          static_cast<unsigned long long>(offset));
 }
@@ -441,13 +534,13 @@ base::Status Ungrouper::Ungroup(const uint8_t* data,
   if (RT_UNLIKELY(e != UngroupError::kNone))
     return Fail(e, err_off);
   last_error_ = UngroupError::kNone;
-  if (edits_.empty()) {  // No group: pass through, no copy.
+  if (num_edits_ == 0) {  // No group: pass through, no copy.
     *out = ConstBytes{data, size};
     return base::OkStatus();
   }
   uint8_t* dst = ReserveOutput(out_size);
   ContiguousCopier copier(data);
-  Emit(edits_, size, &copier, dst, out_size);
+  Emit(edits_.get(), num_edits_, size, &copier, dst, out_size);
   *out = ConstBytes{dst, static_cast<size_t>(out_size)};
   return base::OkStatus();
 }
@@ -461,7 +554,7 @@ base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
     base::Status s = Ungroup(slices[0].data, slices[0].size, &out);
     if (!s.ok())
       return s;
-    if (edits_.empty())  // No group: |out| is the caller's slice.
+    if (num_edits_ == 0)  // No group: |out| is the caller's slice.
       result->pass_through = true;
     else
       result->converted = out;
@@ -479,13 +572,13 @@ base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
   if (RT_UNLIKELY(e != UngroupError::kNone))
     return Fail(e, err_off);
   last_error_ = UngroupError::kNone;
-  if (edits_.empty()) {
+  if (num_edits_ == 0) {
     result->pass_through = true;
     return base::OkStatus();
   }
   uint8_t* dst = ReserveOutput(out_size);
   SliceCopier copier(slices, num_slices);
-  Emit(edits_, total, &copier, dst, out_size);
+  Emit(edits_.get(), num_edits_, total, &copier, dst, out_size);
   result->converted = ConstBytes{dst, static_cast<size_t>(out_size)};
   return base::OkStatus();
 }

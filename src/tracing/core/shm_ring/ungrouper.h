@@ -81,7 +81,6 @@
 #include <stdint.h>
 
 #include <memory>
-#include <vector>
 
 #include "src/base/status.h"
 
@@ -158,10 +157,16 @@ class Ungrouper {
  private:
   template <typename Reader>
   UngroupError Measure(Reader* reader, uint64_t* out_size, uint64_t* err_off);
+  Edit* GrowEdits(size_t used);
   uint8_t* ReserveOutput(uint64_t size);
   base::Status Fail(UngroupError e, uint64_t offset);
 
-  std::vector<Edit> edits_;
+  // The edit list of the last measuring pass: num_edits_ entries in input
+  // order. A plain array rather than a std::vector: the measuring pass keeps
+  // the count in a register and writes each edit in place.
+  std::unique_ptr<Edit[]> edits_;
+  size_t edits_capacity_ = 0;
+  size_t num_edits_ = 0;
   std::unique_ptr<uint8_t[]> out_;
   size_t out_capacity_ = 0;
   UngroupError last_error_ = UngroupError::kNone;
