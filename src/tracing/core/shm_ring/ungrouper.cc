@@ -180,6 +180,12 @@ class SliceReader {
   uint64_t offset() const { return offset_; }
 
   UngroupError ReadVarint(size_t max_len, uint64_t* value, uint32_t* len) {
+    if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {  // One byte.
+      *value = *cur_;
+      *len = 1;
+      Advance(1);
+      return UngroupError::kNone;
+    }
     // Fast path: the varint ends inside the current slice.
     UngroupError e = DecodeVarint(cur_, end_, max_len, value, len);
     if (RT_LIKELY(e != UngroupError::kTruncated)) {
@@ -210,6 +216,10 @@ class SliceReader {
   }
 
   UngroupError Skip(uint64_t n) {
+    if (RT_LIKELY(n <= static_cast<uint64_t>(end_ - cur_))) {
+      Advance(static_cast<size_t>(n));  // Stays in the current slice.
+      return UngroupError::kNone;
+    }
     if (n > total_ - offset_)
       return UngroupError::kTruncated;
     offset_ += n;
@@ -224,7 +234,7 @@ class SliceReader {
   }
 
  private:
-  void Advance(uint32_t n) {  // |n| bytes known to be in the current slice.
+  void Advance(size_t n) {  // |n| bytes known to be in the current slice.
     cur_ += n;
     offset_ += n;
   }
