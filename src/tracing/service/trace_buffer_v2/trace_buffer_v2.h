@@ -168,6 +168,7 @@ struct TraceBufferStats {
 };
 
 class ChunkSeqReader;
+struct TBChunk;
 
 class TraceBufferV2 {
  public:
@@ -283,13 +284,24 @@ class TraceBufferV2 {
 
  private:
   friend class ChunkSeqReader;
-  struct ReserveResult;
 
   TraceBufferV2(size_t size, OverwritePolicy policy);
   bool Initialize();
 
   uint8_t* begin() { return buf_; }
-  const uint8_t* begin() const { return buf_; }
+  TBChunk* ChunkAt(size_t offset);
+
+  // Common prologue of the write paths; false if writes are not allowed.
+  bool BeginWrite();
+  // Counts a malformed chunk and reports the loss on its sequence.
+  void RejectChunk(ProducerID, const ClientIdentity&, WriterID);
+  bool Recommit(SequenceState* seq,
+                size_t idx,
+                uint16_t flags,
+                const uint8_t* src,
+                size_t size,
+                size_t valid_size);
+  void DropLastFragment(TBChunk* chunk);
 
   // Reserves |outer_size| bytes at the write cursor, erasing (RING_BUFFER)
   // what is there. Returns false if the chunk must be rejected.
@@ -305,12 +317,12 @@ class TraceBufferV2 {
                                      WriterID,
                                      const ClientIdentity&);
   SequenceState* FindSequence(ProducerID, WriterID);
+  size_t FindChunkIndex(const SequenceState& seq, ChunkID id);
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
   void OnSequenceMaybeEmpty(SequenceState* seq);
   void DeleteStaleEmptySequences();
-  bool RejectIfReadOnly();
   void OnWrite();
 
   // Memory.
@@ -329,7 +341,8 @@ class TraceBufferV2 {
   // Pending two-phase chunk.
   bool has_pending_ = false;
   size_t pending_offset_ = 0;
-  SequenceState* pending_seq_ = nullptr;
+  std::vector<uint32_t> scratch_sizes_;
+  std::vector<uint8_t*> scratch_dst_;
 
   // Sequences, keyed by (producer_id << 16 | writer_id).
   std::unordered_map<uint32_t, SequenceState> sequences_;
@@ -344,6 +357,8 @@ class TraceBufferV2 {
   uint64_t write_generation_ = 0;
   uint64_t read_write_generation_ = 0;
   std::unique_ptr<ChunkSeqReader> reader_;
+  std::unique_ptr<ChunkSeqReader> erase_reader_;
+  TracePacket erase_packet_;
 
   OverwriteObserver overwrite_observer_;
   TraceBufferStats stats_;
