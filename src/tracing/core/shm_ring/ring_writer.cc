@@ -149,6 +149,8 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       c[kBufferIdOffset + 1] =
           static_cast<uint8_t>((options_.target_buffer >> 8) & 0xff);
       stats_.chunks_claimed++;
+      if (RT_UNLIKELY(claim_hook_ != nullptr))
+        claim_hook_(claim_hook_arg_, position);
       return AcquireResult::kOk;
     }
     // The position is a hole: never retry it against the returned word (4.3).
