@@ -94,10 +94,11 @@ inline bool WritePacket(RingWriter* w, const std::string& data) {
   return true;
 }
 
+// |size| printable bytes (valid UTF-8), different for different seeds.
 inline std::string Pattern(size_t size, char seed) {
   std::string s(size, '\0');
   for (size_t i = 0; i < size; i++)
-    s[i] = static_cast<char>(seed + static_cast<char>(i * 7));
+    s[i] = static_cast<char>('a' + (static_cast<size_t>(seed) + i * 7) % 26);
   return s;
 }
 
