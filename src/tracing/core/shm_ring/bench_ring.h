@@ -25,7 +25,8 @@
 namespace ringtrace {
 namespace shm_ring {
 
-constexpr uint32_t kBenchRingBytes = 4 << 20;
+// Perfetto's default shared memory buffer size per producer.
+constexpr uint32_t kBenchRingBytes = 256 << 10;
 
 // Drains the whole ring every |every| publications.
 class BulkDrainer : public RingWriterDelegate {

@@ -303,6 +303,28 @@ TEST(RingWriterTest, StaleClaimBurnsThePositionAndMovesOn) {
   EXPECT_EQ(GetState(ring.word(1)), ChunkState::kAcquired);
 }
 
+// Spec 2.1 / 2.2 with its numbers: four chunks; writer_b reserved position 4
+// (expects FreeForWrap(1)) and slept; meanwhile the reader resolved position
+// 8 on chunk 0, writing FreeForWrap(wrap_count(8 + 4)) = FreeForWrap(3). The
+// delayed claim fails and cannot publish behind the reader.
+TEST(RingWriterTest, Spec22DelayedClaimCannotPublishBehindTheReader) {
+  TestRing ring(256, 4);
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
+  ring.view().read_pos()->store(4, std::memory_order_relaxed);
+  ring.set_write_pos(4);
+  ring.set_word(0, MakeFreeForWrap(3));
+  for (uint32_t i = 1; i < 4; i++)
+    ring.set_word(i, MakeFreeForWrap(1));  // positions 1..3 resolved
+  ASSERT_TRUE(WritePacket(&w, "b"));
+  EXPECT_EQ(delegate.burned, std::vector<uint32_t>{4});
+  EXPECT_EQ(w.held_position(), 5u);
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
+  // The claim expected exactly FreeForWrap(wrap_count(4)) = FreeForWrap(1).
+  EXPECT_EQ(RingGeometry(256, 4).WrapCount(4), 1u);
+  EXPECT_EQ(RingGeometry(256, 4).NextWrap(8), 3u);
+}
+
 // Same race, writer wins: the reader's advance CAS fails, it redispatches on
 // Acquired(w,0) and marks it (nothing to emit); the writer relocates on its
 // next publication.

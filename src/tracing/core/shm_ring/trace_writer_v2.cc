@@ -8,11 +8,8 @@ namespace ringtrace {
 namespace shm_ring {
 
 namespace {
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
-constexpr uint32_t kWireStartGroup = 3;
-constexpr uint32_t kWireEndGroup = 4;
-constexpr uint32_t kWireFixed32 = 5;
+using internal::kWireFixed32;
+using internal::kWireFixed64;
 
 inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
   for (size_t i = 0; i < n; i++)
@@ -24,18 +21,6 @@ inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
 // ---------------------------------------------------------------------------
 // Message.
 // ---------------------------------------------------------------------------
-
-void Message::Reset(TraceWriterV2* writer,
-                    uint32_t depth,
-                    uint32_t field_id,
-                    bool enabled) {
-  writer_ = writer;
-  nested_ = nullptr;
-  depth_ = depth;
-  field_id_ = field_id;
-  enabled_ = enabled;
-  finalized_ = false;
-}
 
 void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
   if (RT_UNLIKELY(!enabled_))
@@ -59,46 +44,16 @@ void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
   writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
 }
 
-void Message::AppendBytes(uint32_t field_id, const void* data, size_t size) {
-  if (RT_UNLIKELY(!enabled_))
-    return;
-  RT_DCHECK(!finalized_);
+Message* Message::BeginNestedOverflow() {
+  // Beyond kMaxNestingDepth (or below such a message): a sink that writes
+  // nothing, not even the start-group tag, so the packet stays well-formed.
+  writer_->stats_.nesting_overflows++;
+  if (!enabled_)
+    return this;
   FinalizeNested();
-  uint8_t buf[internal::kMaxTagAndVarIntSize];
-  uint8_t* p =
-      internal::EncodeVarInt((field_id << 3) | kWireLengthDelimited, buf);
-  p = internal::EncodeVarInt(size, p);
-  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
-  writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
-}
-
-Message* Message::BeginNestedMessage(uint32_t field_id) {
-  if (RT_UNLIKELY(!enabled_)) {
-    writer_->stats_.nesting_overflows++;
-    return this;  // the sink swallows everything below it
-  }
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  Message* child = writer_->AllocateNested(depth_ + 1, field_id);
-  if (child->enabled_) {
-    uint8_t buf[5];
-    uint8_t* p = internal::EncodeVarInt((field_id << 3) | kWireStartGroup, buf);
-    writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
-    nested_ = child;
-  }
-  return child;
-}
-
-void Message::Finalize() {
-  if (finalized_)
-    return;
-  FinalizeNested();
-  finalized_ = true;
-  if (!enabled_ || depth_ == 0)
-    return;  // the packet itself has no end tag
-  uint8_t buf[5];
-  uint8_t* p = internal::EncodeVarInt((field_id_ << 3) | kWireEndGroup, buf);
-  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
+  Message* sink = &writer_->sink_;
+  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
+  return sink;
 }
 
 // ---------------------------------------------------------------------------
@@ -112,17 +67,6 @@ TraceWriterV2::~TraceWriterV2() {
   if (packet_open_)
     FinishTracePacket();
   Flush();
-}
-
-Message* TraceWriterV2::AllocateNested(uint32_t depth, uint32_t field_id) {
-  if (depth > kMaxNestingDepth) {
-    stats_.nesting_overflows++;
-    sink_.Reset(this, depth, field_id, /*enabled=*/false);
-    return &sink_;
-  }
-  Message* m = &messages_[depth];
-  m->Reset(this, depth, field_id, /*enabled=*/true);
-  return m;
 }
 
 TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {

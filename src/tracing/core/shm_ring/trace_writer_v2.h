@@ -97,14 +97,14 @@ class Message {
   void AppendString(uint32_t field_id, std::string_view s) {
     AppendBytes(field_id, s.data(), s.size());
   }
-  void AppendBytes(uint32_t field_id, const void* data, size_t size);
+  inline void AppendBytes(uint32_t field_id, const void* data, size_t size);
 
   // Starts a nested message as a group (see the file comment).
-  Message* BeginNestedMessage(uint32_t field_id);
+  inline Message* BeginNestedMessage(uint32_t field_id);
 
   // Ends this message (and its open nested messages). For a nested message
   // this writes its end-group tag. Idempotent.
-  void Finalize();
+  inline void Finalize();
 
   bool is_finalized() const { return finalized_; }
 
@@ -114,8 +114,16 @@ class Message {
   void Reset(TraceWriterV2* writer,
              uint32_t depth,
              uint32_t field_id,
-             bool enabled);
+             bool enabled) {
+    writer_ = writer;
+    nested_ = nullptr;
+    depth_ = depth;
+    field_id_ = field_id;
+    enabled_ = enabled;
+    finalized_ = false;
+  }
   void AppendVarIntRaw(uint32_t field_id, uint64_t value);
+  Message* BeginNestedOverflow();
   inline void FinalizeNested() {
     if (RT_UNLIKELY(nested_ != nullptr)) {
       nested_->Finalize();
@@ -207,9 +215,12 @@ class TraceWriterV2 {
     return static_cast<size_t>(span_.end - span_.wptr) >= max ? span_.wptr
                                                               : nullptr;
   }
+  // A tag alone (groups), without a memcpy call when there is room.
+  inline void WriteTag(uint32_t tag);
+  // A tag and a varint.
+  inline void WriteTagAndVarInt(uint32_t tag, uint64_t value);
   void WriteBytesSlow(const uint8_t* data, size_t n);
   void EnterDiscardMode();
-  Message* AllocateNested(uint32_t depth, uint32_t field_id);
 
   RingWriter ring_writer_;
   RingWriter::Span span_;
@@ -238,22 +249,76 @@ inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
   *p++ = static_cast<uint8_t>(v);
   return p;
 }
+
+constexpr uint32_t kWireVarInt = 0;
+constexpr uint32_t kWireFixed64 = 1;
+constexpr uint32_t kWireLengthDelimited = 2;
+constexpr uint32_t kWireStartGroup = 3;
+constexpr uint32_t kWireEndGroup = 4;
+constexpr uint32_t kWireFixed32 = 5;
 }  // namespace internal
+
+inline void TraceWriterV2::WriteTag(uint32_t tag) {
+  if (uint8_t* direct = DirectRoom(5)) {
+    span_.wptr = internal::EncodeVarInt(tag, direct);
+    return;
+  }
+  uint8_t buf[5];
+  uint8_t* p = internal::EncodeVarInt(tag, buf);
+  WriteBytesSlow(buf, static_cast<size_t>(p - buf));
+}
+
+inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
+  if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
+    span_.wptr =
+        internal::EncodeVarInt(value, internal::EncodeVarInt(tag, direct));
+    return;
+  }
+  uint8_t buf[internal::kMaxTagAndVarIntSize];
+  uint8_t* p = internal::EncodeVarInt(value, internal::EncodeVarInt(tag, buf));
+  WriteBytes(buf, static_cast<size_t>(p - buf));
+}
 
 inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  uint8_t buf[internal::kMaxTagAndVarIntSize];
-  uint8_t* const direct = writer_->DirectRoom(sizeof(buf));
-  uint8_t* p = direct ? direct : buf;
-  p = internal::EncodeVarInt((field_id << 3) | 0, p);
-  p = internal::EncodeVarInt(value, p);
-  if (direct)
-    writer_->span_.wptr = p;
-  else
-    writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
+  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireVarInt, value);
+}
+
+inline void Message::AppendBytes(uint32_t field_id,
+                                 const void* data,
+                                 size_t size) {
+  if (RT_UNLIKELY(!enabled_))
+    return;
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireLengthDelimited,
+                             size);
+  writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
+}
+
+inline Message* Message::BeginNestedMessage(uint32_t field_id) {
+  if (RT_UNLIKELY(!enabled_ || depth_ >= TraceWriterV2::kMaxNestingDepth))
+    return BeginNestedOverflow();
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  Message* child = &writer_->messages_[depth_ + 1];
+  child->Reset(writer_, depth_ + 1, field_id, /*enabled=*/true);
+  writer_->WriteTag((field_id << 3) | internal::kWireStartGroup);
+  nested_ = child;
+  return child;
+}
+
+inline void Message::Finalize() {
+  if (finalized_)
+    return;
+  FinalizeNested();
+  finalized_ = true;
+  if (!enabled_ || depth_ == 0)
+    return;  // the packet itself has no end tag
+  writer_->WriteTag((field_id_ << 3) | internal::kWireEndGroup);
 }
 
 }  // namespace shm_ring
