@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ namespace {
 
 class CountingReporter : public benchmark::ConsoleReporter {
  public:
+  // Colours only on a terminal: CI logs stay free of escape codes.
+  CountingReporter()
+      : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       ++runs_;
