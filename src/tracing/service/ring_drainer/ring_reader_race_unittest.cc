@@ -170,9 +170,9 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
     RingReader reader(ring.view(), 0);
     RecordingConsumer consumer;
 
-    const RaceResult r = RunRace(
-        &reader, &consumer, HookPoint::kBeforeMarkRewrite, order,
-        [&](StateWord* seen) { return writer.Publish(true, seen); });
+    const RaceResult r =
+        RunRace(&reader, &consumer, HookPoint::kBeforeMarkRewrite, order,
+                [&](StateWord* seen) { return writer.Publish(true, seen); });
 
     EXPECT_EQ(r.read_result, ReadResult::kEmitted);
     ASSERT_EQ(consumer.chunks.size(), 1u);
@@ -284,7 +284,8 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  const StateWord r_a = MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0xa);
+  const StateWord r_a =
+      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0xa);
   EXPECT_EQ(ring.state(0), r_a);  // | R(a) | F | F | F |
   for (uint32_t i = 1; i < 4; ++i)
     EXPECT_EQ(ring.state(i), MakeFreeForWrap(1));
@@ -341,8 +342,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   std::vector<Frags> emitted;
   for (const auto& c : consumer.chunks)
     emitted.push_back(c.fragments);
-  EXPECT_EQ(emitted,
-            (std::vector<Frags>{{"a0"}, {"a1"}, {"c6"}, {"c7"}}));
+  EXPECT_EQ(emitted, (std::vector<Frags>{{"a0"}, {"a1"}, {"c6"}, {"c7"}}));
 }
 
 // --- A writer suspended between reserve and claim ---------------------------
