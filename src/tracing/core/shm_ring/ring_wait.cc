@@ -1,0 +1,117 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/ring_wait.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include <atomic>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace ringtrace {
+namespace shm_ring {
+
+namespace {
+
+constexpr uint64_t kNsPerSec = 1000000000ull;
+
+// Sleeps while *word == expected, at most |timeout_ns|. Spurious returns are
+// fine: the caller re-checks.
+void FutexWait(std::atomic<uint32_t>* word,
+               uint32_t expected,
+               uint64_t timeout_ns) {
+#if defined(__linux__)
+  struct timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSec);
+  ts.tv_nsec = static_cast<long>(timeout_ns % kNsPerSec);
+  // FUTEX_WAIT without FUTEX_PRIVATE_FLAG: the word is in a MAP_SHARED
+  // mapping and the waker is another process. The timeout is relative.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected,
+          &ts, nullptr, 0);
+#else
+  (void)word;
+  (void)expected;
+  struct timespec ts = {
+      0, static_cast<long>(timeout_ns < 1000000 ? timeout_ns : 1000000)};
+  nanosleep(&ts, nullptr);
+#endif
+}
+
+void FutexWakeAll(std::atomic<uint32_t>* word) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX,
+          nullptr, nullptr, 0);
+#else
+  (void)word;
+#endif
+}
+
+}  // namespace
+
+uint64_t MonotonicNowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * kNsPerSec +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool WaitForReadPosChange(const RingView& ring,
+                          uint32_t sampled,
+                          uint64_t deadline_ns,
+                          StallHook hook,
+                          void* hook_arg) {
+  std::atomic<uint32_t>* const read_pos = ring.read_pos();
+  std::atomic<uint32_t>* const waiting = ring.num_writers_waiting();
+
+  // W1. relaxed; ordered against the re-check below by fence F_W, and read by
+  // the reader's relaxed load in WakeStalledWriters (R3) after fence F_R.
+  waiting->fetch_add(1, std::memory_order_relaxed);
+  // W2: fence F_W, the documented writer-wait fence (see ring_wait.h); pairs
+  // with fence F_R in WakeStalledWriters.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+
+  if (hook)
+    hook(hook_arg);
+
+  bool moved = false;
+  // Bounded: every iteration either returns or sleeps until the deadline,
+  // which is strictly in the future when FutexWait is called.
+  for (;;) {
+    // W3. acquire; pairs with the reader's release store of read_pos (spec 8
+    // "Writer loads read_pos"), so the capacity it advertises is usable.
+    if (read_pos->load(std::memory_order_acquire) != sampled) {
+      moved = true;
+      break;
+    }
+    const uint64_t now = MonotonicNowNs();
+    if (now >= deadline_ns)
+      break;
+    FutexWait(read_pos, sampled, deadline_ns - now);  // W4
+  }
+
+  // W6. relaxed: deregistration only saves the reader a system call.
+  waiting->fetch_sub(1, std::memory_order_relaxed);
+  return moved;
+}
+
+bool WakeStalledWriters(const RingView& ring) {
+  // R2: fence F_R; pairs with fence F_W in WaitForReadPosChange. Orders the
+  // caller's release store of read_pos (R1) before the load below.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // R3. relaxed; pairs with the writer's registration (W1) through the fence
+  // pair F_W / F_R.
+  if (ring.num_writers_waiting()->load(std::memory_order_relaxed) == 0)
+    return false;
+  FutexWakeAll(ring.read_pos());
+  return true;
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

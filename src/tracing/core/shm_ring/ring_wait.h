@@ -1,0 +1,77 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The writer-wait protocol of the shared ring: how a writer that found the
+// ring Full (spec 5.4) sleeps until the reader advances read_pos, and how the
+// reader wakes it. Both halves live here so that they cannot drift apart; the
+// reader (ring_drainer, another process) calls WakeStalledWriters().
+//
+// Words (ringtrace ABI, see include/ringtrace/shm_ring_abi.h):
+//   read_pos             the futex word. The writer sleeps while it still
+//                        holds the value the writer sampled when it saw Full.
+//   num_writers_waiting  registration counter: how many writers are inside
+//                        WaitForReadPosChange(). The reader skips the wake-up
+//                        system call while it is zero.
+//
+// Protocol (W = writer, R = reader):
+//   W1 num_writers_waiting.fetch_add(1, relaxed)
+//   W2 atomic_thread_fence(seq_cst)                        [fence F_W]
+//   W3 if read_pos.load(acquire) != sampled: done
+//   W4 FUTEX_WAIT(&read_pos, sampled, remaining time)      (shared futex)
+//   W5 loop to W3 until read_pos moved or the deadline passed
+//   W6 num_writers_waiting.fetch_sub(1, relaxed)
+//
+//   R1 read_pos.store(p + 1, release)                      (spec 8)
+//   R2 atomic_thread_fence(seq_cst)                        [fence F_R]
+//   R3 if num_writers_waiting.load(relaxed) != 0: FUTEX_WAKE(&read_pos, all)
+//
+// No lost wake-up: F_W and F_R are the one fence pair this project allows
+// outside the table of spec section 8 (which needs no seq_cst). The two
+// fences order W1 before W3 and R1 before R3 in a single total order, so
+// either W3 observes the new read_pos (the writer never sleeps) or R3
+// observes the registration (the reader issues FUTEX_WAKE). In the latter
+// case the kernel compares read_pos with |sampled| atomically with queueing
+// the waiter (W4), so a wake-up that happens before the writer is queued
+// makes FUTEX_WAIT return EAGAIN instead of sleeping.
+//
+// The futex is SHARED (no FUTEX_PRIVATE_FLAG): the reader lives in another
+// process that maps the same memfd. Every wait is bounded by a deadline, so a
+// reader that never comes back (or never wakes) cannot hang the host app.
+//
+// On non-Linux systems the wait degrades to bounded polling with sleeps.
+
+#ifndef SRC_TRACING_CORE_SHM_RING_RING_WAIT_H_
+#define SRC_TRACING_CORE_SHM_RING_RING_WAIT_H_
+
+#include <stdint.h>
+
+#include "ringtrace/shm_ring_abi.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+// Monotonic clock in nanoseconds.
+uint64_t MonotonicNowNs();
+
+// Test hook: runs after the writer registered in num_writers_waiting and
+// executed its fence, before its first read_pos re-check (between W2 and W3).
+// Lets a test force the order "reader advances before the writer sleeps".
+using StallHook = void (*)(void* arg);
+
+// Writer side (W1..W6). Returns true if read_pos differs from |sampled|
+// before |deadline_ns| (MonotonicNowNs() time base), false on timeout.
+bool WaitForReadPosChange(const RingView& ring,
+                          uint32_t sampled,
+                          uint64_t deadline_ns,
+                          StallHook hook = nullptr,
+                          void* hook_arg = nullptr);
+
+// Reader side (R2..R3). Call right after every release store of read_pos.
+// Returns true if a FUTEX_WAKE was issued (some writer was registered).
+bool WakeStalledWriters(const RingView& ring);
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_CORE_SHM_RING_RING_WAIT_H_

@@ -1,0 +1,421 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/ring_writer.h"
+
+#include <atomic>
+
+namespace ringtrace {
+namespace shm_ring {
+
+namespace {
+constexpr uint32_t kCarriedFlags = kFlagContinuesFromPrev | kFlagDataLoss;
+constexpr uint64_t kNsPerMs = 1000000ull;
+}  // namespace
+
+RingWriterDelegate::~RingWriterDelegate() = default;
+void RingWriterDelegate::OnPositionBurned(uint32_t) {}
+void RingWriterDelegate::OnChunkPublished(uint32_t) {}
+void RingWriterDelegate::OnDrainRequested() {}
+
+RingWriter::RingWriter(const RingView& ring, const Options& options)
+    : ring_(ring),
+      options_(options),
+      chunk_size_(ring.geometry().chunk_size),
+      entry_width_(ring.geometry().size_entry_width()),
+      max_fragments_(MaxFragmentsFor(ring.geometry().chunk_size)),
+      scratch_payload_(new uint8_t[ring.geometry().chunk_size]),
+      scratch_sizes_(new uint32_t[kMaxFragmentsPerChunk]) {
+  RT_CHECK(ring.geometry().IsValid());
+  RT_CHECK(ring.base() != nullptr);
+  RT_CHECK(options.claim_budget > 0);
+}
+
+RingWriter::~RingWriter() {
+  // The owner (TraceWriterV2) ends or drops its packet first; publish what
+  // is closed so the chunk does not stay Acquired forever.
+  RT_DCHECK(!fragment_open_);
+  if (hold_ == Hold::kAcquired && !fragment_open_)
+    PublishComplete(/*continues_on_next=*/false);
+}
+
+void RingWriter::ResetChunkCursors(uint32_t position, StateWord acquired_word) {
+  hold_ = Hold::kAcquired;
+  position_ = position;
+  chunk_ = ring_.chunk(ring_.geometry().ChunkIndex(position));
+  word_ = acquired_word;
+  published_ = 0;
+  closed_ = 0;
+  payload_cursor_ = kPayloadStartFormat00;
+  published_payload_end_ = kPayloadStartFormat00;
+  dir_cursor_ = chunk_size_;
+  no_reuse_ = false;
+  publish_on_packet_end_ = false;
+}
+
+// ---------------------------------------------------------------------------
+// Acquisition: cached reuse, reserve once / claim once, policies.
+// ---------------------------------------------------------------------------
+
+bool RingWriter::BeginPacketSlow(Span* span) {
+  if (hold_ == Hold::kAcquired) {
+    // The held chunk cannot take another fragment: retire it. A loss here
+    // (suffix dropped) is recorded inside and does not stop this packet.
+    PublishComplete(/*continues_on_next=*/false);
+  }
+  if (hold_ == Hold::kCachedComplete && TryReuse()) {
+    OpenFragment(span);
+    return true;
+  }
+  hold_ = Hold::kNone;
+  if (!AcquireChunk(/*flags=*/0))
+    return false;
+  OpenFragment(span);
+  return true;
+}
+
+bool RingWriter::TryReuse() {
+  // Reuse was judged legal when the chunk was cached (never continues-on-next
+  // [I4], room for an entry and a byte, below the fragment cap).
+  RT_DCHECK(CanOpenFragment() && !no_reuse_);
+  RT_DCHECK(GetState(word_) == ChunkState::kComplete);
+  StateWord expected = word_;
+  const StateWord acquired = WithState(word_, ChunkState::kAcquired);
+  // Reuse Complete -> Acquired: relaxed on success and failure (spec 8): the
+  // RMW extends the release sequence of our earlier publication, which the
+  // reader's acquire load in its Complete/Acquired dispatch pairs with.
+  if (ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
+          ->compare_exchange_strong(expected, acquired,
+                                    std::memory_order_relaxed,
+                                    std::memory_order_relaxed)) {
+    hold_ = Hold::kAcquired;
+    word_ = acquired;  // [I5 word]
+    stats_.chunks_reused++;
+    return true;
+  }
+  // The reader consumed it first (Complete -> FreeForWrap(next)); drop the
+  // handle, never touch the chunk again (spec 5.2 "reuse versus consume").
+  hold_ = Hold::kNone;
+  return false;
+}
+
+RingWriter::AcquireResult RingWriter::TryAcquireOnce(
+    uint32_t flags,
+    uint32_t* sampled_read_pos) {
+  const RingGeometry& g = ring_.geometry();
+  std::atomic<uint32_t>* const read_pos = ring_.read_pos();
+  std::atomic<uint32_t>* const write_pos = ring_.write_pos();
+  uint32_t budget = options_.claim_budget;
+  uint32_t races = 0;
+  for (;;) {
+    // acquire; pairs with the reader's release store of read_pos: capacity is
+    // advertised only after the reader's physical-chunk transition (spec 8).
+    const uint32_t rp = read_pos->load(std::memory_order_acquire);
+    // relaxed; the reservation CAS below validates it.
+    uint32_t wp = write_pos->load(std::memory_order_relaxed);
+    if (g.IsFull(wp, rp)) {
+      *sampled_read_pos = rp;
+      return AcquireResult::kFull;
+    }
+    // Reserve write_pos: relaxed/relaxed (spec 8): allocates a logical
+    // position only; ownership is decided by the claim CAS below, which pairs
+    // with the reader's release transition to FreeForWrap.
+    if (!write_pos->compare_exchange_strong(
+            wp, wp + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
+      // Lost the race: nothing reserved, no budget spent, no hole (4.3).
+      if (++races > options_.max_reserve_races)
+        return AcquireResult::kNoChunkAvailable;
+      continue;
+    }
+    const uint32_t position = wp;
+    StateWord expected = MakeFreeForWrap(g.WrapCount(position));
+    const StateWord acquired =
+        MakeDataWord(ChunkState::kAcquired, kFormatTargetBuffer, flags,
+                     /*num_fragments=*/0, options_.writer_id);
+    // Claim FreeForWrap(wrap_count(w)) -> Acquired: acquire on success, pairs
+    // with the reader's release transition to FreeForWrap (advance or
+    // reclaim), so the old payload copy is finished before we overwrite it.
+    // Failure relaxed: the returned word is discarded (spec 8).
+    if (ring_.chunk_state(g.ChunkIndex(position))
+            ->compare_exchange_strong(expected, acquired,
+                                      std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+      ResetChunkCursors(position, acquired);
+      // First use of a format-00 chunk: the target BufferID, published with
+      // the first fragment by the release publication.
+      uint8_t* const c = chunk_;
+      c[kBufferIdOffset] = static_cast<uint8_t>(options_.target_buffer & 0xff);
+      c[kBufferIdOffset + 1] =
+          static_cast<uint8_t>((options_.target_buffer >> 8) & 0xff);
+      stats_.chunks_claimed++;
+      return AcquireResult::kOk;
+    }
+    // The position is a hole: never retry it against the returned word (4.3).
+    stats_.burned_positions++;
+    if (options_.delegate)
+      options_.delegate->OnPositionBurned(position);
+    if (--budget == 0)
+      return AcquireResult::kNoChunkAvailable;
+  }
+}
+
+bool RingWriter::AcquireChunk(uint32_t flags) {
+  RT_DCHECK(hold_ == Hold::kNone);
+  if (pending_loss_)
+    flags |= kFlagDataLoss;  // [I6 loss]
+  const bool may_stall =
+      options_.policy == BufferExhaustedPolicy::kStall ||
+      (options_.policy == BufferExhaustedPolicy::kStallThenDrop && !drop_mode_);
+  uint64_t deadline_ns = 0;
+  // Bounded: each Full either waits until read_pos moves (then retries) or
+  // until the deadline, after which we stop.
+  for (;;) {
+    uint32_t sampled_rp = 0;
+    const AcquireResult r = TryAcquireOnce(flags, &sampled_rp);
+    if (r == AcquireResult::kOk) {
+      pending_loss_ = false;
+      drop_mode_ = false;
+      return true;
+    }
+    if (options_.delegate)
+      options_.delegate->OnDrainRequested();
+    if (r == AcquireResult::kNoChunkAvailable) {
+      stats_.no_chunk_available++;
+      break;
+    }
+    stats_.full++;
+    if (!may_stall)
+      break;
+    if (deadline_ns == 0) {
+      deadline_ns = MonotonicNowNs() + options_.stall_timeout_ms * kNsPerMs;
+    }
+    stats_.stalls++;
+    if (!WaitForReadPosChange(ring_, sampled_rp, deadline_ns, stall_hook_,
+                              stall_hook_arg_)) {
+      stats_.stall_timeouts++;
+      if (options_.policy == BufferExhaustedPolicy::kStallThenDrop)
+        drop_mode_ = true;
+      break;
+    }
+  }
+  RecordLoss();
+  return false;
+}
+
+void RingWriter::RecordLoss() {
+  // [I6 loss]: the next packet starts in a new chunk whose claim word carries
+  // data-loss; the cached chunk must not be extended past the loss.
+  RT_DCHECK(hold_ != Hold::kAcquired);
+  if (hold_ == Hold::kCachedComplete)
+    hold_ = Hold::kNone;
+  pending_loss_ = true;
+  stats_.loss_events++;
+}
+
+// ---------------------------------------------------------------------------
+// Packet flow.
+// ---------------------------------------------------------------------------
+
+bool RingWriter::ContinuePacket(Span* span) {
+  CloseFragment(span->wptr);
+  publish_on_packet_end_ = false;
+  if (PublishComplete(/*continues_on_next=*/true) == PublishResult::kLost) {
+    return false;  // the head of the packet is gone: drop the rest.
+  }
+  RT_DCHECK(hold_ == Hold::kNone);  // continues-on-next: never cached [I4]
+  if (!AcquireChunk(kFlagContinuesFromPrev))
+    return false;
+  OpenFragment(span);
+  return true;
+}
+
+bool RingWriter::Flush(Span* open_span) {
+  RT_DCHECK((open_span != nullptr) == fragment_open_);
+  if (hold_ != Hold::kAcquired)
+    return true;
+  if (!fragment_open_) {
+    PublishComplete(/*continues_on_next=*/false);
+    return true;
+  }
+  return CheckScrape(open_span) == PublishResult::kPublished;
+}
+
+void RingWriter::RetireAfterRelocation() {
+  publish_on_packet_end_ = false;
+  PublishComplete(/*continues_on_next=*/false);
+}
+
+// ---------------------------------------------------------------------------
+// Publication and relocation (spec 6.3, 7, 8).
+// ---------------------------------------------------------------------------
+
+RingWriter::PublishResult RingWriter::PublishComplete(bool continues_on_next) {
+  RT_DCHECK(hold_ == Hold::kAcquired && !fragment_open_);
+  // Bounded by max_relocations_per_packet: Relocate() drops the suffix once
+  // the packet has used them up.
+  for (;;) {
+    const uint32_t flags =
+        GetFlags(word_) | (continues_on_next ? kFlagContinuesOnNext : 0);
+    const StateWord complete =
+        MakeDataWord(ChunkState::kComplete, GetFormat(word_), flags, closed_,
+                     options_.writer_id);
+    StateWord expected = word_;
+    // Publish Acquired -> Complete: release on success, pairs with the
+    // reader's acquire load of the state (it then copies the payload, size
+    // entries and BufferID written before). Acquire on failure, pairs with the
+    // reader's release Acquired -> RewriteRequested so its copy is finished
+    // before we relocate (spec 8).
+    if (ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
+            ->compare_exchange_strong(expected, complete,
+                                      std::memory_order_release,
+                                      std::memory_order_acquire)) {
+      word_ = complete;  // [I5 word]
+      published_ = closed_;
+      published_payload_end_ = payload_cursor_;
+      stats_.publications++;
+      // Cache for reuse only when legal: not continues-on-next [I4], not a
+      // relocated replacement (7.1), room for another fragment (6.2, 3.5).
+      const bool reusable =
+          !continues_on_next && !no_reuse_ && CanOpenFragment();
+      hold_ = reusable ? Hold::kCachedComplete : Hold::kNone;
+      if (options_.delegate)
+        options_.delegate->OnChunkPublished(position_);
+      return PublishResult::kPublished;
+    }
+    const RelocateResult r = Relocate(expected, nullptr);
+    if (r == RelocateResult::kLost)
+      return PublishResult::kLost;
+    if (r == RelocateResult::kNothingToMove) {
+      // Everything had been published: the old chunk is acknowledged and
+      // nothing needs a replacement.
+      return PublishResult::kPublished;
+    }
+    // The replacement holds the finalized suffix: publish it (and never
+    // reuse it, no_reuse_ is set).
+  }
+}
+
+RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
+  RT_DCHECK(hold_ == Hold::kAcquired && fragment_open_);
+  // acquire; pairs with the reader's release Acquired -> RewriteRequested
+  // (the same pairing as the publication CAS's acquire failure, spec 8).
+  const StateWord now =
+      ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
+          ->load(std::memory_order_acquire);
+  if (now == word_)
+    return PublishResult::kPublished;  // not scraped; nothing to publish
+  return Relocate(now, open_span) == RelocateResult::kLost
+             ? PublishResult::kLost
+             : PublishResult::kPublished;
+}
+
+void RingWriter::OnProtocolError(StateWord returned) {
+  // Only the reader's Acquired -> RewriteRequested(us, n) may change a word we
+  // hold. Anything else: stop using the chunk, never touch it again, record
+  // the loss (issue 3, section 2).
+  RT_ELOG("shm_ring: writer %u: unexpected state word 0x%08x (held 0x%08x)",
+          options_.writer_id, returned, word_);
+  stats_.protocol_errors++;
+  stats_.dropped_suffix_bytes += payload_cursor_ - published_payload_end_;
+  hold_ = Hold::kNone;
+  fragment_open_ = false;
+  publish_on_packet_end_ = false;
+  RecordLoss();
+}
+
+RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
+                                                Span* open_span) {
+  // Spec 7 step 6: the only legal reason for our CAS to fail is the reader's
+  // RewriteRequested(us, n) with n == published_, everything else unchanged.
+  if (returned != WithState(word_, ChunkState::kRewriteRequested)) {
+    OnProtocolError(returned);
+    return RelocateResult::kLost;
+  }
+  std::atomic<uint32_t>* const state =
+      ring_.chunk_state(ring_.geometry().ChunkIndex(position_));
+
+  // Step 6: copy the unpublished finalized fragments and the open fragment to
+  // private scratch. Sizes come from our own directory entries, which live in
+  // shared memory: validate them against our private cursors before trusting.
+  const uint32_t num_finalized = closed_ - published_;  // [I3 published]
+  const uint32_t finalized_bytes = payload_cursor_ - published_payload_end_;
+  const bool had_open = fragment_open_;
+  const uint32_t open_bytes =
+      had_open
+          ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
+          : 0;
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < num_finalized; i++) {
+    scratch_sizes_[i] = ReadSizeEntry(
+        chunk_ + SizeEntryOffset(chunk_size_, published_ + i), entry_width_);
+    sum += scratch_sizes_[i];
+  }
+  const uint32_t total_bytes = finalized_bytes + open_bytes;
+  bool corrupt = sum != finalized_bytes;
+  if (!corrupt) {
+    RT_DCHECK(published_payload_end_ + total_bytes <= chunk_size_);
+    memcpy(scratch_payload_.get(), chunk_ + published_payload_end_,
+           total_bytes);
+  }
+  // Flags for the relocated suffix (7.1): a non-empty prefix taken by the
+  // reader keeps continues-from-prev and data-loss; with n == 0 the suffix
+  // carries both. continues-on-next is decided when the tail is published.
+  const uint32_t suffix_flags =
+      published_ == 0 ? (GetFlags(word_) & kCarriedFlags) : 0;
+
+  // Step 7: acknowledge before looking for another chunk. Release on success,
+  // pairs with the reader's acq_rel reclaim Acknowledged -> FreeForWrap: every
+  // access above happens before the next owner's. Failure relaxed: any word
+  // is a protocol error (the reader never leaves RewriteRequested).
+  StateWord expected = returned;
+  if (!state->compare_exchange_strong(expected, MakeAcknowledged(),
+                                      std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+    OnProtocolError(expected);
+    return RelocateResult::kLost;
+  }
+  hold_ = Hold::kNone;
+  publish_on_packet_end_ = false;
+
+  // Step 8: replacement or loss. Bounded per packet (issue 3, section 2).
+  if (num_finalized == 0 && !had_open)
+    return RelocateResult::kNothingToMove;
+  bool replaced = false;
+  if (corrupt ||
+      ++relocations_this_packet_ > options_.max_relocations_per_packet) {
+    RecordLoss();
+  } else {
+    replaced = AcquireChunk(suffix_flags);  // records the loss on failure
+  }
+  if (!replaced) {
+    // 7.1: the suffix is dropped; the next publication carries data-loss.
+    stats_.suffixes_dropped++;
+    stats_.dropped_suffix_bytes += total_bytes;
+    fragment_open_ = false;
+    return RelocateResult::kLost;
+  }
+
+  // Restore into the replacement (fresh chunk: payload from byte 6, full
+  // directory). It fits: the suffix fit in a chunk of the same size.
+  uint8_t* const c = chunk_;
+  memcpy(c + payload_cursor_, scratch_payload_.get(), total_bytes);
+  for (uint32_t i = 0; i < num_finalized; i++) {
+    dir_cursor_ -= entry_width_;
+    WriteSizeEntry(c + dir_cursor_, entry_width_, scratch_sizes_[i]);
+  }
+  closed_ = num_finalized;
+  payload_cursor_ += finalized_bytes;
+  no_reuse_ = true;  // 7.1: not reused for another packet.
+  stats_.relocations++;
+  if (had_open) {
+    // Resume the open fragment; rebase the encoder's pointer and range end.
+    OpenFragment(open_span);
+    open_span->wptr += open_bytes;
+    publish_on_packet_end_ = true;
+  }
+  return RelocateResult::kRelocated;
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

@@ -1,0 +1,335 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// RingWriter: the producer half of the shared ring protocol
+// (shared/seeds/tracing-v2-shared-ring-chunk-protocol.md, "the spec").
+//
+// One RingWriter per TraceWriter, i.e. per thread and WriterID. It reserves
+// logical positions, claims chunks, lays out fragments bidirectionally
+// (spec 6), publishes them through the chunk state word, reuses its own
+// Complete chunk when legal, and relocates its unpublished suffix when the
+// reader scraped the chunk (spec 7). The encoder (TraceWriterV2, or a test)
+// writes payload bytes directly into the Span the writer hands out.
+//
+// Thread model: a RingWriter is used by one thread at a time (it is not
+// thread-safe). Any number of RingWriters of one process (with distinct
+// WriterIDs) and one reader in another process share a ring concurrently; all
+// their interaction goes through the atomic words of the ring.
+//
+// Packet and fragment model:
+//   BeginPacket()    opens a fragment (spec 6.2) for a new packet: in the
+//                    held chunk if it can take one, else in the cached
+//                    Complete chunk (reuse), else in a new chunk.
+//   ContinuePacket() the open fragment is full: close it with "continues on
+//                    next chunk", publish the chunk (Complete), open the
+//                    continuation fragment in a new chunk ("continues from
+//                    previous chunk").
+//   EndPacket()      closes the fragment. Publication is deferred: closed
+//                    fragments accumulate in the Acquired chunk and are
+//                    published when the chunk is retired (it cannot take
+//                    another fragment, or the packet continues on the next
+//                    chunk) or by Flush(). This is what makes small packets
+//                    cheap: one CAS per chunk, not per packet.
+//   Flush()          publishes the closed fragments (Acquired -> Complete)
+//                    and keeps the chunk cached for reuse. With a packet
+//                    still open it cannot publish (Complete promises that no
+//                    writer changes the payload); it then only checks whether
+//                    the reader scraped the chunk, and relocates the
+//                    unpublished suffix and the open fragment if so.
+//
+// Invariants (checked where they matter, cited by name):
+//   [I1 one-open]      at most one fragment is open, always the last one.
+//   [I2 dir-reserved]  the size entry of the open fragment is reserved before
+//                      the encoder gets its range: the range ends at
+//                      dir_cursor - w, so payload and directory never overlap.
+//   [I3 published]     published_ <= closed_; the published payload is
+//                      [payload_start, published_payload_end_) and the
+//                      published directory is the top published_ entries;
+//                      neither is written again (spec 6.3).
+//   [I4 no-next-in-acq] an Acquired word never carries continues-on-next; a
+//                      Complete chunk with continues-on-next is never reused
+//                      (spec 7.1). Hence a published prefix seen in Acquired
+//                      ends on a packet boundary.
+//   [I5 word]          word_ is the exact state word this writer last stored
+//                      in the held chunk; every writer CAS expects it.
+//   [I6 loss]          any recorded loss drops the cached chunk; the next new
+//                      chunk's claim word (hence its first publication)
+//                      carries data-loss. The flag never describes a loss in
+//                      the middle of a chunk.
+//
+// WriterIDs: unique within a ring for its whole life. The reuse CAS
+// Complete -> Acquired carries no wrap count, so a recycled ID could match a
+// stale cached handle. Allocating IDs is the producer library's job; it must
+// never hand out an ID twice for the same ring.
+//
+// Finite identity (spec 9). A claim compares against
+// FreeForWrap(wrap_count(p)), and (chunk_index, wrap_count) repeats every
+//     identity period = min(num_chunks * 2^29, 2^32) reservations.
+// A writer suspended between reserving p and claiming can therefore succeed
+// wrongly only if the chunk reads FreeForWrap(wrap_count(p)) again, i.e. the
+// reader resolved position p + k * period - num_chunks (which writes
+// FreeForWrap(next_wrap(.)) == FreeForWrap(wrap_count(p))) while position
+// p + k * period is not yet resolved. The first such moment comes after
+// (identity period - num_chunks) reservations by others, not a whole period:
+// e.g. 2^32 - num_chunks reservations for num_chunks >= 8, 2^30 - 2 for two
+// chunks. Then the stale claim publishes behind the reader (spec 2.1).
+// Nothing in this writer can detect it; a process that may suspend a thread
+// for that many reservations must not rely on FIFO across it.
+
+#ifndef SRC_TRACING_CORE_SHM_RING_RING_WRITER_H_
+#define SRC_TRACING_CORE_SHM_RING_RING_WRITER_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <memory>
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/base/logging.h"
+#include "src/tracing/core/shm_ring/ring_wait.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+// What the writer does when it cannot get a chunk.
+enum class BufferExhaustedPolicy : uint8_t {
+  // Record the loss and drop the packet (or its rest) at once. Default.
+  kDrop,
+  // On Full, wait for read_pos to move (ring_wait.h), at most
+  // Options::stall_timeout_ms per chunk acquisition; on timeout record the
+  // loss and drop. Every later Full stalls again.
+  kStall,
+  // Like kStall, but after one timeout the writer stops stalling: later Full
+  // results drop at once until the writer gets a chunk again.
+  kStallThenDrop,
+};
+
+// Notification hook. The transport (futex, eventfd, socket) is the service's
+// choice; the writer only says what happened. Called on the writer's thread,
+// outside of any shared-word critical step. Default implementations do
+// nothing.
+class RingWriterDelegate {
+ public:
+  virtual ~RingWriterDelegate();
+  // |position| was reserved but its claim failed: it is a hole the reader
+  // must resolve (spec 5.4 "A burned position must notify the reader").
+  virtual void OnPositionBurned(uint32_t position);
+  // The chunk reserved at |position| has new published fragments.
+  virtual void OnChunkPublished(uint32_t position);
+  // The writer could not get a chunk (Full or NoChunkAvailable): please
+  // drain.
+  virtual void OnDrainRequested();
+};
+
+struct RingWriterStats {
+  uint64_t fragments_closed = 0;
+  uint64_t payload_bytes = 0;     // bytes of closed fragments (incl. dropped)
+  uint64_t chunks_claimed = 0;    // FreeForWrap -> Acquired
+  uint64_t chunks_reused = 0;     // Complete -> Acquired
+  uint64_t publications = 0;      // successful Acquired -> Complete
+  uint64_t burned_positions = 0;  // reserved, claim failed
+  uint64_t full = 0;              // acquisitions that ended Full
+  uint64_t no_chunk_available = 0;
+  uint64_t relocations = 0;       // suffixes restored in a replacement
+  uint64_t suffixes_dropped = 0;  // suffixes that found no replacement
+  uint64_t dropped_suffix_bytes = 0;
+  uint64_t loss_events = 0;      // every recorded loss (I6)
+  uint64_t protocol_errors = 0;  // unexpected word returned by a CAS
+  uint64_t stalls = 0;           // waits for read_pos (kStall*)
+  uint64_t stall_timeouts = 0;
+};
+
+class RingWriter {
+ public:
+  struct Options {
+    WriterID writer_id = 0;
+    BufferID target_buffer = 0;
+    BufferExhaustedPolicy policy = BufferExhaustedPolicy::kDrop;
+    // Failed claims (burned positions) one acquisition may spend before it
+    // returns NoChunkAvailable.
+    uint32_t claim_budget = 4;
+    // Relocations one packet may go through before its suffix is dropped (a
+    // replacement can be scraped at n = 0 again and again).
+    uint32_t max_relocations_per_packet = 3;
+    // Lost write_pos CAS races tolerated per acquisition (lock-free, not
+    // wait-free; the bound keeps a hostile or broken ring from spinning us
+    // forever). Exceeding it counts as NoChunkAvailable.
+    uint32_t max_reserve_races = 1024;
+    uint32_t stall_timeout_ms = 1000;
+    RingWriterDelegate* delegate = nullptr;  // not owned; may be null
+  };
+
+  // Where the encoder writes: [wptr, end). |wptr| advances as it writes.
+  struct Span {
+    uint8_t* wptr = nullptr;
+    uint8_t* end = nullptr;
+  };
+
+  // |ring| must be a valid geometry over live memory for the writer's life.
+  // Allocates the relocation scratch here; nothing allocates later.
+  RingWriter(const RingView& ring, const Options& options);
+  ~RingWriter();
+
+  RingWriter(const RingWriter&) = delete;
+  RingWriter& operator=(const RingWriter&) = delete;
+
+  // Opens a fragment for a new packet. Returns false if no chunk could be
+  // had under the policy: the loss is recorded and the caller drops the
+  // packet (it must not call ContinuePacket/EndPacket for it).
+  inline bool BeginPacket(Span* span) {
+    RT_DCHECK(!fragment_open_);  // [I1 one-open]
+    relocations_this_packet_ = 0;
+    if (RT_LIKELY(hold_ == Hold::kAcquired && CanOpenFragment())) {
+      OpenFragment(span);
+      return true;
+    }
+    return BeginPacketSlow(span);
+  }
+
+  // The open fragment ends at span->wptr and the packet continues. Closes it
+  // with continues-on-next, publishes the chunk and opens the continuation
+  // in a new chunk. Returns false if the rest of the packet is lost (loss
+  // recorded; the packet is over for the writer).
+  bool ContinuePacket(Span* span);
+
+  // Closes the open fragment at |wptr| (end of packet).
+  inline void EndPacket(uint8_t* wptr) {
+    CloseFragment(wptr);
+    if (RT_UNLIKELY(publish_on_packet_end_))
+      RetireAfterRelocation();
+  }
+
+  // Publishes closed fragments (see the class comment). |open_span| is the
+  // encoder's span if a packet is open, else null. Returns false if the open
+  // packet was lost while relocating it (loss recorded).
+  bool Flush(Span* open_span);
+
+  // True if a fragment is open.
+  bool fragment_open() const { return fragment_open_; }
+  const RingWriterStats& stats() const { return stats_; }
+  const Options& options() const { return options_; }
+
+  // Position of the chunk the writer holds (Acquired or cached Complete);
+  // for tests and the delegate. Meaningless when !holds_chunk().
+  bool holds_chunk() const { return hold_ != Hold::kNone; }
+  bool holds_acquired_chunk() const { return hold_ == Hold::kAcquired; }
+  uint32_t held_position() const { return position_; }
+
+  // See ring_wait.h. For tests only.
+  void SetStallHookForTesting(StallHook hook, void* arg) {
+    stall_hook_ = hook;
+    stall_hook_arg_ = arg;
+  }
+
+ private:
+  enum class Hold : uint8_t {
+    kNone,            // no chunk
+    kAcquired,        // we own the chunk (Acquired in word_)
+    kCachedComplete,  // we published Complete(word_) and may reuse it
+  };
+  enum class AcquireResult : uint8_t { kOk, kFull, kNoChunkAvailable };
+  enum class PublishResult : uint8_t {
+    kPublished,  // the CAS succeeded (possibly after relocation)
+    kLost,       // suffix dropped or protocol error; loss recorded
+  };
+
+  // 6.2: an entry must fit, below the 255 cap and the directory bound; we
+  // also require one payload byte (a zero-capacity fragment could only be an
+  // empty continues-on-next fragment).
+  inline bool CanOpenFragment() const {
+    return closed_ < max_fragments_ &&
+           dir_cursor_ - payload_cursor_ > entry_width_;
+  }
+  inline void OpenFragment(Span* span) {
+    fragment_open_ = true;
+    fragment_start_ = payload_cursor_;
+    span->wptr = chunk_ + payload_cursor_;
+    // [I2 dir-reserved]
+    span->end = chunk_ + (dir_cursor_ - entry_width_);
+  }
+  // 6.2 close, steps 1-4 (step 5, publication, is deferred).
+  inline void CloseFragment(uint8_t* wptr) {
+    RT_DCHECK(fragment_open_);
+    RT_DCHECK(wptr >= chunk_ + fragment_start_ &&
+              wptr <= chunk_ + (dir_cursor_ - entry_width_));  // [I2]
+    const uint32_t size =
+        static_cast<uint32_t>(wptr - (chunk_ + fragment_start_));
+    dir_cursor_ -= entry_width_;
+    WriteSizeEntry(chunk_ + dir_cursor_, entry_width_, size);
+    payload_cursor_ += size;
+    ++closed_;
+    fragment_open_ = false;
+    stats_.fragments_closed++;
+    stats_.payload_bytes += size;
+  }
+
+  bool BeginPacketSlow(Span* span);
+  void RetireAfterRelocation();
+
+  // Reserve once / claim once (4.3, 5.4), with the policy applied on Full.
+  bool AcquireChunk(uint32_t flags);
+  AcquireResult TryAcquireOnce(uint32_t flags, uint32_t* sampled_read_pos);
+  // Complete -> Acquired on the cached chunk.
+  bool TryReuse();
+
+  // Publishes closed fragments as Complete (retire). |continues_on_next|
+  // marks the last fragment. Relocates on a scrape.
+  PublishResult PublishComplete(bool continues_on_next);
+  // Flush with an open fragment: acquire-loads the word; relocates if the
+  // reader scraped the chunk.
+  PublishResult CheckScrape(Span* open_span);
+  // Spec 7 steps 6-8. |returned| is the word the failed CAS (or the load)
+  // returned. On success the writer holds an Acquired replacement holding
+  // the suffix, and |open_span| (if any) is rebased.
+  enum class RelocateResult : uint8_t {
+    kRelocated,      // the writer holds an Acquired replacement
+    kNothingToMove,  // empty suffix, no open fragment: acknowledged only
+    kLost,           // suffix dropped or protocol error; loss recorded
+  };
+  RelocateResult Relocate(StateWord returned, Span* open_span);
+  void OnProtocolError(StateWord returned);
+  void RecordLoss();
+  void ResetChunkCursors(uint32_t position, StateWord acquired_word);
+
+  const RingView ring_;
+  const Options options_;
+  const uint32_t chunk_size_;
+  const uint32_t entry_width_;
+  const uint32_t max_fragments_;
+
+  // Held chunk (valid unless hold_ == kNone).
+  Hold hold_ = Hold::kNone;
+  bool fragment_open_ = false;
+  // Retire as soon as the open packet ends: the chunk holds a relocated
+  // suffix and is "not reused for another packet" (spec 7.1).
+  bool publish_on_packet_end_ = false;
+  // The held chunk must not be cached for reuse once published.
+  bool no_reuse_ = false;
+  bool pending_loss_ = false;  // [I6 loss]
+  bool drop_mode_ = false;     // kStallThenDrop after a timeout
+  uint32_t position_ = 0;      // reserved position of the held chunk
+  uint8_t* chunk_ = nullptr;
+  StateWord word_ = 0;           // [I5 word]
+  uint32_t published_ = 0;       // fragments in word_
+  uint32_t closed_ = 0;          // fragments closed, >= published_ [I3]
+  uint32_t payload_cursor_ = 0;  // offsets within the chunk
+  uint32_t dir_cursor_ = 0;
+  uint32_t published_payload_end_ = 0;
+  uint32_t fragment_start_ = 0;
+  uint32_t relocations_this_packet_ = 0;
+
+  // Relocation scratch, allocated at construction (spec 7 step 6).
+  std::unique_ptr<uint8_t[]> scratch_payload_;  // chunk_size_ bytes
+  std::unique_ptr<uint32_t[]> scratch_sizes_;   // kMaxFragmentsPerChunk
+
+  StallHook stall_hook_ = nullptr;
+  void* stall_hook_arg_ = nullptr;
+
+  RingWriterStats stats_;
+};
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_CORE_SHM_RING_RING_WRITER_H_

@@ -1,0 +1,472 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/ring_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+
+namespace ringtrace {
+namespace shm_ring {
+namespace {
+
+constexpr WriterID kWid = 7;
+constexpr BufferID kBid = 0x1234;
+
+// A zero-filled ring in private memory.
+class TestRing {
+ public:
+  TestRing(uint32_t chunk_size, uint32_t num_chunks)
+      : geometry_(chunk_size, num_chunks) {
+    size_ = static_cast<size_t>(geometry_.MappingSize());
+    mem_ = static_cast<uint8_t*>(aligned_alloc(64, size_));
+    memset(mem_, 0, size_);
+  }
+  ~TestRing() { free(mem_); }
+  RingView view() const { return RingView(mem_, geometry_); }
+  StateWord word(uint32_t index) const {
+    return view().chunk_state(index)->load(std::memory_order_relaxed);
+  }
+  void set_word(uint32_t index, StateWord w) {
+    view().chunk_state(index)->store(w, std::memory_order_relaxed);
+  }
+  uint32_t write_pos() const {
+    return view().write_pos()->load(std::memory_order_relaxed);
+  }
+  void set_write_pos(uint32_t p) {
+    view().write_pos()->store(p, std::memory_order_relaxed);
+  }
+  uint8_t* chunk(uint32_t i) const { return view().chunk(i); }
+
+ private:
+  RingGeometry geometry_;
+  size_t size_;
+  uint8_t* mem_;
+};
+
+struct RecordingDelegate : public RingWriterDelegate {
+  void OnPositionBurned(uint32_t p) override { burned.push_back(p); }
+  void OnChunkPublished(uint32_t p) override { published.push_back(p); }
+  void OnDrainRequested() override { drain_requests++; }
+  std::vector<uint32_t> burned;
+  std::vector<uint32_t> published;
+  int drain_requests = 0;
+};
+
+RingWriter::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
+  RingWriter::Options o;
+  o.writer_id = kWid;
+  o.target_buffer = kBid;
+  o.delegate = delegate;
+  return o;
+}
+
+std::string Pattern(size_t size, char seed) {
+  std::string s(size, '\0');
+  for (size_t i = 0; i < size; i++)
+    s[i] = static_cast<char>(seed + i * 7);
+  return s;
+}
+
+// Writes |data| as one packet, spanning chunks as needed. Returns false if
+// the packet (or its rest) was dropped.
+bool WritePacket(RingWriter* w, const std::string& data) {
+  RingWriter::Span span;
+  if (!w->BeginPacket(&span))
+    return false;
+  size_t off = 0;
+  while (off < data.size()) {
+    size_t room = static_cast<size_t>(span.end - span.wptr);
+    if (room == 0) {
+      if (!w->ContinuePacket(&span))
+        return false;
+      continue;
+    }
+    size_t n = std::min(room, data.size() - off);
+    memcpy(span.wptr, data.data() + off, n);
+    span.wptr += n;
+    off += n;
+  }
+  w->EndPacket(span.wptr);
+  return true;
+}
+
+std::vector<std::string> Reassemble(const std::vector<ReadChunk>& chunks,
+                                    WriterID wid = kWid) {
+  TestPacketReassembler r;
+  for (const auto& c : chunks)
+    r.Add(c);
+  return r.packets(wid);
+}
+
+TEST(RingWriterTest, PublishesOnFlushAndReaderTakesIt) {
+  TestRing ring(256, 4);
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
+  ASSERT_TRUE(WritePacket(&w, "hello"));
+  // Closed but not published yet: still Acquired(w, 0).
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0, 0, 0, kWid));
+  EXPECT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
+
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].writer_id, kWid);
+  EXPECT_EQ(chunks[0].buffer_id, kBid);
+  EXPECT_EQ(chunks[0].flags, 0u);
+  EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"hello"});
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+  EXPECT_EQ(w.stats().chunks_claimed, 1u);
+  EXPECT_EQ(w.stats().publications, 1u);
+}
+
+// Spec 6.1: fragments of 5, 200 and 3 bytes in a 256-byte chunk, byte-exact.
+TEST(RingWriterTest, Spec61WorkedExampleByteLayout) {
+  TestRing ring(256, 2);
+  RingWriter w(ring.view(), MakeOptions());
+  const std::string a = Pattern(5, 'a'), b = Pattern(200, 'b'),
+                    c = Pattern(3, 'c');
+  ASSERT_TRUE(WritePacket(&w, a));
+  ASSERT_TRUE(WritePacket(&w, b));
+  ASSERT_TRUE(WritePacket(&w, c));
+  ASSERT_TRUE(w.Flush(nullptr));
+  const uint8_t* chunk = ring.chunk(0);
+  EXPECT_EQ(chunk[4], 0x34);  // BufferID little-endian at bytes 4-5
+  EXPECT_EQ(chunk[5], 0x12);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(chunk + 6), 5), a);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(chunk + 11), 200), b);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(chunk + 211), 3), c);
+  EXPECT_EQ(chunk[255], 0x05);
+  EXPECT_EQ(chunk[254], 0xc8);
+  EXPECT_EQ(chunk[253], 0x03);
+  // The 39 free bytes [214, 253) were never written.
+  for (int i = 214; i < 253; i++)
+    EXPECT_EQ(chunk[i], 0) << i;
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 3, kWid));
+}
+
+TEST(RingWriterTest, TwoByteSizeEntriesLittleEndian) {
+  TestRing ring(1024, 2);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, Pattern(300, 'x')));
+  ASSERT_TRUE(WritePacket(&w, Pattern(2, 'y')));
+  ASSERT_TRUE(w.Flush(nullptr));
+  const uint8_t* chunk = ring.chunk(0);
+  EXPECT_EQ(chunk[1022], 0x2c);  // 300 = 0x012c, fragment 0 at [1022, 1024)
+  EXPECT_EQ(chunk[1023], 0x01);
+  EXPECT_EQ(chunk[1020], 0x02);
+  EXPECT_EQ(chunk[1021], 0x00);
+}
+
+TEST(RingWriterTest, ReusesCachedCompleteChunk) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "one"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  ASSERT_TRUE(WritePacket(&w, "two"));
+  // Complete(w,1) -> Acquired(w,1): same payload bits, only the state.
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0, 0, 1, kWid));
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
+  EXPECT_EQ(w.stats().chunks_reused, 1u);
+  EXPECT_EQ(w.stats().chunks_claimed, 1u);
+  EXPECT_EQ(ring.write_pos(), 1u);
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{"one", "two"}));
+}
+
+// Spec 5.2 "reuse versus consume", reader wins: the reuse CAS fails and the
+// writer drops its handle and claims a new position.
+TEST(RingWriterTest, ReuseLosesToReaderConsume) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "one"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_EQ(ring.word(0), MakeFreeForWrap(1));
+  ASSERT_TRUE(WritePacket(&w, "two"));
+  EXPECT_EQ(w.stats().chunks_reused, 0u);
+  EXPECT_EQ(w.stats().chunks_claimed, 2u);
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));  // never touched again
+  ASSERT_TRUE(w.Flush(nullptr));
+  reader.DrainAll(&chunks);
+  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{"one", "two"}));
+}
+
+// Spec 5.2 "reuse versus consume", writer wins: the reader's reclaim CAS
+// fails, it redispatches on Acquired(w,n) and scrapes the published prefix.
+TEST(RingWriterTest, ReuseWinsAgainstReaderConsume) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "one"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  TestRingReader reader(ring.view());
+  RingWriter::Span span;
+  bool reused = false;
+  reader.set_before_cas_hook([&](uint32_t, StateWord seen) {
+    if (GetState(seen) == ChunkState::kComplete && !reused) {
+      reused = true;
+      ASSERT_TRUE(w.BeginPacket(&span));  // reuse CAS wins
+    }
+  });
+  ReadChunk chunk;
+  ASSERT_EQ(reader.ResolveOne(&chunk), ResolveResult::kEmitted);
+  EXPECT_TRUE(reused);
+  EXPECT_TRUE(chunk.scraped);
+  EXPECT_EQ(chunk.fragments, std::vector<std::string>{"one"});
+  EXPECT_EQ(ring.word(0),
+            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, kWid));
+  EXPECT_EQ(w.stats().chunks_reused, 1u);
+  // The writer finishes its packet and relocates it when it publishes.
+  memcpy(span.wptr, "two", 3);
+  span.wptr += 3;
+  w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), MakeAcknowledged());
+  EXPECT_EQ(w.stats().relocations, 1u);
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{"two"});
+}
+
+TEST(RingWriterTest, ReuseRefusedAfterContinuesOnNext) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  const std::string big = Pattern(400, 'p');
+  ASSERT_TRUE(WritePacket(&w, big));
+  // Chunk 0 was published with continues-on-next and is never reused.
+  const StateWord c0 = ring.word(0);
+  EXPECT_EQ(GetState(c0), ChunkState::kComplete);
+  EXPECT_EQ(GetFlags(c0), kFlagContinuesOnNext);
+  ASSERT_TRUE(w.Flush(nullptr));
+  ASSERT_TRUE(WritePacket(&w, "after"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), c0);
+  EXPECT_EQ(w.stats().chunks_reused, 1u);  // chunk 1, not chunk 0
+  EXPECT_EQ(w.held_position(), 1u);
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[1].flags, kFlagContinuesFromPrev);
+  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{big, "after"}));
+}
+
+TEST(RingWriterTest, ReuseRefusedAt255Fragments) {
+  TestRing ring(1024, 4);  // the directory could take more: the cap binds
+  RingWriter w(ring.view(), MakeOptions());
+  for (int i = 0; i < 255; i++)
+    ASSERT_TRUE(WritePacket(&w, std::string(1, static_cast<char>(i))));
+  EXPECT_EQ(w.held_position(), 0u);
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(GetNumFragments(ring.word(0)), 255u);
+  ASSERT_TRUE(WritePacket(&w, "x"));
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(w.stats().chunks_reused, 0u);
+  EXPECT_EQ(GetState(ring.word(0)), ChunkState::kComplete);
+}
+
+TEST(RingWriterTest, RetiresChunkAt255FragmentsWithoutFlush) {
+  TestRing ring(1024, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  for (int i = 0; i < 256; i++)
+    ASSERT_TRUE(WritePacket(&w, "y"));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 255, kWid));
+  EXPECT_EQ(w.held_position(), 1u);
+}
+
+TEST(RingWriterTest, ReuseRefusedWhenDirectoryCannotTakeAnEntry) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  // 249 payload bytes: payload_cursor 255, dir_cursor 255: no room for an
+  // entry (6.2 "fail if dir_cursor - payload_cursor < w").
+  ASSERT_TRUE(WritePacket(&w, Pattern(249, 'd')));
+  ASSERT_TRUE(w.Flush(nullptr));
+  ASSERT_TRUE(WritePacket(&w, "next"));
+  EXPECT_EQ(w.stats().chunks_reused, 0u);
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(GetFlags(ring.word(0)), 0u);  // not continues-on-next
+}
+
+TEST(RingWriterTest, MaxFragmentsPerChunkMatchesSpec35) {
+  // Spec 3.5 limits, as the writer applies them.
+  EXPECT_EQ(MaxFragmentsFor(256), 250u);
+  EXPECT_EQ(MaxFragmentsFor(512), 253u);
+  EXPECT_EQ(MaxFragmentsFor(4096), 255u);
+  // With one-byte packets a 256-byte chunk takes 125 (1 payload + 1 entry).
+  TestRing ring(256, 2);
+  RingWriter w(ring.view(), MakeOptions());
+  for (int i = 0; i < 125; i++)
+    ASSERT_TRUE(WritePacket(&w, "z"));
+  EXPECT_EQ(w.held_position(), 0u);
+  ASSERT_TRUE(WritePacket(&w, "z"));
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(GetNumFragments(ring.word(0)), 125u);
+}
+
+TEST(RingWriterTest, FullIsDistinctFromNoChunkAvailable) {
+  TestRing ring(256, 4);
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
+  // Full: the logical distance reached num_chunks. Nothing is reserved.
+  ring.set_write_pos(4);
+  RingWriter::Span span;
+  EXPECT_FALSE(w.BeginPacket(&span));
+  EXPECT_EQ(w.stats().full, 1u);
+  EXPECT_EQ(w.stats().no_chunk_available, 0u);
+  EXPECT_EQ(w.stats().burned_positions, 0u);
+  EXPECT_EQ(ring.write_pos(), 4u);
+  EXPECT_EQ(delegate.drain_requests, 1);
+  EXPECT_EQ(w.stats().loss_events, 1u);
+}
+
+TEST(RingWriterTest, NoChunkAvailableAfterClaimBudget) {
+  TestRing ring(256, 8);
+  RecordingDelegate delegate;
+  RingWriter::Options opts = MakeOptions(&delegate);
+  opts.claim_budget = 2;
+  RingWriter w(ring.view(), opts);
+  // Chunks 0 and 1 are pinned by another writer's scraped chunks.
+  const StateWord pinned =
+      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 99);
+  ring.set_word(0, pinned);
+  ring.set_word(1, pinned);
+  RingWriter::Span span;
+  EXPECT_FALSE(w.BeginPacket(&span));
+  EXPECT_EQ(w.stats().no_chunk_available, 1u);
+  EXPECT_EQ(w.stats().full, 0u);
+  EXPECT_EQ(w.stats().burned_positions, 2u);
+  EXPECT_EQ(delegate.burned, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(delegate.drain_requests, 1);
+  EXPECT_EQ(ring.write_pos(), 2u);  // both positions reserved: holes
+  EXPECT_EQ(ring.word(0), pinned);  // claims never change another's word
+  EXPECT_EQ(ring.word(1), pinned);
+  // The reader resolves the holes.
+  TestRingReader reader(ring.view());
+  EXPECT_EQ(reader.DrainAll(nullptr), ResolveResult::kNoData);
+  EXPECT_EQ(reader.holes(), 2u);
+}
+
+// Spec 5.2 "claim versus resolving an unclaimed position", reader wins: the
+// chunk already carries FreeForWrap(next_wrap(p)); the one claim fails, the
+// position is burned and never retried, the next position is claimed.
+TEST(RingWriterTest, StaleClaimBurnsThePositionAndMovesOn) {
+  TestRing ring(256, 4);
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
+  ring.set_word(0, MakeFreeForWrap(1));  // the reader resolved position 0
+  ASSERT_TRUE(WritePacket(&w, "data"));
+  EXPECT_EQ(delegate.burned, std::vector<uint32_t>{0});
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+  EXPECT_EQ(GetState(ring.word(1)), ChunkState::kAcquired);
+}
+
+// Same race, writer wins: the reader's advance CAS fails, it redispatches on
+// Acquired(w,0) and marks it (nothing to emit); the writer relocates on its
+// next publication.
+TEST(RingWriterTest, ClaimWinsAgainstReaderAdvance) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  TestRingReader reader(ring.view());
+  // The writer reserved position 0 but has not claimed yet: emulate by
+  // bumping write_pos for it and claiming from the reader's hook.
+  RingWriter::Span span;
+  bool claimed = false;
+  reader.set_before_cas_hook([&](uint32_t, StateWord seen) {
+    if (GetState(seen) == ChunkState::kFreeForWrap && !claimed) {
+      claimed = true;
+      ring.set_write_pos(0);  // give the writer its reservation back
+      ASSERT_TRUE(w.BeginPacket(&span));
+    }
+  });
+  ring.set_write_pos(1);
+  ReadChunk chunk;
+  EXPECT_EQ(reader.ResolveOne(&chunk), ResolveResult::kSkipped);
+  EXPECT_TRUE(claimed);
+  EXPECT_EQ(ring.word(0),
+            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, kWid));
+  memcpy(span.wptr, "late", 4);
+  span.wptr += 4;
+  w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{"late"});
+}
+
+TEST(RingWriterTest, PacketSpanningChunksCarriesContinuationFlags) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  const std::string big = Pattern(600, 'q');
+  ASSERT_TRUE(WritePacket(&w, big));
+  ASSERT_TRUE(w.Flush(nullptr));
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[0].flags, kFlagContinuesOnNext);
+  EXPECT_EQ(chunks[1].flags, kFlagContinuesFromPrev | kFlagContinuesOnNext);
+  EXPECT_EQ(chunks[2].flags, kFlagContinuesFromPrev);
+  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{big});
+}
+
+// Issue 3 loss rules: a loss drops the cached chunk; the next packet starts
+// in a new chunk whose first publication carries data-loss; writing resumes
+// by itself when space frees.
+TEST(RingWriterTest, LossInvalidatesCacheAndFlagsNextChunk) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "before"));
+  ASSERT_TRUE(w.Flush(nullptr));  // cached Complete at position 0
+  // Other writers fill the ring.
+  const uint32_t wp = ring.write_pos();
+  ring.set_write_pos(wp + 3);
+  for (uint32_t i = 1; i < 4; i++)
+    ring.set_word(i, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+  // The next packet reuses chunk 0, then needs another chunk: Full.
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  EXPECT_FALSE(w.ContinuePacket(&span));
+  EXPECT_EQ(w.stats().full, 1u);
+  EXPECT_FALSE(w.holds_chunk());
+  // The reader frees space.
+  TestRingReader reader(ring.view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_TRUE(WritePacket(&w, "after"));
+  EXPECT_EQ(w.held_position(), 4u);
+  EXPECT_EQ(GetFlags(ring.word(0)), kFlagDataLoss);
+  ASSERT_TRUE(w.Flush(nullptr));
+  reader.DrainAll(&chunks);
+  TestPacketReassembler r;
+  for (const auto& c : chunks)
+    r.Add(c);
+  // "before"; the cut packet is abandoned at the data-loss chunk; "after".
+  const auto& ws = r.writer(kWid);
+  EXPECT_EQ(ws.data_loss_flags, 1u);
+  EXPECT_EQ(ws.packets.back(), "after");
+  EXPECT_EQ(ws.packets.front(), "before");
+}
+
+}  // namespace
+}  // namespace shm_ring
+}  // namespace ringtrace

@@ -1,0 +1,125 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/shm_region.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <new>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+namespace ringtrace {
+namespace shm_ring {
+
+namespace {
+
+void SetStatus(base::Status* status, base::Status s) {
+  if (status)
+    *status = std::move(s);
+}
+
+int MakeMemfd() {
+#if defined(__linux__) && defined(SYS_memfd_create)
+  return static_cast<int>(syscall(SYS_memfd_create, "ringtrace_shm_ring",
+                                  0x0001u /* MFD_CLOEXEC */));
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+SharedRingRegion::SharedRingRegion(uint8_t* base,
+                                   size_t size,
+                                   RingGeometry g,
+                                   int fd,
+                                   bool owns_mapping)
+    : base_(base),
+      size_(size),
+      geometry_(g),
+      fd_(fd),
+      owns_mapping_(owns_mapping) {}
+
+SharedRingRegion::~SharedRingRegion() {
+  if (owns_mapping_)
+    munmap(base_, size_);
+  if (fd_ >= 0)
+    close(fd_);
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
+    const RingGeometry& geometry,
+    base::Status* status) {
+  const GeometryError ge =
+      ValidateGeometry(geometry.chunk_size, geometry.num_chunks);
+  if (ge != GeometryError::kOk) {
+    SetStatus(status, base::ErrStatus("invalid ring geometry: %s",
+                                      GeometryErrorToString(ge)));
+    return nullptr;
+  }
+  const uint64_t size64 = geometry.MappingSize();
+  if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
+    SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
+                                      static_cast<unsigned long long>(size64)));
+    return nullptr;
+  }
+  const size_t size = static_cast<size_t>(size64);
+  const int fd = MakeMemfd();
+  if (fd < 0) {
+    SetStatus(status, base::ErrStatus("memfd_create: %s", strerror(errno)));
+    return nullptr;
+  }
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    SetStatus(status, base::ErrStatus("ftruncate: %s", strerror(errno)));
+    close(fd);
+    return nullptr;
+  }
+  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
+    close(fd);
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<SharedRingRegion>(new SharedRingRegion(
+      static_cast<uint8_t*>(mem), size, geometry, fd, /*owns_mapping=*/true));
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(
+    void* memory,
+    size_t size,
+    const RingGeometry& geometry,
+    base::Status* status) {
+  const GeometryError ge =
+      ValidateGeometry(geometry.chunk_size, geometry.num_chunks);
+  if (ge != GeometryError::kOk) {
+    SetStatus(status, base::ErrStatus("invalid ring geometry: %s",
+                                      GeometryErrorToString(ge)));
+    return nullptr;
+  }
+  if (!memory || (reinterpret_cast<uintptr_t>(memory) & 63) != 0) {
+    SetStatus(status, base::ErrStatus("ring memory must be 64-byte aligned"));
+    return nullptr;
+  }
+  if (static_cast<uint64_t>(size) < geometry.MappingSize()) {
+    SetStatus(status, base::ErrStatus("ring memory too small: %zu < %llu", size,
+                                      static_cast<unsigned long long>(
+                                          geometry.MappingSize())));
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<SharedRingRegion>(
+      new SharedRingRegion(static_cast<uint8_t*>(memory), size, geometry,
+                           /*fd=*/-1, /*owns_mapping=*/false));
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

@@ -1,0 +1,74 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// SharedRingRegion: the memory a shared ring lives in.
+//
+// CreateMemfd() makes an anonymous memfd of the ring's MappingSize(), maps it
+// MAP_SHARED and keeps the fd, which the service maps in its own process (the
+// transport of the fd is not this class's business). The memory of a fresh
+// memfd is zero-filled, which is a valid, empty ring at positions 0 (ABI).
+//
+// Wrap() views memory the caller owns (tests, benchmarks); the caller keeps
+// it alive and zero-fills it if it wants an empty ring.
+//
+// Not thread-safe itself; the view it hands out is used concurrently through
+// the ring protocol.
+
+#ifndef SRC_TRACING_CORE_SHM_RING_SHM_REGION_H_
+#define SRC_TRACING_CORE_SHM_RING_SHM_REGION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memory>
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/base/status.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+class SharedRingRegion {
+ public:
+  // Creates an anonymous shared mapping for |geometry|. On failure returns
+  // null and sets |*status| (if not null).
+  static std::unique_ptr<SharedRingRegion> CreateMemfd(
+      const RingGeometry& geometry,
+      base::Status* status);
+
+  // Views |size| bytes at |memory| (not owned). |memory| must be 64-byte
+  // aligned and |size| >= geometry.MappingSize().
+  static std::unique_ptr<SharedRingRegion> Wrap(void* memory,
+                                                size_t size,
+                                                const RingGeometry& geometry,
+                                                base::Status* status);
+
+  ~SharedRingRegion();
+  SharedRingRegion(const SharedRingRegion&) = delete;
+  SharedRingRegion& operator=(const SharedRingRegion&) = delete;
+
+  RingView view() const { return RingView(base_, geometry_); }
+  uint8_t* base() const { return base_; }
+  size_t size() const { return size_; }
+  // The memfd, or -1 for a wrapped region. Owned by the region.
+  int fd() const { return fd_; }
+
+ private:
+  SharedRingRegion(uint8_t* base,
+                   size_t size,
+                   RingGeometry g,
+                   int fd,
+                   bool owns_mapping);
+
+  uint8_t* base_;
+  size_t size_;
+  RingGeometry geometry_;
+  int fd_;
+  bool owns_mapping_;
+};
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_CORE_SHM_RING_SHM_REGION_H_

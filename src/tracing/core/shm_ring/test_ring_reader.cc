@@ -1,0 +1,265 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+
+#include <string.h>
+
+#include <atomic>
+
+#include "src/base/checked_math.h"
+#include "src/tracing/core/shm_ring/ring_wait.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+const char* ResolveResultToString(ResolveResult r) {
+  switch (r) {
+    case ResolveResult::kNoData:
+      return "NoData";
+    case ResolveResult::kSkipped:
+      return "Skipped";
+    case ResolveResult::kEmitted:
+      return "Emitted";
+    case ResolveResult::kRetryLater:
+      return "RetryLater";
+    case ResolveResult::kProtocolError:
+      return "ProtocolError";
+  }
+  return "?";
+}
+
+TestRingReader::TestRingReader(const RingView& ring, uint32_t retry_budget)
+    : ring_(ring), retry_budget_(retry_budget) {
+  dir_copy_.resize(ring.geometry().chunk_size);
+}
+
+uint32_t TestRingReader::read_pos() const {
+  // relaxed: only this reader stores read_pos.
+  return ring_.read_pos()->load(std::memory_order_relaxed);
+}
+
+void TestRingReader::Advance(uint32_t rp) {
+  // release; pairs with the writer's acquire load of read_pos (spec 8): the
+  // physical transition above happens before the capacity is advertised.
+  ring_.read_pos()->store(rp + 1, std::memory_order_release);
+  if (WakeStalledWriters(ring_))
+    wakeups_++;
+}
+
+bool TestRingReader::CopyFragments(const uint8_t* chunk,
+                                   StateWord s,
+                                   ReadChunk* out) {
+  const uint32_t chunk_size = ring_.geometry().chunk_size;
+  if (GetFormat(s) != kFormatTargetBuffer)
+    return false;  // unknown format: transition, but do not read (3.4)
+  const uint32_t w = ring_.geometry().size_entry_width();
+  const uint32_t n = GetNumFragments(s);
+  const uint32_t capacity = chunk_size - kPayloadStartFormat00;
+  const uint32_t dir_bytes = n * w;
+  if (dir_bytes > capacity)
+    return false;
+  // Copy the directory before parsing it (6.4).
+  memcpy(dir_copy_.data(), chunk + chunk_size - dir_bytes, dir_bytes);
+  uint32_t sizes[kMaxFragmentsPerChunk];
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    // Fragment i's entry is at [chunk_size-(i+1)w, chunk_size-iw); in the
+    // copy (which starts at chunk_size - dir_bytes) that is offset
+    // dir_bytes - (i+1)w.
+    sizes[i] = ReadSizeEntry(&dir_copy_[dir_bytes - (i + 1) * w], w);
+    if (!base::CheckedAdd(total, sizes[i], &total) ||
+        total > capacity - dir_bytes) {
+      return false;
+    }
+  }
+  if (!out || !copy_payload_)
+    return true;
+  out->buffer_id = static_cast<BufferID>(chunk[kBufferIdOffset] |
+                                         (chunk[kBufferIdOffset + 1] << 8));
+  out->fragments.clear();
+  uint32_t off = kPayloadStartFormat00;
+  for (uint32_t i = 0; i < n; i++) {
+    out->fragments.emplace_back(reinterpret_cast<const char*>(chunk + off),
+                                sizes[i]);
+    off += sizes[i];
+  }
+  return true;
+}
+
+ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
+  const RingGeometry& g = ring_.geometry();
+  const uint32_t rp = read_pos();
+  // relaxed (spec 8): a stale value only delays one drain pass.
+  const uint32_t wp = ring_.write_pos()->load(std::memory_order_relaxed);
+  if (rp == wp)
+    return ResolveResult::kNoData;
+  const uint32_t index = g.ChunkIndex(rp);
+  std::atomic<uint32_t>* const state = ring_.chunk_state(index);
+  const uint8_t* const chunk = ring_.chunk(index);
+  const StateWord next_free = MakeFreeForWrap(g.NextWrap(rp));
+
+  // acquire; pairs with the writer's release publication (and claim), so the
+  // published payload and size entries are visible before we copy them.
+  StateWord s = state->load(std::memory_order_acquire);
+  for (uint32_t attempt = 0; attempt < retry_budget_; attempt++) {
+    ReadChunk local;
+    ReadChunk* const dst = out ? out : &local;
+    switch (GetState(s)) {
+      case ChunkState::kFreeForWrap: {
+        if (GetWrapCount(s) != g.WrapCount(rp))
+          return ResolveResult::kProtocolError;
+        if (hook_)
+          hook_(rp, s);
+        // release: hands the chunk to the next traversal; acquire failure:
+        // redispatch on a writer's claim (spec 8).
+        if (state->compare_exchange_strong(s, next_free,
+                                           std::memory_order_release,
+                                           std::memory_order_acquire)) {
+          holes_++;
+          Advance(rp);
+          return ResolveResult::kSkipped;
+        }
+        continue;  // |s| holds the returned word
+      }
+      case ChunkState::kAcquired: {
+        const bool valid = CopyFragments(chunk, s, dst);
+        if (hook_)
+          hook_(rp, s);
+        // Mark Acquired -> RewriteRequested: release orders our copy before
+        // the writer's relocation (which acquires on its failed CAS); acquire
+        // failure observes a concurrent publication (spec 8).
+        const StateWord seen = s;
+        if (state->compare_exchange_strong(
+                s, WithState(s, ChunkState::kRewriteRequested),
+                std::memory_order_release, std::memory_order_acquire)) {
+          Advance(rp);
+          if (!valid)
+            malformed_++;
+          if (!valid || GetNumFragments(seen) == 0) {
+            holes_++;
+            return ResolveResult::kSkipped;
+          }
+          dst->position = rp;
+          dst->word = seen;
+          dst->writer_id = GetWriterId(seen);
+          dst->flags = GetFlags(seen);
+          dst->scraped = true;
+          emitted_++;
+          return ResolveResult::kEmitted;
+        }
+        continue;
+      }
+      case ChunkState::kComplete: {
+        const bool valid = CopyFragments(chunk, s, dst);
+        if (hook_)
+          hook_(rp, s);
+        // Reclaim Complete -> FreeForWrap(next): release orders our copy
+        // before the next writer's acquire claim; acquire failure observes
+        // the writer's reuse (spec 8).
+        const StateWord seen = s;
+        if (state->compare_exchange_strong(s, next_free,
+                                           std::memory_order_release,
+                                           std::memory_order_acquire)) {
+          Advance(rp);
+          if (!valid)
+            malformed_++;
+          if (!valid || GetNumFragments(seen) == 0) {
+            holes_++;
+            return ResolveResult::kSkipped;
+          }
+          dst->position = rp;
+          dst->word = seen;
+          dst->writer_id = GetWriterId(seen);
+          dst->flags = GetFlags(seen);
+          dst->scraped = false;
+          emitted_++;
+          return ResolveResult::kEmitted;
+        }
+        continue;
+      }
+      case ChunkState::kRewriteRequested:
+        // Only its writer may acknowledge it; this position is a hole.
+        holes_++;
+        Advance(rp);
+        return ResolveResult::kSkipped;
+      case ChunkState::kAcknowledged: {
+        if (GetPayloadBits(s) != 0)
+          return ResolveResult::kProtocolError;
+        if (hook_)
+          hook_(rp, s);
+        // acq_rel: consumes the writer's release acknowledge and hands the
+        // chunk to the next writer. Failure relaxed: it is a protocol error.
+        if (state->compare_exchange_strong(s, next_free,
+                                           std::memory_order_acq_rel,
+                                           std::memory_order_relaxed)) {
+          holes_++;
+          Advance(rp);
+          return ResolveResult::kSkipped;
+        }
+        return ResolveResult::kProtocolError;
+      }
+      default:
+        return ResolveResult::kProtocolError;  // reserved state
+    }
+  }
+  return ResolveResult::kRetryLater;
+}
+
+ResolveResult TestRingReader::DrainAll(std::vector<ReadChunk>* out) {
+  // Bounded by the positions outstanding when called (plus new ones).
+  for (;;) {
+    ReadChunk chunk;
+    const ResolveResult r = ResolveOne(out ? &chunk : nullptr);
+    if (r == ResolveResult::kEmitted) {
+      if (out)
+        out->push_back(std::move(chunk));
+      continue;
+    }
+    if (r == ResolveResult::kSkipped)
+      continue;
+    return r;
+  }
+}
+
+void TestPacketReassembler::Add(const ReadChunk& chunk) {
+  WriterState& ws = writers_[chunk.writer_id];
+  if (chunk.flags & kFlagDataLoss) {
+    ws.data_loss_flags++;
+    if (ws.in_progress) {
+      ws.broken_chains++;
+      ws.in_progress = false;
+      ws.partial.clear();
+    }
+  }
+  const size_t n = chunk.fragments.size();
+  for (size_t i = 0; i < n; i++) {
+    const std::string& frag = chunk.fragments[i];
+    const bool from_prev = i == 0 && (chunk.flags & kFlagContinuesFromPrev);
+    const bool on_next = i + 1 == n && (chunk.flags & kFlagContinuesOnNext);
+    if (from_prev) {
+      if (!ws.in_progress) {
+        ws.orphan_fragments++;
+        continue;
+      }
+      ws.partial += frag;
+    } else {
+      if (ws.in_progress) {
+        ws.broken_chains++;
+        ws.in_progress = false;
+      }
+      ws.partial = frag;
+    }
+    if (on_next) {
+      ws.in_progress = true;
+    } else {
+      ws.packets.push_back(std::move(ws.partial));
+      ws.partial.clear();
+      ws.in_progress = false;
+    }
+  }
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

@@ -1,0 +1,597 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/ungrouper.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+namespace {
+
+// Protobuf wire types.
+constexpr uint32_t kWireVarint = 0;
+constexpr uint32_t kWireFixed64 = 1;
+constexpr uint32_t kWireLengthDelimited = 2;
+constexpr uint32_t kWireStartGroup = 3;
+constexpr uint32_t kWireEndGroup = 4;
+constexpr uint32_t kWireFixed32 = 5;
+
+// A value varint has at most 10 bytes (64 bits / 7, rounded up); a tag is a
+// 32-bit varint and has at most 5.
+constexpr size_t kMaxVarintLen = 10;
+constexpr size_t kMaxTagLen = 5;
+
+constexpr size_t kMinOutputCapacity = 256;
+
+// Number of bytes of the minimal varint encoding of |v| (1..10), without a
+// division: ceil((floor(log2(v)) + 1) / 7) == (9 * floor(log2(v)) + 73) / 64
+// for every 64-bit v (v = 0 counts as 1 byte).
+inline uint32_t VarintSize(uint64_t v) {
+  const uint32_t log2 = 63 - static_cast<uint32_t>(__builtin_clzll(v | 1));
+  return (log2 * 9 + 73) >> 6;
+}
+
+// memcpy of |n| bytes, inlined for the short runs between group tags (a
+// library call costs more than the copy there). Reads and writes only
+// [src, src + n) and [dst, dst + n).
+inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + n - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + n - 4, 4);
+    memcpy(dst, &a, 4);
+    memcpy(dst + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      dst[i] = src[i];
+  }
+}
+
+inline uint8_t* WriteVarint(uint64_t v, uint8_t* dst) {
+  while (v >= 0x80) {
+    *dst++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *dst++ = static_cast<uint8_t>(v);
+  return dst;
+}
+
+// Decodes a varint of at most |max_len| bytes from [p, end). On success sets
+// *value and *len. kTruncated: [p, end) ends before the varint does (and is
+// shorter than |max_len|); kVarintTooLong: |max_len| bytes without an end.
+inline UngroupError DecodeVarint(const uint8_t* p,
+                                 const uint8_t* end,
+                                 size_t max_len,
+                                 uint64_t* value,
+                                 uint32_t* len) {
+  const size_t avail = static_cast<size_t>(end - p);
+  const size_t limit = std::min(avail, max_len);
+  uint64_t v = 0;
+  for (size_t i = 0; i < limit; i++) {
+    const uint8_t b = p[i];
+    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *value = v;
+      *len = static_cast<uint32_t>(i + 1);
+      return UngroupError::kNone;
+    }
+  }
+  return limit == max_len ? UngroupError::kVarintTooLong
+                          : UngroupError::kTruncated;
+}
+
+// Reads a contiguous input. Never reads outside [begin, end).
+class ContiguousReader {
+ public:
+  ContiguousReader(const uint8_t* data, size_t size)
+      : begin_(data), cur_(data), end_(data + size) {}
+
+  uint64_t total_size() const { return static_cast<uint64_t>(end_ - begin_); }
+  bool AtEnd() const { return cur_ == end_; }
+  uint64_t offset() const { return static_cast<uint64_t>(cur_ - begin_); }
+
+  UngroupError ReadVarint(size_t max_len, uint64_t* value, uint32_t* len) {
+    if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {
+      *value = *cur_++;
+      *len = 1;
+      return UngroupError::kNone;
+    }
+    UngroupError e = DecodeVarint(cur_, end_, max_len, value, len);
+    if (e == UngroupError::kNone)
+      cur_ += *len;
+    return e;
+  }
+
+  // Skips a value varint (wire type 0) without decoding it.
+  UngroupError SkipVarint() {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    // Finds the terminating byte (high bit clear) among the next 8 with one
+    // load, then checks bytes 9 and 10 (nanosecond timestamps take 9).
+    if (RT_LIKELY(end_ - cur_ >= static_cast<ptrdiff_t>(kMaxVarintLen))) {
+      uint64_t word;
+      memcpy(&word, cur_, 8);
+      const uint64_t stops = ~word & 0x8080808080808080ull;
+      if (RT_LIKELY(stops != 0)) {
+        cur_ += (static_cast<uint32_t>(__builtin_ctzll(stops)) >> 3) + 1;
+        return UngroupError::kNone;
+      }
+      if (cur_[8] < 0x80) {
+        cur_ += 9;
+        return UngroupError::kNone;
+      }
+      if (cur_[9] < 0x80) {
+        cur_ += 10;
+        return UngroupError::kNone;
+      }
+      return UngroupError::kVarintTooLong;
+    }
+#endif
+    uint64_t value;
+    uint32_t len;
+    return ReadVarint(kMaxVarintLen, &value, &len);
+  }
+
+  UngroupError Skip(uint64_t n) {
+    if (n > static_cast<uint64_t>(end_ - cur_))
+      return UngroupError::kTruncated;
+    cur_ += n;
+    return UngroupError::kNone;
+  }
+
+ private:
+  const uint8_t* const begin_;
+  const uint8_t* cur_;
+  const uint8_t* const end_;
+};
+
+// Reads the concatenation of a list of slices (empty slices allowed). A
+// varint may straddle slices. Never reads outside a slice.
+class SliceReader {
+ public:
+  // |total| is the sum of the slice sizes (computed by the caller without
+  // overflow).
+  SliceReader(const ConstBytes* slices, size_t num_slices, uint64_t total)
+      : slices_(slices), num_slices_(num_slices), total_(total) {
+    if (num_slices_ > 0) {
+      cur_ = slices_[0].data;
+      end_ = cur_ + slices_[0].size;
+    }
+  }
+
+  uint64_t total_size() const { return total_; }
+  bool AtEnd() const { return offset_ == total_; }
+  uint64_t offset() const { return offset_; }
+
+  UngroupError ReadVarint(size_t max_len, uint64_t* value, uint32_t* len) {
+    if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {  // One byte.
+      *value = *cur_;
+      *len = 1;
+      Advance(1);
+      return UngroupError::kNone;
+    }
+    // Fast path: the varint ends inside the current slice.
+    UngroupError e = DecodeVarint(cur_, end_, max_len, value, len);
+    if (RT_LIKELY(e != UngroupError::kTruncated)) {
+      if (e == UngroupError::kNone)
+        Advance(*len);
+      return e;
+    }
+    // Slow path: byte by byte across slice boundaries.
+    uint64_t v = 0;
+    for (size_t i = 0; i < max_len; i++) {
+      uint8_t b;
+      if (!NextByte(&b))
+        return UngroupError::kTruncated;
+      v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        *value = v;
+        *len = static_cast<uint32_t>(i + 1);
+        return UngroupError::kNone;
+      }
+    }
+    return UngroupError::kVarintTooLong;
+  }
+
+  UngroupError SkipVarint() {
+    uint64_t value;
+    uint32_t len;
+    return ReadVarint(kMaxVarintLen, &value, &len);
+  }
+
+  UngroupError Skip(uint64_t n) {
+    if (RT_LIKELY(n <= static_cast<uint64_t>(end_ - cur_))) {
+      Advance(static_cast<size_t>(n));  // Stays in the current slice.
+      return UngroupError::kNone;
+    }
+    if (n > total_ - offset_)
+      return UngroupError::kTruncated;
+    offset_ += n;
+    // Walks forward; each iteration either finishes or moves to the next
+    // slice, so the loop is bounded by the number of slices.
+    while (n > static_cast<uint64_t>(end_ - cur_)) {
+      n -= static_cast<uint64_t>(end_ - cur_);
+      NextSlice();
+    }
+    cur_ += n;
+    return UngroupError::kNone;
+  }
+
+ private:
+  void Advance(size_t n) {  // |n| bytes known to be in the current slice.
+    cur_ += n;
+    offset_ += n;
+  }
+
+  bool NextByte(uint8_t* b) {
+    while (cur_ == end_) {
+      if (slice_index_ + 1 >= num_slices_)
+        return false;
+      NextSlice();
+    }
+    *b = *cur_++;
+    offset_++;
+    return true;
+  }
+
+  void NextSlice() {
+    slice_index_++;
+    RT_CHECK(slice_index_ < num_slices_);  // Callers check the total first.
+    cur_ = slices_[slice_index_].data;
+    end_ = cur_ + slices_[slice_index_].size;
+  }
+
+  const ConstBytes* const slices_;
+  const size_t num_slices_;
+  const uint64_t total_;
+  size_t slice_index_ = 0;
+  const uint8_t* cur_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  uint64_t offset_ = 0;
+};
+
+// Copies consecutive byte ranges out of a list of slices.
+class SliceCopier {
+ public:
+  SliceCopier(const ConstBytes* slices, size_t num_slices)
+      : slices_(slices), num_slices_(num_slices) {}
+
+  // Copies the next |n| bytes to |dst|; returns the end of the copy.
+  uint8_t* CopyTo(uint64_t n, uint8_t* dst) {
+    while (n > 0) {
+      RT_CHECK(index_ < num_slices_);  // The measuring pass saw these bytes.
+      const ConstBytes& s = slices_[index_];
+      const uint64_t avail = s.size - pos_;
+      const size_t chunk = static_cast<size_t>(std::min(avail, n));
+      if (chunk > 0) {
+        CopyBytes(dst, s.data + pos_, chunk);
+        dst += chunk;
+        pos_ += chunk;
+        n -= chunk;
+      }
+      if (pos_ == s.size) {
+        index_++;
+        pos_ = 0;
+      }
+    }
+    return dst;
+  }
+
+  void SkipBytes(uint64_t n) {
+    while (n > 0) {
+      RT_CHECK(index_ < num_slices_);
+      const ConstBytes& s = slices_[index_];
+      const uint64_t step = std::min<uint64_t>(s.size - pos_, n);
+      pos_ += static_cast<size_t>(step);
+      n -= step;
+      if (pos_ == s.size) {
+        index_++;
+        pos_ = 0;
+      }
+    }
+  }
+
+ private:
+  const ConstBytes* const slices_;
+  const size_t num_slices_;
+  size_t index_ = 0;
+  size_t pos_ = 0;
+};
+
+// Copies a range of a contiguous input.
+class ContiguousCopier {
+ public:
+  explicit ContiguousCopier(const uint8_t* data) : cur_(data) {}
+  uint8_t* CopyTo(uint64_t n, uint8_t* dst) {
+    CopyBytes(dst, cur_, static_cast<size_t>(n));
+    cur_ += n;
+    return dst + n;
+  }
+  void SkipBytes(uint64_t n) { cur_ += n; }
+
+ private:
+  const uint8_t* cur_;
+};
+
+// The emitting pass: applies |edits| to the input read through |copier|,
+// writing |out_size| bytes to |dst|.
+template <typename Copier>
+void Emit(const Ungrouper::Edit* edits,
+          size_t num_edits,
+          uint64_t in_size,
+          Copier* copier,
+          uint8_t* dst,
+          uint64_t out_size) {
+  uint8_t* w = dst;
+  uint64_t pos = 0;
+  for (size_t i = 0; i < num_edits; i++) {
+    const Ungrouper::Edit& e = edits[i];
+    w = copier->CopyTo(e.offset - pos, w);
+    copier->SkipBytes(e.skip);
+    if (e.field != 0) {
+      const uint64_t tag =
+          (static_cast<uint64_t>(e.field) << 3) | kWireLengthDelimited;
+      w = WriteVarint(tag, w);
+      w = WriteVarint(e.content_size, w);
+    }
+    pos = e.offset + e.skip;
+  }
+  w = copier->CopyTo(in_size - pos, w);
+  // Our invariant: the measuring pass computed the exact output size.
+  RT_CHECK(static_cast<uint64_t>(w - dst) == out_size);
+}
+
+}  // namespace
+
+const char* UngroupErrorName(UngroupError e) {
+  switch (e) {
+    case UngroupError::kNone:
+      return "ok";
+    case UngroupError::kTruncated:
+      return "truncated field";
+    case UngroupError::kVarintTooLong:
+      return "varint too long";
+    case UngroupError::kBadWireType:
+      return "bad wire type";
+    case UngroupError::kFieldZero:
+      return "field number 0";
+    case UngroupError::kUnmatchedEnd:
+      return "end-group without start-group";
+    case UngroupError::kMismatchedEnd:
+      return "end-group field differs from start-group field";
+    case UngroupError::kUnterminated:
+      return "unterminated group";
+    case UngroupError::kTooDeep:
+      return "groups nested too deep";
+  }
+  return "unknown";
+}
+
+Ungrouper::Ungrouper() = default;
+Ungrouper::~Ungrouper() = default;
+
+// The measuring pass. On success returns kNone with *out_size the size of the
+// converted packet and edits_ filled in input order (empty: no group). On
+// error *err_off is the input offset the error is reported at.
+template <typename Reader>
+UngroupError Ungrouper::Measure(Reader* r,
+                                uint64_t* out_size,
+                                uint64_t* err_off) {
+  // An open group. |delta| accumulates (converted - raw) sizes of the
+  // group's already closed child groups.
+  struct Frame {
+    uint64_t content_start;
+    int64_t delta;
+    size_t edit_index;
+    uint32_t field;
+    uint32_t start_tag_len;
+  };
+  Frame stack[kMaxGroupDepth];
+  size_t depth = 0;
+  int64_t top_delta = 0;
+  Edit* edits = edits_.get();
+  size_t num_edits = 0;
+  size_t capacity = edits_capacity_;
+  num_edits_ = 0;
+
+  while (!r->AtEnd()) {
+    const uint64_t tag_off = r->offset();
+    *err_off = tag_off;
+    uint64_t tag;
+    uint32_t tag_len;
+    UngroupError e = r->ReadVarint(kMaxTagLen, &tag, &tag_len);
+    if (RT_UNLIKELY(e != UngroupError::kNone))
+      return e;
+    if (RT_UNLIKELY(tag > 0xffffffffu))
+      return UngroupError::kVarintTooLong;
+    const uint32_t field = static_cast<uint32_t>(tag >> 3);
+    if (RT_UNLIKELY(field == 0))
+      return UngroupError::kFieldZero;
+    uint64_t value;
+    uint32_t len;
+    switch (static_cast<uint32_t>(tag) & 7) {
+      case kWireVarint:
+        e = r->SkipVarint();
+        break;
+      case kWireFixed64:
+        e = r->Skip(8);
+        break;
+      case kWireFixed32:
+        e = r->Skip(4);
+        break;
+      case kWireLengthDelimited:
+        e = r->ReadVarint(kMaxVarintLen, &value, &len);
+        if (RT_LIKELY(e == UngroupError::kNone))
+          e = r->Skip(value);
+        break;
+      case kWireStartGroup:
+        if (RT_UNLIKELY(depth == kMaxGroupDepth))
+          return UngroupError::kTooDeep;
+        if (RT_UNLIKELY(num_edits == capacity)) {
+          edits = GrowEdits(num_edits);
+          capacity = edits_capacity_;
+        }
+        stack[depth++] = Frame{r->offset(), 0, num_edits, field, tag_len};
+        edits[num_edits].offset = tag_off;
+        edits[num_edits].content_size = 0;  // Set at the end tag.
+        edits[num_edits].field = field;
+        edits[num_edits].skip = tag_len;
+        num_edits++;
+        break;
+      case kWireEndGroup: {
+        if (RT_UNLIKELY(depth == 0))
+          return UngroupError::kUnmatchedEnd;
+        const Frame& f = stack[depth - 1];
+        if (RT_UNLIKELY(f.field != field))
+          return UngroupError::kMismatchedEnd;
+        const uint64_t raw_content = tag_off - f.content_start;
+        // Non-negative: the children's converted sizes are >= 0.
+        const uint64_t content = raw_content + static_cast<uint64_t>(f.delta);
+        edits[f.edit_index].content_size = content;
+        if (RT_UNLIKELY(num_edits == capacity)) {
+          edits = GrowEdits(num_edits);
+          capacity = edits_capacity_;
+        }
+        edits[num_edits].offset = tag_off;
+        edits[num_edits].content_size = 0;
+        edits[num_edits].field = 0;  // An end edit: drop the tag.
+        edits[num_edits].skip = tag_len;
+        num_edits++;
+        const uint64_t new_tag =
+            (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited;
+        // (converted group size) - (raw group size). All terms are bounded
+        // by the input size, so int64 arithmetic cannot overflow.
+        const int64_t group_delta =
+            static_cast<int64_t>(VarintSize(new_tag) + VarintSize(content)) +
+            f.delta - static_cast<int64_t>(f.start_tag_len + tag_len);
+        depth--;
+        if (depth > 0)
+          stack[depth - 1].delta += group_delta;
+        else
+          top_delta += group_delta;
+        break;
+      }
+      default:  // 6 and 7.
+        return UngroupError::kBadWireType;
+    }
+    if (RT_UNLIKELY(e != UngroupError::kNone))
+      return e;
+  }
+  if (depth > 0) {
+    *err_off = edits[stack[depth - 1].edit_index].offset;
+    return UngroupError::kUnterminated;
+  }
+  num_edits_ = num_edits;
+  *out_size =
+      static_cast<uint64_t>(static_cast<int64_t>(r->total_size()) + top_delta);
+  return UngroupError::kNone;
+}
+
+Ungrouper::Edit* Ungrouper::GrowEdits(size_t used) {
+  // At most one edit per input byte, so this cannot overflow.
+  const size_t cap = std::max<size_t>(64, edits_capacity_ * 2);
+  std::unique_ptr<Edit[]> grown(new Edit[cap]);
+  if (used > 0)
+    memcpy(grown.get(), edits_.get(), used * sizeof(Edit));
+  edits_ = std::move(grown);
+  edits_capacity_ = cap;
+  return edits_.get();
+}
+
+uint8_t* Ungrouper::ReserveOutput(uint64_t size) {
+  // The output is at most ~ (1 + 4/2) x the input, which is in memory.
+  RT_CHECK(size <= SIZE_MAX / 2);
+  if (size > out_capacity_) {
+    size_t cap = std::max(kMinOutputCapacity, out_capacity_ * 2);
+    cap = std::max(cap, static_cast<size_t>(size));
+    out_.reset(new uint8_t[cap]);  // Not value-initialised: no memset.
+    out_capacity_ = cap;
+  }
+  return out_.get();
+}
+
+base::Status Ungrouper::Fail(UngroupError e, uint64_t offset) {
+  last_error_ = e;
+  num_edits_ = 0;
+  return base::ErrStatus("ungrouper: %s at offset %llu", UngroupErrorName(e),
+                         static_cast<unsigned long long>(offset));
+}
+
+base::Status Ungrouper::Ungroup(const uint8_t* data,
+                                size_t size,
+                                ConstBytes* out) {
+  *out = ConstBytes{};
+  ContiguousReader reader(data, size);
+  uint64_t out_size = 0;
+  uint64_t err_off = 0;
+  UngroupError e = Measure(&reader, &out_size, &err_off);
+  if (RT_UNLIKELY(e != UngroupError::kNone))
+    return Fail(e, err_off);
+  last_error_ = UngroupError::kNone;
+  if (num_edits_ == 0) {  // No group: pass through, no copy.
+    *out = ConstBytes{data, size};
+    return base::OkStatus();
+  }
+  uint8_t* dst = ReserveOutput(out_size);
+  ContiguousCopier copier(data);
+  Emit(edits_.get(), num_edits_, size, &copier, dst, out_size);
+  *out = ConstBytes{dst, static_cast<size_t>(out_size)};
+  return base::OkStatus();
+}
+
+base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
+                                      size_t num_slices,
+                                      SlicesResult* result) {
+  *result = SlicesResult{};
+  if (num_slices == 1) {  // The common case: the contiguous fast path.
+    ConstBytes out;
+    base::Status s = Ungroup(slices[0].data, slices[0].size, &out);
+    if (!s.ok())
+      return s;
+    if (num_edits_ == 0)  // No group: |out| is the caller's slice.
+      result->pass_through = true;
+    else
+      result->converted = out;
+    return s;
+  }
+  uint64_t total = 0;
+  for (size_t i = 0; i < num_slices; i++) {
+    // Slices describe memory, so their sum cannot overflow; checked anyway.
+    RT_CHECK(base::CheckedAdd<uint64_t>(total, slices[i].size, &total));
+  }
+  SliceReader reader(slices, num_slices, total);
+  uint64_t out_size = 0;
+  uint64_t err_off = 0;
+  UngroupError e = Measure(&reader, &out_size, &err_off);
+  if (RT_UNLIKELY(e != UngroupError::kNone))
+    return Fail(e, err_off);
+  last_error_ = UngroupError::kNone;
+  if (num_edits_ == 0) {
+    result->pass_through = true;
+    return base::OkStatus();
+  }
+  uint8_t* dst = ReserveOutput(out_size);
+  SliceCopier copier(slices, num_slices);
+  Emit(edits_.get(), num_edits_, total, &copier, dst, out_size);
+  result->converted = ConstBytes{dst, static_cast<size_t>(out_size)};
+  return base::OkStatus();
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

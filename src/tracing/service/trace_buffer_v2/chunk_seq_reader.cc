@@ -1,0 +1,293 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/trace_buffer_v2/chunk_seq_reader.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+TBChunk* ChunkSeqReader::ChunkAt(uint32_t offset) const {
+  return reinterpret_cast<TBChunk*>(tb_->begin() + offset);
+}
+
+void ChunkSeqReader::Reset(SequenceState* seq,
+                           uint32_t target_offset,
+                           Mode mode) {
+  seq_ = seq;
+  target_ = target_offset;
+  mode_ = mode;
+  done_ = false;
+}
+
+void ChunkSeqReader::AddLoss(uint32_t bits) {
+  seq_->pending_loss |= bits;
+}
+
+void ChunkSeqReader::Stall() {
+  RT_DCHECK(mode_ == Mode::kRead);
+  seq_->stalled_generation = tb_->read_generation_;
+}
+
+// The first time the front chunk is looked at: checks the ChunkID against the
+// last one consumed ([SEQ-2] makes any difference other than +1 a gap) and
+// turns the writer's data-loss flag into SMB_FULL.
+void ChunkSeqReader::EnterChunk(TBChunk* chunk) {
+  if (chunk->flags & kTBEntered)
+    return;
+  chunk->flags |= kTBEntered;
+  if (seq_->has_last_chunk_id &&
+      chunk->chunk_id != seq_->last_chunk_id_consumed + 1) {
+    AddLoss(kDataLossReadGap);
+  }
+  if (chunk->flags & kTBDataLoss)
+    AddLoss(kDataLossSmbFull);
+}
+
+void ChunkSeqReader::PopFront(TBChunk* chunk) {
+  RT_DCHECK(
+      seq_->chunks.front() ==
+      static_cast<uint32_t>(reinterpret_cast<uint8_t*>(chunk) - tb_->begin()));
+  chunk->flags |= kTBConsumed;
+  seq_->last_chunk_id_consumed = chunk->chunk_id;
+  seq_->has_last_chunk_id = true;
+  seq_->chunks.pop_front();
+  tb_->num_live_chunks_--;
+  if (mode_ == Mode::kRead)
+    tb_->stats_.chunks_read++;
+  if (seq_->chunks.empty())
+    tb_->OnSequenceMaybeEmpty(seq_);
+}
+
+bool ChunkSeqReader::Emit(TracePacket* packet, uint32_t* loss) {
+  if (mode_ == Mode::kErase) {
+    // The reader of the sequence will never see this packet.
+    AddLoss(kDataLossOverwrite);
+    *loss = 0;
+    return true;
+  }
+  *loss = seq_->pending_loss ? (seq_->pending_loss | kDataLossPresent) : 0;
+  seq_->pending_loss = 0;
+  return true;
+}
+
+bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
+  packet->Clear();
+  *loss = 0;
+  // Bounded: every iteration consumes a fragment, pops a chunk or returns.
+  for (;;) {
+    if (done_ || seq_->chunks.empty())
+      return false;
+    if (mode_ == Mode::kRead &&
+        seq_->stalled_generation == tb_->read_generation_) {
+      return false;
+    }
+    const uint32_t offset = seq_->chunks.front();
+    TBChunk* chunk = ChunkAt(offset);
+    EnterChunk(chunk);
+
+    // A chunk with pending patches stalls the sequence: its bytes are not
+    // final yet. Erase mode reads it anyway but drops its last fragment (the
+    // only one the protocol lets need patches).
+    const bool needs_patching = chunk->flags & kTBNeedsPatching;
+    if (needs_patching && mode_ == Mode::kRead) {
+      Stall();
+      return false;
+    }
+
+    FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
+    FragIterator::Frag frag;
+    const FragIterator::Result res = it.Next(&frag);
+    if (res == FragIterator::Result::kOk) {
+      const bool is_first = frag.header_offset == 0;
+      // valid_size ends at the last fragment unless the chunk is scraped
+      // (last fragment excluded) or corrupted (cut at the bad fragment).
+      const bool is_last =
+          it.at_end() && !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+      const bool continues_from_prev =
+          is_first && (chunk->flags & kTBFirstContinuesFromPrev);
+      const bool continues_on_next =
+          is_last && (chunk->flags & kTBLastContinuesOnNext);
+      chunk->read_offset = static_cast<uint16_t>(it.pos());
+
+      if (continues_from_prev) {
+        // A continuation reached outside of a reassembly: its start is gone.
+        // Silent if that loss was already reported (drop_continuation).
+        if (!seq_->drop_continuation)
+          AddLoss(kDataLossOrphanContinuation);
+        seq_->drop_continuation = continues_on_next;
+        continue;
+      }
+      seq_->drop_continuation = false;
+
+      if (frag.dropped) {
+        // The writer dropped this packet (kPacketSizeDropPacket).
+        tb_->stats_.trace_writer_packet_loss++;
+        AddLoss(kDataLossWriterAbort);
+        seq_->drop_continuation = continues_on_next;
+        continue;
+      }
+
+      if (needs_patching && is_last) {
+        // Erase mode only: the unpatched last fragment cannot be trusted.
+        AddLoss(kDataLossOverwrite);
+        seq_->drop_continuation = continues_on_next;
+        continue;
+      }
+
+      if (continues_on_next) {
+        chunk->read_offset = static_cast<uint16_t>(frag.header_offset);
+        switch (Reassemble(chunk, frag, packet)) {
+          case ReassemblyResult::kSuccess:
+            return Emit(packet, loss);
+          case ReassemblyResult::kNotEnoughData:
+            Stall();
+            return false;
+          case ReassemblyResult::kDataLoss:
+            packet->Clear();
+            continue;
+        }
+      }
+
+      if (frag.size == 0)
+        continue;  // Empty packets carry nothing: skipped, no loss.
+      packet->AddSlice(chunk->payload() + frag.data_offset, frag.size);
+      return Emit(packet, loss);
+    }
+
+    if (res == FragIterator::Result::kCorrupted) {
+      // Bytes that validated at commit time went bad (e.g. via a patch).
+      tb_->stats_.abi_violations++;
+      chunk->read_offset = chunk->valid_size;
+      chunk->flags |= kTBCorrupted;
+    }
+
+    // No more readable fragments in the front chunk.
+    if (chunk->flags & kTBCorrupted) {
+      chunk->flags &= static_cast<uint16_t>(~kTBCorrupted);  // Report once.
+      AddLoss(kDataLossChunkCorrupted);
+      // A packet continuing on the next chunk was cut with it.
+      seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) != 0;
+    }
+    if (chunk->flags & kTBIncomplete) {
+      if (mode_ == Mode::kRead) {
+        Stall();  // Its last fragment is still being written.
+        return false;
+      }
+      // Erased before the producer committed it: its last fragment is lost.
+      AddLoss(kDataLossOverwrite);
+      seq_->drop_continuation = false;
+    }
+    const bool was_target = offset == target_;
+    PopFront(chunk);
+    if (was_target) {
+      done_ = true;
+      return false;
+    }
+  }
+}
+
+// |first| is the front chunk and |first_frag| its last fragment, which
+// continues on the next chunk. Walks the following chunks in sequence order
+// (ChunkSeqIterator) collecting the first fragment of each, until one that
+// does not continue further. Consumes the fragments only on success; on data
+// loss, consumes |first_frag| only and sets drop_continuation so that the
+// continuations already in the buffer are dropped without further reports.
+ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
+    TBChunk* first,
+    const FragIterator::Frag& first_frag,
+    TracePacket* packet) {
+  packet->Clear();
+  if (first_frag.size)
+    packet->AddSlice(first->payload() + first_frag.data_offset,
+                     first_frag.size);
+
+  auto fail = [&](uint32_t bits) {
+    first->read_offset =
+        static_cast<uint16_t>(first_frag.data_offset + first_frag.size);
+    seq_->drop_continuation = true;
+    AddLoss(bits);
+    tb_->stats_.readaheads_failed++;
+    return ReassemblyResult::kDataLoss;
+  };
+  const bool erase = mode_ == Mode::kErase;
+
+  ChunkSeqIterator iter(tb_->begin(), seq_, 0);
+  // Bounded by the number of chunks in the sequence.
+  for (;;) {
+    bool contiguous = false;
+    if (!iter.Next(&contiguous)) {
+      // The next chunk has not arrived yet.
+      if (!erase)
+        return ReassemblyResult::kNotEnoughData;
+      return fail(kDataLossOverwrite);
+    }
+    if (!contiguous)
+      return fail(erase ? (kDataLossReassemblyGap | kDataLossOverwrite)
+                        : static_cast<uint32_t>(kDataLossReassemblyGap));
+    TBChunk* next = iter.chunk();
+    if (next->flags & kTBNeedsPatching) {
+      if (!erase)
+        return ReassemblyResult::kNotEnoughData;
+      return fail(kDataLossOverwrite);
+    }
+    if (!(next->flags & kTBFirstContinuesFromPrev) || next->read_offset != 0)
+      return fail(kDataLossReassemblyBrokenChain);
+    FragIterator it(next->payload(), 0, next->valid_size);
+    FragIterator::Frag frag;
+    const FragIterator::Result res = it.Next(&frag);
+    if (res == FragIterator::Result::kCorrupted ||
+        (res == FragIterator::Result::kEnd && (next->flags & kTBCorrupted))) {
+      return fail(kDataLossReassemblyBrokenChain | kDataLossChunkCorrupted);
+    }
+    if (res == FragIterator::Result::kEnd) {
+      if (next->flags & kTBIncomplete) {
+        // Its only fragment is still being written.
+        if (!erase)
+          return ReassemblyResult::kNotEnoughData;
+        return fail(kDataLossOverwrite);
+      }
+      // Claims to continue the packet but holds no fragment.
+      return fail(kDataLossReassemblyBrokenChain);
+    }
+    if (frag.dropped) {
+      tb_->stats_.trace_writer_packet_loss++;
+      return fail(kDataLossWriterAbort);
+    }
+    if (frag.size)
+      packet->AddSlice(next->payload() + frag.data_offset, frag.size);
+    const bool is_last =
+        it.at_end() && !(next->flags & (kTBIncomplete | kTBCorrupted));
+    if (is_last && (next->flags & kTBLastContinuesOnNext))
+      continue;  // A middle fragment: the packet goes on.
+    break;
+  }
+
+  // Success: consume the first fragment of every chunk after |first| up to
+  // the one that ended the packet ([SEQ-3]).
+  first->read_offset =
+      static_cast<uint16_t>(first_frag.data_offset + first_frag.size);
+  for (size_t i = 1; i <= iter.index(); i++) {
+    TBChunk* c = ChunkAt(seq_->chunks.at(i));
+    if (!(c->flags & kTBEntered)) {
+      c->flags |= kTBEntered;  // Contiguous by construction: no gap check.
+      if (c->flags & kTBDataLoss)
+        AddLoss(kDataLossSmbFull);
+    }
+    FragIterator it(c->payload(), 0, c->valid_size);
+    FragIterator::Frag frag;
+    const FragIterator::Result res = it.Next(&frag);
+    RT_DCHECK(res == FragIterator::Result::kOk);
+    (void)res;
+    c->read_offset = static_cast<uint16_t>(it.pos());
+  }
+  tb_->stats_.readaheads_succeeded++;
+  if (packet->size() == 0) {
+    // Every fragment was empty: nothing to return, nothing lost.
+    return ReassemblyResult::kDataLoss;
+  }
+  return ReassemblyResult::kSuccess;
+}
+
+}  // namespace trace_buffer
+}  // namespace ringtrace

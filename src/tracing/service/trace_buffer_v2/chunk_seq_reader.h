@@ -1,0 +1,118 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ChunkSeqIterator and ChunkSeqReader: the inner, sequence-order level of
+// TraceBufferV2's two-level readback walk.
+//
+// ChunkSeqIterator walks the chunks of one SequenceState in ChunkID order
+// (following SequenceState::chunks) and tells whether the next chunk is
+// contiguous (ChunkID + 1) with the current one.
+//
+// ChunkSeqReader reads and consumes the packets of one sequence, in sequence
+// order, from the front of its queue up to and including a target chunk:
+//  - kRead:  the target is the chunk the outer (buffer-order) walk reached.
+//            The reader stalls (returns false and marks the sequence stalled
+//            for the read pass) on a chunk that needs patches, on an
+//            incomplete (scraped) chunk, and on a fragmented packet whose
+//            remaining fragments are not all there yet.
+//  - kErase: the target is the chunk about to be overwritten. Nothing
+//            stalls: whatever cannot be read now is dropped and reported
+//            (OVERWRITE); every packet read is for the overwrite observer
+//            and also reported as lost to the reader of the sequence.
+// Past the target, the reader only reads what finishes a packet that starts
+// in the target (the first fragment of the following chunks), leaving their
+// other packets in place, to keep global FIFO order.
+//
+// Data-loss bits are accumulated in SequenceState::pending_loss and handed out
+// with the next packet returned in kRead mode.
+//
+// Thread model: owned and used by TraceBufferV2 on its thread only.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_CHUNK_SEQ_READER_H_
+#define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_CHUNK_SEQ_READER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/sequence_state.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+class ChunkSeqIterator {
+ public:
+  ChunkSeqIterator(uint8_t* buf, const SequenceState* seq, size_t index)
+      : buf_(buf), seq_(seq), index_(index) {}
+
+  bool valid() const { return index_ < seq_->chunks.size(); }
+  size_t index() const { return index_; }
+  uint32_t offset() const { return seq_->chunks.at(index_); }
+  TBChunk* chunk() const {
+    return reinterpret_cast<TBChunk*>(buf_ + seq_->chunks.at(index_));
+  }
+
+  // Moves to the next chunk in sequence order. Returns false if there is
+  // none; sets *contiguous to whether its ChunkID is the current one + 1.
+  bool Next(bool* contiguous) {
+    const ChunkID cur = chunk()->chunk_id;
+    index_++;
+    if (!valid())
+      return false;
+    *contiguous = chunk()->chunk_id == cur + 1;  // Wraps at 2^32.
+    return true;
+  }
+
+ private:
+  uint8_t* buf_;
+  const SequenceState* seq_;
+  size_t index_;
+};
+
+class ChunkSeqReader {
+ public:
+  enum class Mode { kRead, kErase };
+
+  explicit ChunkSeqReader(TraceBufferV2* tb) : tb_(tb) {}
+
+  // Starts reading |seq| up to the chunk at |target_offset|, which must be in
+  // seq->chunks.
+  void Reset(SequenceState* seq, uint32_t target_offset, Mode mode);
+  void Clear() { seq_ = nullptr; }
+  bool active() const { return seq_ != nullptr; }
+  SequenceState* seq() const { return seq_; }
+
+  // Returns the next packet in sequence order, or false when the target has
+  // been consumed or (kRead only) the sequence stalled. In kRead mode
+  // *loss gets the pending DataLossReason bits (with kDataLossPresent) and
+  // they are cleared; in kErase mode *loss is 0.
+  bool ReadNextPacket(TracePacket* packet, uint32_t* loss);
+
+ private:
+  enum class ReassemblyResult { kSuccess, kNotEnoughData, kDataLoss };
+
+  TBChunk* ChunkAt(uint32_t offset) const;
+  void EnterChunk(TBChunk* chunk);
+  void Stall();
+  void AddLoss(uint32_t bits);
+  // Pops the (fully consumed) front chunk.
+  void PopFront(TBChunk* chunk);
+  ReassemblyResult Reassemble(TBChunk* first,
+                              const FragIterator::Frag& first_frag,
+                              TracePacket* packet);
+  bool Emit(TracePacket* packet, uint32_t* loss);
+
+  TraceBufferV2* const tb_;
+  SequenceState* seq_ = nullptr;
+  uint32_t target_ = 0;
+  Mode mode_ = Mode::kRead;
+  bool done_ = false;
+};
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_BUFFER_V2_CHUNK_SEQ_READER_H_

@@ -1,0 +1,124 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// SequenceState: TraceBufferV2's bookkeeping for one {ProducerID, WriterID}
+// sequence, and OffsetQueue, the circular queue of its chunks' offsets.
+//
+// Invariants (cited as [SEQ-n] in the .cc files):
+//  [SEQ-1] |chunks| holds the offsets of exactly the chunks of this sequence
+//          that are stored, committed and not fully consumed, sorted by
+//          ChunkID (modulo 2^32, ChunkIdLess).
+//  [SEQ-2] Every ChunkID in |chunks| follows last_chunk_id_consumed (when
+//          has_last_chunk_id): consumption is FIFO.
+//  [SEQ-3] Only the front chunk may have been partially read, except for
+//          the first fragment of the chunks that complete a packet started in
+//          an earlier chunk (reassembly reads past the front).
+// There are no pointers in here: CloneReadOnly() copies it as is.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_SEQUENCE_STATE_H_
+#define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_SEQUENCE_STATE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+// Circular queue of uint32_t with O(1) push_back / pop_front / indexing and an
+// O(n) insert (only used by out-of-order commits, which are rare). Capacity is
+// a power of two and grows by doubling.
+class OffsetQueue {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return buf_.size(); }
+
+  uint32_t at(size_t i) const {
+    RT_DCHECK(i < size_);
+    return buf_[(head_ + i) & (buf_.size() - 1)];
+  }
+  uint32_t front() const { return at(0); }
+  uint32_t back() const { return at(size_ - 1); }
+
+  void push_back(uint32_t v) {
+    if (size_ == buf_.size())
+      Grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = v;
+    size_++;
+  }
+
+  void pop_front() {
+    RT_DCHECK(size_ > 0);
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    size_--;
+  }
+
+  // Inserts |v| before position |i| (i == size() appends).
+  void insert(size_t i, uint32_t v) {
+    RT_DCHECK(i <= size_);
+    push_back(v);
+    const size_t mask = buf_.size() - 1;
+    for (size_t k = size_ - 1; k > i; k--)
+      buf_[(head_ + k) & mask] = buf_[(head_ + k - 1) & mask];
+    buf_[(head_ + i) & mask] = v;
+  }
+
+  void set(size_t i, uint32_t v) {
+    RT_DCHECK(i < size_);
+    buf_[(head_ + i) & (buf_.size() - 1)] = v;
+  }
+
+ private:
+  void Grow() {
+    std::vector<uint32_t> grown(buf_.empty() ? 4 : buf_.size() * 2);
+    for (size_t i = 0; i < size_; i++)
+      grown[i] = at(i);
+    buf_.swap(grown);
+    head_ = 0;
+  }
+
+  std::vector<uint32_t> buf_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+struct SequenceState {
+  ProducerID producer_id = 0;
+  WriterID writer_id = 0;
+  ClientIdentity client_identity;
+
+  // Offsets of the chunks, in ChunkID order ([SEQ-1]).
+  OffsetQueue chunks;
+
+  // ChunkID of the last chunk popped from |chunks| (read or overwritten),
+  // to detect gaps in the ChunkID sequence.
+  ChunkID last_chunk_id_consumed = 0;
+  bool has_last_chunk_id = false;
+
+  // DataLossReason bits to report on the next packet read from the sequence.
+  uint32_t pending_loss = 0;
+
+  // A packet's start was dropped (and its loss reported): the continuation
+  // fragments that follow it are expected and dropped without reporting an
+  // orphan continuation.
+  bool drop_continuation = false;
+
+  // Readback of this sequence is stalled (pending patches, incomplete chunk,
+  // packet not fully there yet) for the read pass with this generation.
+  uint64_t stalled_generation = ~0ull;
+
+  // Order in which sequences became empty, for DeleteStaleEmptySequences().
+  uint64_t empty_stamp = 0;
+};
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_BUFFER_V2_SEQUENCE_STATE_H_

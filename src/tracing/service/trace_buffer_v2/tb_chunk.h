@@ -1,0 +1,82 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TBChunk: the header of every chunk stored in TraceBufferV2's memory.
+//
+// Layout of the buffer: [0, data_end) is tiled by chunks, each 4-byte aligned:
+//   data chunk:    TBChunk (16 bytes) + payload_size bytes + 0..3 pad bytes
+//   padding chunk: only the first 4 bytes (flags, size_field) are meaningful;
+//                  its outer size is size_field * 4 (>= 4 bytes), so any
+//                  4-byte-aligned remainder can become padding.
+// The payload is in the v1 format: fragments, each prefixed by a varint size
+// (the buffer itself writes 4-byte redundant varints). Only the bytes of
+// [0, valid_size) are ever tokenized by readers; they are still treated as
+// untrusted (patches may rewrite them), see FragIterator.
+//
+// The layout is an implementation detail, not an ABI.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TB_CHUNK_H_
+#define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TB_CHUNK_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/base/checked_math.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+// TBChunk::flags.
+enum TBChunkFlags : uint16_t {
+  // ABI flags (from the producer).
+  kTBFirstContinuesFromPrev = 1u << 0,
+  kTBLastContinuesOnNext = 1u << 1,
+  kTBNeedsPatching = 1u << 2,
+  // Local flags.
+  kTBIncomplete = 1u << 3,  // Scraped: the last fragment is never read.
+  kTBPadding = 1u << 4,     // No data; outer size is size_field * 4.
+  kTBDataLoss = 1u << 5,    // Writer lost data before it (SMB_FULL).
+  kTBCorrupted = 1u << 6,   // Malformed after valid_size: report once.
+  kTBEntered = 1u << 7,     // Reader did the gap/SMB_FULL check.
+  kTBConsumed = 1u << 8,    // Fully consumed: not in its sequence queue.
+  kTBPending = 1u << 9,     // Two-phase write not committed yet.
+};
+
+struct TBChunk {
+  uint16_t flags;
+  uint16_t size_field;  // Data: payload_size. Padding: outer size / 4.
+  uint32_t chunk_id;
+  uint16_t producer_id;
+  uint16_t writer_id;
+  uint16_t valid_size;   // End of the readable fragments (<= payload_size).
+  uint16_t read_offset;  // Bytes of [0, valid_size) already consumed.
+
+  bool is_padding() const { return flags & kTBPadding; }
+  uint16_t payload_size() const { return size_field; }
+
+  uint8_t* payload() { return reinterpret_cast<uint8_t*>(this + 1); }
+  const uint8_t* payload() const {
+    return reinterpret_cast<const uint8_t*>(this + 1);
+  }
+
+  size_t outer_size() const {
+    return is_padding() ? static_cast<size_t>(size_field) * 4
+                        : OuterSizeForPayload(size_field);
+  }
+
+  static constexpr size_t OuterSizeForPayload(size_t payload_size) {
+    return base::AlignUp(sizeof(TBChunk) + payload_size, 4);
+  }
+};
+
+static_assert(sizeof(TBChunk) == 16, "TBChunk must stay 16 bytes");
+static_assert(alignof(TBChunk) <= 4, "chunks are only 4-byte aligned");
+
+// Largest padding chunk: 65535 * 4 bytes, above any remainder we create.
+constexpr size_t kMaxPaddingSize = 65535u * 4u;
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TB_CHUNK_H_

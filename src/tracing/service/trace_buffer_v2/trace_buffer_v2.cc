@@ -1,0 +1,729 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_buffer_v2/chunk_seq_reader.h"
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+
+// Buffer invariants, cited as [TB-n]:
+//  [TB-1] [0, data_end_) is tiled by chunks (data or padding) laid back to
+//         back; every outer size is a non-zero multiple of 4.
+//  [TB-2] wr_ <= data_end_ <= size_, and wr_ is a chunk boundary (or
+//         data_end_). The oldest data starts at wr_ (if wr_ < data_end_),
+//         else at 0.
+//  [TB-3] A data chunk that is neither kTBConsumed nor kTBPending is linked in
+//         the queue of its SequenceState (which therefore exists), and vice
+//         versa.
+
+namespace ringtrace {
+namespace trace_buffer {
+
+static_assert(kPacketSizeDropPacket == FragIterator::kDropPacketSize,
+              "one drop-packet marker");
+static_assert(sizeof(TBChunk) == kTBChunkHeaderSize, "header size");
+static_assert(TBChunk::OuterSizeForPayload(kMaxChunkPayloadSize) <=
+                  kMaxPaddingSize,
+              "a chunk remainder must fit in one padding chunk");
+
+namespace {
+
+constexpr size_t kPageSize = 4096;
+// Offsets are stored as uint32_t.
+constexpr size_t kMaxBufferSize = 0xffff0000u;
+
+uint32_t SeqKey(ProducerID p, WriterID w) {
+  return (static_cast<uint32_t>(p) << 16) | w;
+}
+
+// Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
+// end of the last complete one; *corrupted if one was malformed.
+size_t ValidFragmentsEnd(const uint8_t* payload,
+                         size_t size,
+                         size_t num_frags,
+                         bool* corrupted) {
+  *corrupted = false;
+  FragIterator it(payload, 0, size);
+  FragIterator::Frag frag;
+  // Bounded by num_frags (and by size: each fragment has a header byte).
+  for (size_t i = 0; i < num_frags; i++) {
+    FragIterator::Result res = it.Next(&frag);
+    if (res != FragIterator::Result::kOk) {
+      *corrupted = true;  // Malformed, or fewer fragments than declared.
+      break;
+    }
+  }
+  return it.pos();
+}
+
+}  // namespace
+
+std::string TracePacket::GetRawBytesForTesting() const {
+  std::string out;
+  out.reserve(size_);
+  for (const Slice& s : slices_)
+    out.append(reinterpret_cast<const char*>(s.data), s.size);
+  return out;
+}
+
+// ---- Creation ---------------------------------------------------------------
+
+std::unique_ptr<TraceBufferV2> TraceBufferV2::Create(size_t size_bytes,
+                                                     OverwritePolicy policy) {
+  if (size_bytes == 0 || size_bytes > kMaxBufferSize)
+    return nullptr;
+  std::unique_ptr<TraceBufferV2> tb(
+      new TraceBufferV2(base::AlignUp(size_bytes, kPageSize), policy));
+  if (!tb->Initialize())
+    return nullptr;
+  return tb;
+}
+
+TraceBufferV2::TraceBufferV2(size_t size, OverwritePolicy policy)
+    : size_(size), policy_(policy) {}
+
+bool TraceBufferV2::Initialize() {
+  // Anonymous mapping: pages are committed lazily, on first write.
+  void* mem = mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED)
+    return false;
+  buf_ = static_cast<uint8_t*>(mem);
+  reader_.reset(new ChunkSeqReader(this));
+  erase_reader_.reset(new ChunkSeqReader(this));
+  return true;
+}
+
+TraceBufferV2::~TraceBufferV2() {
+  if (buf_)
+    munmap(buf_, size_);
+}
+
+TBChunk* TraceBufferV2::ChunkAt(size_t offset) {
+  RT_DCHECK(offset < data_end_ && offset % 4 == 0);
+  return reinterpret_cast<TBChunk*>(buf_ + offset);
+}
+
+// ---- Sequences --------------------------------------------------------------
+
+SequenceState* TraceBufferV2::FindSequence(ProducerID producer_id,
+                                           WriterID writer_id) {
+  auto it = sequences_.find(SeqKey(producer_id, writer_id));
+  return it == sequences_.end() ? nullptr : &it->second;
+}
+
+SequenceState* TraceBufferV2::GetOrCreateSequence(
+    ProducerID producer_id,
+    WriterID writer_id,
+    const ClientIdentity& client_identity) {
+  auto res =
+      sequences_.emplace(SeqKey(producer_id, writer_id), SequenceState());
+  SequenceState* seq = &res.first->second;
+  if (res.second) {
+    seq->producer_id = producer_id;
+    seq->writer_id = writer_id;
+    seq->client_identity = client_identity;
+    OnSequenceMaybeEmpty(seq);  // Born empty.
+  }
+  return seq;
+}
+
+void TraceBufferV2::OnSequenceMaybeEmpty(SequenceState* seq) {
+  RT_DCHECK(seq->chunks.empty());
+  num_empty_sequences_++;
+  seq->empty_stamp = ++empty_stamp_;
+}
+
+// Keeps the kKeepLastEmptySeq most recently emptied sequences (their
+// last_chunk_id_consumed still detects gaps); deletes older empty ones.
+// Amortized: runs only when twice as many are empty. Called only where no
+// SequenceState pointer is held (start of writes and of read passes).
+void TraceBufferV2::DeleteStaleEmptySequences() {
+  if (num_empty_sequences_ <= 2 * kKeepLastEmptySeq)
+    return;
+  std::vector<uint64_t> stamps;
+  stamps.reserve(num_empty_sequences_);
+  for (const auto& kv : sequences_) {
+    if (kv.second.chunks.empty())
+      stamps.push_back(kv.second.empty_stamp);
+  }
+  RT_DCHECK(stamps.size() == num_empty_sequences_);
+  const size_t to_delete = stamps.size() - kKeepLastEmptySeq;
+  std::nth_element(stamps.begin(), stamps.begin() + (to_delete - 1),
+                   stamps.end());
+  const uint64_t max_deleted_stamp = stamps[to_delete - 1];
+  for (auto it = sequences_.begin(); it != sequences_.end();) {
+    if (it->second.chunks.empty() &&
+        it->second.empty_stamp <= max_deleted_stamp) {
+      it = sequences_.erase(it);
+      num_empty_sequences_--;
+    } else {
+      ++it;
+    }
+  }
+}
+
+// Links the chunk at |offset| into |seq| at its ChunkID position ([SEQ-1]).
+// Returns false, turning the chunk into padding, if it arrives too late to be
+// read in order ([SEQ-2]; also when the reader already started on a later
+// chunk, [SEQ-3]).
+bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
+  TBChunk* chunk = ChunkAt(offset);
+  const ChunkID id = chunk->chunk_id;
+  OffsetQueue& q = seq->chunks;
+  bool late =
+      seq->has_last_chunk_id && !ChunkIdLess(seq->last_chunk_id_consumed, id);
+  size_t pos = q.size();
+  if (!late && !q.empty() && !ChunkIdLess(ChunkAt(q.back())->chunk_id, id)) {
+    // Out of order (scraping): binary search for the first chunk after id.
+    size_t lo = 0, hi = q.size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (ChunkIdLess(id, ChunkAt(q.at(mid))->chunk_id))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    pos = lo;
+    // Equal IDs are handled as recommits before getting here.
+    RT_DCHECK(pos == 0 || ChunkAt(q.at(pos - 1))->chunk_id != id);
+    if (pos == 0 && (ChunkAt(q.front())->flags & kTBEntered))
+      late = true;
+  }
+  if (late) {
+    stats_.late_chunks_dropped++;
+    WritePadding(offset, chunk->outer_size());
+    return false;
+  }
+  if (pos != q.size())
+    stats_.chunks_committed_out_of_order++;
+  if (q.empty())
+    num_empty_sequences_--;
+  q.insert(pos, static_cast<uint32_t>(offset));
+  num_live_chunks_++;
+  return true;
+}
+
+// Binary search of |id| in the (sorted) queue. Returns the index or
+// q.size().
+size_t TraceBufferV2::FindChunkIndex(const SequenceState& seq, ChunkID id) {
+  const OffsetQueue& q = seq.chunks;
+  if (q.empty() || ChunkIdLess(id, ChunkAt(q.front())->chunk_id) ||
+      ChunkIdLess(ChunkAt(q.back())->chunk_id, id)) {
+    return q.size();
+  }
+  size_t lo = 0, hi = q.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const ChunkID mid_id = ChunkAt(q.at(mid))->chunk_id;
+    if (mid_id == id)
+      return mid;
+    if (ChunkIdLess(mid_id, id))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return q.size();
+}
+
+// ---- Space management -------------------------------------------------------
+
+void TraceBufferV2::WritePadding(size_t offset, size_t size) {
+  RT_CHECK(size >= 4 && size % 4 == 0 && size <= kMaxPaddingSize);
+  // Only the first word of a padding chunk exists ([TB-1]).
+  TBChunk* chunk = reinterpret_cast<TBChunk*>(buf_ + offset);
+  chunk->flags = kTBPadding;
+  chunk->size_field = static_cast<uint16_t>(size / 4);
+  stats_.padding_bytes_written += size;
+}
+
+void TraceBufferV2::OnWrite() {
+  write_generation_++;
+  reader_->Clear();
+}
+
+bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
+  RT_DCHECK(outer_size % 4 == 0 && outer_size <= kMaxPaddingSize);
+  if (policy_ == OverwritePolicy::kDiscard) {
+    // DISCARD stops at the end of the buffer, read or not.
+    if (discard_full_ || outer_size > size_ - wr_) {
+      discard_full_ = true;
+      stats_.chunks_discarded++;
+      return false;
+    }
+  } else if (outer_size > size_ - wr_) {
+    // Wrap: erase the tail (whole chunks up to data_end_, [TB-1]) and
+    // restart at 0.
+    DeleteNextChunksFor(data_end_ - wr_);
+    data_end_ = wr_;
+    wr_ = 0;
+    stats_.write_wrap_count++;
+  }
+  if (wr_ < data_end_)
+    DeleteNextChunksFor(outer_size);
+  *offset = wr_;
+  wr_ += outer_size;
+  data_end_ = std::max(data_end_, wr_);
+  used_size_ = std::max(used_size_, data_end_);
+  return true;
+}
+
+// Erases the chunks overlapping [wr_, wr_ + bytes) in buffer order; see the
+// DeleteNextChunksFor() flow of the design doc.
+void TraceBufferV2::DeleteNextChunksFor(size_t bytes) {
+  const size_t clear_end = wr_ + bytes;
+  size_t off = wr_;
+  // Bounded: each step advances by a non-zero outer size ([TB-1]).
+  while (off < clear_end && off < data_end_) {
+    TBChunk* chunk = ChunkAt(off);
+    const size_t outer = chunk->outer_size();
+    RT_CHECK(outer >= 4 && off + outer <= data_end_);
+    if (chunk->is_padding()) {
+      stats_.padding_bytes_cleared += outer;
+    } else {
+      EraseChunkAt(off);
+    }
+    off += outer;
+  }
+  // The remainder of a partially erased chunk becomes padding, keeping
+  // [TB-1].
+  if (off > clear_end)
+    WritePadding(clear_end, off - clear_end);
+}
+
+// Erase-mode readback: forced, stall-free; every valid packet in sequence
+// order up to this chunk goes to the overwrite observer.
+void TraceBufferV2::EraseChunkAt(size_t offset) {
+  TBChunk* chunk = ChunkAt(offset);
+  RT_DCHECK(!(chunk->flags & kTBPending));
+  if (chunk->flags & kTBConsumed)
+    return;
+  stats_.chunks_overwritten++;
+  stats_.bytes_overwritten += chunk->outer_size();
+  SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
+  RT_CHECK(seq);  // [TB-3]
+  erase_reader_->Reset(seq, static_cast<uint32_t>(offset),
+                       ChunkSeqReader::Mode::kErase);
+  PacketSequenceProperties props;
+  props.producer_id_trusted = seq->producer_id;
+  props.writer_id = seq->writer_id;
+  props.client_identity_trusted = seq->client_identity;
+  uint32_t unused_loss = 0;
+  // Bounded: the erase reader never stalls and stops after the target.
+  while (erase_reader_->ReadNextPacket(&erase_packet_, &unused_loss)) {
+    if (overwrite_observer_)
+      overwrite_observer_(props, erase_packet_);
+  }
+  erase_reader_->Clear();
+  RT_CHECK(chunk->flags & kTBConsumed);  // The target was popped.
+}
+
+bool TraceBufferV2::BeginWrite() {
+  // One two-phase chunk at a time: a caller bug, not a producer one.
+  RT_CHECK(!has_pending_);
+  if (read_only_)
+    return false;  // Clones are read-only.
+  OnWrite();
+  DeleteStaleEmptySequences();
+  return true;
+}
+
+void TraceBufferV2::RejectChunk(ProducerID producer_id,
+                                const ClientIdentity& client_identity,
+                                WriterID writer_id) {
+  stats_.abi_violations++;
+  GetOrCreateSequence(producer_id, writer_id, client_identity)->pending_loss |=
+      kDataLossChunkCorrupted;
+}
+
+// ---- v1 write path ----------------------------------------------------------
+
+bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
+                                       const ClientIdentity& client_identity,
+                                       WriterID writer_id,
+                                       ChunkID chunk_id,
+                                       uint16_t num_fragments,
+                                       uint8_t chunk_flags,
+                                       bool chunk_complete,
+                                       const uint8_t* src,
+                                       size_t size) {
+  if (!BeginWrite())
+    return false;
+  if ((!src && size) || size > kMaxChunkPayloadSize ||
+      TBChunk::OuterSizeForPayload(size) > size_) {
+    RejectChunk(producer_id, client_identity, writer_id);
+    return false;
+  }
+
+  // A scraped chunk's last fragment may still be being written: never read.
+  const size_t readable_frags = chunk_complete
+                                    ? num_fragments
+                                    : (num_fragments ? num_fragments - 1u : 0u);
+  bool corrupted = false;
+  const size_t valid_size =
+      ValidFragmentsEnd(src, size, readable_frags, &corrupted);
+  if (corrupted)
+    stats_.abi_violations++;
+
+  uint16_t flags = 0;
+  if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
+    flags |= kTBFirstContinuesFromPrev;
+  if (chunk_flags & kLastPacketContinuesOnNextChunk)
+    flags |= kTBLastContinuesOnNext;
+  if (chunk_flags & kChunkNeedsPatching)
+    flags |= kTBNeedsPatching;
+  if (!chunk_complete)
+    flags |= kTBIncomplete;
+  if (corrupted)
+    flags |= kTBCorrupted;
+
+  SequenceState* seq =
+      GetOrCreateSequence(producer_id, writer_id, client_identity);
+  const size_t idx = FindChunkIndex(*seq, chunk_id);
+  if (idx != seq->chunks.size())
+    return Recommit(seq, idx, flags, src, size, valid_size);
+
+  // A complete chunk stores only its fragments; a scraped one reserves the
+  // whole payload so that its recommit fits in place.
+  const size_t payload_size = chunk_complete ? valid_size : size;
+  size_t offset = 0;
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset)) {
+    return false;
+  }
+  TBChunk* chunk = ChunkAt(offset);
+  chunk->flags = flags;
+  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->chunk_id = chunk_id;
+  chunk->producer_id = producer_id;
+  chunk->writer_id = writer_id;
+  chunk->valid_size = static_cast<uint16_t>(valid_size);
+  chunk->read_offset = 0;
+  if (payload_size)
+    memcpy(chunk->payload(), src, payload_size);
+  // ReserveAt() may have erased chunks, but never a SequenceState (they are
+  // deleted only in DeleteStaleEmptySequences()): |seq| is still valid.
+  if (!LinkChunk(seq, offset))
+    return false;
+  stats_.chunks_written++;
+  stats_.bytes_written += chunk->outer_size();
+  return true;
+}
+
+// The only legal recommit: a scraped (incomplete) chunk committed again, with
+// the same payload size, content unchanged in the part already consumed. It
+// replaces the chunk in place and may extend it.
+bool TraceBufferV2::Recommit(SequenceState* seq,
+                             size_t idx,
+                             uint16_t flags,
+                             const uint8_t* src,
+                             size_t size,
+                             size_t valid_size) {
+  TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
+  const size_t consumed = chunk->read_offset;
+  bool ok = (chunk->flags & kTBIncomplete) && size == chunk->payload_size() &&
+            consumed <= valid_size;
+  if (ok && consumed) {
+    // The consumed prefix must be the same bytes, ending on a fragment
+    // boundary of the new content.
+    FragIterator it(src, 0, valid_size);
+    FragIterator::Frag frag;
+    while (it.pos() < consumed && it.Next(&frag) == FragIterator::Result::kOk) {
+    }
+    ok = it.pos() == consumed && memcmp(chunk->payload(), src, consumed) == 0;
+  }
+  if (!ok) {
+    stats_.abi_violations++;
+    seq->pending_loss |= kDataLossChunkCorrupted;
+    if (chunk->flags & kTBIncomplete) {
+      // Bad recommit of a scraped chunk: end its stall, keep what was read.
+      chunk->flags &= static_cast<uint16_t>(~kTBIncomplete);
+      chunk->flags |= kTBCorrupted;
+    }
+    return false;
+  }
+  // Keep the local read state, take the new ABI flags.
+  const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
+  chunk->flags = static_cast<uint16_t>(flags | kept);
+  chunk->valid_size = static_cast<uint16_t>(valid_size);
+  if (size > consumed)
+    memcpy(chunk->payload() + consumed, src + consumed, size - consumed);
+  seq->stalled_generation = ~0ull;
+  stats_.chunks_rewritten++;
+  stats_.bytes_written += size - consumed;
+  return true;
+}
+
+// ---- Ring drainer write path ------------------------------------------------
+
+bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
+                                        const ClientIdentity& client_identity,
+                                        WriterID writer_id,
+                                        ChunkID chunk_id,
+                                        const uint32_t* sizes,
+                                        size_t num_fragments,
+                                        uint32_t flags,
+                                        uint8_t** frag_dst) {
+  if (!BeginWrite())
+    return false;
+  size_t payload_size = 0;
+  bool ok = num_fragments == 0 || (sizes && frag_dst);
+  for (size_t i = 0; ok && i < num_fragments; i++) {
+    ok = sizes[i] < kPacketSizeDropPacket &&
+         base::CheckedAdd<size_t>(payload_size, 4u + sizes[i], &payload_size) &&
+         payload_size <= kMaxChunkPayloadSize;
+  }
+  if (!ok || TBChunk::OuterSizeForPayload(payload_size) > size_) {
+    RejectChunk(producer_id, client_identity, writer_id);
+    return false;
+  }
+  SequenceState* seq =
+      GetOrCreateSequence(producer_id, writer_id, client_identity);
+  if (FindChunkIndex(*seq, chunk_id) != seq->chunks.size()) {
+    // The drainer never recommits (its chunks are always complete).
+    RejectChunk(producer_id, client_identity, writer_id);
+    return false;
+  }
+  size_t offset = 0;
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset))
+    return false;
+  TBChunk* chunk = ChunkAt(offset);
+  uint16_t tb_flags = kTBPending;
+  if (flags & kChunkContinuesFromPrev)
+    tb_flags |= kTBFirstContinuesFromPrev;
+  if (flags & kChunkContinuesOnNext)
+    tb_flags |= kTBLastContinuesOnNext;
+  if (flags & kChunkDataLoss)
+    tb_flags |= kTBDataLoss;
+  chunk->flags = tb_flags;
+  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->chunk_id = chunk_id;
+  chunk->producer_id = producer_id;
+  chunk->writer_id = writer_id;
+  chunk->valid_size = static_cast<uint16_t>(payload_size);
+  chunk->read_offset = 0;
+  uint8_t* p = chunk->payload();
+  for (size_t i = 0; i < num_fragments; i++) {
+    WriteRedundantVarint(sizes[i], p);
+    frag_dst[i] = p + 4;
+    p += 4 + sizes[i];
+  }
+  has_pending_ = true;
+  pending_offset_ = offset;
+  return true;
+}
+
+void TraceBufferV2::CommitPendingChunk() {
+  RT_CHECK(has_pending_);
+  has_pending_ = false;
+  TBChunk* chunk = ChunkAt(pending_offset_);
+  chunk->flags &= static_cast<uint16_t>(~kTBPending);
+  SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
+  RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
+  const size_t outer = chunk->outer_size();
+  if (!LinkChunk(seq, pending_offset_))
+    return;
+  stats_.chunks_written++;
+  stats_.bytes_written += outer;
+}
+
+void TraceBufferV2::AbortPendingChunk() {
+  RT_CHECK(has_pending_);
+  has_pending_ = false;
+  WritePadding(pending_offset_, ChunkAt(pending_offset_)->outer_size());
+}
+
+bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
+                                       const ClientIdentity& client_identity,
+                                       WriterID writer_id,
+                                       ChunkID chunk_id,
+                                       const FragmentRef* fragments,
+                                       size_t num_fragments,
+                                       uint32_t flags) {
+  if (num_fragments > kMaxChunkPayloadSize / 4 ||
+      (num_fragments && !fragments)) {
+    if (!BeginWrite())
+      return false;
+    RejectChunk(producer_id, client_identity, writer_id);
+    return false;
+  }
+  scratch_sizes_.resize(num_fragments);
+  scratch_dst_.resize(num_fragments);
+  for (size_t i = 0; i < num_fragments; i++)
+    scratch_sizes_[i] = fragments[i].size;
+  if (!BeginChunkFragments(producer_id, client_identity, writer_id, chunk_id,
+                           scratch_sizes_.data(), num_fragments, flags,
+                           scratch_dst_.data())) {
+    return false;
+  }
+  for (size_t i = 0; i < num_fragments; i++) {
+    if (scratch_sizes_[i])
+      memcpy(scratch_dst_[i], fragments[i].data, scratch_sizes_[i]);
+  }
+  CommitPendingChunk();
+  return true;
+}
+
+// ---- Patches ----------------------------------------------------------------
+
+bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
+                                          WriterID writer_id,
+                                          ChunkID chunk_id,
+                                          const Patch* patches,
+                                          size_t num_patches,
+                                          bool other_patches_pending) {
+  RT_CHECK(!has_pending_);
+  if (read_only_)
+    return false;
+  SequenceState* seq = FindSequence(producer_id, writer_id);
+  const size_t idx = seq ? FindChunkIndex(*seq, chunk_id) : 0;
+  if (!seq || idx == seq->chunks.size()) {
+    stats_.patches_failed++;  // The chunk is gone (read or overwritten).
+    return false;
+  }
+  TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
+  bool ok = (chunk->flags & kTBNeedsPatching) && (num_patches == 0 || patches);
+  for (size_t i = 0; ok && i < num_patches; i++) {
+    const size_t off = patches[i].offset_untrusted;
+    ok = off >= chunk->read_offset &&
+         base::RangeInBounds(off, 4, chunk->payload_size());
+  }
+  if (!ok) {
+    stats_.patches_failed++;
+    if (chunk->flags & kTBNeedsPatching) {
+      // A patch that does not fit: the fragment that needed it (the last,
+      // per protocol) cannot be fixed. Drop it and end the stall.
+      stats_.abi_violations++;
+      DropLastFragment(chunk);
+      chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
+      seq->stalled_generation = ~0ull;
+    }
+    return false;
+  }
+  for (size_t i = 0; i < num_patches; i++)
+    memcpy(chunk->payload() + patches[i].offset_untrusted, patches[i].data, 4);
+  stats_.patches_succeeded += num_patches;
+  if (!other_patches_pending) {
+    chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
+    seq->stalled_generation = ~0ull;  // Readable again in this pass.
+  }
+  return true;
+}
+
+void TraceBufferV2::DropLastFragment(TBChunk* chunk) {
+  FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
+  FragIterator::Frag frag;
+  size_t last_start = chunk->read_offset;
+  // Bounded by valid_size.
+  while (it.Next(&frag) == FragIterator::Result::kOk) {
+    if (it.at_end())
+      break;
+    last_start = it.pos();
+  }
+  chunk->valid_size = static_cast<uint16_t>(last_start);
+  chunk->flags |= kTBCorrupted;
+}
+
+// ---- Readback (outer, buffer-order walk) ------------------------------------
+
+void TraceBufferV2::BeginRead() {
+  RT_DCHECK(!has_pending_);
+  DeleteStaleEmptySequences();
+  read_generation_++;
+  reader_->Clear();
+  // The oldest data is just after the write cursor ([TB-2]).
+  rd_ = wr_ < data_end_ ? wr_ : 0;
+  rd_bytes_left_ = data_end_;
+  read_write_generation_ = write_generation_;
+}
+
+bool TraceBufferV2::ReadNextTracePacket(
+    TracePacket* packet,
+    PacketSequenceProperties* sequence_properties,
+    uint32_t* previous_packet_dropped) {
+  RT_DCHECK(!has_pending_);
+  if (read_write_generation_ != write_generation_)
+    BeginRead();  // Writes since the last pass moved the data: restart.
+  // Bounded: every iteration either returns or advances rd_ by a chunk,
+  // for at most data_end_ bytes.
+  for (;;) {
+    if (reader_->active()) {
+      uint32_t loss = 0;
+      if (reader_->ReadNextPacket(packet, &loss)) {
+        const SequenceState* seq = reader_->seq();
+        sequence_properties->producer_id_trusted = seq->producer_id;
+        sequence_properties->writer_id = seq->writer_id;
+        sequence_properties->client_identity_trusted = seq->client_identity;
+        *previous_packet_dropped = loss;
+        stats_.bytes_read += packet->size();
+        return true;
+      }
+      reader_->Clear();
+    }
+    if (rd_bytes_left_ == 0) {
+      packet->Clear();
+      return false;
+    }
+    if (rd_ >= data_end_)
+      rd_ = 0;
+    TBChunk* chunk = ChunkAt(rd_);
+    const size_t offset = rd_;
+    const size_t outer = chunk->outer_size();
+    RT_CHECK(outer >= 4 && outer <= rd_bytes_left_);
+    rd_ += outer;
+    rd_bytes_left_ -= outer;
+    if (chunk->flags & (kTBPadding | kTBConsumed | kTBPending))
+      continue;
+    SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
+    RT_CHECK(seq);  // [TB-3]
+    if (seq->stalled_generation == read_generation_)
+      continue;
+    reader_->Reset(seq, static_cast<uint32_t>(offset),
+                   ChunkSeqReader::Mode::kRead);
+  }
+}
+
+// ---- Clone, memory ----------------------------------------------------------
+
+std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
+  RT_CHECK(!has_pending_);
+  std::unique_ptr<TraceBufferV2> clone(new TraceBufferV2(size_, policy_));
+  if (!clone->Initialize())
+    return nullptr;
+  // All state is offsets ([SEQ-1]): a copy is a valid buffer.
+  memcpy(clone->buf_, buf_, data_end_);
+  clone->read_only_ = true;
+  clone->discard_full_ = discard_full_;
+  clone->wr_ = wr_;
+  clone->data_end_ = data_end_;
+  clone->used_size_ = used_size_;
+  clone->sequences_ = sequences_;
+  clone->num_empty_sequences_ = num_empty_sequences_;
+  clone->empty_stamp_ = empty_stamp_;
+  clone->num_live_chunks_ = num_live_chunks_;
+  // Stalls were per read pass of the original: a new pass starts clean.
+  clone->read_generation_ = read_generation_ + 1;
+  clone->stats_ = stats_;
+  clone->BeginRead();
+  return clone;
+}
+
+size_t TraceBufferV2::GetMemoryUsageBytes() const {
+  size_t bytes = used_size_;
+  for (const auto& kv : sequences_) {
+    bytes += sizeof(kv) + 2 * sizeof(void*) +
+             kv.second.chunks.capacity() * sizeof(uint32_t);
+  }
+  return bytes;
+}
+
+}  // namespace trace_buffer
+}  // namespace ringtrace

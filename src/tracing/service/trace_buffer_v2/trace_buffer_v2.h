@@ -1,0 +1,370 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2: the service-side, non-shared, in-memory trace buffer.
+//
+// One instance exists per buffer of a trace config. Producers' chunks are
+// copied (almost verbatim) into one contiguous memory region; readback
+// reassembles the TracePackets of every {ProducerID, WriterID} sequence, in
+// per-sequence FIFO order and approximately in global buffer order, and
+// reports every data loss in TracePacket.previous_packet_dropped (a
+// DataLossReason bitmask). Design: shared/seeds/trace-buffer-v2-design.zh.md;
+// implementation choices: docs/trace_buffer_v2.md.
+//
+// Storage: chunks are stored back to back, 4-byte aligned, with a 16-byte
+// TBChunk header (tb_chunk.h) followed by the chunk payload in the v1
+// "varint size + fragment bytes" format. Every piece of state refers to chunks
+// by offset, never by pointer, so CloneReadOnly() is a plain copy.
+//
+// Two write paths share that storage format:
+//  - CopyChunkUntrusted(): the v1 CommitData / SMB-scraping form, payload
+//    already in v1 format (one memcpy).
+//  - CopyChunkFragments() / BeginChunkFragments(): the ring drainer form, a
+//    list of fragments; the buffer writes each 4-byte varint size header and
+//    the fragment bytes are copied once, straight into the buffer.
+//
+// Thread model: NOT thread-safe. One thread (the service's task runner) calls
+// every method. Pointers returned to the caller (TracePacket slices,
+// BeginChunkFragments destinations) stay valid until the next call of a
+// non-const method.
+//
+// Untrusted input: everything a producer controls (chunk bytes, sizes, flags,
+// fragment counts, IDs, patches) is validated; violations are counted in
+// stats() and reported as data loss on the offending sequence only. They never
+// crash, hang or read out of bounds.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_H_
+#define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/tracing/service/trace_buffer_v2/sequence_state.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+// Flags of the ring drainer admission path (CopyChunkFragments /
+// BeginChunkFragments). NOT the v1 chunk_flags bits below.
+constexpr uint32_t kChunkContinuesFromPrev = 1u << 0;  // first fragment
+                                                       // continues a packet
+constexpr uint32_t kChunkContinuesOnNext = 1u << 1;    // last fragment
+                                                       // continues in next
+constexpr uint32_t kChunkDataLoss = 1u << 2;  // writer lost data before this
+                                              // chunk -> SMB_FULL (+PRESENT) on
+                                              // the first packet read from it
+
+// v1 chunk_flags of CopyChunkUntrusted() (as in the v1 shared memory ABI).
+constexpr uint8_t kFirstPacketContinuesFromPrevChunk = 1u << 0;
+constexpr uint8_t kLastPacketContinuesOnNextChunk = 1u << 1;
+constexpr uint8_t kChunkNeedsPatching = 1u << 2;
+
+// A v1 fragment whose size header holds the maximum 4-byte varint value means
+// "the writer dropped this packet": it has no payload bytes.
+constexpr uint32_t kPacketSizeDropPacket = (1u << 28) - 1;
+
+// Largest chunk (16-byte header + payload) the buffer stores. Bigger chunks
+// are rejected and counted as ABI violations.
+constexpr size_t kTBChunkHeaderSize = 16;
+constexpr size_t kMaxChunkSize = 64 * 1024;
+constexpr size_t kMaxChunkPayloadSize = kMaxChunkSize - kTBChunkHeaderSize;
+
+// Empty SequenceStates kept alive after their last chunk is consumed, so that
+// ChunkID gaps are still detected in long traces (see docs).
+constexpr size_t kKeepLastEmptySeq = 1024;
+
+// TracePacket.previous_packet_dropped bits. kPresent is set whenever any other
+// bit is. docs/trace_buffer_v2.md lists which loss case sets which bit.
+enum DataLossReason : uint32_t {
+  kDataLossPresent = 1u << 0,
+  kDataLossReadGap = 1u << 1,
+  kDataLossChunkCorrupted = 1u << 2,
+  kDataLossOrphanContinuation = 1u << 3,
+  kDataLossReassemblyGap = 1u << 4,
+  kDataLossReassemblyBrokenChain = 1u << 5,
+  kDataLossOverwrite = 1u << 6,
+  kDataLossWriterAbort = 1u << 7,
+  kDataLossSmbFull = 1u << 8,
+};
+
+// For CopyChunkFragments / BeginChunkFragments.
+struct FragmentRef {
+  const uint8_t* data;
+  uint32_t size;
+};
+
+// A reassembled packet: an ordered list of slices pointing into the buffer's
+// memory. Valid until the next non-const call on the buffer that produced it.
+class TracePacket {
+ public:
+  struct Slice {
+    const uint8_t* data;
+    size_t size;
+  };
+
+  const std::vector<Slice>& slices() const { return slices_; }
+  size_t size() const { return size_; }  // Sum of the slice sizes.
+  bool empty() const { return slices_.empty(); }
+
+  // Concatenates the slices (tests and slow paths only).
+  std::string GetRawBytesForTesting() const;
+
+  void Clear() {
+    slices_.clear();
+    size_ = 0;
+  }
+  void AddSlice(const uint8_t* data, size_t size) {
+    slices_.push_back(Slice{data, size});
+    size_ += size;
+  }
+
+ private:
+  std::vector<Slice> slices_;
+  size_t size_ = 0;
+};
+
+// Who wrote a packet, as known by the service.
+struct PacketSequenceProperties {
+  ProducerID producer_id_trusted = 0;
+  ClientIdentity client_identity_trusted;
+  WriterID writer_id = 0;
+};
+
+// Called with every valid packet about to be overwritten (RING_BUFFER), in
+// sequence order, before its bytes are reused (the ProtoVM hook). The packet's
+// slices are valid only during the call.
+using OverwriteObserver =
+    std::function<void(const PacketSequenceProperties&, const TracePacket&)>;
+
+struct TraceBufferStats {
+  uint64_t bytes_written = 0;          // Chunk bytes stored (headers incl.).
+  uint64_t bytes_overwritten = 0;      // Chunk bytes erased by wrap-around.
+  uint64_t bytes_read = 0;             // Packet bytes returned to readers.
+  uint64_t padding_bytes_written = 0;  // Padding created (partial erase...).
+  uint64_t padding_bytes_cleared = 0;  // Padding erased by wrap-around.
+  uint64_t chunks_written = 0;         // Chunks accepted (incl. recommits).
+  uint64_t chunks_rewritten = 0;       // Legal recommits of scraped chunks.
+  uint64_t chunks_overwritten = 0;     // Chunks erased by wrap-around.
+  uint64_t chunks_discarded = 0;       // Rejected: DISCARD full, no space.
+  uint64_t chunks_read = 0;            // Chunks fully consumed by readback.
+  uint64_t chunks_committed_out_of_order = 0;
+  uint64_t write_wrap_count = 0;
+  uint64_t patches_succeeded = 0;
+  uint64_t patches_failed = 0;
+  uint64_t abi_violations = 0;  // Malformed chunks / recommits / patches.
+  uint64_t trace_writer_packet_loss = 0;  // kPacketSizeDropPacket fragments.
+  uint64_t late_chunks_dropped = 0;   // Arrived after their successor was read
+                                      // or after being overwritten.
+  uint64_t readaheads_succeeded = 0;  // Packets reassembled across chunks.
+  uint64_t readaheads_failed = 0;     // Reassemblies given up (data loss).
+};
+
+class ChunkSeqReader;
+struct TBChunk;
+
+class TraceBufferV2 {
+ public:
+  enum class OverwritePolicy { kOverwrite /* RING_BUFFER */, kDiscard };
+
+  // |size_bytes| is rounded up to a multiple of 4 KiB. Returns nullptr if it
+  // is 0 or the memory cannot be reserved.
+  static std::unique_ptr<TraceBufferV2> Create(size_t size_bytes,
+                                               OverwritePolicy policy);
+  ~TraceBufferV2();
+  TraceBufferV2(const TraceBufferV2&) = delete;
+  TraceBufferV2& operator=(const TraceBufferV2&) = delete;
+
+  // ---- Writer side -------------------------------------------------------
+
+  // v1 path. |src| points to the chunk payload (fragments, each prefixed by a
+  // varint size) of |size| bytes; |num_fragments| as declared in the chunk
+  // header; |chunk_flags| the v1 kFirstPacketContinuesFromPrevChunk /
+  // kLastPacketContinuesOnNextChunk / kChunkNeedsPatching bits.
+  // |chunk_complete| is false for SMB scraping: the last fragment is then never
+  // read, and the sequence stalls until the chunk is recommitted (the only
+  // legal recommit) or overwritten.
+  // Returns false if the chunk was rejected (counted in stats()).
+  bool CopyChunkUntrusted(ProducerID producer_id,
+                          const ClientIdentity& client_identity,
+                          WriterID writer_id,
+                          ChunkID chunk_id,
+                          uint16_t num_fragments,
+                          uint8_t chunk_flags,
+                          bool chunk_complete,
+                          const uint8_t* src,
+                          size_t size);
+
+  // Ring drainer path, one shot: copies each fragment once. |flags| are
+  // kChunkContinuesFromPrev / kChunkContinuesOnNext / kChunkDataLoss.
+  bool CopyChunkFragments(ProducerID producer_id,
+                          const ClientIdentity& client_identity,
+                          WriterID writer_id,
+                          ChunkID chunk_id,
+                          const FragmentRef* fragments,
+                          size_t num_fragments,
+                          uint32_t flags);
+
+  // Ring drainer path, two phases: reserves space (overwriting as needed) for
+  // fragments of |sizes|, and sets frag_dst[i] to where the |sizes[i]| bytes of
+  // fragment i go. The caller copies, then calls exactly one of
+  // CommitPendingChunk() (the chunk becomes readable) or AbortPendingChunk()
+  // (the space becomes padding). At most one pending chunk at a time; no other
+  // method may be called while one is pending.
+  bool BeginChunkFragments(ProducerID producer_id,
+                           const ClientIdentity& client_identity,
+                           WriterID writer_id,
+                           ChunkID chunk_id,
+                           const uint32_t* sizes,
+                           size_t num_fragments,
+                           uint32_t flags,
+                           uint8_t** frag_dst);
+  void CommitPendingChunk();
+  void AbortPendingChunk();
+
+  // A 4-byte patch at |offset_untrusted| from the start of the chunk payload
+  // (offset 0 is the first byte of the first fragment's size header).
+  struct Patch {
+    uint32_t offset_untrusted = 0;
+    uint8_t data[4] = {};
+  };
+
+  // Applies |patches| to chunk {producer_id, writer_id, chunk_id} if the buffer
+  // still holds it unread and it needs patching. All-or-nothing: returns false
+  // (counted in patches_failed) if the chunk is gone or a patch does not fit.
+  // |other_patches_pending| = false clears needs-patching and releases the
+  // sequence's stall.
+  bool TryPatchChunkContents(ProducerID producer_id,
+                             WriterID writer_id,
+                             ChunkID chunk_id,
+                             const Patch* patches,
+                             size_t num_patches,
+                             bool other_patches_pending);
+
+  // ---- Reader side -------------------------------------------------------
+
+  // Starts a read pass at the oldest data (just after the write cursor).
+  void BeginRead();
+
+  // Returns the next packet of this pass, or false when the pass is done (the
+  // walk is back at the write cursor; stalled sequences are skipped).
+  // |previous_packet_dropped| gets the DataLossReason bitmask of the losses on
+  // this packet's sequence since the previous packet returned for it (0: none).
+  bool ReadNextTracePacket(TracePacket* packet,
+                           PacketSequenceProperties* sequence_properties,
+                           uint32_t* previous_packet_dropped);
+
+  // A read-only copy (CLONE_SNAPSHOT): same contents, read state and stats.
+  // Writes to the clone are rejected. Returns nullptr on allocation failure.
+  std::unique_ptr<TraceBufferV2> CloneReadOnly() const;
+
+  void set_overwrite_observer(OverwriteObserver observer) {
+    overwrite_observer_ = std::move(observer);
+  }
+
+  const TraceBufferStats& stats() const { return stats_; }
+  size_t size() const { return size_; }
+  // High-water mark of the bytes ever used in the buffer memory.
+  size_t used_size() const { return used_size_; }
+  // Buffer pages touched plus bookkeeping.
+  size_t GetMemoryUsageBytes() const;
+  // True if some chunk still holds unread data.
+  bool has_data() const { return num_live_chunks_ != 0; }
+  OverwritePolicy overwrite_policy() const { return policy_; }
+
+  // For tests: number of SequenceStates alive (including empty ones).
+  size_t num_sequences_for_testing() const { return sequences_.size(); }
+
+ private:
+  friend class ChunkSeqReader;
+
+  TraceBufferV2(size_t size, OverwritePolicy policy);
+  bool Initialize();
+
+  uint8_t* begin() { return buf_; }
+  TBChunk* ChunkAt(size_t offset);
+
+  // Common prologue of the write paths; false if writes are not allowed.
+  bool BeginWrite();
+  // Counts a malformed chunk and reports the loss on its sequence.
+  void RejectChunk(ProducerID, const ClientIdentity&, WriterID);
+  bool Recommit(SequenceState* seq,
+                size_t idx,
+                uint16_t flags,
+                const uint8_t* src,
+                size_t size,
+                size_t valid_size);
+  void DropLastFragment(TBChunk* chunk);
+
+  // Reserves |outer_size| bytes at the write cursor, erasing (RING_BUFFER)
+  // what is there. Returns false if the chunk must be rejected.
+  bool ReserveAt(size_t outer_size, size_t* offset);
+  // Erases every chunk overlapping [wr_, wr_ + bytes), passing their packets
+  // to the observer; the remainder of a partially erased chunk becomes
+  // padding.
+  void DeleteNextChunksFor(size_t bytes);
+  void EraseChunkAt(size_t offset);
+  void WritePadding(size_t offset, size_t size);
+
+  SequenceState* GetOrCreateSequence(ProducerID,
+                                     WriterID,
+                                     const ClientIdentity&);
+  SequenceState* FindSequence(ProducerID, WriterID);
+  size_t FindChunkIndex(const SequenceState& seq, ChunkID id);
+  // Links a just-written chunk into its sequence (ChunkID order). Returns
+  // false (and turns the chunk into padding) if it must be dropped.
+  bool LinkChunk(SequenceState* seq, size_t offset);
+  void OnSequenceMaybeEmpty(SequenceState* seq);
+  void DeleteStaleEmptySequences();
+  void OnWrite();
+
+  // Memory.
+  uint8_t* buf_ = nullptr;
+  size_t size_ = 0;
+  OverwritePolicy policy_;
+  bool read_only_ = false;
+  bool discard_full_ = false;
+
+  // Write state: [0, data_end_) is tiled with chunks (data and padding);
+  // wr_ <= data_end_ is the write cursor, at a chunk boundary.
+  size_t wr_ = 0;
+  size_t data_end_ = 0;
+  size_t used_size_ = 0;
+
+  // Pending two-phase chunk.
+  bool has_pending_ = false;
+  size_t pending_offset_ = 0;
+  std::vector<uint32_t> scratch_sizes_;
+  std::vector<uint8_t*> scratch_dst_;
+
+  // Sequences, keyed by (producer_id << 16 | writer_id).
+  std::unordered_map<uint32_t, SequenceState> sequences_;
+  size_t num_empty_sequences_ = 0;
+  uint64_t empty_stamp_ = 0;
+  size_t num_live_chunks_ = 0;  // Chunks linked in a sequence queue.
+
+  // Read state.
+  uint64_t read_generation_ = 0;
+  size_t rd_ = 0;
+  size_t rd_bytes_left_ = 0;
+  uint64_t write_generation_ = 0;
+  uint64_t read_write_generation_ = 0;
+  std::unique_ptr<ChunkSeqReader> reader_;
+  std::unique_ptr<ChunkSeqReader> erase_reader_;
+  TracePacket erase_packet_;
+
+  OverwriteObserver overwrite_observer_;
+  TraceBufferStats stats_;
+};
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_H_

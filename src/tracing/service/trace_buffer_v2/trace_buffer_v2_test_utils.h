@@ -1,0 +1,85 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Helpers for the TraceBufferV2 tests, benchmarks and fuzzer: building v1
+// chunk payloads and draining a buffer.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_TEST_UTILS_H_
+#define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_TEST_UTILS_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace test {
+
+// Appends a fragment (4-byte redundant varint + bytes) to a v1 payload.
+inline void AppendFragment(std::vector<uint8_t>* payload,
+                           const std::string& data) {
+  const size_t pos = payload->size();
+  payload->resize(pos + 4 + data.size());
+  WriteRedundantVarint(static_cast<uint32_t>(data.size()), &(*payload)[pos]);
+  if (!data.empty())
+    memcpy(&(*payload)[pos + 4], data.data(), data.size());
+}
+
+// Appends a "writer dropped this packet" marker fragment.
+inline void AppendDropMarker(std::vector<uint8_t>* payload) {
+  const size_t pos = payload->size();
+  payload->resize(pos + 4);
+  WriteRedundantVarint(kPacketSizeDropPacket, &(*payload)[pos]);
+}
+
+inline std::vector<uint8_t> MakePayload(const std::vector<std::string>& frags,
+                                        size_t pad_to = 0) {
+  std::vector<uint8_t> payload;
+  for (const std::string& f : frags)
+    AppendFragment(&payload, f);
+  if (payload.size() < pad_to)
+    payload.resize(pad_to, 0);
+  return payload;
+}
+
+struct ReadPacket {
+  ProducerID producer_id = 0;
+  WriterID writer_id = 0;
+  std::string data;
+  uint32_t loss = 0;
+
+  bool operator==(const ReadPacket& o) const {
+    return producer_id == o.producer_id && writer_id == o.writer_id &&
+           data == o.data && loss == o.loss;
+  }
+};
+
+// One read pass (BeginRead + ReadNextTracePacket until false).
+inline std::vector<ReadPacket> ReadAll(TraceBufferV2* tb) {
+  std::vector<ReadPacket> out;
+  tb->BeginRead();
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
+    ReadPacket rp;
+    rp.producer_id = props.producer_id_trusted;
+    rp.writer_id = props.writer_id;
+    rp.data = packet.GetRawBytesForTesting();
+    rp.loss = loss;
+    out.push_back(std::move(rp));
+  }
+  return out;
+}
+
+}  // namespace test
+}  // namespace trace_buffer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_TEST_UTILS_H_

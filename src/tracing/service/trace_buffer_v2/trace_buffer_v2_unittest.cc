@@ -1,0 +1,306 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace {
+
+using test::MakePayload;
+using test::ReadAll;
+using test::ReadPacket;
+using Policy = TraceBufferV2::OverwritePolicy;
+
+constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr uint8_t kPatch = kChunkNeedsPatching;
+
+constexpr uint32_t kLossOverwrite = kDataLossPresent | kDataLossOverwrite;
+
+// Outer size of a chunk holding |frags| (4-byte varints).
+size_t OuterSize(const std::vector<std::string>& frags, size_t pad_to = 0) {
+  return TBChunk::OuterSizeForPayload(MakePayload(frags, pad_to).size());
+}
+
+// A string of |n| bytes starting with |tag|.
+std::string Pkt(const std::string& tag, size_t n) {
+  std::string s = tag;
+  s.resize(n, '.');
+  return s;
+}
+
+ReadPacket RP(ProducerID p, WriterID w, std::string data, uint32_t loss = 0) {
+  ReadPacket rp;
+  rp.producer_id = p;
+  rp.writer_id = w;
+  rp.data = std::move(data);
+  rp.loss = loss;
+  return rp;
+}
+
+std::vector<std::string> Data(const std::vector<ReadPacket>& pkts) {
+  std::vector<std::string> out;
+  for (const ReadPacket& p : pkts)
+    out.push_back(p.data);
+  return out;
+}
+
+class TraceBufferV2Test : public ::testing::Test {
+ protected:
+  void Create(size_t size, Policy policy = Policy::kOverwrite) {
+    tb_ = TraceBufferV2::Create(size, policy);
+    ASSERT_NE(tb_, nullptr);
+  }
+
+  bool Commit(ProducerID p,
+              WriterID w,
+              ChunkID id,
+              const std::vector<std::string>& frags,
+              uint8_t flags = 0,
+              bool complete = true,
+              size_t pad_to = 0) {
+    std::vector<uint8_t> payload = MakePayload(frags, pad_to);
+    return tb_->CopyChunkUntrusted(p, ClientIdentity{1000 + p, 2000 + p}, w, id,
+                                   static_cast<uint16_t>(frags.size()), flags,
+                                   complete, payload.data(), payload.size());
+  }
+
+  bool CommitRaw(ProducerID p,
+                 WriterID w,
+                 ChunkID id,
+                 const std::vector<uint8_t>& payload,
+                 uint16_t num_frags,
+                 uint8_t flags = 0) {
+    return tb_->CopyChunkUntrusted(p, ClientIdentity{}, w, id, num_frags, flags,
+                                   true, payload.data(), payload.size());
+  }
+
+  std::vector<ReadPacket> Read() { return ReadAll(tb_.get()); }
+
+  std::unique_ptr<TraceBufferV2> tb_;
+};
+
+// ---- Basics and storage -----------------------------------------------------
+
+TEST_F(TraceBufferV2Test, CreateRoundsUpAndRejectsZero) {
+  EXPECT_EQ(TraceBufferV2::Create(0, Policy::kOverwrite), nullptr);
+  Create(5000);
+  EXPECT_EQ(tb_->size(), 8192u);
+  EXPECT_EQ(tb_->used_size(), 0u);
+  EXPECT_FALSE(tb_->has_data());
+  EXPECT_TRUE(Read().empty());
+}
+
+TEST_F(TraceBufferV2Test, SingleChunkPacketsInOrder) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 2, 0, {"p0", "p1", "p2"}));
+  EXPECT_TRUE(tb_->has_data());
+  std::vector<ReadPacket> expected = {RP(1, 2, "p0"), RP(1, 2, "p1"),
+                                      RP(1, 2, "p2")};
+  EXPECT_EQ(Read(), expected);
+  EXPECT_FALSE(tb_->has_data());
+  EXPECT_TRUE(Read().empty());  // Reads are destructive.
+  EXPECT_EQ(tb_->stats().chunks_read, 1u);
+  EXPECT_EQ(tb_->stats().bytes_read, 6u);
+}
+
+TEST_F(TraceBufferV2Test, SequencePropertiesCarryTrustedIdentity) {
+  Create(4096);
+  ASSERT_TRUE(Commit(7, 9, 0, {"x"}));
+  tb_->BeginRead();
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 123;
+  ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+  EXPECT_EQ(props.producer_id_trusted, 7);
+  EXPECT_EQ(props.writer_id, 9);
+  EXPECT_EQ(props.client_identity_trusted.uid, 1007);
+  EXPECT_EQ(props.client_identity_trusted.pid, 2007);
+  EXPECT_EQ(loss, 0u);
+}
+
+TEST_F(TraceBufferV2Test, ChunksAreStoredBackToBack4ByteAligned) {
+  Create(4096);
+  // Payloads of 5, 6 and 8 bytes: outer sizes 24, 24, 24.
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  ASSERT_TRUE(Commit(1, 1, 1, {"ab"}));
+  ASSERT_TRUE(Commit(1, 1, 2, {"abcd"}));
+  EXPECT_EQ(OuterSize({"a"}), 24u);
+  EXPECT_EQ(tb_->used_size(), 72u);
+  EXPECT_EQ(tb_->stats().bytes_written, 72u);
+  EXPECT_EQ(tb_->stats().chunks_written, 3u);
+  EXPECT_GE(tb_->GetMemoryUsageBytes(), 72u);
+  EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "ab", "abcd"}));
+}
+
+TEST_F(TraceBufferV2Test, EmptyPacketsAreSkippedWithoutLoss) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"", "a", ""}));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "a")}));
+}
+
+// ---- Fragmentation ----------------------------------------------------------
+
+TEST_F(TraceBufferV2Test, FragmentChainAcrossThreeChunks) {
+  // The design doc's example: Packet2 = [Begin] -> [Continue] -> [End].
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 100, {"P1", "P2a"}, kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 101, {"P2b"}, kFromPrev | kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 102, {"P2c", "P3"}, kFromPrev));
+  EXPECT_EQ(Read(),
+            (std::vector<ReadPacket>{RP(1, 1, "P1"), RP(1, 1, "P2aP2bP2c"),
+                                     RP(1, 1, "P3")}));
+  EXPECT_EQ(tb_->stats().readaheads_succeeded, 1u);
+  EXPECT_FALSE(tb_->has_data());
+}
+
+TEST_F(TraceBufferV2Test, IncompleteFragmentChainStallsOnlyItsSequence) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"A0", "A1a"}, kOnNext));
+  ASSERT_TRUE(Commit(2, 1, 0, {"B0"}));
+  // Sequence 1 waits for the rest of A1; sequence 2 is not held back.
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "A0"), RP(2, 1, "B0")}));
+  ASSERT_TRUE(Commit(1, 1, 1, {"A1b", "A2"}, kFromPrev));
+  EXPECT_EQ(Read(),
+            (std::vector<ReadPacket>{RP(1, 1, "A1aA1b"), RP(1, 1, "A2")}));
+}
+
+TEST_F(TraceBufferV2Test, ReassemblyGapDropsPacketAndReportsLoss) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"A0", "A1a"}, kOnNext));
+  // Chunk 1 (the middle of A1) never arrives.
+  ASSERT_TRUE(Commit(1, 1, 2, {"A1c", "A2"}, kFromPrev));
+  std::vector<ReadPacket> got = Read();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], RP(1, 1, "A0"));
+  EXPECT_EQ(got[1].data, "A2");
+  EXPECT_TRUE(got[1].loss & kDataLossReassemblyGap);
+  EXPECT_TRUE(got[1].loss & kDataLossReadGap);
+  EXPECT_TRUE(got[1].loss & kDataLossPresent);
+  // The continuation of the dropped packet is not reported as an orphan.
+  EXPECT_FALSE(got[1].loss & kDataLossOrphanContinuation);
+}
+
+TEST_F(TraceBufferV2Test, BrokenChainWhenNextChunkDoesNotContinue) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"A0a"}, kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 1, {"A1", "A2"}));  // No kFromPrev.
+  std::vector<ReadPacket> got = Read();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].data, "A1");
+  EXPECT_EQ(got[0].loss, kDataLossPresent | kDataLossReassemblyBrokenChain);
+  EXPECT_EQ(got[1], RP(1, 1, "A2"));
+}
+
+TEST_F(TraceBufferV2Test, OrphanContinuationIsDroppedAndReported) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 5, {"tail", "A1"}, kFromPrev));
+  ASSERT_TRUE(Commit(2, 1, 0, {"B0"}));
+  std::vector<ReadPacket> got = Read();
+  EXPECT_EQ(got,
+            (std::vector<ReadPacket>{
+                RP(1, 1, "A1", kDataLossPresent | kDataLossOrphanContinuation),
+                RP(2, 1, "B0")}));
+}
+
+TEST_F(TraceBufferV2Test, ReadGapOnMissingChunkId) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 1, {"a"}));
+  ASSERT_TRUE(Commit(1, 1, 3, {"b"}));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{
+                        RP(1, 1, "a"),
+                        RP(1, 1, "b", kDataLossPresent | kDataLossReadGap)}));
+}
+
+TEST_F(TraceBufferV2Test, ChunkIdWrapsAt2To32) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0xfffffffe, {"a"}));
+  // Out of order across the wrap, in one batch.
+  ASSERT_TRUE(Commit(1, 1, 0, {"c2", "d1"}, kFromPrev | kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 0xffffffff, {"b", "c1"}, kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 1, {"d2"}, kFromPrev));
+  EXPECT_EQ(Read(),
+            (std::vector<ReadPacket>{RP(1, 1, "a"), RP(1, 1, "b"),
+                                     RP(1, 1, "c1c2"), RP(1, 1, "d1d2")}));
+  EXPECT_EQ(tb_->stats().chunks_committed_out_of_order, 1u);
+  // A gap across the wrap is still a gap.
+  ASSERT_TRUE(Commit(1, 1, 3, {"e"}));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{
+                        RP(1, 1, "e", kDataLossPresent | kDataLossReadGap)}));
+}
+
+// ---- Out-of-order commits and buffer vs sequence order ----------------------
+
+TEST_F(TraceBufferV2Test, OutOfOrderBatchIsReadInChunkIdOrder) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 3, {"c"}));
+  ASSERT_TRUE(Commit(1, 1, 1, {"a"}));
+  ASSERT_TRUE(Commit(1, 1, 2, {"b"}));
+  EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(tb_->stats().chunks_committed_out_of_order, 2u);
+}
+
+TEST_F(TraceBufferV2Test, LateChunkAfterItsSuccessorWasReadIsDropped) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 1, {"a"}));
+  ASSERT_TRUE(Commit(1, 1, 3, {"c"}));
+  EXPECT_EQ(Read().size(), 2u);
+  EXPECT_FALSE(Commit(1, 1, 2, {"b"}));
+  EXPECT_EQ(tb_->stats().late_chunks_dropped, 1u);
+  EXPECT_TRUE(Read().empty());
+}
+
+// Design doc: buffer order A1, B1, B3, A2, B2 with the write cursor just
+// before B3. Only FIFO-preserving linearisations are acceptable.
+TEST_F(TraceBufferV2Test, BufferOrderVsSequenceOrderWorkedCase) {
+  Create(4096);
+  const std::string big = Pkt("F", 1024 - 16 - 4 - 4 - 4);
+  // Filler (seq 9) at [0, 1024); then B3, A2, B2 of 1024 bytes each, up to
+  // the end; then A1, B1 (512 each) wrap over the filler: wr_ = 1024 = B3.
+  ASSERT_TRUE(Commit(9, 9, 0, {"F", big}));
+  const std::string k = Pkt("k", 1024 - 16 - 4 - 4 - 4);
+  const std::string h = Pkt("h", 512 - 16 - 4 - 4 - 4);
+  ASSERT_EQ(OuterSize({"F", big}), 1024u);
+  ASSERT_TRUE(Commit(2, 1, 3, {"B3", k}));
+  ASSERT_TRUE(Commit(1, 1, 2, {"A2", k}));
+  ASSERT_TRUE(Commit(2, 1, 2, {"B2", k}));
+  ASSERT_EQ(tb_->used_size(), 4096u);
+  ASSERT_TRUE(Commit(1, 1, 1, {"A1", h}));
+  ASSERT_TRUE(Commit(2, 1, 1, {"B1", h}));
+  ASSERT_EQ(OuterSize({"A1", h}), 512u);
+  EXPECT_EQ(tb_->stats().write_wrap_count, 1u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 1u);
+
+  std::vector<std::string> got;
+  for (const ReadPacket& p : Read()) {
+    EXPECT_EQ(p.loss, 0u);
+    if (p.data.size() < 4)
+      got.push_back(p.data);
+  }
+  // Per-sequence FIFO: A1 < A2 and B1 < B2 < B3, and everything once.
+  auto pos = [&](const std::string& s) {
+    return std::find(got.begin(), got.end(), s) - got.begin();
+  };
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_LT(pos("A1"), pos("A2"));
+  EXPECT_LT(pos("B1"), pos("B2"));
+  EXPECT_LT(pos("B2"), pos("B3"));
+  // The walk starts at the oldest chunk (B3): sequence B comes first.
+  EXPECT_EQ(got, (std::vector<std::string>{"B1", "B2", "B3", "A1", "A2"}));
+}
+
+}  // namespace
+}  // namespace trace_buffer
+}  // namespace ringtrace
