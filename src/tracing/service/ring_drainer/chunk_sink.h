@@ -13,7 +13,7 @@
 // speculative). At most one chunk is pending per sink at a time.
 //
 // The production sink is TraceBufferV2Sink (trace_buffer_v2_sink.h); tests use
-// a recording sink. Identifiers and flags are those of the contract.
+// a recording sink.
 //
 // Thread model: called from the drain thread only.
 
@@ -23,26 +23,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
 namespace ringtrace {
 namespace ring_drainer {
 
-using ProducerID = uint16_t;
-using WriterID = uint16_t;
-using ChunkID = uint32_t;
-using BufferID = uint16_t;
+// Identifiers and admission flags are TraceBufferV2's (the contract).
+using trace_buffer::BufferID;
+using trace_buffer::ChunkID;
+using trace_buffer::ClientIdentity;
+using trace_buffer::ProducerID;
+using trace_buffer::WriterID;
 
-// Who the producer is, as the service authenticated it (not from shared
-// memory).
-struct ClientIdentity {
-  int32_t uid = 0;
-  int32_t pid = 0;
-};
-
-// Flags of the drainer admission path (contract values; these are NOT the
-// state word's flag bits, see MapChunkFlags in ring_drainer.h).
-constexpr uint32_t kChunkContinuesFromPrev = 1u << 0;
-constexpr uint32_t kChunkContinuesOnNext = 1u << 1;
-constexpr uint32_t kChunkDataLoss = 1u << 2;
+// Flags of the drainer admission path; NOT the state word's flag bits (see
+// MapChunkFlags in ring_drainer.h).
+using trace_buffer::kChunkContinuesFromPrev;
+using trace_buffer::kChunkContinuesOnNext;
+using trace_buffer::kChunkDataLoss;
 
 class ChunkSink {
  public:

@@ -4,41 +4,29 @@
 
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <utility>
 
 #include "src/base/logging.h"
+#include "src/tracing/core/shm_ring/ring_wait.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
 
 namespace {
 
-// Wakes the writers blocked because the ring was full, if any. Called after a
-// pass that advanced read_pos (the release store of read_pos happened in the
-// reader). The futex word is num_writers_waiting (ringtrace ABI); the wake is
-// process-shared (no FUTEX_PRIVATE_FLAG) because the writers live in the
-// producer's process. See docs/ring_drainer.md, "Waking stalled writers".
-bool WakeStalledWriters(const shm_ring::RingView& view) {
-  std::atomic<uint32_t>* waiting = view.num_writers_waiting();
-  // relaxed; pairs with the writers' increment of num_writers_waiting before
-  // they sleep. Only decides whether a syscall is worth making: a wake that
-  // is skipped because of a stale zero is covered by the writers' bounded
-  // wait (docs/ring_drainer.md).
-  if (waiting->load(std::memory_order_relaxed) == 0)
-    return false;
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(waiting), FUTEX_WAKE, INT_MAX,
-          nullptr, nullptr, 0);
-  return true;
+uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 }  // namespace
 
 ChunkSink::~ChunkSink() = default;
+TraceBufferV2Sink::~TraceBufferV2Sink() = default;
 
 void AddRingStats(const RingStats& s, RingStats* t) {
   RingReaderStats& r = t->reader;
@@ -54,6 +42,7 @@ void AddRingStats(const RingStats& s, RingStats* t) {
   r.protocol_errors += s.reader.protocol_errors;
   r.retries += s.reader.retries;
   r.retry_later += s.reader.retry_later;
+  r.deferrals += s.reader.deferrals;
   t->chunks_unroutable += s.chunks_unroutable;
   t->chunks_rejected_by_sink += s.chunks_rejected_by_sink;
   t->chunks_aborted += s.chunks_aborted;
@@ -80,6 +69,11 @@ class RingDrainer::Ring : public ChunkConsumer {
     return s;
   }
   bool error_logged = false;
+  // Head grace (RingDrainerOptions::head_grace_ns): the position the reader
+  // last deferred and since when.
+  bool deferring = false;
+  uint32_t deferred_position = 0;
+  uint64_t deferred_since_ns = 0;
 
   // ChunkConsumer.
   bool BeginChunk(const ChunkDescriptor& desc,
@@ -209,33 +203,42 @@ ChunkID* RingDrainer::ChunkIdSlot(ProducerID producer_id, WriterID writer_id) {
   return &next_chunk_id_[key];  // Value-initialized to 0 on first use.
 }
 
-PassResult RingDrainer::DrainRing(RingId id) {
+PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
   Ring* ring = FindRing(id);
   RingReader& reader = ring->reader();
   RingStats& stats = ring->stats();
   ++stats.passes;
 
+  const HeadPolicy head_policy = ChooseHeadPolicy(ring, mode);
   PassResult result;
   const uint64_t bytes_before = reader.stats().bytes_emitted;
-  bool budget_left = true;
+  bool stopped_by_budget = true;
   // Bounded by max_positions_per_pass.
   for (uint32_t i = 0; i < options_.max_positions_per_pass; ++i) {
-    const ReadResult r = reader.ReadOne(ring);
+    const ReadResult r = reader.ReadOne(ring, head_policy);
     if (r == ReadResult::kSkipped || r == ReadResult::kEmitted) {
       ++result.positions_resolved;
+      ring->deferring = false;
       if (reader.stats().bytes_emitted - bytes_before >=
           options_.max_bytes_per_pass) {
         break;
       }
       continue;
     }
-    budget_left = false;
+    stopped_by_budget = false;
     if (r == ReadResult::kRetryLater)
       result.more = true;
+    if (r == ReadResult::kDeferred) {
+      result.deferred = true;
+      if (!ring->deferring || ring->deferred_position != reader.read_pos()) {
+        ring->deferring = true;
+        ring->deferred_position = reader.read_pos();
+        ring->deferred_since_ns = NowNs();
+      }
+    }
     break;
   }
-  // Ran out of a budget while positions may remain.
-  if (budget_left)
+  if (stopped_by_budget)
     result.more = true;
   result.bytes_emitted = reader.stats().bytes_emitted - bytes_before;
 
@@ -251,18 +254,48 @@ PassResult RingDrainer::DrainRing(RingId id) {
     }
   }
 
-  if (result.positions_resolved > 0 && WakeStalledWriters(reader.view()))
+  // The writer-wait protocol (shm_ring/ring_wait.h): after the release
+  // stores of read_pos (R1, in the reader), fence + check
+  // num_writers_waiting + FUTEX_WAKE on read_pos (R2, R3). Once per pass is
+  // enough: a writer waits for read_pos to differ from the value it sampled,
+  // and the last store of the pass is ordered before the fence like all
+  // earlier ones.
+  if (result.positions_resolved > 0 &&
+      shm_ring::WakeStalledWriters(reader.view())) {
     ++stats.writer_wakeups;
+  }
   return result;
 }
 
-PassResult RingDrainer::DrainAll() {
+uint64_t RingDrainer::NowNs() const {
+  return options_.now_ns ? options_.now_ns() : SteadyNowNs();
+}
+
+HeadPolicy RingDrainer::ChooseHeadPolicy(Ring* ring, DrainMode mode) const {
+  if (mode == DrainMode::kFlush || options_.head_grace_ns == 0)
+    return HeadPolicy::kResolve;
+  // relaxed; only a hint (a stalled writer wants room now). Pairs with the
+  // writers' registration increment in shm_ring::WaitForReadPosChange; a
+  // hostile value only changes how eagerly its own ring is drained.
+  if (ring->reader().view().num_writers_waiting()->load(
+          std::memory_order_relaxed) != 0) {
+    return HeadPolicy::kResolve;
+  }
+  if (ring->deferring &&
+      NowNs() - ring->deferred_since_ns >= options_.head_grace_ns) {
+    return HeadPolicy::kResolve;
+  }
+  return HeadPolicy::kDeferUnpublished;
+}
+
+PassResult RingDrainer::DrainAll(DrainMode mode) {
   PassResult total;
   for (auto& it : rings_) {
-    const PassResult r = DrainRing(it.first);
+    const PassResult r = DrainRing(it.first, mode);
     total.positions_resolved += r.positions_resolved;
     total.bytes_emitted += r.bytes_emitted;
     total.more |= r.more;
+    total.deferred |= r.deferred;
     total.rings_stopped += r.rings_stopped;
   }
   return total;

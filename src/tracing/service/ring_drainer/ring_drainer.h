@@ -28,9 +28,9 @@
 // error is logged once and reported by protocol_error()); the others go on.
 //
 // Stalled writers: after a pass that advanced a ring's read_pos, the drainer
-// loads num_writers_waiting and, only if it is > 0, issues a futex wake
-// (see WakeStalledWriters in ring_drainer.cc and docs/ring_drainer.md for the
-// exact futex word and protocol shared with the writer side).
+// runs the reader half of the writer-wait protocol
+// (shm_ring::WakeStalledWriters, src/tracing/core/shm_ring/ring_wait.h): a
+// fence, then a FUTEX_WAKE on read_pos only if num_writers_waiting > 0.
 //
 // Thread model: single-threaded (the service's drain thread). Writers run
 // concurrently in other threads / processes and interact only through the
@@ -70,6 +70,26 @@ struct RingDrainerOptions {
   uint64_t max_bytes_per_pass = 1u << 20;
   // Failed CAS attempts per position and ReadOne() call (spec 5.3).
   uint32_t retry_budget = RingReader::kDefaultRetryBudget;
+  // Head grace. 0: every position up to write_pos is resolved at once, as in
+  // spec 5.3 (a reserved-but-unclaimed position is burned, an Acquired chunk
+  // is scraped). > 0: such a position at the head is left alone (the pass
+  // ends there, PassResult::deferred) until it has been seen for this long,
+  // unless more than half the ring is reserved, a writer is stalled waiting
+  // for room, or the pass is a DrainMode::kFlush. A drain loop that chases
+  // the writers then stops burning their reservations and splitting their
+  // chunks. See docs/ring_drainer.md.
+  uint64_t head_grace_ns = 0;
+  // Monotonic clock in ns for the head grace; null: std::chrono's
+  // steady_clock. Tests inject their own.
+  uint64_t (*now_ns)() = nullptr;
+};
+
+enum class DrainMode {
+  kNormal,
+  // Resolve every reserved position (scrape open chunks, burn unclaimed
+  // positions), whatever the head grace: for flushes and for draining a
+  // ring whose producer is gone.
+  kFlush,
 };
 
 struct TargetBuffer {
@@ -110,6 +130,9 @@ struct PassResult {
   // More work may be pending right now: a budget ran out or the reader
   // returned kRetryLater. Call again (after serving the other rings).
   bool more = false;
+  // The pass stopped at a position under head grace: call again later (or
+  // with DrainMode::kFlush).
+  bool deferred = false;
   uint32_t rings_stopped = 0;  // Rings that are stopped by a protocol error.
 };
 
@@ -126,9 +149,9 @@ class RingDrainer {
   void RemoveRing(RingId id);
 
   // One bounded pass over one ring. |id| must be registered.
-  PassResult DrainRing(RingId id);
+  PassResult DrainRing(RingId id, DrainMode mode = DrainMode::kNormal);
   // One bounded pass over every ring.
-  PassResult DrainAll();
+  PassResult DrainAll(DrainMode mode = DrainMode::kNormal);
 
   RingStats ring_stats(RingId id) const;
   // kind == kNone unless the ring is stopped.
@@ -142,6 +165,8 @@ class RingDrainer {
   class Ring;
 
   Ring* FindRing(RingId id) const;
+  HeadPolicy ChooseHeadPolicy(Ring* ring, DrainMode mode) const;
+  uint64_t NowNs() const;
   // The next ChunkID slot for {producer, writer}; stable address.
   ChunkID* ChunkIdSlot(ProducerID producer_id, WriterID writer_id);
 

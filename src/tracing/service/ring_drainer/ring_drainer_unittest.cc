@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/ring_wait.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/recording_sink.h"
 
@@ -299,6 +302,87 @@ TEST(RingDrainerTest, InitialReadPosComesFromTheService) {
   EXPECT_EQ(ring.read_pos(), 0x8000'0002u);
   EXPECT_EQ(ring.state(ring.geometry().ChunkIndex(0x7fff'fffeu)),
             MakeFreeForWrap(ring.geometry().NextWrap(0x7fff'fffeu)));
+}
+
+TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
+  // A real writer thread blocked in shm_ring::WaitForReadPosChange (the
+  // writer half of ring_wait.h) is released by the drainer's pass.
+  FakeRing ring(256, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"x"});
+  std::atomic<bool> moved{false};
+  std::thread waiter([&] {
+    // The deadline is only a safety net; the test asserts no timing.
+    moved = shm_ring::WaitForReadPosChange(
+        ring.view(), 0, shm_ring::MonotonicNowNs() + 60'000'000'000ull);
+  });
+  // Bounded wait until the writer registered (W1).
+  for (int i = 0; i < 10'000'000 && ring.view().num_writers_waiting()->load(
+                                        std::memory_order_relaxed) == 0;
+       ++i) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(ring.view().num_writers_waiting()->load(), 1u);
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+  waiter.join();
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+  EXPECT_EQ(ring.view().num_writers_waiting()->load(), 0u);
+}
+
+uint64_t g_fake_now_ns = 0;
+uint64_t FakeNowNs() {
+  return g_fake_now_ns;
+}
+
+TEST(RingDrainerTest, HeadGraceDefersThenInsists) {
+  FakeRing ring(256, 8);
+  RecordingSink sink;
+  RingDrainerOptions opts;
+  opts.head_grace_ns = 1000;
+  opts.now_ns = &FakeNowNs;
+  g_fake_now_ns = 5000;
+  RingDrainer drainer(opts);
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"done"});
+  w.ReserveAndClaim();  // Open chunk at the head.
+  w.Append("open");
+
+  PassResult r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_TRUE(r.deferred);
+  g_fake_now_ns += 999;  // Still within the grace.
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 0u);
+  EXPECT_TRUE(r.deferred);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 0u);
+  g_fake_now_ns += 1;  // Grace over: the open chunk is scraped (n = 0).
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_FALSE(r.deferred);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 1u);
+
+  // A new head position gets its own grace period.
+  FakeWriter w2(ring.view(), 2, 1);
+  w2.ReserveAndClaim();
+  EXPECT_TRUE(drainer.DrainRing(id).deferred);
+  // A flush insists at once.
+  r = drainer.DrainRing(id, DrainMode::kFlush);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 2u);
+
+  // So does a writer waiting for room.
+  FakeWriter w3(ring.view(), 3, 1);
+  w3.ReserveAndClaim();
+  EXPECT_TRUE(drainer.DrainRing(id).deferred);
+  ring.view().num_writers_waiting()->store(1, std::memory_order_relaxed);
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+  EXPECT_EQ(sink.chunks.size(), 1u);
 }
 
 }  // namespace

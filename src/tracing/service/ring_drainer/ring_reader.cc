@@ -30,6 +30,8 @@ const char* ReadResultToString(ReadResult r) {
       return "RetryLater";
     case ReadResult::kProtocolError:
       return "ProtocolError";
+    case ReadResult::kDeferred:
+      return "Deferred";
   }
   return "?";
 }
@@ -66,7 +68,8 @@ RingReader::RingReader(shm_ring::RingView view,
   RT_CHECK(view_.base() != nullptr);
 }
 
-ReadResult RingReader::ReadOne(ChunkConsumer* consumer) {
+ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
+                               HeadPolicy head_policy) {
   if (stopped())
     return ReadResult::kProtocolError;
 
@@ -94,6 +97,20 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer) {
   // Acknowledged): the published fragments, size entries and BufferID are
   // visible before we copy them.
   uint32_t word = state->load(std::memory_order_acquire);
+
+  // Optional grace for a writer that reserved but has not published yet: do
+  // not burn its reservation or split its chunk while the ring has room.
+  // Decided on the first snapshot only; a redispatch always resolves.
+  if (head_policy == HeadPolicy::kDeferUnpublished &&
+      distance <= geometry_.num_chunks / 2) {
+    const ChunkState st = GetState(word);
+    if (st == ChunkState::kAcquired ||
+        (st == ChunkState::kFreeForWrap &&
+         shm_ring::GetWrapCount(word) == geometry_.WrapCount(position))) {
+      ++stats_.deferrals;
+      return ReadResult::kDeferred;
+    }
+  }
 
   // Bounded: every iteration either returns or records one failed CAS, and
   // at most retry_budget_ + 1 failures are allowed.

@@ -81,6 +81,22 @@ enum class ReadResult {
   kEmitted,        // The position's chunk was handed to the consumer.
   kRetryLater,     // CAS budget spent; read_pos unchanged.
   kProtocolError,  // The ring is stopped (see RingReader::protocol_error()).
+  // Only with HeadPolicy::kDeferUnpublished: the position is reserved but
+  // unclaimed, or its chunk is Acquired, and the ring is not under pressure;
+  // it was left alone for a later call. read_pos unchanged, nothing written.
+  kDeferred,
+};
+
+// What ReadOne() does with a position whose writer has not published yet
+// (its chunk is FreeForWrap(wrap_count(p)) or Acquired).
+enum class HeadPolicy {
+  // Resolve it now (spec 5.3): burn the unclaimed position / scrape the
+  // published prefix.
+  kResolve,
+  // Leave it for a later call (kDeferred) while at most half the ring is
+  // reserved. The reader never waits: the caller decides when to come back
+  // and when to insist (see RingDrainerOptions::head_grace_ns).
+  kDeferUnpublished,
 };
 
 const char* ReadResultToString(ReadResult r);
@@ -169,6 +185,7 @@ struct RingReaderStats {
   uint64_t retries = 0;          // Failed CAS, each followed by a redispatch
                                  // or by kRetryLater.
   uint64_t retry_later = 0;      // ReadOne calls that returned kRetryLater.
+  uint64_t deferrals = 0;        // ReadOne calls that returned kDeferred.
 };
 
 class RingReader {
@@ -202,7 +219,8 @@ class RingReader {
   RingReader& operator=(const RingReader&) = delete;
 
   // Resolves at most one logical position. See the header comment.
-  ReadResult ReadOne(ChunkConsumer* consumer);
+  ReadResult ReadOne(ChunkConsumer* consumer,
+                     HeadPolicy head_policy = HeadPolicy::kResolve);
 
   // The next position to resolve (private copy; also the last value stored
   // to the shared read_pos).

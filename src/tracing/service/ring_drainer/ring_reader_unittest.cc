@@ -426,6 +426,52 @@ TEST(RingReaderTest, SharedReadPosIsNeverTrusted) {
   EXPECT_EQ(ring.read_pos(), 1u);  // Overwritten with the true value.
 }
 
+TEST(RingReaderTest, HeadPolicyDefersUnpublishedPositionsWhileThereIsRoom) {
+  FakeRing ring(256, 4);
+  FakeWriter writer(ring.view(), 1);
+  uint32_t pos;
+  ASSERT_TRUE(writer.Reserve(&pos));  // Reserved, not yet claimed.
+  RingReader reader(ring.view(), 0);
+  RecordingConsumer consumer;
+  const auto kDefer = HeadPolicy::kDeferUnpublished;
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kDeferred);
+  EXPECT_EQ(ring.state(0), MakeFreeForWrap(0));  // Untouched.
+  EXPECT_EQ(reader.read_pos(), 0u);
+  // The writer's claim therefore still succeeds.
+  ASSERT_TRUE(writer.Claim(pos));
+  writer.Append("kept whole");
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kDeferred);
+  EXPECT_EQ(reader.stats().deferrals, 2u);
+  ASSERT_TRUE(writer.Publish(true));
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kEmitted);
+  EXPECT_EQ(consumer.chunks[0].fragments, Frags{"kept whole"});
+  EXPECT_EQ(reader.stats().scrapes, 0u);
+
+  // Under pressure (more than half the ring reserved) it resolves.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(writer.Reserve(&pos));
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kSkipped);
+  // Back to two reserved (half): deferred again.
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kDeferred);
+  // The default policy always resolves (spec 5.3).
+  EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
+}
+
+TEST(RingReaderTest, HeadPolicyNeverDefersOtherStatesOrErrors) {
+  FakeRing ring(256, 4);
+  ring.set_state(0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 1));
+  ring.set_state(1, MakeAcknowledged());
+  ring.set_state(2, MakeFreeForWrap(7));  // Wrong tag.
+  ring.set_write_pos(3);
+  RingReader reader(ring.view(), 0);
+  RecordingConsumer consumer;
+  const auto kDefer = HeadPolicy::kDeferUnpublished;
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kSkipped);
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kSkipped);
+  EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kProtocolError);
+  EXPECT_EQ(reader.protocol_error().kind, ProtocolErrorKind::kFreeTagMismatch);
+}
+
 }  // namespace
 }  // namespace ring_drainer
 }  // namespace ringtrace
