@@ -1,0 +1,324 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/ring_drainer/ring_drainer.h"
+
+#include <chrono>
+#include <utility>
+
+#include "src/base/logging.h"
+#include "src/tracing/core/shm_ring/ring_wait.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+
+namespace {
+
+uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace
+
+ChunkSink::~ChunkSink() = default;
+TraceBufferV2Sink::~TraceBufferV2Sink() = default;
+
+void AddRingStats(const RingStats& s, RingStats* t) {
+  RingReaderStats& r = t->reader;
+  r.positions_resolved += s.reader.positions_resolved;
+  r.holes += s.reader.holes;
+  r.scrapes += s.reader.scrapes;
+  r.chunks_emitted += s.reader.chunks_emitted;
+  r.fragments_emitted += s.reader.fragments_emitted;
+  r.bytes_emitted += s.reader.bytes_emitted;
+  r.chunks_rejected_by_consumer += s.reader.chunks_rejected_by_consumer;
+  r.malformed_directories += s.reader.malformed_directories;
+  r.unknown_formats += s.reader.unknown_formats;
+  r.protocol_errors += s.reader.protocol_errors;
+  r.retries += s.reader.retries;
+  r.retry_later += s.reader.retry_later;
+  r.deferrals += s.reader.deferrals;
+  t->chunks_unroutable += s.chunks_unroutable;
+  t->chunks_rejected_by_sink += s.chunks_rejected_by_sink;
+  t->chunks_aborted += s.chunks_aborted;
+  t->passes += s.passes;
+  t->writer_wakeups += s.writer_wakeups;
+}
+
+// One registered ring: its reader, routing table and the consumer side of
+// the one-copy admission.
+class RingDrainer::Ring : public ChunkConsumer {
+ public:
+  Ring(RingDrainer* drainer, const RingConfig& config, uint32_t retry_budget)
+      : drainer_(drainer),
+        config_(config),
+        reader_(config.view, config.initial_read_pos, retry_budget) {}
+
+  RingReader& reader() { return reader_; }
+  const RingConfig& config() const { return config_; }
+  RingStats& stats() { return stats_; }
+  // The drainer's counters plus the reader's.
+  RingStats Snapshot() const {
+    RingStats s = stats_;
+    s.reader = reader_.stats();
+    return s;
+  }
+  bool error_logged = false;
+  // Head grace (RingDrainerOptions::head_grace_ns): the position the reader
+  // last deferred and since when.
+  bool deferring = false;
+  uint32_t deferred_position = 0;
+  uint64_t deferred_since_ns = 0;
+
+  // ChunkConsumer.
+  bool BeginChunk(const ChunkDescriptor& desc,
+                  const uint32_t* sizes,
+                  uint8_t** frag_dst) override {
+    RT_DCHECK(pending_ == Pending::kNone);
+    pending_chunk_id_ = ChunkIdSlot(desc.writer_id);
+    ChunkSink* sink = FindSink(desc.target_buffer);
+    if (!sink) {
+      pending_ = Pending::kUnroutable;
+      return false;
+    }
+    if (!sink->BeginChunkFragments(config_.producer_id, config_.identity,
+                                   desc.writer_id, *pending_chunk_id_, sizes,
+                                   desc.num_fragments,
+                                   MapChunkFlags(desc.abi_flags), frag_dst)) {
+      pending_ = Pending::kRejected;
+      return false;
+    }
+    pending_ = Pending::kBegun;
+    pending_sink_ = sink;
+    return true;
+  }
+
+  void CommitChunk() override {
+    switch (pending_) {
+      case Pending::kBegun:
+        pending_sink_->CommitPendingChunk();
+        break;
+      case Pending::kRejected:
+        ++stats_.chunks_rejected_by_sink;
+        break;
+      case Pending::kUnroutable:
+        ++stats_.chunks_unroutable;
+        break;
+      case Pending::kNone:
+        RT_DCHECK(false);
+        return;
+    }
+    // The chunk is resolved, delivered or not: consume its ChunkID so that a
+    // dropped chunk leaves a gap (contract: contiguous in emission order).
+    ++*pending_chunk_id_;
+    pending_ = Pending::kNone;
+    pending_sink_ = nullptr;
+  }
+
+  void AbortChunk() override {
+    if (pending_ == Pending::kBegun)
+      pending_sink_->AbortPendingChunk();
+    ++stats_.chunks_aborted;
+    pending_ = Pending::kNone;
+    pending_sink_ = nullptr;
+  }
+
+  void OnChunkDropped(uint32_t /*position*/,
+                      shm_ring::WriterID writer_id,
+                      DropReason /*reason*/) override {
+    // Counted by the reader (malformed_directories / unknown_formats); the
+    // writer's data is lost, so its ChunkID sequence gets a gap.
+    ++*ChunkIdSlot(writer_id);
+  }
+
+ private:
+  enum class Pending { kNone, kBegun, kRejected, kUnroutable };
+
+  ChunkSink* FindSink(BufferID id) const {
+    // A producer writes a handful of buffers: a linear scan beats hashing.
+    for (const TargetBuffer& t : config_.allowed_buffers) {
+      if (t.id == id)
+        return t.sink;
+    }
+    return nullptr;
+  }
+
+  ChunkID* ChunkIdSlot(WriterID writer_id) {
+    if (!cached_slot_ || cached_writer_ != writer_id) {
+      cached_slot_ = drainer_->ChunkIdSlot(config_.producer_id, writer_id);
+      cached_writer_ = writer_id;
+    }
+    return cached_slot_;
+  }
+
+  RingDrainer* const drainer_;
+  const RingConfig config_;
+  RingReader reader_;
+  RingStats stats_;
+
+  Pending pending_ = Pending::kNone;
+  ChunkSink* pending_sink_ = nullptr;
+  ChunkID* pending_chunk_id_ = nullptr;
+
+  // One-entry cache in front of the ChunkID map: chunks of one writer tend
+  // to come in runs.
+  ChunkID* cached_slot_ = nullptr;
+  WriterID cached_writer_ = 0;
+};
+
+RingDrainer::RingDrainer(const RingDrainerOptions& options)
+    : options_(options) {
+  RT_CHECK(options_.max_positions_per_pass > 0);
+}
+
+RingDrainer::~RingDrainer() = default;
+
+RingId RingDrainer::AddRing(const RingConfig& config) {
+  const RingId id = next_ring_id_++;
+  rings_.emplace(id,
+                 std::make_unique<Ring>(this, config, options_.retry_budget));
+  return id;
+}
+
+void RingDrainer::RemoveRing(RingId id) {
+  auto it = rings_.find(id);
+  RT_CHECK(it != rings_.end());
+  AddRingStats(it->second->Snapshot(), &removed_rings_stats_);
+  rings_.erase(it);
+}
+
+RingDrainer::Ring* RingDrainer::FindRing(RingId id) const {
+  auto it = rings_.find(id);
+  RT_CHECK(it != rings_.end());
+  return it->second.get();
+}
+
+ChunkID* RingDrainer::ChunkIdSlot(ProducerID producer_id, WriterID writer_id) {
+  const uint32_t key = (static_cast<uint32_t>(producer_id) << 16) | writer_id;
+  return &next_chunk_id_[key];  // Value-initialized to 0 on first use.
+}
+
+PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
+  Ring* ring = FindRing(id);
+  RingReader& reader = ring->reader();
+  RingStats& stats = ring->stats();
+  ++stats.passes;
+
+  const HeadPolicy head_policy = ChooseHeadPolicy(ring, mode);
+  PassResult result;
+  const uint64_t bytes_before = reader.stats().bytes_emitted;
+  bool stopped_by_budget = true;
+  // Bounded by max_positions_per_pass.
+  for (uint32_t i = 0; i < options_.max_positions_per_pass; ++i) {
+    const ReadResult r = reader.ReadOne(ring, head_policy);
+    if (r == ReadResult::kSkipped || r == ReadResult::kEmitted) {
+      ++result.positions_resolved;
+      ring->deferring = false;
+      if (reader.stats().bytes_emitted - bytes_before >=
+          options_.max_bytes_per_pass) {
+        break;
+      }
+      continue;
+    }
+    stopped_by_budget = false;
+    if (r == ReadResult::kRetryLater)
+      result.more = true;
+    if (r == ReadResult::kDeferred) {
+      result.deferred = true;
+      if (!ring->deferring || ring->deferred_position != reader.read_pos()) {
+        ring->deferring = true;
+        ring->deferred_position = reader.read_pos();
+        ring->deferred_since_ns = NowNs();
+      }
+    }
+    break;
+  }
+  if (stopped_by_budget)
+    result.more = true;
+  result.bytes_emitted = reader.stats().bytes_emitted - bytes_before;
+
+  if (reader.stopped()) {
+    ++result.rings_stopped;
+    result.more = false;
+    if (!ring->error_logged) {
+      const ProtocolError& e = reader.protocol_error();
+      RT_ELOG("ring %u (producer %u) stopped: %s at position %u, word 0x%08x",
+              id, ring->config().producer_id, ProtocolErrorKindToString(e.kind),
+              e.position, e.word);
+      ring->error_logged = true;
+    }
+  }
+
+  // The writer-wait protocol (shm_ring/ring_wait.h): after the release
+  // stores of read_pos (R1, in the reader), fence + check
+  // num_writers_waiting + FUTEX_WAKE on read_pos (R2, R3). Once per pass is
+  // enough: a writer waits for read_pos to differ from the value it sampled,
+  // and the last store of the pass is ordered before the fence like all
+  // earlier ones.
+  if (result.positions_resolved > 0 &&
+      shm_ring::WakeStalledWriters(reader.view())) {
+    ++stats.writer_wakeups;
+  }
+  return result;
+}
+
+uint64_t RingDrainer::NowNs() const {
+  return options_.now_ns ? options_.now_ns() : SteadyNowNs();
+}
+
+HeadPolicy RingDrainer::ChooseHeadPolicy(Ring* ring, DrainMode mode) const {
+  if (mode == DrainMode::kFlush || options_.head_grace_ns == 0)
+    return HeadPolicy::kResolve;
+  // relaxed; only a hint (a stalled writer wants room now). Pairs with the
+  // writers' registration increment in shm_ring::WaitForReadPosChange; a
+  // hostile value only changes how eagerly its own ring is drained.
+  if (ring->reader().view().num_writers_waiting()->load(
+          std::memory_order_relaxed) != 0) {
+    return HeadPolicy::kResolve;
+  }
+  if (ring->deferring &&
+      NowNs() - ring->deferred_since_ns >= options_.head_grace_ns) {
+    return HeadPolicy::kResolve;
+  }
+  return HeadPolicy::kDeferUnpublished;
+}
+
+PassResult RingDrainer::DrainAll(DrainMode mode) {
+  PassResult total;
+  for (auto& it : rings_) {
+    const PassResult r = DrainRing(it.first, mode);
+    total.positions_resolved += r.positions_resolved;
+    total.bytes_emitted += r.bytes_emitted;
+    total.more |= r.more;
+    total.deferred |= r.deferred;
+    total.rings_stopped += r.rings_stopped;
+  }
+  return total;
+}
+
+RingStats RingDrainer::ring_stats(RingId id) const {
+  return FindRing(id)->Snapshot();
+}
+
+const ProtocolError& RingDrainer::protocol_error(RingId id) const {
+  return FindRing(id)->reader().protocol_error();
+}
+
+RingStats RingDrainer::TotalStats() const {
+  RingStats total = removed_rings_stats_;
+  for (const auto& it : rings_)
+    AddRingStats(it.second->Snapshot(), &total);
+  return total;
+}
+
+RingReader* RingDrainer::GetReaderForTesting(RingId id) {
+  return &FindRing(id)->reader();
+}
+
+}  // namespace ring_drainer
+}  // namespace ringtrace

@@ -1,0 +1,196 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The real path, single-threaded: RingWriter -> shared ring -> RingDrainer
+// -> TraceBufferV2 (through TraceBufferV2Sink) -> reassembled packets.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/service/ring_drainer/ring_drainer.h"
+#include "src/tracing/service/ring_drainer/test/fake_ring.h"
+#include "src/tracing/service/ring_drainer/test/packet_util.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+namespace {
+
+using shm_ring::RingWriter;
+using test::FakeRing;
+using test::MakeTestPacket;
+using test::ReadAllPackets;
+using test::ReadBackPacket;
+using test::WriteRingPacket;
+using trace_buffer::TraceBufferV2;
+
+constexpr BufferID kBufferId = 7;
+
+struct Harness {
+  Harness(uint32_t chunk_size, uint32_t num_chunks, size_t tb_size = 1 << 20)
+      : ring(chunk_size, num_chunks),
+        tb(TraceBufferV2::Create(tb_size,
+                                 TraceBufferV2::OverwritePolicy::kDiscard)),
+        sink(tb.get()) {
+    RingConfig config;
+    config.view = ring.view();
+    config.producer_id = 42;
+    config.identity.uid = 1000;
+    config.allowed_buffers = {{kBufferId, &sink}};
+    ring_id = drainer.AddRing(config);
+  }
+
+  RingWriter::Options WriterOptions(WriterID id) const {
+    RingWriter::Options o;
+    o.writer_id = id;
+    o.target_buffer = kBufferId;
+    return o;
+  }
+
+  FakeRing ring;
+  std::unique_ptr<TraceBufferV2> tb;
+  TraceBufferV2Sink sink;
+  RingDrainer drainer;
+  RingId ring_id = 0;
+};
+
+TEST(RingDrainerTraceBufferTest, PacketsRoundTripIncludingMultiChunkOnes) {
+  Harness h(512, 32);
+  RingWriter writer(h.ring.view(), h.WriterOptions(3));
+  std::vector<std::string> written;
+  for (uint32_t i = 0; i < 60; ++i) {
+    // 0 .. ~2.3 KiB: many span several 512-byte chunks.
+    written.push_back(MakeTestPacket(3, i, (i * 397) % 2300));
+    ASSERT_TRUE(WriteRingPacket(&writer, written.back()));
+    if (i % 3 == 2)
+      h.drainer.DrainRing(h.ring_id);
+  }
+  ASSERT_TRUE(writer.Flush(nullptr));
+  while (h.drainer.DrainRing(h.ring_id).positions_resolved > 0) {
+  }
+
+  const std::vector<ReadBackPacket> read = ReadAllPackets(h.tb.get());
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].data, written[i]) << i;
+    EXPECT_EQ(read[i].producer_id, 42);
+    EXPECT_EQ(read[i].writer_id, 3);
+    EXPECT_EQ(read[i].loss, 0u) << i;
+  }
+  EXPECT_EQ(writer.stats().loss_events, 0u);
+  const RingStats s = h.drainer.ring_stats(h.ring_id);
+  EXPECT_EQ(s.reader.protocol_errors, 0u);
+  EXPECT_EQ(s.chunks_unroutable + s.chunks_rejected_by_sink, 0u);
+}
+
+TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
+  Harness h(512, 8);
+  RingWriter writer(h.ring.view(), h.WriterOptions(4));
+  std::vector<std::string> written;
+  for (uint32_t i = 0; i < 20; ++i) {
+    written.push_back(MakeTestPacket(4, i, 100 + i * 50));
+    // The drainer runs while every fragment is open: it scrapes the chunk
+    // and the writer relocates its unpublished suffix and open fragment.
+    ASSERT_TRUE(WriteRingPacket(&writer, written.back(),
+                                [&] { h.drainer.DrainRing(h.ring_id); }));
+  }
+  ASSERT_TRUE(writer.Flush(nullptr));
+  while (h.drainer.DrainRing(h.ring_id).positions_resolved > 0) {
+  }
+  const RingStats s = h.drainer.ring_stats(h.ring_id);
+  EXPECT_GT(s.reader.scrapes, 0u);
+  EXPECT_GT(writer.stats().relocations, 0u);
+
+  const std::vector<ReadBackPacket> read = ReadAllPackets(h.tb.get());
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].data, written[i]) << i;
+    EXPECT_EQ(read[i].loss, 0u) << i;
+  }
+}
+
+TEST(RingDrainerTraceBufferTest, WriterLossIsReportedOnTheNextPacket) {
+  Harness h(256, 2);
+  RingWriter writer(h.ring.view(), h.WriterOptions(5));  // kDrop.
+  // Fill both chunks without draining until the writer has to drop.
+  uint32_t seq = 0;
+  std::vector<std::string> delivered_expected;
+  for (; seq < 100; ++seq) {
+    const std::string p = MakeTestPacket(5, seq, 60);
+    if (!WriteRingPacket(&writer, p))
+      break;
+    delivered_expected.push_back(p);
+  }
+  ASSERT_LT(seq, 100u);  // The ring filled up and a packet was dropped.
+  EXPECT_GT(writer.stats().loss_events, 0u);
+  const uint32_t lost_seq = seq;
+  ASSERT_TRUE(writer.Flush(nullptr));
+  while (h.drainer.DrainRing(h.ring_id).positions_resolved > 0) {
+  }
+  const std::string after = MakeTestPacket(5, lost_seq + 1, 10);
+  ASSERT_TRUE(WriteRingPacket(&writer, after));
+  ASSERT_TRUE(writer.Flush(nullptr));
+  while (h.drainer.DrainRing(h.ring_id).positions_resolved > 0) {
+  }
+
+  const std::vector<ReadBackPacket> read = ReadAllPackets(h.tb.get());
+  ASSERT_EQ(read.size(), delivered_expected.size() + 1);
+  for (size_t i = 0; i < delivered_expected.size(); ++i) {
+    EXPECT_EQ(read[i].data, delivered_expected[i]);
+    EXPECT_EQ(read[i].loss, 0u);
+  }
+  // The chunk after the loss carries the data-loss flag: SMB_FULL.
+  EXPECT_EQ(read.back().data, after);
+  EXPECT_NE(read.back().loss & trace_buffer::kDataLossSmbFull, 0u);
+  EXPECT_NE(read.back().loss & trace_buffer::kDataLossPresent, 0u);
+}
+
+TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
+  FakeRing ring_a(512, 4), ring_b(512, 4);
+  auto tb =
+      TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
+  TraceBufferV2Sink sink(tb.get());
+  RingDrainer drainer;
+  RingConfig ca;
+  ca.view = ring_a.view();
+  ca.producer_id = 1;
+  ca.allowed_buffers = {{kBufferId, &sink}};
+  RingConfig cb = ca;
+  cb.view = ring_b.view();
+  cb.producer_id = 2;
+  drainer.AddRing(ca);
+  drainer.AddRing(cb);
+  RingWriter::Options oa;
+  oa.writer_id = 1;  // Same WriterID in both producers: distinct sequences.
+  oa.target_buffer = kBufferId;
+  RingWriter wa(ring_a.view(), oa), wb(ring_b.view(), oa);
+  for (uint32_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(WriteRingPacket(&wa, MakeTestPacket(0xa, i, 300)));
+    ASSERT_TRUE(WriteRingPacket(&wb, MakeTestPacket(0xb, i, 200)));
+    drainer.DrainAll();
+  }
+  ASSERT_TRUE(wa.Flush(nullptr));
+  ASSERT_TRUE(wb.Flush(nullptr));
+  drainer.DrainAll();
+  uint32_t next[3] = {0, 0, 0};
+  for (const ReadBackPacket& p : ReadAllPackets(tb.get())) {
+    test::ParsedPacket parsed;
+    ASSERT_TRUE(test::ParseTestPacket(p.data, &parsed));
+    ASSERT_TRUE(p.producer_id == 1 || p.producer_id == 2);
+    EXPECT_EQ(parsed.tag, p.producer_id == 1 ? 0xa : 0xb);
+    EXPECT_EQ(parsed.seq, next[p.producer_id]++);
+    EXPECT_EQ(p.loss, 0u);
+  }
+  EXPECT_EQ(next[1], 10u);
+  EXPECT_EQ(next[2], 10u);
+}
+
+}  // namespace
+}  // namespace ring_drainer
+}  // namespace ringtrace

@@ -1,0 +1,390 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/ring_drainer/ring_drainer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/tracing/core/shm_ring/ring_wait.h"
+#include "src/tracing/service/ring_drainer/test/fake_ring.h"
+#include "src/tracing/service/ring_drainer/test/recording_sink.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+namespace {
+
+using shm_ring::ChunkState;
+using shm_ring::MakeDataWord;
+using shm_ring::MakeFreeForWrap;
+using test::FakeRing;
+using test::FakeWriter;
+using test::RecordedChunk;
+using test::RecordingSink;
+using Frags = std::vector<std::string>;
+
+// Writes one Complete chunk with |frags| for |target|.
+void WriteChunk(FakeWriter* w, const Frags& frags, uint32_t abi_flags = 0) {
+  w->ReserveAndClaim(abi_flags);
+  for (const std::string& f : frags)
+    w->Append(f);
+  ASSERT_TRUE(w->Publish(true));
+}
+
+RingConfig MakeConfig(const FakeRing& ring,
+                      ProducerID producer,
+                      std::vector<TargetBuffer> buffers) {
+  RingConfig c;
+  c.view = ring.view();
+  c.producer_id = producer;
+  c.identity.uid = 1000 + producer;
+  c.identity.pid = 4000 + producer;
+  c.allowed_buffers = std::move(buffers);
+  return c;
+}
+
+std::vector<ChunkID> ChunkIds(const std::vector<RecordedChunk>& chunks,
+                              WriterID writer) {
+  std::vector<ChunkID> ids;
+  for (const RecordedChunk& c : chunks) {
+    if (c.writer_id == writer)
+      ids.push_back(c.chunk_id);
+  }
+  return ids;
+}
+
+TEST(RingDrainerTest, FlagMapping) {
+  static_assert(MapChunkFlags(0) == 0, "");
+  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagContinuesFromPrev),
+            kChunkContinuesFromPrev);
+  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagContinuesOnNext),
+            kChunkContinuesOnNext);
+  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagDataLoss), kChunkDataLoss);
+  EXPECT_EQ(MapChunkFlags(7u),
+            kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkDataLoss);
+}
+
+TEST(RingDrainerTest, RoutesByBufferIdWithContiguousChunkIdsPerWriter) {
+  FakeRing ring(512, 8);
+  RecordingSink sink_a, sink_b;
+  RingDrainer drainer;
+  const RingId id =
+      drainer.AddRing(MakeConfig(ring, 3, {{10, &sink_a}, {20, &sink_b}}));
+  FakeWriter w1(ring.view(), 1, /*target=*/10);
+  FakeWriter w2(ring.view(), 2, /*target=*/20);
+  FakeWriter w1b(ring.view(), 1, /*target=*/20);  // Writer 1, other buffer.
+  WriteChunk(&w1, {"a"});
+  WriteChunk(&w2, {"b"});
+  WriteChunk(&w1, {"c", "d"}, shm_ring::kFlagContinuesOnNext);
+  WriteChunk(&w1b, {"e"}, shm_ring::kFlagContinuesFromPrev);
+  WriteChunk(&w2, {"f"}, shm_ring::kFlagDataLoss);
+
+  const PassResult r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 5u);
+  EXPECT_EQ(r.bytes_emitted, 6u);
+  EXPECT_FALSE(r.more);
+
+  ASSERT_EQ(sink_a.chunks.size(), 2u);
+  ASSERT_EQ(sink_b.chunks.size(), 3u);
+  EXPECT_EQ(sink_a.chunks[0].fragments, Frags{"a"});
+  EXPECT_EQ(sink_a.chunks[1].fragments, (Frags{"c", "d"}));
+  EXPECT_EQ(sink_a.chunks[1].flags, kChunkContinuesOnNext);
+  EXPECT_EQ(sink_b.chunks[1].fragments, Frags{"e"});
+  EXPECT_EQ(sink_b.chunks[1].flags, kChunkContinuesFromPrev);
+  // A data-loss chunk keeps its payload and carries the flag.
+  EXPECT_EQ(sink_b.chunks[2].fragments, Frags{"f"});
+  EXPECT_EQ(sink_b.chunks[2].flags, kChunkDataLoss);
+  for (const RecordedChunk& c : sink_a.chunks) {
+    EXPECT_EQ(c.producer_id, 3);
+    EXPECT_EQ(c.identity.uid, 1003);
+    EXPECT_EQ(c.identity.pid, 4003);
+  }
+  // ChunkIDs per {producer, writer} in emission order, across buffers.
+  EXPECT_EQ(ChunkIds(sink_a.chunks, 1), (std::vector<ChunkID>{0, 1}));
+  EXPECT_EQ(ChunkIds(sink_b.chunks, 1), (std::vector<ChunkID>{2}));
+  EXPECT_EQ(ChunkIds(sink_b.chunks, 2), (std::vector<ChunkID>{0, 1}));
+
+  const RingStats s = drainer.ring_stats(id);
+  EXPECT_EQ(s.reader.chunks_emitted, 5u);
+  EXPECT_EQ(s.reader.bytes_emitted, 6u);
+  EXPECT_EQ(s.passes, 1u);
+}
+
+TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
+  FakeRing ring(512, 16);
+  RecordingSink sink, rejecting;
+  rejecting.reject_all = true;
+  RingDrainer drainer;
+  const RingId id =
+      drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}, {2, &rejecting}}));
+  FakeWriter to_sink(ring.view(), 7, 1);
+  FakeWriter to_unknown(ring.view(), 7, 99);  // Not allowed for producer 1.
+  FakeWriter to_rejecting(ring.view(), 7, 2);
+  WriteChunk(&to_sink, {"id0"});
+  WriteChunk(&to_unknown, {"dropped: unroutable"});
+  WriteChunk(&to_sink, {"id2"});
+  WriteChunk(&to_rejecting, {"dropped: rejected"});
+  WriteChunk(&to_sink, {"id4"});
+  // A malformed directory from the same writer: entry larger than capacity.
+  const uint32_t pos = to_sink.ReserveAndClaim();
+  ring.chunk(ring.geometry().ChunkIndex(pos))[511] = 0xff;
+  ring.chunk(ring.geometry().ChunkIndex(pos))[510] = 0xff;
+  ring.set_state(ring.geometry().ChunkIndex(pos),
+                 MakeDataWord(ChunkState::kComplete, 0, 0, 1, 7));
+  // An unknown format from the same writer.
+  const uint32_t pos2 = to_sink.ReserveAndClaim();
+  ring.set_state(ring.geometry().ChunkIndex(pos2),
+                 MakeDataWord(ChunkState::kComplete, 2, 0, 1, 7));
+  WriteChunk(&to_sink, {"id7"});
+  // An empty scrape consumes no ID.
+  to_sink.ReserveAndClaim();
+
+  const PassResult r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 9u);
+  EXPECT_EQ(ChunkIds(sink.chunks, 7), (std::vector<ChunkID>{0, 2, 4, 7}));
+  const RingStats s = drainer.ring_stats(id);
+  EXPECT_EQ(s.chunks_unroutable, 1u);
+  EXPECT_EQ(s.chunks_rejected_by_sink, 1u);
+  EXPECT_EQ(rejecting.rejects, 1u);
+  EXPECT_EQ(s.reader.malformed_directories, 1u);
+  EXPECT_EQ(s.reader.unknown_formats, 1u);
+  EXPECT_EQ(s.reader.chunks_rejected_by_consumer, 2u);
+  EXPECT_EQ(s.reader.scrapes, 1u);
+  EXPECT_EQ(s.reader.holes, 5u);
+
+  // The next chunk of writer 7 continues after the empty scrape: no gap.
+  FakeWriter next(ring.view(), 7, 1);
+  WriteChunk(&next, {"id8"});
+  drainer.DrainRing(id);
+  EXPECT_EQ(sink.chunks.back().chunk_id, 8u);
+}
+
+TEST(RingDrainerTest, AbortedSpeculativeCopyConsumesNoChunkId) {
+  FakeRing ring(512, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 5, 1);
+  w.ReserveAndClaim();
+  w.Append("x");
+  ASSERT_TRUE(w.Publish(false));  // Acquired(5, 1).
+  w.Append("y");
+  // The writer publishes between the reader's copy and its CAS.
+  bool once = false;
+  drainer.GetReaderForTesting(id)->SetTestHookForTesting(
+      [&](RingReader::HookPoint p, uint32_t, uint32_t) {
+        if (p == RingReader::HookPoint::kBeforeMarkRewrite && !once) {
+          once = true;
+          ASSERT_TRUE(w.Publish(true));
+        }
+      });
+  drainer.DrainRing(id);
+  EXPECT_TRUE(once);
+  EXPECT_EQ(sink.begins, 2u);
+  EXPECT_EQ(sink.aborts, 1u);
+  ASSERT_EQ(sink.chunks.size(), 1u);
+  EXPECT_EQ(sink.chunks[0].fragments, (Frags{"x", "y"}));
+  EXPECT_EQ(sink.chunks[0].chunk_id, 0u);
+  EXPECT_EQ(drainer.ring_stats(id).chunks_aborted, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).reader.retries, 1u);
+}
+
+TEST(RingDrainerTest, PassIsBoundedInPositionsAndBytes) {
+  FakeRing ring(1024, 16);
+  RecordingSink sink;
+  RingDrainerOptions opts;
+  opts.max_positions_per_pass = 5;
+  opts.max_bytes_per_pass = 2500;
+  RingDrainer drainer(opts);
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  for (int i = 0; i < 12; ++i)
+    WriteChunk(&w, {std::string(i < 6 ? 10 : 1000, 'p')});
+
+  PassResult r = drainer.DrainRing(id);  // Positions budget.
+  EXPECT_EQ(r.positions_resolved, 5u);
+  EXPECT_TRUE(r.more);
+  r = drainer.DrainRing(id);  // 1 x 10 B, then 1000 B x 3 > 2500 B.
+  EXPECT_EQ(r.positions_resolved, 4u);
+  EXPECT_EQ(r.bytes_emitted, 3010u);
+  EXPECT_TRUE(r.more);
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 3u);
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 0u);
+  EXPECT_FALSE(r.more);
+  EXPECT_EQ(sink.chunks.size(), 12u);
+}
+
+TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
+  FakeRing good(256, 4), bad(256, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId good_id = drainer.AddRing(MakeConfig(good, 1, {{1, &sink}}));
+  const RingId bad_id = drainer.AddRing(MakeConfig(bad, 2, {{1, &sink}}));
+  FakeWriter gw(good.view(), 1, 1);
+  FakeWriter bw(bad.view(), 1, 1);
+  WriteChunk(&bw, {"before"});
+  bad.set_state(1, 0xbad0'0000u);  // Reserved state at position 1.
+  bad.set_write_pos(2);
+  for (int round = 0; round < 3; ++round) {
+    WriteChunk(&gw, {"g" + std::to_string(round)});
+    const PassResult r = drainer.DrainAll();
+    EXPECT_EQ(r.rings_stopped, 1u);
+  }
+  EXPECT_EQ(sink.chunks.size(), 4u);  // "before" + 3 from the good ring.
+  const ProtocolError& e = drainer.protocol_error(bad_id);
+  EXPECT_EQ(e.kind, ProtocolErrorKind::kReservedState);
+  EXPECT_EQ(e.position, 1u);
+  EXPECT_EQ(e.word, 0xbad0'0000u);
+  EXPECT_EQ(bad.state(1), 0xbad0'0000u);
+  EXPECT_EQ(bad.read_pos(), 1u);
+  EXPECT_EQ(drainer.protocol_error(good_id).kind, ProtocolErrorKind::kNone);
+  const RingStats total = drainer.TotalStats();
+  EXPECT_EQ(total.reader.protocol_errors, 1u);
+  EXPECT_EQ(total.reader.chunks_emitted, 4u);
+}
+
+TEST(RingDrainerTest, WakesWritersOnlyWhenSomeoneWaits) {
+  FakeRing ring(256, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"a"});
+  drainer.DrainRing(id);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 0u);
+
+  ring.view().num_writers_waiting()->store(2, std::memory_order_relaxed);
+  drainer.DrainRing(id);  // No progress: nobody to wake for.
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 0u);
+  WriteChunk(&w, {"b"});
+  drainer.DrainRing(id);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+}
+
+TEST(RingDrainerTest, RemovedRingsStayInTotals) {
+  FakeRing a(256, 4), b(256, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId ia = drainer.AddRing(MakeConfig(a, 1, {{1, &sink}}));
+  const RingId ib = drainer.AddRing(MakeConfig(b, 2, {{1, &sink}}));
+  FakeWriter wa(a.view(), 1, 1), wb(b.view(), 1, 1);
+  WriteChunk(&wa, {"aa"});
+  WriteChunk(&wb, {"bbb"});
+  drainer.DrainAll();
+  drainer.RemoveRing(ia);
+  EXPECT_EQ(drainer.num_rings(), 1u);
+  const RingStats t = drainer.TotalStats();
+  EXPECT_EQ(t.reader.chunks_emitted, 2u);
+  EXPECT_EQ(t.reader.bytes_emitted, 5u);
+  EXPECT_EQ(t.passes, 2u);
+  EXPECT_EQ(drainer.ring_stats(ib).reader.bytes_emitted, 3u);
+}
+
+TEST(RingDrainerTest, InitialReadPosComesFromTheService) {
+  FakeRing ring(256, 4);
+  ring.SeedPositions(0x7fff'fffeu);
+  RecordingSink sink;
+  RingDrainer drainer;
+  RingConfig config = MakeConfig(ring, 1, {{1, &sink}});
+  config.initial_read_pos = 0x7fff'fffeu;
+  const RingId id = drainer.AddRing(config);
+  FakeWriter w(ring.view(), 1, 1);
+  for (int i = 0; i < 4; ++i)
+    WriteChunk(&w, {std::to_string(i)});
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 4u);
+  EXPECT_EQ(ring.read_pos(), 0x8000'0002u);
+  EXPECT_EQ(ring.state(ring.geometry().ChunkIndex(0x7fff'fffeu)),
+            MakeFreeForWrap(ring.geometry().NextWrap(0x7fff'fffeu)));
+}
+
+TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
+  // A real writer thread blocked in shm_ring::WaitForReadPosChange (the
+  // writer half of ring_wait.h) is released by the drainer's pass.
+  FakeRing ring(256, 4);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"x"});
+  std::atomic<bool> moved{false};
+  std::thread waiter([&] {
+    // The deadline is only a safety net; the test asserts no timing.
+    moved = shm_ring::WaitForReadPosChange(
+        ring.view(), 0, shm_ring::MonotonicNowNs() + 60'000'000'000ull);
+  });
+  // Bounded wait until the writer registered (W1).
+  for (int i = 0; i < 10'000'000 && ring.view().num_writers_waiting()->load(
+                                        std::memory_order_relaxed) == 0;
+       ++i) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(ring.view().num_writers_waiting()->load(), 1u);
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+  waiter.join();
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+  EXPECT_EQ(ring.view().num_writers_waiting()->load(), 0u);
+}
+
+uint64_t g_fake_now_ns = 0;
+uint64_t FakeNowNs() {
+  return g_fake_now_ns;
+}
+
+TEST(RingDrainerTest, HeadGraceDefersThenInsists) {
+  FakeRing ring(256, 8);
+  RecordingSink sink;
+  RingDrainerOptions opts;
+  opts.head_grace_ns = 1000;
+  opts.now_ns = &FakeNowNs;
+  g_fake_now_ns = 5000;
+  RingDrainer drainer(opts);
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"done"});
+  w.ReserveAndClaim();  // Open chunk at the head.
+  w.Append("open");
+
+  PassResult r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_TRUE(r.deferred);
+  g_fake_now_ns += 999;  // Still within the grace.
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 0u);
+  EXPECT_TRUE(r.deferred);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 0u);
+  g_fake_now_ns += 1;  // Grace over: the open chunk is scraped (n = 0).
+  r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_FALSE(r.deferred);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 1u);
+
+  // A new head position gets its own grace period.
+  FakeWriter w2(ring.view(), 2, 1);
+  w2.ReserveAndClaim();
+  EXPECT_TRUE(drainer.DrainRing(id).deferred);
+  // A flush insists at once.
+  r = drainer.DrainRing(id, DrainMode::kFlush);
+  EXPECT_EQ(r.positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 2u);
+
+  // So does a writer waiting for room.
+  FakeWriter w3(ring.view(), 3, 1);
+  w3.ReserveAndClaim();
+  EXPECT_TRUE(drainer.DrainRing(id).deferred);
+  ring.view().num_writers_waiting()->store(1, std::memory_order_relaxed);
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+  EXPECT_EQ(sink.chunks.size(), 1u);
+}
+
+}  // namespace
+}  // namespace ring_drainer
+}  // namespace ringtrace

@@ -1,0 +1,357 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/ring_drainer/ring_reader.h"
+
+#include <string.h>
+
+#include "src/base/checked_math.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+
+using shm_ring::ChunkState;
+using shm_ring::GetFormat;
+using shm_ring::GetNumFragments;
+using shm_ring::GetState;
+using shm_ring::MakeFreeForWrap;
+using shm_ring::StateWord;
+
+const char* ReadResultToString(ReadResult r) {
+  switch (r) {
+    case ReadResult::kNoData:
+      return "NoData";
+    case ReadResult::kSkipped:
+      return "Skipped";
+    case ReadResult::kEmitted:
+      return "Emitted";
+    case ReadResult::kRetryLater:
+      return "RetryLater";
+    case ReadResult::kProtocolError:
+      return "ProtocolError";
+    case ReadResult::kDeferred:
+      return "Deferred";
+  }
+  return "?";
+}
+
+const char* ProtocolErrorKindToString(ProtocolErrorKind k) {
+  switch (k) {
+    case ProtocolErrorKind::kNone:
+      return "none";
+    case ProtocolErrorKind::kFreeTagMismatch:
+      return "FreeForWrap tag does not match wrap_count(read_pos)";
+    case ProtocolErrorKind::kReservedState:
+      return "reserved state";
+    case ProtocolErrorKind::kAcknowledgedPayloadBits:
+      return "Acknowledged with non-zero payload bits";
+    case ProtocolErrorKind::kAcknowledgedReclaimFailed:
+      return "Acknowledged reclaim CAS failed";
+    case ProtocolErrorKind::kWritePosOutOfRange:
+      return "write_pos more than num_chunks ahead of read_pos";
+  }
+  return "?";
+}
+
+ChunkConsumer::~ChunkConsumer() = default;
+
+RingReader::RingReader(shm_ring::RingView view,
+                       uint32_t read_pos,
+                       uint32_t retry_budget)
+    : view_(view),
+      geometry_(view.geometry()),
+      retry_budget_(retry_budget),
+      read_pos_(read_pos) {
+  // Our invariant: the service validated the geometry it mapped.
+  RT_CHECK(geometry_.IsValid());
+  RT_CHECK(view_.base() != nullptr);
+}
+
+ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
+                               HeadPolicy head_policy) {
+  if (stopped())
+    return ReadResult::kProtocolError;
+
+  const uint32_t position = read_pos_;
+  // relaxed; spec 8 "Reader loads write_pos": a stale value only delays one
+  // drain pass. Pairs with the writers' relaxed reservation CAS; no data is
+  // handed over through write_pos (the chunk state word carries it).
+  const uint32_t write_pos = view_.write_pos()->load(std::memory_order_relaxed);
+  const uint32_t distance =
+      shm_ring::RingGeometry::Distance(write_pos, position);
+  if (distance == 0)
+    return ReadResult::kNoData;
+  // Invariant (spec 4.1): writers reserve only while the distance is below
+  // num_chunks, against a read_pos that is never ahead of ours, so a larger
+  // distance is a forged cursor.
+  if (distance > geometry_.num_chunks)
+    return Fail(ProtocolErrorKind::kWritePosOutOfRange, position, write_pos);
+
+  const uint32_t index = geometry_.ChunkIndex(position);
+  std::atomic<uint32_t>* const state = view_.chunk_state(index);
+  // acquire; spec 8 "Reader loads chunk state". Pairs with the writer's
+  // release publish (Acquired -> Complete, or Acquired -> Acquired with more
+  // fragments; the relaxed Complete -> Acquired reuse extends that release
+  // sequence) and with its release acknowledge (RewriteRequested ->
+  // Acknowledged): the published fragments, size entries and BufferID are
+  // visible before we copy them.
+  uint32_t word = state->load(std::memory_order_acquire);
+
+  // Optional grace for a writer that reserved but has not published yet: do
+  // not burn its reservation or split its chunk while the ring has room.
+  // Decided on the first snapshot only; a redispatch always resolves.
+  if (head_policy == HeadPolicy::kDeferUnpublished &&
+      distance <= geometry_.num_chunks / 2) {
+    const ChunkState st = GetState(word);
+    if (st == ChunkState::kAcquired ||
+        (st == ChunkState::kFreeForWrap &&
+         shm_ring::GetWrapCount(word) == geometry_.WrapCount(position))) {
+      ++stats_.deferrals;
+      return ReadResult::kDeferred;
+    }
+  }
+
+  // Bounded: every iteration either returns or records one failed CAS, and
+  // at most retry_budget_ + 1 failures are allowed.
+  for (uint32_t failures = 0;;) {
+    Step step = Step::kCasFailed;
+    switch (GetState(word)) {
+      case ChunkState::kFreeForWrap: {
+        // Invariant (spec 5.3): the chunk of an unresolved position p holds
+        // FreeForWrap(wrap_count(p)) unless a writer claimed it; any other
+        // tag is corrupt state, not a slow writer.
+        if (shm_ring::GetWrapCount(word) != geometry_.WrapCount(position))
+          return Fail(ProtocolErrorKind::kFreeTagMismatch, position, word);
+        Hook(HookPoint::kBeforeAdvanceFree, position, word);
+        // release on success; pairs with the next writer's acquire claim
+        // (FreeForWrap -> Acquired). acquire on failure; the returned word
+        // (a writer's claim) is dispatched on like a fresh acquire load.
+        if (state->compare_exchange_strong(
+                word, MakeFreeForWrap(geometry_.NextWrap(position)),
+                std::memory_order_release, std::memory_order_acquire)) {
+          step = Step::kResolvedHole;
+        }
+        break;
+      }
+      case ChunkState::kAcquired:
+      case ChunkState::kComplete:
+        step = TakeDataChunk(position, index, &word, consumer);
+        break;
+      case ChunkState::kRewriteRequested:
+        // Only its writer may leave RewriteRequested (spec 5.3): the position
+        // is a hole and the chunk stays pinned until it is acknowledged.
+        step = Step::kResolvedHole;
+        break;
+      case ChunkState::kAcknowledged: {
+        if (shm_ring::GetPayloadBits(word) != 0) {
+          return Fail(ProtocolErrorKind::kAcknowledgedPayloadBits, position,
+                      word);
+        }
+        Hook(HookPoint::kBeforeReclaimAcknowledged, position, word);
+        // acq_rel on success: the acquire half pairs with the writer's
+        // release acknowledge (RewriteRequested -> Acknowledged; it finished
+        // every access), the release half with the next writer's acquire
+        // claim. relaxed on failure: nobody but us may leave Acknowledged,
+        // so the returned word is only reported, never dispatched on.
+        if (!state->compare_exchange_strong(
+                word, MakeFreeForWrap(geometry_.NextWrap(position)),
+                std::memory_order_acq_rel, std::memory_order_relaxed)) {
+          return Fail(ProtocolErrorKind::kAcknowledgedReclaimFailed, position,
+                      word);
+        }
+        step = Step::kResolvedHole;
+        break;
+      }
+      case ChunkState::kReserved5:
+      case ChunkState::kReserved6:
+      case ChunkState::kReserved7:
+        return Fail(ProtocolErrorKind::kReservedState, position, word);
+    }
+
+    if (step != Step::kCasFailed)
+      return Advance(position, step, word);
+
+    // The CAS failed and |word| now holds what it found: redispatch on it
+    // (spec 5.2), the position is still ours to resolve.
+    ++stats_.retries;
+    if (++failures > retry_budget_) {
+      ++stats_.retry_later;
+      return ReadResult::kRetryLater;
+    }
+  }
+}
+
+RingReader::Step RingReader::TakeDataChunk(uint32_t position,
+                                           uint32_t index,
+                                           uint32_t* word,
+                                           ChunkConsumer* consumer) {
+  const StateWord snapshot = *word;
+  const bool scrape = GetState(snapshot) == ChunkState::kAcquired;
+  const uint32_t num_fragments = GetNumFragments(snapshot);
+  const uint8_t* const chunk = view_.chunk(index);
+
+  enum class Payload { kNone, kUnknownFormat, kMalformed, kRejected, kCopied };
+  Payload payload;
+  bool consumer_began = false;
+  ChunkDescriptor desc;
+  // Deliberately uninitialized: only the first num_fragments entries are
+  // written and read.
+  uint32_t sizes[shm_ring::kMaxFragmentsPerChunk];
+  uint8_t* frag_dst[shm_ring::kMaxFragmentsPerChunk];
+
+  if (GetFormat(snapshot) != shm_ring::kFormatTargetBuffer) {
+    // Spec 3.4: arbitrate ownership, but do not read the header or payload.
+    payload = Payload::kUnknownFormat;
+  } else if (num_fragments == 0) {
+    // An Acquired(w, 0) prefix is empty; a Complete chunk must have at
+    // least one fragment (spec 5.1), so Complete(w, 0) is malformed.
+    payload = scrape ? Payload::kNone : Payload::kMalformed;
+  } else if (!CopyDirectory(chunk, num_fragments, sizes, &desc.payload_size)) {
+    payload = Payload::kMalformed;
+  } else {
+    // Private copy of the BufferID (little-endian, bytes 4-5).
+    uint8_t bid[2];
+    memcpy(bid, chunk + shm_ring::kBufferIdOffset, sizeof(bid));
+    desc.position = position;
+    desc.writer_id = shm_ring::GetWriterId(snapshot);
+    desc.abi_flags = shm_ring::GetFlags(snapshot);
+    desc.target_buffer = static_cast<shm_ring::BufferID>(
+        bid[0] | (static_cast<uint32_t>(bid[1]) << 8));
+    desc.num_fragments = num_fragments;
+    desc.scraped = scrape;
+    consumer_began = true;
+    if (consumer->BeginChunk(desc, sizes, frag_dst)) {
+      // The one copy: shared memory -> destination. CopyDirectory proved
+      // [payload_start, payload_start + payload_size) lies inside the chunk.
+      const uint8_t* src = chunk + shm_ring::kPayloadStartFormat00;
+      for (uint32_t i = 0; i < num_fragments; ++i) {
+        if (sizes[i] != 0)
+          memcpy(frag_dst[i], src, sizes[i]);
+        src += sizes[i];
+      }
+      payload = Payload::kCopied;
+    } else {
+      payload = Payload::kRejected;
+    }
+  }
+
+  std::atomic<uint32_t>* const state = view_.chunk_state(index);
+  bool won;
+  if (scrape) {
+    Hook(HookPoint::kBeforeMarkRewrite, position, snapshot);
+    // Spec 7 step 3: only the state bits change.
+    // release on success; pairs with the writer's acquire-failure of its
+    // publish CAS: our copy is ordered before it relocates the suffix and,
+    // after Acknowledged, before anyone reuses the chunk. acquire on failure;
+    // pairs with the writer's release publish that beat us, so the returned
+    // word can be dispatched on.
+    won = state->compare_exchange_strong(
+        *word, shm_ring::WithState(snapshot, ChunkState::kRewriteRequested),
+        std::memory_order_release, std::memory_order_acquire);
+  } else {
+    Hook(HookPoint::kBeforeReclaimComplete, position, snapshot);
+    // release on success; pairs with the next writer's acquire claim
+    // (FreeForWrap -> Acquired): our copy finishes before it overwrites.
+    // acquire on failure; pairs with the writer's reuse (a relaxed RMW in
+    // the release sequence of its publication) or a later release publish.
+    won = state->compare_exchange_strong(
+        *word, MakeFreeForWrap(geometry_.NextWrap(position)),
+        std::memory_order_release, std::memory_order_acquire);
+  }
+
+  if (consumer_began) {
+    if (won)
+      consumer->CommitChunk();
+    else
+      consumer->AbortChunk();
+  }
+  if (!won)
+    return Step::kCasFailed;
+
+  if (scrape)
+    ++stats_.scrapes;
+  switch (payload) {
+    case Payload::kCopied:
+      ++stats_.chunks_emitted;
+      stats_.fragments_emitted += num_fragments;
+      stats_.bytes_emitted += desc.payload_size;
+      return Step::kResolvedEmitted;
+    case Payload::kRejected:
+      ++stats_.chunks_rejected_by_consumer;
+      return Step::kResolvedHole;
+    case Payload::kUnknownFormat:
+      ++stats_.unknown_formats;
+      consumer->OnChunkDropped(position, shm_ring::GetWriterId(snapshot),
+                               DropReason::kUnknownFormat);
+      return Step::kResolvedHole;
+    case Payload::kMalformed:
+      ++stats_.malformed_directories;
+      consumer->OnChunkDropped(position, shm_ring::GetWriterId(snapshot),
+                               DropReason::kMalformedDirectory);
+      return Step::kResolvedHole;
+    case Payload::kNone:
+      return Step::kResolvedHole;
+  }
+  return Step::kResolvedHole;
+}
+
+bool RingReader::CopyDirectory(const uint8_t* chunk,
+                               uint32_t n,
+                               uint32_t* sizes,
+                               uint32_t* total_out) const {
+  // Spec 6.4, with the chunk size from the service's geometry.
+  const uint32_t chunk_size = geometry_.chunk_size;
+  const uint32_t w = geometry_.size_entry_width();
+  const uint32_t capacity = chunk_size - shm_ring::kPayloadStartFormat00;
+  uint32_t directory_bytes;
+  if (!base::CheckedMul(n, w, &directory_bytes) || directory_bytes > capacity)
+    return false;
+
+  // Copy before parsing: the producer may rewrite these bytes meanwhile.
+  uint8_t dir[shm_ring::kMaxFragmentsPerChunk * 2];
+  static_assert(sizeof(dir) >= shm_ring::kMaxFragmentsPerChunk * 2,
+                "room for the widest directory");
+  memcpy(dir, chunk + (chunk_size - directory_bytes), directory_bytes);
+
+  // Entry i sits at [chunk_size - (i + 1) * w, chunk_size - i * w), i.e. at
+  // directory_bytes - (i + 1) * w in the copy: walk down in payload order.
+  const uint32_t limit = capacity - directory_bytes;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t size =
+        shm_ring::ReadSizeEntry(&dir[directory_bytes - (i + 1) * w], w);
+    if (!base::CheckedAdd(total, size, &total) || total > limit)
+      return false;
+    sizes[i] = size;
+  }
+  *total_out = total;
+  return true;
+}
+
+ReadResult RingReader::Advance(uint32_t position, Step step, uint32_t word) {
+  read_pos_ = position + 1;  // uint32_t: wraps at 2^32 (spec 4.1).
+  // release; spec 8 "Store read_pos": pairs with the writer's acquire load of
+  // read_pos before it reserves. Stored after the physical transition above,
+  // so advertised capacity always refers to a chunk already handed on.
+  view_.read_pos()->store(read_pos_, std::memory_order_release);
+  ++stats_.positions_resolved;
+  const bool emitted = step == Step::kResolvedEmitted;
+  if (!emitted)
+    ++stats_.holes;
+  Hook(HookPoint::kAfterResolve, position, word);
+  return emitted ? ReadResult::kEmitted : ReadResult::kSkipped;
+}
+
+ReadResult RingReader::Fail(ProtocolErrorKind kind,
+                            uint32_t position,
+                            uint32_t word) {
+  error_.kind = kind;
+  error_.position = position;
+  error_.word = word;
+  ++stats_.protocol_errors;
+  return ReadResult::kProtocolError;
+}
+
+}  // namespace ring_drainer
+}  // namespace ringtrace

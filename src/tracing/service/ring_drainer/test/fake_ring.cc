@@ -1,0 +1,196 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/ring_drainer/test/fake_ring.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/base/logging.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+namespace test {
+
+using shm_ring::ChunkState;
+using shm_ring::RingGeometry;
+using shm_ring::StateWord;
+
+FakeRing::FakeRing(uint32_t chunk_size, uint32_t num_chunks) {
+  const RingGeometry geometry(chunk_size, num_chunks);
+  RT_CHECK(geometry.IsValid());
+  const size_t size = static_cast<size_t>(geometry.MappingSize());
+  base_ = static_cast<uint8_t*>(aligned_alloc(64, size));
+  RT_CHECK(base_);
+  memset(base_, 0, size);
+  view_ = shm_ring::RingView(base_, geometry);
+}
+
+FakeRing::~FakeRing() {
+  free(base_);
+}
+
+void FakeRing::SeedPositions(uint32_t position) {
+  const RingGeometry& g = geometry();
+  view_.read_pos()->store(position, std::memory_order_relaxed);
+  view_.write_pos()->store(position, std::memory_order_relaxed);
+  for (uint32_t k = 0; k < g.num_chunks; ++k) {
+    const uint32_t q = position + k;  // Wraps at 2^32 like the cursors.
+    set_state(g.ChunkIndex(q), shm_ring::MakeFreeForWrap(g.WrapCount(q)));
+  }
+}
+
+StateWord FakeRing::state(uint32_t index) const {
+  return view_.chunk_state(index)->load(std::memory_order_relaxed);
+}
+
+void FakeRing::set_state(uint32_t index, StateWord word) {
+  view_.chunk_state(index)->store(word, std::memory_order_relaxed);
+}
+
+uint32_t FakeRing::read_pos() const {
+  return view_.read_pos()->load(std::memory_order_relaxed);
+}
+
+uint32_t FakeRing::write_pos() const {
+  return view_.write_pos()->load(std::memory_order_relaxed);
+}
+
+void FakeRing::set_write_pos(uint32_t pos) {
+  view_.write_pos()->store(pos, std::memory_order_relaxed);
+}
+
+void FakeRing::WriteBody(uint32_t index,
+                         shm_ring::BufferID target,
+                         const std::vector<std::string>& fragments) {
+  const RingGeometry& g = geometry();
+  uint8_t* c = chunk(index);
+  c[shm_ring::kBufferIdOffset] = static_cast<uint8_t>(target & 0xff);
+  c[shm_ring::kBufferIdOffset + 1] = static_cast<uint8_t>(target >> 8);
+  uint32_t cursor = shm_ring::kPayloadStartFormat00;
+  const uint32_t w = g.size_entry_width();
+  for (uint32_t i = 0; i < fragments.size(); ++i) {
+    const std::string& f = fragments[i];
+    RT_CHECK(cursor + f.size() + (i + 1) * w <= g.chunk_size);
+    memcpy(c + cursor, f.data(), f.size());
+    cursor += static_cast<uint32_t>(f.size());
+    shm_ring::WriteSizeEntry(c + shm_ring::SizeEntryOffset(g.chunk_size, i), w,
+                             static_cast<uint32_t>(f.size()));
+  }
+}
+
+FakeWriter::FakeWriter(const shm_ring::RingView& view,
+                       shm_ring::WriterID writer_id,
+                       shm_ring::BufferID target)
+    : view_(view), writer_id_(writer_id), target_(target) {}
+
+bool FakeWriter::Reserve(uint32_t* position) {
+  const RingGeometry& g = view_.geometry();
+  // acquire; pairs with the reader's release store of read_pos.
+  const uint32_t read_pos = view_.read_pos()->load(std::memory_order_acquire);
+  uint32_t w = view_.write_pos()->load(std::memory_order_relaxed);
+  for (;;) {
+    if (g.IsFull(w, read_pos))
+      return false;
+    // relaxed / relaxed (spec 8 "Reserve write_pos").
+    if (view_.write_pos()->compare_exchange_weak(
+            w, w + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
+      *position = w;
+      return true;
+    }
+  }
+}
+
+bool FakeWriter::Claim(uint32_t position, uint32_t flags, StateWord* observed) {
+  const RingGeometry& g = view_.geometry();
+  position_ = position;
+  index_ = g.ChunkIndex(position);
+  num_fragments_ = 0;
+  payload_cursor_ = shm_ring::kPayloadStartFormat00;
+  StateWord expected = shm_ring::MakeFreeForWrap(g.WrapCount(position));
+  const StateWord acquired = shm_ring::MakeDataWord(
+      ChunkState::kAcquired, shm_ring::kFormatTargetBuffer, flags, 0,
+      writer_id_);
+  // acquire / relaxed (spec 8 "Claim"); pairs with the reader's release
+  // transition to FreeForWrap.
+  if (view_.chunk_state(index_)->compare_exchange_strong(
+          expected, acquired, std::memory_order_acquire,
+          std::memory_order_relaxed)) {
+    word_ = acquired;
+    return true;
+  }
+  if (observed)
+    *observed = expected;
+  return false;
+}
+
+uint32_t FakeWriter::ReserveAndClaim(uint32_t flags) {
+  uint32_t pos = 0;
+  RT_CHECK(Reserve(&pos));
+  RT_CHECK(Claim(pos, flags));
+  return pos;
+}
+
+void FakeWriter::Append(const std::string& bytes) {
+  const RingGeometry& g = view_.geometry();
+  uint8_t* c = view_.chunk(index_);
+  if (num_fragments_ == 0) {
+    c[shm_ring::kBufferIdOffset] = static_cast<uint8_t>(target_ & 0xff);
+    c[shm_ring::kBufferIdOffset + 1] = static_cast<uint8_t>(target_ >> 8);
+  }
+  const uint32_t w = g.size_entry_width();
+  const uint32_t dir_cursor = g.chunk_size - num_fragments_ * w;
+  RT_CHECK(num_fragments_ < shm_ring::kMaxFragmentsPerChunk);
+  RT_CHECK(payload_cursor_ + bytes.size() + w <= dir_cursor);
+  memcpy(c + payload_cursor_, bytes.data(), bytes.size());
+  shm_ring::WriteSizeEntry(c + dir_cursor - w, w,
+                           static_cast<uint32_t>(bytes.size()));
+  payload_cursor_ += static_cast<uint32_t>(bytes.size());
+  ++num_fragments_;
+}
+
+bool FakeWriter::Publish(bool complete, StateWord* observed) {
+  const StateWord desired = shm_ring::WithState(
+      shm_ring::WithNumFragmentsAndFlags(word_, num_fragments_,
+                                         shm_ring::GetFlags(word_)),
+      complete ? ChunkState::kComplete : ChunkState::kAcquired);
+  // release / acquire (spec 8 "Publish"); pairs with the reader's acquire
+  // load of the state word / its acquire-failure.
+  return Cas(desired, std::memory_order_release, std::memory_order_acquire,
+             observed);
+}
+
+bool FakeWriter::Reuse(StateWord* observed) {
+  // relaxed / relaxed (spec 8 "Reuse"): extends the release sequence.
+  return Cas(shm_ring::WithState(word_, ChunkState::kAcquired),
+             std::memory_order_relaxed, std::memory_order_relaxed, observed);
+}
+
+bool FakeWriter::Acknowledge(StateWord* observed) {
+  // Acknowledges the RewriteRequested word the reader made of ours.
+  word_ = shm_ring::WithState(word_, ChunkState::kRewriteRequested);
+  // release / relaxed (spec 8 "Acknowledge"); pairs with the reader's
+  // acq_rel reclaim.
+  return Cas(shm_ring::MakeAcknowledged(), std::memory_order_release,
+             std::memory_order_relaxed, observed);
+}
+
+bool FakeWriter::Cas(StateWord desired,
+                     std::memory_order success,
+                     std::memory_order failure,
+                     StateWord* observed) {
+  StateWord expected = word_;
+  if (view_.chunk_state(index_)->compare_exchange_strong(expected, desired,
+                                                         success, failure)) {
+    word_ = desired;
+    return true;
+  }
+  if (observed)
+    *observed = expected;
+  return false;
+}
+
+}  // namespace test
+}  // namespace ring_drainer
+}  // namespace ringtrace

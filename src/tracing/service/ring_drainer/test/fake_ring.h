@@ -1,0 +1,112 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Test support: a ring in private memory and a writer that plays the
+// producer side by driving the ABI words directly (no RingWriter), so the
+// reader tests can place every word and byte exactly where they want it.
+
+#ifndef SRC_TRACING_SERVICE_RING_DRAINER_TEST_FAKE_RING_H_
+#define SRC_TRACING_SERVICE_RING_DRAINER_TEST_FAKE_RING_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "ringtrace/shm_ring_abi.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+namespace test {
+
+// A zero-filled (hence empty, positions at 0) ring mapping, 64-byte aligned.
+class FakeRing {
+ public:
+  FakeRing(uint32_t chunk_size, uint32_t num_chunks);
+  ~FakeRing();
+  FakeRing(const FakeRing&) = delete;
+  FakeRing& operator=(const FakeRing&) = delete;
+
+  const shm_ring::RingView& view() const { return view_; }
+  const shm_ring::RingGeometry& geometry() const { return view_.geometry(); }
+  uint8_t* chunk(uint32_t index) const { return view_.chunk(index); }
+
+  // Makes |position| the next position to reserve and to resolve: both
+  // cursors and, consistently, every chunk's tag (chunk i gets
+  // FreeForWrap(wrap_count(q)) for the first q >= position mapping to it).
+  void SeedPositions(uint32_t position);
+
+  // Relaxed accessors for assertions and for planting words.
+  shm_ring::StateWord state(uint32_t index) const;
+  void set_state(uint32_t index, shm_ring::StateWord word);
+  uint32_t read_pos() const;
+  uint32_t write_pos() const;
+  void set_write_pos(uint32_t pos);
+
+  // Writes a format-00 chunk body: BufferID, payloads and size entries. Does
+  // not touch the state word.
+  void WriteBody(uint32_t index,
+                 shm_ring::BufferID target,
+                 const std::vector<std::string>& fragments);
+
+ private:
+  uint8_t* base_;
+  shm_ring::RingView view_;
+};
+
+// Plays one writer thread with the spec's operations (4.3, 5.4, 7) and the
+// section 8 memory orders. Every operation returns whether its CAS won and
+// reports the word it found otherwise. Not thread-safe (one per thread).
+class FakeWriter {
+ public:
+  FakeWriter(const shm_ring::RingView& view,
+             shm_ring::WriterID writer_id,
+             shm_ring::BufferID target = 1);
+
+  // CAS write_pos from w to w + 1 (relaxed), after an acquire load of
+  // read_pos; false if the ring is full.
+  bool Reserve(uint32_t* position);
+  // CAS FreeForWrap(wrap_count(position)) -> Acquired(id, 0, flags).
+  bool Claim(uint32_t position,
+             uint32_t flags = 0,
+             shm_ring::StateWord* observed = nullptr);
+  // Reserve + Claim, asserting both succeed.
+  uint32_t ReserveAndClaim(uint32_t flags = 0);
+
+  // Appends a closed fragment to the claimed chunk: payload and size entry,
+  // unpublished. Writes the BufferID with the first fragment.
+  void Append(const std::string& bytes);
+  // Publishes every appended fragment: CAS the last word it wrote to
+  // Complete (or to Acquired, to keep the chunk). release / acquire.
+  bool Publish(bool complete, shm_ring::StateWord* observed = nullptr);
+  // Complete -> Acquired with the same fields (relaxed / relaxed).
+  bool Reuse(shm_ring::StateWord* observed = nullptr);
+  // RewriteRequested(w, n) -> Acknowledged (release / relaxed).
+  bool Acknowledge(shm_ring::StateWord* observed = nullptr);
+
+  uint32_t position() const { return position_; }
+  uint32_t num_fragments() const { return num_fragments_; }
+  shm_ring::StateWord word() const { return word_; }
+
+ private:
+  bool Cas(shm_ring::StateWord desired,
+           std::memory_order success,
+           std::memory_order failure,
+           shm_ring::StateWord* observed);
+
+  shm_ring::RingView view_;
+  shm_ring::WriterID writer_id_;
+  shm_ring::BufferID target_;
+  uint32_t position_ = 0;
+  uint32_t index_ = 0;
+  shm_ring::StateWord word_ = 0;  // The word this writer last stored.
+  uint32_t num_fragments_ = 0;    // Appended (published or not).
+  uint32_t payload_cursor_ = 0;
+};
+
+}  // namespace test
+}  // namespace ring_drainer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_RING_DRAINER_TEST_FAKE_RING_H_

@@ -1,0 +1,101 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Test support: records every chunk the drainer (or a reader) hands over,
+// through both the ChunkSink and the ChunkConsumer interfaces.
+
+#ifndef SRC_TRACING_SERVICE_RING_DRAINER_TEST_RECORDING_SINK_H_
+#define SRC_TRACING_SERVICE_RING_DRAINER_TEST_RECORDING_SINK_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "src/tracing/service/ring_drainer/chunk_sink.h"
+#include "src/tracing/service/ring_drainer/ring_reader.h"
+
+namespace ringtrace {
+namespace ring_drainer {
+namespace test {
+
+struct RecordedChunk {
+  ProducerID producer_id = 0;
+  ClientIdentity identity;
+  WriterID writer_id = 0;
+  ChunkID chunk_id = 0;
+  uint32_t flags = 0;
+  std::vector<std::string> fragments;
+};
+
+// A ChunkSink that keeps every committed chunk.
+class RecordingSink : public ChunkSink {
+ public:
+  ~RecordingSink() override;
+
+  bool BeginChunkFragments(ProducerID producer_id,
+                           const ClientIdentity& identity,
+                           WriterID writer_id,
+                           ChunkID chunk_id,
+                           const uint32_t* sizes,
+                           size_t num_fragments,
+                           uint32_t flags,
+                           uint8_t** frag_dst) override;
+  void CommitPendingChunk() override;
+  void AbortPendingChunk() override;
+
+  bool reject_all = false;
+  std::vector<RecordedChunk> chunks;
+  uint32_t begins = 0;
+  uint32_t aborts = 0;
+  uint32_t rejects = 0;
+
+ private:
+  bool pending_ = false;
+  RecordedChunk pending_chunk_;
+};
+
+struct ConsumedChunk {
+  ChunkDescriptor desc;
+  std::vector<std::string> fragments;
+};
+
+struct DroppedChunk {
+  uint32_t position;
+  shm_ring::WriterID writer_id;
+  DropReason reason;
+};
+
+// A ChunkConsumer for driving a RingReader directly.
+class RecordingConsumer : public ChunkConsumer {
+ public:
+  ~RecordingConsumer() override;
+
+  bool BeginChunk(const ChunkDescriptor& desc,
+                  const uint32_t* sizes,
+                  uint8_t** frag_dst) override;
+  void CommitChunk() override;
+  void AbortChunk() override;
+  void OnChunkDropped(uint32_t position,
+                      shm_ring::WriterID writer_id,
+                      DropReason reason) override;
+
+  bool reject_all = false;
+  std::vector<ConsumedChunk> chunks;  // Committed with payload.
+  std::vector<DroppedChunk> dropped;
+  uint32_t begins = 0;
+  uint32_t commits = 0;  // Including rejected ones.
+  uint32_t aborts = 0;
+
+ private:
+  bool pending_ = false;
+  bool pending_accepted_ = false;
+  ConsumedChunk pending_chunk_;
+};
+
+}  // namespace test
+}  // namespace ring_drainer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_RING_DRAINER_TEST_RECORDING_SINK_H_
