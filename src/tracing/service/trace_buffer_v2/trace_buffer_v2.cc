@@ -41,6 +41,9 @@ constexpr size_t kPageSize = 4096;
 // Offsets are stored as uint32_t.
 constexpr size_t kMaxBufferSize = 0xffff0000u;
 
+// See LinkChunk().
+constexpr uint32_t kMaxChunkIdDistance = 1u << 29;
+
 uint32_t SeqKey(ProducerID p, WriterID w) {
   return (static_cast<uint32_t>(p) << 16) | w;
 }
@@ -182,6 +185,23 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
   OffsetQueue& q = seq->chunks;
   bool late =
       seq->has_last_chunk_id && !ChunkIdLess(seq->last_chunk_id_consumed, id);
+  // ChunkIdLess must be a total order on the queue: the IDs must lie within
+  // a 2^31 window. Once a chunk was consumed, "not late" means within
+  // (last_chunk_id_consumed, +2^31). Before that, the first ChunkID seen is
+  // the reference and others must be within +-2^29 of it.
+  if (!seq->has_last_chunk_id) {
+    if (q.empty() && !seq->has_first_chunk_id) {
+      seq->has_first_chunk_id = true;
+      seq->first_chunk_id = id;
+    }
+    const uint32_t dist = id - seq->first_chunk_id;
+    if (dist >= kMaxChunkIdDistance && -dist >= kMaxChunkIdDistance) {
+      stats_.abi_violations++;
+      seq->pending_loss |= kDataLossChunkCorrupted;
+      WritePadding(offset, chunk->outer_size());
+      return false;
+    }
+  }
   size_t pos = q.size();
   if (!late && !q.empty() && !ChunkIdLess(seq->back_chunk_id, id)) {
     // Out of order (scraping): binary search for the first chunk after id.

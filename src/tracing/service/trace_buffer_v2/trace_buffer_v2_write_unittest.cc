@@ -476,6 +476,24 @@ TEST_F(TraceBufferV2HostileTest, DroppedMarkerEndingAFragmentedPacket) {
                 RP(1, 1, "b", kDataLossPresent | kDataLossWriterAbort)}));
 }
 
+TEST_F(TraceBufferV2HostileTest, ChunkIdsTooFarApartAreRejected) {
+  // Before anything is consumed, IDs must stay within 2^29 of the first one,
+  // so that ordering modulo 2^32 stays consistent.
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  EXPECT_FALSE(Commit(1, 1, 0x80000005, {"far"}));
+  EXPECT_FALSE(Commit(1, 1, 0xC0000000, {"far2"}));
+  ASSERT_TRUE(Commit(1, 1, 1, {"b"}));
+  EXPECT_EQ(tb_->stats().abi_violations, 2u);
+  EXPECT_EQ(ReadCheckingOthers(),
+            (std::vector<ReadPacket>{
+                RP(1, 1, "a", kDataLossPresent | kDataLossChunkCorrupted),
+                RP(1, 1, "b")}));
+  // After a chunk was consumed, only IDs after it are accepted; one that
+  // compares before it (modulo 2^32) is late.
+  EXPECT_FALSE(Commit(1, 1, 0x80000002, {"late"}));
+  EXPECT_EQ(tb_->stats().late_chunks_dropped, 1u);
+}
+
 // ---- FragIterator
 // ------------------------------------------------------------
 
