@@ -3,6 +3,8 @@
  */
 
 // Randomized differential test of TraceBufferV2 against a reference model.
+// Chunks go through either admission path (v1 CopyChunkUntrusted or the ring
+// drainer's CopyChunkFragments).
 //
 // Random writers produce packets of random sizes, fragmented over chunks of
 // random capacity. The test commits them in batches (shuffled within a batch,
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
 
@@ -148,7 +151,23 @@ class Model {
     return c;
   }
 
-  void CommitChunk(const ModelChunk& c, bool complete) {
+  void CommitChunk(const ModelChunk& c, bool complete, bool scraped = false) {
+    if (complete && !scraped && !c.needs_patch && rng_() % 2) {
+      // The ring drainer path: the same fragments, without size headers.
+      std::vector<FragmentRef> frags;
+      FragIterator it(c.payload.data(), 0, c.payload.size());
+      FragIterator::Frag f;
+      while (it.Next(&f) == FragIterator::Result::kOk)
+        frags.push_back({c.payload.data() + f.data_offset, f.size});
+      uint32_t flags = 0;
+      if (c.flags & kFirstPacketContinuesFromPrevChunk)
+        flags |= kChunkContinuesFromPrev;
+      if (c.flags & kLastPacketContinuesOnNextChunk)
+        flags |= kChunkContinuesOnNext;
+      tb_->CopyChunkFragments(c.producer_id, ClientIdentity{}, c.writer_id,
+                              c.chunk_id, frags.data(), frags.size(), flags);
+      return;
+    }
     tb_->CopyChunkUntrusted(c.producer_id, ClientIdentity{}, c.writer_id,
                             c.chunk_id, c.num_frags, c.flags, complete,
                             c.payload.data(), c.payload.size());
@@ -210,7 +229,7 @@ class Model {
   // The real commits after the scrape (patches, if any, come after them).
   void CommitScraped() {
     for (const ModelChunk& c : scraped_) {
-      CommitChunk(c, true);
+      CommitChunk(c, true, /*scraped=*/true);  // v1 path: a recommit.
       if (c.needs_patch)
         unpatched_.push_back(c);
     }

@@ -90,6 +90,37 @@ TEST_F(TraceBufferV2Test, EmptyPacketsAreSkippedWithoutLoss) {
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "a")}));
 }
 
+TEST_F(TraceBufferV2Test, WritesDuringAReadPassRestartItWithoutDuplicates) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"a0", "a1"}));
+  ASSERT_TRUE(Commit(2, 1, 0, {"b0"}));
+  tb_->BeginRead();
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+  EXPECT_EQ(packet.GetRawBytesForTesting(), "a0");
+  // A write between two reads of the same pass: the pass restarts at the
+  // oldest data, already consumed packets are not returned again.
+  ASSERT_TRUE(Commit(1, 1, 1, {"a2"}));
+  std::vector<std::string> rest;
+  while (tb_->ReadNextTracePacket(&packet, &props, &loss))
+    rest.push_back(packet.GetRawBytesForTesting());
+  EXPECT_EQ(rest, (std::vector<std::string>{"a1", "b0", "a2"}));
+}
+
+TEST_F(TraceBufferV2Test, MemoryUsageGrowsWithDataAndSequences) {
+  Create(1 << 20);
+  EXPECT_EQ(tb_->GetMemoryUsageBytes(), 0u);
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  const size_t one = tb_->GetMemoryUsageBytes();
+  EXPECT_GT(one, tb_->used_size());  // Pages plus bookkeeping.
+  for (WriterID w = 2; w < 100; w++)
+    ASSERT_TRUE(Commit(1, w, 0, {"a"}));
+  EXPECT_GT(tb_->GetMemoryUsageBytes(), one + 98 * 24);
+  EXPECT_EQ(tb_->num_sequences_for_testing(), 99u);
+}
+
 // ---- Fragmentation ----------------------------------------------------------
 
 TEST_F(TraceBufferV2Test, FragmentChainAcrossThreeChunks) {
