@@ -147,11 +147,13 @@ void TraceBufferV2::OnSequenceMaybeEmpty(SequenceState* seq) {
 }
 
 // Keeps the kKeepLastEmptySeq most recently emptied sequences (their
-// last_chunk_id_consumed still detects gaps); deletes older empty ones.
-// Amortized: runs only when twice as many are empty. Called only where no
-// SequenceState pointer is held (start of writes and of read passes).
-void TraceBufferV2::DeleteStaleEmptySequences() {
-  if (num_empty_sequences_ <= 2 * kKeepLastEmptySeq)
+// last_chunk_id_consumed still detects gaps); deletes older empty ones once
+// more than |threshold| are empty. Called only where no SequenceState pointer
+// is held: at the start of a read pass (threshold kKeepLastEmptySeq, an O(n)
+// scan per pass) and of a write (threshold 2 * kKeepLastEmptySeq, so the scan
+// is amortized over at least kKeepLastEmptySeq sequences emptied).
+void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
+  if (num_empty_sequences_ <= threshold)
     return;
   std::vector<uint64_t> stamps;
   stamps.reserve(num_empty_sequences_);
@@ -381,7 +383,7 @@ bool TraceBufferV2::BeginWrite() {
   if (read_only_)
     return false;  // Clones are read-only.
   OnWrite();
-  DeleteStaleEmptySequences();
+  DeleteStaleEmptySequences(2 * kKeepLastEmptySeq);
   return true;
 }
 
@@ -684,7 +686,7 @@ void TraceBufferV2::DropLastFragment(TBChunk* chunk) {
 
 void TraceBufferV2::BeginRead() {
   RT_DCHECK(!has_pending_);
-  DeleteStaleEmptySequences();
+  DeleteStaleEmptySequences(kKeepLastEmptySeq);
   read_generation_++;
   reader_->Clear();
   // The oldest data is just after the write cursor ([TB-2]).

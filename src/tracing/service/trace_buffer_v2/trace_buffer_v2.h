@@ -324,7 +324,7 @@ class TraceBufferV2 {
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
   void OnSequenceMaybeEmpty(SequenceState* seq);
-  void DeleteStaleEmptySequences();
+  void DeleteStaleEmptySequences(size_t threshold);
   void OnWrite();
 
   // Memory.
