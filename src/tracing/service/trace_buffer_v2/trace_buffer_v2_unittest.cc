@@ -271,6 +271,34 @@ TEST_F(TraceBufferV2Test, BufferOrderVsSequenceOrderWorkedCase) {
   EXPECT_EQ(got, (std::vector<std::string>{"B1", "B2", "B3", "A1", "A2"}));
 }
 
+// The same case as the design doc states it: A1 and B1 already read, B3 A2
+// B2 written in one (scraping) batch, the write cursor just before B3. The
+// only valid outputs are [A2 B2 B3], [B2 B3 A2] and [B2 A2 B3].
+TEST_F(TraceBufferV2Test, WorkedCaseOnlyFifoPreservingLinearisations) {
+  Create(4096);
+  const std::string k = Pkt("k", 1024 - 16 - 4 - 4 - 4);
+  ASSERT_TRUE(Commit(1, 1, 1, {"A1", k}));
+  ASSERT_TRUE(Commit(2, 1, 1, {"B1", k}));
+  EXPECT_EQ(Read().size(), 4u);
+  // B3, A2 fill the buffer; B2 wraps to 0: the cursor ends at 1024, before
+  // B1 (consumed) and B3.
+  ASSERT_TRUE(Commit(2, 1, 3, {"B3", k}));
+  ASSERT_TRUE(Commit(1, 1, 2, {"A2", k}));
+  ASSERT_TRUE(Commit(2, 1, 2, {"B2", k}));
+  EXPECT_EQ(tb_->stats().write_wrap_count, 1u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);  // A1 was read.
+  std::vector<std::string> got;
+  for (const ReadPacket& p : Read()) {
+    EXPECT_EQ(p.loss, 0u);
+    if (p.data.size() == 2)
+      got.push_back(p.data);
+  }
+  const std::vector<std::vector<std::string>> valid = {
+      {"A2", "B2", "B3"}, {"B2", "B3", "A2"}, {"B2", "A2", "B3"}};
+  EXPECT_NE(std::find(valid.begin(), valid.end(), got), valid.end())
+      << ::testing::PrintToString(got);
+}
+
 }  // namespace
 }  // namespace trace_buffer
 }  // namespace ringtrace
