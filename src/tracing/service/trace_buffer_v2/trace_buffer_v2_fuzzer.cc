@@ -8,12 +8,8 @@
 // clones). Checks that nothing crashes, hangs or reads out of bounds (run
 // under ASan) and that every packet read lies inside the buffer's memory.
 //
-// No GN target yet: the gn fuzzer template is being added separately. Manual
-// build, from the repository root:
-//   clang++ -std=c++17 -fno-exceptions -g -O1 -fsanitize=fuzzer,address \
-//     -I. -Iinclude src/tracing/service/trace_buffer_v2/*_fuzzer.cc \
-//     src/tracing/service/trace_buffer_v2/{trace_buffer_v2,chunk_seq_reader}.cc
-//     \ src/base/logging.cc -o /tmp/tbv2_fuzzer
+// Build and run: tools/fuzz (target trace_buffer_v2_fuzzer of the root
+// "fuzzers" group); in other configurations it builds as a corpus replayer.
 
 #include <stddef.h>
 #include <stdint.h>
