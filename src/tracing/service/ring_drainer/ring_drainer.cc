@@ -316,6 +316,14 @@ RingStats RingDrainer::TotalStats() const {
   return total;
 }
 
+std::vector<RingId> RingDrainer::ring_ids() const {
+  std::vector<RingId> ids;
+  ids.reserve(rings_.size());
+  for (const auto& it : rings_)
+    ids.push_back(it.first);
+  return ids;
+}
+
 RingReader* RingDrainer::GetReaderForTesting(RingId id) {
   return &FindRing(id)->reader();
 }

@@ -158,6 +158,8 @@ class RingDrainer {
   const ProtocolError& protocol_error(RingId id) const;
   RingStats TotalStats() const;
   size_t num_rings() const { return rings_.size(); }
+  bool has_ring(RingId id) const { return rings_.count(id) != 0; }
+  std::vector<RingId> ring_ids() const;
 
   RingReader* GetReaderForTesting(RingId id);
 
