@@ -12,8 +12,12 @@
 //
 //   byte 0      uint32 read_pos              (own cache line; reader writes)
 //   byte 64     uint32 write_pos             (own cache line with the next)
-//   byte 68     uint32 num_writers_waiting   (stalled writers; futex word of
-//                                             the writer-wait protocol)
+//   byte 68     uint32 num_writers_waiting   (stalled writers; registration
+//                                             counter of the writer-wait
+//                                             protocol, whose futex word is
+//                                             read_pos: see
+//                                             src/tracing/core/shm_ring/
+//                                             ring_wait.h)
 //   ...         reserved, zero
 //   byte 256    chunk 0
 //   256 + i*chunk_size  chunk i

@@ -149,6 +149,8 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       c[kBufferIdOffset + 1] =
           static_cast<uint8_t>((options_.target_buffer >> 8) & 0xff);
       stats_.chunks_claimed++;
+      if (RT_UNLIKELY(claim_hook_ != nullptr))
+        claim_hook_(claim_hook_arg_, position);
       return AcquireResult::kOk;
     }
     // The position is a hole: never retry it against the returned word (4.3).
@@ -341,6 +343,9 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   const uint32_t num_finalized = closed_ - published_;  // [I3 published]
   const uint32_t finalized_bytes = payload_cursor_ - published_payload_end_;
   const bool had_open = fragment_open_;
+  RT_DCHECK(!had_open ||
+            (open_span->wptr >= chunk_ + fragment_start_ &&
+             open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_)));  // I2
   const uint32_t open_bytes =
       had_open
           ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))

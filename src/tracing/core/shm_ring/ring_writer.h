@@ -221,6 +221,13 @@ class RingWriter {
     stall_hook_ = hook;
     stall_hook_arg_ = arg;
   }
+  // Runs right after every successful claim (FreeForWrap -> Acquired), with
+  // the claimed position. For tests that force a scrape at that moment.
+  using ClaimHook = void (*)(void* arg, uint32_t position);
+  void SetClaimHookForTesting(ClaimHook hook, void* arg) {
+    claim_hook_ = hook;
+    claim_hook_arg_ = arg;
+  }
 
  private:
   enum class Hold : uint8_t {
@@ -325,6 +332,8 @@ class RingWriter {
 
   StallHook stall_hook_ = nullptr;
   void* stall_hook_arg_ = nullptr;
+  ClaimHook claim_hook_ = nullptr;
+  void* claim_hook_arg_ = nullptr;
 
   RingWriterStats stats_;
 };

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 
 namespace ringtrace {
@@ -23,90 +24,12 @@ namespace {
 constexpr WriterID kWid = 7;
 constexpr BufferID kBid = 0x1234;
 
-// A zero-filled ring in private memory.
-class TestRing {
- public:
-  TestRing(uint32_t chunk_size, uint32_t num_chunks)
-      : geometry_(chunk_size, num_chunks) {
-    size_ = static_cast<size_t>(geometry_.MappingSize());
-    mem_ = static_cast<uint8_t*>(aligned_alloc(64, size_));
-    memset(mem_, 0, size_);
-  }
-  ~TestRing() { free(mem_); }
-  RingView view() const { return RingView(mem_, geometry_); }
-  StateWord word(uint32_t index) const {
-    return view().chunk_state(index)->load(std::memory_order_relaxed);
-  }
-  void set_word(uint32_t index, StateWord w) {
-    view().chunk_state(index)->store(w, std::memory_order_relaxed);
-  }
-  uint32_t write_pos() const {
-    return view().write_pos()->load(std::memory_order_relaxed);
-  }
-  void set_write_pos(uint32_t p) {
-    view().write_pos()->store(p, std::memory_order_relaxed);
-  }
-  uint8_t* chunk(uint32_t i) const { return view().chunk(i); }
-
- private:
-  RingGeometry geometry_;
-  size_t size_;
-  uint8_t* mem_;
-};
-
-struct RecordingDelegate : public RingWriterDelegate {
-  void OnPositionBurned(uint32_t p) override { burned.push_back(p); }
-  void OnChunkPublished(uint32_t p) override { published.push_back(p); }
-  void OnDrainRequested() override { drain_requests++; }
-  std::vector<uint32_t> burned;
-  std::vector<uint32_t> published;
-  int drain_requests = 0;
-};
-
 RingWriter::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
   RingWriter::Options o;
   o.writer_id = kWid;
   o.target_buffer = kBid;
   o.delegate = delegate;
   return o;
-}
-
-std::string Pattern(size_t size, char seed) {
-  std::string s(size, '\0');
-  for (size_t i = 0; i < size; i++)
-    s[i] = static_cast<char>(seed + i * 7);
-  return s;
-}
-
-// Writes |data| as one packet, spanning chunks as needed. Returns false if
-// the packet (or its rest) was dropped.
-bool WritePacket(RingWriter* w, const std::string& data) {
-  RingWriter::Span span;
-  if (!w->BeginPacket(&span))
-    return false;
-  size_t off = 0;
-  while (off < data.size()) {
-    size_t room = static_cast<size_t>(span.end - span.wptr);
-    if (room == 0) {
-      if (!w->ContinuePacket(&span))
-        return false;
-      continue;
-    }
-    size_t n = std::min(room, data.size() - off);
-    memcpy(span.wptr, data.data() + off, n);
-    span.wptr += n;
-    off += n;
-  }
-  w->EndPacket(span.wptr);
-  return true;
-}
-
-std::vector<std::string> Reassemble(const std::vector<ReadChunk>& chunks,
-                                    WriterID wid = kWid) {
-  TestPacketReassembler r;
-  for (const auto& c : chunks)
-    r.Add(c);
-  return r.packets(wid);
 }
 
 TEST(RingWriterTest, PublishesOnFlushAndReaderTakesIt) {
@@ -187,7 +110,7 @@ TEST(RingWriterTest, ReusesCachedCompleteChunk) {
   TestRingReader reader(ring.view());
   std::vector<ReadChunk> chunks;
   reader.DrainAll(&chunks);
-  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"one", "two"}));
 }
 
 // Spec 5.2 "reuse versus consume", reader wins: the reuse CAS fails and the
@@ -208,7 +131,7 @@ TEST(RingWriterTest, ReuseLosesToReaderConsume) {
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));  // never touched again
   ASSERT_TRUE(w.Flush(nullptr));
   reader.DrainAll(&chunks);
-  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"one", "two"}));
 }
 
 // Spec 5.2 "reuse versus consume", writer wins: the reader's reclaim CAS
@@ -244,7 +167,7 @@ TEST(RingWriterTest, ReuseWinsAgainstReaderConsume) {
   EXPECT_EQ(w.stats().relocations, 1u);
   std::vector<ReadChunk> chunks;
   reader.DrainAll(&chunks);
-  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{"two"});
+  EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{"two"});
 }
 
 TEST(RingWriterTest, ReuseRefusedAfterContinuesOnNext) {
@@ -267,7 +190,7 @@ TEST(RingWriterTest, ReuseRefusedAfterContinuesOnNext) {
   reader.DrainAll(&chunks);
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_EQ(chunks[1].flags, kFlagContinuesFromPrev);
-  EXPECT_EQ(Reassemble(chunks), (std::vector<std::string>{big, "after"}));
+  EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{big, "after"}));
 }
 
 TEST(RingWriterTest, ReuseRefusedAt255Fragments) {
@@ -380,6 +303,28 @@ TEST(RingWriterTest, StaleClaimBurnsThePositionAndMovesOn) {
   EXPECT_EQ(GetState(ring.word(1)), ChunkState::kAcquired);
 }
 
+// Spec 2.1 / 2.2 with its numbers: four chunks; writer_b reserved position 4
+// (expects FreeForWrap(1)) and slept; meanwhile the reader resolved position
+// 8 on chunk 0, writing FreeForWrap(wrap_count(8 + 4)) = FreeForWrap(3). The
+// delayed claim fails and cannot publish behind the reader.
+TEST(RingWriterTest, Spec22DelayedClaimCannotPublishBehindTheReader) {
+  TestRing ring(256, 4);
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
+  ring.view().read_pos()->store(4, std::memory_order_relaxed);
+  ring.set_write_pos(4);
+  ring.set_word(0, MakeFreeForWrap(3));
+  for (uint32_t i = 1; i < 4; i++)
+    ring.set_word(i, MakeFreeForWrap(1));  // positions 1..3 resolved
+  ASSERT_TRUE(WritePacket(&w, "b"));
+  EXPECT_EQ(delegate.burned, std::vector<uint32_t>{4});
+  EXPECT_EQ(w.held_position(), 5u);
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
+  // The claim expected exactly FreeForWrap(wrap_count(4)) = FreeForWrap(1).
+  EXPECT_EQ(RingGeometry(256, 4).WrapCount(4), 1u);
+  EXPECT_EQ(RingGeometry(256, 4).NextWrap(8), 3u);
+}
+
 // Same race, writer wins: the reader's advance CAS fails, it redispatches on
 // Acquired(w,0) and marks it (nothing to emit); the writer relocates on its
 // next publication.
@@ -410,7 +355,7 @@ TEST(RingWriterTest, ClaimWinsAgainstReaderAdvance) {
   ASSERT_TRUE(w.Flush(nullptr));
   std::vector<ReadChunk> chunks;
   reader.DrainAll(&chunks);
-  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{"late"});
+  EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{"late"});
 }
 
 TEST(RingWriterTest, PacketSpanningChunksCarriesContinuationFlags) {
@@ -426,7 +371,7 @@ TEST(RingWriterTest, PacketSpanningChunksCarriesContinuationFlags) {
   EXPECT_EQ(chunks[0].flags, kFlagContinuesOnNext);
   EXPECT_EQ(chunks[1].flags, kFlagContinuesFromPrev | kFlagContinuesOnNext);
   EXPECT_EQ(chunks[2].flags, kFlagContinuesFromPrev);
-  EXPECT_EQ(Reassemble(chunks), std::vector<std::string>{big});
+  EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{big});
 }
 
 // Issue 3 loss rules: a loss drops the cached chunk; the next packet starts

@@ -74,8 +74,10 @@ bool TestRingReader::CopyFragments(const uint8_t* chunk,
       return false;
     }
   }
-  if (!out || !copy_payload_)
+  if (!out || !copy_payload_ || n == 0)
     return true;
+  // The BufferID is published with the first fragment (spec 8, "Publish"):
+  // with n == 0 the writer may still be writing it.
   out->buffer_id = static_cast<BufferID>(chunk[kBufferIdOffset] |
                                          (chunk[kBufferIdOffset + 1] << 8));
   out->fragments.clear();

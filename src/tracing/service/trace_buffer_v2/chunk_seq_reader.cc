@@ -187,6 +187,26 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   }
 }
 
+void ChunkSeqReader::DropFront() {
+  RT_DCHECK(mode_ == Mode::kErase && seq_->chunks.front() == target_);
+  TBChunk* chunk = ChunkAt(target_);
+  EnterChunk(chunk);
+  const bool unread_frags = chunk->read_offset < chunk->valid_size;
+  if (unread_frags || (chunk->flags & (kTBIncomplete | kTBNeedsPatching)))
+    AddLoss(kDataLossOverwrite);
+  if (chunk->flags & kTBCorrupted)
+    AddLoss(kDataLossChunkCorrupted);
+  if (unread_frags) {
+    // A packet continuing on the next chunk lost its start here.
+    seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) &&
+                              !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+  } else if (chunk->flags & kTBIncomplete) {
+    seq_->drop_continuation = false;
+  }
+  PopFront(chunk);
+  done_ = true;
+}
+
 // |first| is the front chunk and |first_frag| its last fragment, which
 // continues on the next chunk. Walks the following chunks in sequence order
 // (ChunkSeqIterator) collecting the first fragment of each, until one that

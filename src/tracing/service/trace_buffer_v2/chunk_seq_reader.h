@@ -91,6 +91,11 @@ class ChunkSeqReader {
   // they are cleared; in kErase mode *loss is 0.
   bool ReadNextPacket(TracePacket* packet, uint32_t* loss);
 
+  // kErase fast path, when nobody observes overwritten packets and the target
+  // is the front of its sequence: drops it without tokenizing its fragments
+  // (cold in cache), reporting OVERWRITE if any of them was unread.
+  void DropFront();
+
  private:
   enum class ReassemblyResult { kSuccess, kNotEnoughData, kDataLoss };
 

@@ -97,6 +97,10 @@ struct SequenceState {
   // Offsets of the chunks, in ChunkID order ([SEQ-1]).
   OffsetQueue chunks;
 
+  // ChunkID of chunks.back() (valid when !chunks.empty()): kept here because
+  // the back chunk's header may be cold in cache.
+  ChunkID back_chunk_id = 0;
+
   // ChunkID of the last chunk popped from |chunks| (read or overwritten),
   // to detect gaps in the ChunkID sequence.
   ChunkID last_chunk_id_consumed = 0;

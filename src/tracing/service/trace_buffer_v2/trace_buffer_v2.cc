@@ -125,15 +125,15 @@ SequenceState* TraceBufferV2::GetOrCreateSequence(
     ProducerID producer_id,
     WriterID writer_id,
     const ClientIdentity& client_identity) {
-  auto res =
-      sequences_.emplace(SeqKey(producer_id, writer_id), SequenceState());
-  SequenceState* seq = &res.first->second;
-  if (res.second) {
-    seq->producer_id = producer_id;
-    seq->writer_id = writer_id;
-    seq->client_identity = client_identity;
-    OnSequenceMaybeEmpty(seq);  // Born empty.
-  }
+  const uint32_t key = SeqKey(producer_id, writer_id);
+  auto it = sequences_.find(key);  // find() first: emplace() allocates.
+  if (RT_LIKELY(it != sequences_.end()))
+    return &it->second;
+  SequenceState* seq = &sequences_.emplace(key, SequenceState()).first->second;
+  seq->producer_id = producer_id;
+  seq->writer_id = writer_id;
+  seq->client_identity = client_identity;
+  OnSequenceMaybeEmpty(seq);  // Born empty.
   return seq;
 }
 
@@ -183,7 +183,7 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
   bool late =
       seq->has_last_chunk_id && !ChunkIdLess(seq->last_chunk_id_consumed, id);
   size_t pos = q.size();
-  if (!late && !q.empty() && !ChunkIdLess(ChunkAt(q.back())->chunk_id, id)) {
+  if (!late && !q.empty() && !ChunkIdLess(seq->back_chunk_id, id)) {
     // Out of order (scraping): binary search for the first chunk after id.
     size_t lo = 0, hi = q.size();
     while (lo < hi) {
@@ -208,6 +208,8 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
     stats_.chunks_committed_out_of_order++;
   if (q.empty())
     num_empty_sequences_--;
+  if (pos == q.size())
+    seq->back_chunk_id = id;
   q.insert(pos, static_cast<uint32_t>(offset));
   num_live_chunks_++;
   return true;
@@ -217,8 +219,10 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
 // q.size().
 size_t TraceBufferV2::FindChunkIndex(const SequenceState& seq, ChunkID id) {
   const OffsetQueue& q = seq.chunks;
-  if (q.empty() || ChunkIdLess(id, ChunkAt(q.front())->chunk_id) ||
-      ChunkIdLess(ChunkAt(q.back())->chunk_id, id)) {
+  // Check the back first: it is hot, and a new chunk is usually after it.
+  // The front is often the oldest chunk in the buffer (cold).
+  if (q.empty() || ChunkIdLess(seq.back_chunk_id, id) ||
+      ChunkIdLess(id, ChunkAt(q.front())->chunk_id)) {
     return q.size();
   }
   size_t lo = 0, hi = q.size();
@@ -266,6 +270,7 @@ bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
     DeleteNextChunksFor(data_end_ - wr_);
     data_end_ = wr_;
     wr_ = 0;
+    pf_ = 0;
     stats_.write_wrap_count++;
   }
   if (wr_ < data_end_)
@@ -298,6 +303,24 @@ void TraceBufferV2::DeleteNextChunksFor(size_t bytes) {
   // [TB-1].
   if (off > clear_end)
     WritePadding(clear_end, off - clear_end);
+  PrefetchAhead(off);
+}
+
+// The next writes erase the chunks from |next| on: their headers (and the
+// bytes the new chunks will overwrite) were written a buffer-length of data
+// ago and are cold in cache. Reading a header stalls on memory, so the cache
+// lines up to kPrefetchDistance ahead of the erase point are prefetched (with
+// write intent: they are about to be rewritten), a few per write. pf_ is a
+// pure hint: it is re-synced whenever it leaves the window.
+void TraceBufferV2::PrefetchAhead(size_t next) {
+  constexpr size_t kPrefetchDistance = 16 * 1024;
+  constexpr size_t kLine = 64;
+  if (pf_ < next || pf_ > next + kPrefetchDistance)
+    pf_ = next & ~(kLine - 1);
+  const size_t end = std::min(next + kPrefetchDistance, data_end_);
+  // Bounded: at most kPrefetchDistance / kLine iterations.
+  for (; pf_ < end; pf_ += kLine)
+    __builtin_prefetch(buf_ + pf_, 1);
 }
 
 // Erase-mode readback: forced, stall-free; every valid packet in sequence
@@ -313,6 +336,11 @@ void TraceBufferV2::EraseChunkAt(size_t offset) {
   RT_CHECK(seq);  // [TB-3]
   erase_reader_->Reset(seq, static_cast<uint32_t>(offset),
                        ChunkSeqReader::Mode::kErase);
+  if (!overwrite_observer_ && seq->chunks.front() == offset) {
+    erase_reader_->DropFront();
+    erase_reader_->Clear();
+    return;
+  }
   PacketSequenceProperties props;
   props.producer_id_trusted = seq->producer_id;
   props.writer_id = seq->writer_id;

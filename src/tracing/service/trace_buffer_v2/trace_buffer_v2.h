@@ -311,6 +311,7 @@ class TraceBufferV2 {
   // padding.
   void DeleteNextChunksFor(size_t bytes);
   void EraseChunkAt(size_t offset);
+  void PrefetchAhead(size_t next);
   void WritePadding(size_t offset, size_t size);
 
   SequenceState* GetOrCreateSequence(ProducerID,
@@ -337,6 +338,7 @@ class TraceBufferV2 {
   size_t wr_ = 0;
   size_t data_end_ = 0;
   size_t used_size_ = 0;
+  size_t pf_ = 0;  // Prefetch cursor (a hint, see PrefetchAhead()).
 
   // Pending two-phase chunk.
   bool has_pending_ = false;

@@ -11,10 +11,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -77,6 +81,80 @@ inline std::vector<ReadPacket> ReadAll(TraceBufferV2* tb) {
   }
   return out;
 }
+
+// Outer size of a stored chunk holding |frags| (4-byte varints).
+inline size_t OuterSize(const std::vector<std::string>& frags,
+                        size_t pad_to = 0) {
+  return TBChunk::OuterSizeForPayload(MakePayload(frags, pad_to).size());
+}
+
+// A string of |n| bytes starting with |tag|.
+inline std::string Pkt(const std::string& tag, size_t n) {
+  std::string s = tag;
+  s.resize(n, '.');
+  return s;
+}
+
+inline ReadPacket RP(ProducerID p,
+                     WriterID w,
+                     std::string data,
+                     uint32_t loss = 0) {
+  ReadPacket rp;
+  rp.producer_id = p;
+  rp.writer_id = w;
+  rp.data = std::move(data);
+  rp.loss = loss;
+  return rp;
+}
+
+inline std::vector<std::string> Data(const std::vector<ReadPacket>& pkts) {
+  std::vector<std::string> out;
+  for (const ReadPacket& p : pkts)
+    out.push_back(p.data);
+  return out;
+}
+
+inline void PrintTo(const ReadPacket& p, std::ostream* os) {
+  *os << "{" << p.producer_id << ":" << p.writer_id << " \""
+      << p.data.substr(0, 24) << "\" loss=" << p.loss << "}";
+}
+
+class TraceBufferV2TestBase : public ::testing::Test {
+ protected:
+  void Create(size_t size,
+              TraceBufferV2::OverwritePolicy policy =
+                  TraceBufferV2::OverwritePolicy::kOverwrite) {
+    tb_ = TraceBufferV2::Create(size, policy);
+    ASSERT_NE(tb_, nullptr);
+  }
+
+  bool Commit(ProducerID p,
+              WriterID w,
+              ChunkID id,
+              const std::vector<std::string>& frags,
+              uint8_t flags = 0,
+              bool complete = true,
+              size_t pad_to = 0) {
+    std::vector<uint8_t> payload = MakePayload(frags, pad_to);
+    return tb_->CopyChunkUntrusted(p, ClientIdentity{1000 + p, 2000 + p}, w, id,
+                                   static_cast<uint16_t>(frags.size()), flags,
+                                   complete, payload.data(), payload.size());
+  }
+
+  bool CommitRaw(ProducerID p,
+                 WriterID w,
+                 ChunkID id,
+                 const std::vector<uint8_t>& payload,
+                 uint16_t num_frags,
+                 uint8_t flags = 0) {
+    return tb_->CopyChunkUntrusted(p, ClientIdentity{}, w, id, num_frags, flags,
+                                   true, payload.data(), payload.size());
+  }
+
+  std::vector<ReadPacket> Read() { return ReadAll(tb_.get()); }
+
+  std::unique_ptr<TraceBufferV2> tb_;
+};
 
 }  // namespace test
 }  // namespace trace_buffer

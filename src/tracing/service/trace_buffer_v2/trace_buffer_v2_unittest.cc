@@ -18,79 +18,18 @@ namespace ringtrace {
 namespace trace_buffer {
 namespace {
 
+using test::Data;
 using test::MakePayload;
+using test::OuterSize;
+using test::Pkt;
 using test::ReadAll;
 using test::ReadPacket;
+using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
+using TraceBufferV2Test = test::TraceBufferV2TestBase;
 
 constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
 constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
-constexpr uint8_t kPatch = kChunkNeedsPatching;
-
-constexpr uint32_t kLossOverwrite = kDataLossPresent | kDataLossOverwrite;
-
-// Outer size of a chunk holding |frags| (4-byte varints).
-size_t OuterSize(const std::vector<std::string>& frags, size_t pad_to = 0) {
-  return TBChunk::OuterSizeForPayload(MakePayload(frags, pad_to).size());
-}
-
-// A string of |n| bytes starting with |tag|.
-std::string Pkt(const std::string& tag, size_t n) {
-  std::string s = tag;
-  s.resize(n, '.');
-  return s;
-}
-
-ReadPacket RP(ProducerID p, WriterID w, std::string data, uint32_t loss = 0) {
-  ReadPacket rp;
-  rp.producer_id = p;
-  rp.writer_id = w;
-  rp.data = std::move(data);
-  rp.loss = loss;
-  return rp;
-}
-
-std::vector<std::string> Data(const std::vector<ReadPacket>& pkts) {
-  std::vector<std::string> out;
-  for (const ReadPacket& p : pkts)
-    out.push_back(p.data);
-  return out;
-}
-
-class TraceBufferV2Test : public ::testing::Test {
- protected:
-  void Create(size_t size, Policy policy = Policy::kOverwrite) {
-    tb_ = TraceBufferV2::Create(size, policy);
-    ASSERT_NE(tb_, nullptr);
-  }
-
-  bool Commit(ProducerID p,
-              WriterID w,
-              ChunkID id,
-              const std::vector<std::string>& frags,
-              uint8_t flags = 0,
-              bool complete = true,
-              size_t pad_to = 0) {
-    std::vector<uint8_t> payload = MakePayload(frags, pad_to);
-    return tb_->CopyChunkUntrusted(p, ClientIdentity{1000 + p, 2000 + p}, w, id,
-                                   static_cast<uint16_t>(frags.size()), flags,
-                                   complete, payload.data(), payload.size());
-  }
-
-  bool CommitRaw(ProducerID p,
-                 WriterID w,
-                 ChunkID id,
-                 const std::vector<uint8_t>& payload,
-                 uint16_t num_frags,
-                 uint8_t flags = 0) {
-    return tb_->CopyChunkUntrusted(p, ClientIdentity{}, w, id, num_frags, flags,
-                                   true, payload.data(), payload.size());
-  }
-
-  std::vector<ReadPacket> Read() { return ReadAll(tb_.get()); }
-
-  std::unique_ptr<TraceBufferV2> tb_;
-};
 
 // ---- Basics and storage -----------------------------------------------------
 

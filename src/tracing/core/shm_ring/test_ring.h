@@ -1,0 +1,127 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TEST ONLY. A zero-filled ring in private memory with direct access to its
+// words, and a helper that writes one packet through a RingWriter.
+
+#ifndef SRC_TRACING_CORE_SHM_RING_TEST_RING_H_
+#define SRC_TRACING_CORE_SHM_RING_TEST_RING_H_
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+class TestRing {
+ public:
+  TestRing(uint32_t chunk_size, uint32_t num_chunks)
+      : geometry_(chunk_size, num_chunks) {
+    size_ = static_cast<size_t>(geometry_.MappingSize());
+    mem_ = static_cast<uint8_t*>(aligned_alloc(64, size_));
+    memset(mem_, 0, size_);
+  }
+  ~TestRing() { free(mem_); }
+  TestRing(const TestRing&) = delete;
+  TestRing& operator=(const TestRing&) = delete;
+
+  RingView view() const { return RingView(mem_, geometry_); }
+  StateWord word(uint32_t index) const {
+    return view().chunk_state(index)->load(std::memory_order_relaxed);
+  }
+  void set_word(uint32_t index, StateWord w) {
+    view().chunk_state(index)->store(w, std::memory_order_relaxed);
+  }
+  uint32_t write_pos() const {
+    return view().write_pos()->load(std::memory_order_relaxed);
+  }
+  void set_write_pos(uint32_t p) {
+    view().write_pos()->store(p, std::memory_order_relaxed);
+  }
+  uint32_t read_pos() const {
+    return view().read_pos()->load(std::memory_order_relaxed);
+  }
+  uint32_t num_writers_waiting() const {
+    return view().num_writers_waiting()->load(std::memory_order_relaxed);
+  }
+  uint8_t* chunk(uint32_t i) const { return view().chunk(i); }
+
+ private:
+  RingGeometry geometry_;
+  size_t size_;
+  uint8_t* mem_;
+};
+
+// Writes |data| into an open packet, continuing into new chunks as needed.
+// Returns false if the rest of the packet was lost.
+inline bool AppendToPacket(RingWriter* w,
+                           RingWriter::Span* span,
+                           const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const size_t room = static_cast<size_t>(span->end - span->wptr);
+    if (room == 0) {
+      if (!w->ContinuePacket(span))
+        return false;
+      continue;
+    }
+    const size_t n = std::min(room, data.size() - off);
+    memcpy(span->wptr, data.data() + off, n);
+    span->wptr += n;
+    off += n;
+  }
+  return true;
+}
+
+// Writes |data| as one packet. Returns false if it was (partly) dropped.
+inline bool WritePacket(RingWriter* w, const std::string& data) {
+  RingWriter::Span span;
+  if (!w->BeginPacket(&span))
+    return false;
+  if (!AppendToPacket(w, &span, data))
+    return false;
+  w->EndPacket(span.wptr);
+  return true;
+}
+
+// |size| printable bytes (valid UTF-8), different for different seeds.
+inline std::string Pattern(size_t size, char seed) {
+  std::string s(size, '\0');
+  for (size_t i = 0; i < size; i++)
+    s[i] = static_cast<char>('a' + (static_cast<size_t>(seed) + i * 7) % 26);
+  return s;
+}
+
+// Records every notification.
+struct RecordingDelegate : public RingWriterDelegate {
+  void OnPositionBurned(uint32_t p) override { burned.push_back(p); }
+  void OnChunkPublished(uint32_t p) override { published.push_back(p); }
+  void OnDrainRequested() override { drain_requests++; }
+  std::vector<uint32_t> burned;
+  std::vector<uint32_t> published;
+  int drain_requests = 0;
+};
+
+// Packets of writer |wid| reassembled from |chunks| (in position order).
+inline std::vector<std::string> Reassemble(const std::vector<ReadChunk>& chunks,
+                                           WriterID wid) {
+  TestPacketReassembler r;
+  for (const auto& c : chunks)
+    r.Add(c);
+  return r.packets(wid);
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_CORE_SHM_RING_TEST_RING_H_

@@ -1,0 +1,154 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+namespace {
+using internal::kWireFixed32;
+using internal::kWireFixed64;
+
+inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
+  for (size_t i = 0; i < n; i++)
+    *p++ = static_cast<uint8_t>(v >> (8 * i));  // little-endian
+  return p;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Message.
+// ---------------------------------------------------------------------------
+
+void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
+  if (RT_UNLIKELY(!enabled_))
+    return;
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  uint8_t buf[5 + 4];
+  uint8_t* p = internal::EncodeVarInt((field_id << 3) | kWireFixed32, buf);
+  p = PutFixed(value, 4, p);
+  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
+}
+
+void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
+  if (RT_UNLIKELY(!enabled_))
+    return;
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  uint8_t buf[5 + 8];
+  uint8_t* p = internal::EncodeVarInt((field_id << 3) | kWireFixed64, buf);
+  p = PutFixed(value, 8, p);
+  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
+}
+
+Message* Message::BeginNestedOverflow() {
+  // Beyond kMaxNestingDepth (or below such a message): a sink that writes
+  // nothing, not even the start-group tag, so the packet stays well-formed.
+  writer_->stats_.nesting_overflows++;
+  if (!enabled_)
+    return this;
+  FinalizeNested();
+  Message* sink = &writer_->sink_;
+  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
+  return sink;
+}
+
+// ---------------------------------------------------------------------------
+// TraceWriterV2.
+// ---------------------------------------------------------------------------
+
+TraceWriterV2::TraceWriterV2(const RingView& ring, const Options& options)
+    : ring_writer_(ring, options) {}
+
+TraceWriterV2::~TraceWriterV2() {
+  if (packet_open_)
+    FinishTracePacket();
+  Flush();
+}
+
+TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
+  if (packet_open_)
+    FinishTracePacket();
+  packet_open_ = true;
+  messages_[0].Reset(this, 0, 0, /*enabled=*/true);
+  if (RT_LIKELY(ring_writer_.BeginPacket(&span_))) {
+    discarding_ = false;
+  } else {
+    EnterDiscardMode();
+  }
+  return TracePacketHandle(this);
+}
+
+void TraceWriterV2::FinishTracePacket() {
+  RT_DCHECK(packet_open_);
+  if (!packet_open_)
+    return;
+  messages_[0].Finalize();
+  packet_open_ = false;
+  if (RT_UNLIKELY(discarding_)) {
+    stats_.bytes_dropped += static_cast<uint64_t>(span_.wptr - discard_);
+    discarding_ = false;
+    span_ = RingWriter::Span();
+    return;
+  }
+  ring_writer_.EndPacket(span_.wptr);
+  span_ = RingWriter::Span();
+  stats_.packets_written++;
+}
+
+void TraceWriterV2::EnterDiscardMode() {
+  // The packet (or its rest) is lost; RingWriter recorded the loss, so the
+  // next chunk carries data-loss. Swallow the rest of the packet privately.
+  discarding_ = true;
+  stats_.packets_dropped++;
+  span_.wptr = discard_;
+  span_.end = discard_ + kDiscardSize;
+}
+
+void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
+  // Bounded: every iteration copies at least one byte, or replaces a full
+  // span with a fresh, non-empty one (a new chunk or the discard buffer).
+  while (n > 0) {
+    const size_t room = static_cast<size_t>(span_.end - span_.wptr);
+    if (room == 0) {
+      if (discarding_) {
+        stats_.bytes_dropped += kDiscardSize;
+        span_.wptr = discard_;
+        continue;
+      }
+      if (!ring_writer_.ContinuePacket(&span_))
+        EnterDiscardMode();
+      continue;
+    }
+    const size_t chunk = room < n ? room : n;
+    memcpy(span_.wptr, data, chunk);
+    span_.wptr += chunk;
+    data += chunk;
+    n -= chunk;
+  }
+}
+
+void TraceWriterV2::Flush() {
+  if (packet_open_ && !discarding_) {
+    if (!ring_writer_.Flush(&span_))
+      EnterDiscardMode();  // the open packet was lost while relocating it
+    return;
+  }
+  ring_writer_.Flush(nullptr);
+}
+
+TraceWriterV2Stats TraceWriterV2::stats() const {
+  TraceWriterV2Stats s = stats_;
+  const RingWriterStats& r = ring_writer_.stats();
+  s.bytes_written = r.payload_bytes;
+  s.bytes_dropped += r.dropped_suffix_bytes;
+  s.relocations = r.relocations;
+  s.burned_positions = r.burned_positions;
+  return s;
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace

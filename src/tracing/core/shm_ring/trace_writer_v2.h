@@ -1,0 +1,327 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceWriterV2: the encoder apps use to write trace packets into the shared
+// ring. One TraceWriterV2 per thread and sequence (WriterID); it owns one
+// RingWriter.
+//
+//   TraceWriterV2 writer(ring_view, options);
+//   {
+//     auto packet = writer.NewTracePacket();
+//     packet->AppendVarInt(8, timestamp);               //
+//     TracePacket.timestamp Message* ev = packet->BeginNestedMessage(11); //
+//     .track_event ev->AppendString(23, "name"); ev->AppendVarInt(9, 3);
+//   }  // the handle's destructor finishes the packet
+//   writer.Flush();
+//
+// Wire format: standard protobuf, except that nested messages are written as
+// groups: start-group tag (field_id << 3) | 3, the fields, end-group tag
+// (field_id << 3) | 4 with the SAME field id. A nested message's length is
+// never needed, so nothing is ever patched after it is written, and a packet
+// can be published piece by piece while it is being written (spec 6.5). The
+// service converts groups back to length-delimited fields on readback (the
+// ungrouper). Strings and bytes keep their normal length prefix.
+//
+// Messages are protozero-like: a nested message stays open until its parent
+// appends another field, begins another nested message, or is finalized; at
+// that point its end-group tag is written. Using a message after that is a
+// programming error. Nesting deeper than kMaxNestingDepth is dropped: the
+// returned message writes nothing (no start-group tag either), so the packet
+// stays well-formed, and stats().nesting_overflows counts it.
+//
+// Packets span chunks transparently. When no chunk can be had (policy of
+// RingWriter::Options), the rest of the packet is discarded and counted, and
+// the writer's next chunk carries the data-loss flag; writing resumes by
+// itself when space frees. A packet larger than the whole ring streams while
+// the reader keeps up and is otherwise dropped the same way.
+//
+// Thread model: not thread-safe; one thread uses a TraceWriterV2 at a time.
+
+#ifndef SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
+#define SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <string_view>
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/base/logging.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
+
+namespace ringtrace {
+namespace shm_ring {
+
+class TraceWriterV2;
+
+struct TraceWriterV2Stats {
+  uint64_t packets_written = 0;  // finished without a loss the encoder saw
+  uint64_t packets_dropped = 0;  // wholly or partly discarded
+  uint64_t bytes_written = 0;    // bytes that went into the ring
+  uint64_t bytes_dropped = 0;    // bytes discarded by the encoder, plus
+                                 // relocated suffixes dropped by the ring
+  uint64_t relocations = 0;
+  uint64_t burned_positions = 0;
+  uint64_t nesting_overflows = 0;
+};
+
+// A protobuf message being written. Obtained from TraceWriterV2 (the packet)
+// or BeginNestedMessage(); owned by the writer.
+class Message {
+ public:
+  // Varint field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
+  // values take 10 bytes, as in protobuf.
+  template <typename T>
+  void AppendVarInt(uint32_t field_id, T value) {
+    AppendVarIntRaw(field_id, static_cast<uint64_t>(value));
+  }
+  // sint32/sint64 (zigzag).
+  void AppendSignedVarInt(uint32_t field_id, int64_t value) {
+    AppendVarIntRaw(field_id, (static_cast<uint64_t>(value) << 1) ^
+                                  static_cast<uint64_t>(value >> 63));
+  }
+  void AppendFixed32(uint32_t field_id, uint32_t value);
+  void AppendFixed64(uint32_t field_id, uint64_t value);
+  void AppendFloat(uint32_t field_id, float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    AppendFixed32(field_id, bits);
+  }
+  void AppendDouble(uint32_t field_id, double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    AppendFixed64(field_id, bits);
+  }
+  void AppendString(uint32_t field_id, std::string_view s) {
+    AppendBytes(field_id, s.data(), s.size());
+  }
+  inline void AppendBytes(uint32_t field_id, const void* data, size_t size);
+
+  // Starts a nested message as a group (see the file comment).
+  inline Message* BeginNestedMessage(uint32_t field_id);
+
+  // Ends this message (and its open nested messages). For a nested message
+  // this writes its end-group tag. Idempotent.
+  inline void Finalize();
+
+  bool is_finalized() const { return finalized_; }
+
+ private:
+  friend class TraceWriterV2;
+
+  void Reset(TraceWriterV2* writer,
+             uint32_t depth,
+             uint32_t field_id,
+             bool enabled) {
+    writer_ = writer;
+    nested_ = nullptr;
+    depth_ = depth;
+    field_id_ = field_id;
+    enabled_ = enabled;
+    finalized_ = false;
+  }
+  void AppendVarIntRaw(uint32_t field_id, uint64_t value);
+  Message* BeginNestedOverflow();
+  inline void FinalizeNested() {
+    if (RT_UNLIKELY(nested_ != nullptr)) {
+      nested_->Finalize();
+      nested_ = nullptr;
+    }
+  }
+
+  TraceWriterV2* writer_ = nullptr;
+  Message* nested_ = nullptr;
+  uint32_t depth_ = 0;
+  uint32_t field_id_ = 0;  // of a nested message (its group's field)
+  bool enabled_ = false;   // false for the sink beyond kMaxNestingDepth
+  bool finalized_ = true;
+};
+
+class TraceWriterV2 {
+ public:
+  using Options = RingWriter::Options;
+  static constexpr uint32_t kMaxNestingDepth = 32;
+
+  // Finishes the packet when destroyed (protozero's TracePacketHandle).
+  class TracePacketHandle {
+   public:
+    TracePacketHandle() = default;
+    explicit TracePacketHandle(TraceWriterV2* writer) : writer_(writer) {}
+    TracePacketHandle(TracePacketHandle&& other) noexcept
+        : writer_(other.writer_) {
+      other.writer_ = nullptr;
+    }
+    TracePacketHandle& operator=(TracePacketHandle&& other) noexcept {
+      Finish();
+      writer_ = other.writer_;
+      other.writer_ = nullptr;
+      return *this;
+    }
+    ~TracePacketHandle() { Finish(); }
+
+    Message* operator->() const { return &writer_->messages_[0]; }
+    Message* get() const { return writer_ ? &writer_->messages_[0] : nullptr; }
+    // Finishes the packet now.
+    void Finish() {
+      if (writer_) {
+        writer_->FinishTracePacket();
+        writer_ = nullptr;
+      }
+    }
+
+   private:
+    TraceWriterV2* writer_ = nullptr;
+  };
+
+  TraceWriterV2(const RingView& ring, const Options& options);
+  // Finishes an open packet and flushes.
+  ~TraceWriterV2();
+
+  TraceWriterV2(const TraceWriterV2&) = delete;
+  TraceWriterV2& operator=(const TraceWriterV2&) = delete;
+
+  // Finishes the previous packet if still open and starts a new one. Never
+  // fails: a packet that cannot be stored is discarded and counted.
+  TracePacketHandle NewTracePacket();
+
+  // Ends the current packet (called by the handle).
+  void FinishTracePacket();
+
+  // Publishes every finished packet so the reader can take it. With a packet
+  // still open, see RingWriter::Flush(): its chunk is checked for a scrape
+  // (and relocated if scraped) but not published until the packet ends.
+  void Flush();
+
+  TraceWriterV2Stats stats() const;
+  const RingWriter& ring_writer() const { return ring_writer_; }
+  bool packet_open() const { return packet_open_; }
+
+ private:
+  friend class Message;
+
+  // Hot path: |n| bytes into the packet, spanning chunks as needed.
+  inline void WriteBytes(const uint8_t* data, size_t n) {
+    if (RT_LIKELY(static_cast<size_t>(span_.end - span_.wptr) >= n)) {
+      memcpy(span_.wptr, data, n);
+      span_.wptr += n;
+      return;
+    }
+    WriteBytesSlow(data, n);
+  }
+  // Returns a pointer where |max| bytes can be written directly, or null.
+  inline uint8_t* DirectRoom(size_t max) {
+    return static_cast<size_t>(span_.end - span_.wptr) >= max ? span_.wptr
+                                                              : nullptr;
+  }
+  // A tag alone (groups), without a memcpy call when there is room.
+  inline void WriteTag(uint32_t tag);
+  // A tag and a varint.
+  inline void WriteTagAndVarInt(uint32_t tag, uint64_t value);
+  void WriteBytesSlow(const uint8_t* data, size_t n);
+  void EnterDiscardMode();
+
+  RingWriter ring_writer_;
+  RingWriter::Span span_;
+  bool packet_open_ = false;
+  bool discarding_ = false;  // the current packet lost its rest
+  TraceWriterV2Stats stats_;
+  Message messages_[kMaxNestingDepth + 1];
+  Message sink_;  // beyond kMaxNestingDepth
+  static constexpr size_t kDiscardSize = 256;
+  uint8_t discard_[kDiscardSize];
+};
+
+// ---------------------------------------------------------------------------
+// Inline hot paths.
+// ---------------------------------------------------------------------------
+
+namespace internal {
+// Max bytes of a tag (field id < 2^29) plus a 64-bit varint.
+constexpr size_t kMaxTagAndVarIntSize = 5 + 10;
+
+inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+constexpr uint32_t kWireVarInt = 0;
+constexpr uint32_t kWireFixed64 = 1;
+constexpr uint32_t kWireLengthDelimited = 2;
+constexpr uint32_t kWireStartGroup = 3;
+constexpr uint32_t kWireEndGroup = 4;
+constexpr uint32_t kWireFixed32 = 5;
+}  // namespace internal
+
+inline void TraceWriterV2::WriteTag(uint32_t tag) {
+  if (uint8_t* direct = DirectRoom(5)) {
+    span_.wptr = internal::EncodeVarInt(tag, direct);
+    return;
+  }
+  uint8_t buf[5];
+  uint8_t* p = internal::EncodeVarInt(tag, buf);
+  WriteBytesSlow(buf, static_cast<size_t>(p - buf));
+}
+
+inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
+  if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
+    span_.wptr =
+        internal::EncodeVarInt(value, internal::EncodeVarInt(tag, direct));
+    return;
+  }
+  uint8_t buf[internal::kMaxTagAndVarIntSize];
+  uint8_t* p = internal::EncodeVarInt(value, internal::EncodeVarInt(tag, buf));
+  WriteBytes(buf, static_cast<size_t>(p - buf));
+}
+
+inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
+  if (RT_UNLIKELY(!enabled_))
+    return;
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireVarInt, value);
+}
+
+inline void Message::AppendBytes(uint32_t field_id,
+                                 const void* data,
+                                 size_t size) {
+  if (RT_UNLIKELY(!enabled_))
+    return;
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireLengthDelimited,
+                             size);
+  writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
+}
+
+inline Message* Message::BeginNestedMessage(uint32_t field_id) {
+  if (RT_UNLIKELY(!enabled_ || depth_ >= TraceWriterV2::kMaxNestingDepth))
+    return BeginNestedOverflow();
+  RT_DCHECK(!finalized_);
+  FinalizeNested();
+  Message* child = &writer_->messages_[depth_ + 1];
+  child->Reset(writer_, depth_ + 1, field_id, /*enabled=*/true);
+  writer_->WriteTag((field_id << 3) | internal::kWireStartGroup);
+  nested_ = child;
+  return child;
+}
+
+inline void Message::Finalize() {
+  if (finalized_)
+    return;
+  FinalizeNested();
+  finalized_ = true;
+  if (!enabled_ || depth_ == 0)
+    return;  // the packet itself has no end tag
+  writer_->WriteTag((field_id_ << 3) | internal::kWireEndGroup);
+}
+
+}  // namespace shm_ring
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_

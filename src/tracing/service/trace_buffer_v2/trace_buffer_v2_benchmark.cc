@@ -1,0 +1,249 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2 benchmarks. Workload (as Perfetto's TraceBuffer benchmarks):
+// 4 KiB SMB chunks, each holding 5-15 packets of 50-500 bytes, taken from 100
+// pre-generated templates. Bytes counted are the bytes really copied (the
+// fragments of each chunk, not 4096 per chunk) or really read (packet bytes).
+//
+// BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
+// of the same chunk bytes into a 64 MiB ring, nothing else.
+
+#include <benchmark/benchmark.h>
+
+#include <string.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "src/base/test/benchmark_utils.h"
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace {
+
+constexpr size_t kSmbChunkSize = 4096;
+constexpr size_t kSmbPayloadSize = kSmbChunkSize - 16;
+constexpr size_t kNumTemplates = 100;
+constexpr size_t kWriteBufferSize = 64 << 20;
+
+struct ChunkTemplate {
+  std::vector<uint8_t> payload;  // kSmbPayloadSize bytes (SMB chunk area).
+  uint16_t num_fragments = 0;
+  uint8_t flags = 0;
+  size_t used = 0;  // Bytes of the fragments (what is really copied).
+};
+
+void AppendFragment(ChunkTemplate* t, size_t size, std::minstd_rand* rng) {
+  WriteRedundantVarint(static_cast<uint32_t>(size), &t->payload[t->used]);
+  for (size_t i = 0; i < size; i++)
+    t->payload[t->used + 4 + i] = static_cast<uint8_t>((*rng)());
+  t->used += 4 + size;
+  t->num_fragments++;
+}
+
+// 5-15 packets of 50-500 bytes each (as many as fit in the chunk).
+const std::vector<ChunkTemplate>& MixedTemplates() {
+  static const std::vector<ChunkTemplate>* templates = [] {
+    auto* v = new std::vector<ChunkTemplate>();
+    std::minstd_rand rng(42);
+    for (size_t i = 0; i < kNumTemplates; i++) {
+      ChunkTemplate t;
+      t.payload.resize(kSmbPayloadSize);
+      const size_t num_packets = 5 + rng() % 11;
+      for (size_t p = 0; p < num_packets; p++) {
+        const size_t size = 50 + rng() % 451;
+        if (t.used + 4 + size > kSmbPayloadSize)
+          break;
+        AppendFragment(&t, size, &rng);
+      }
+      v->push_back(std::move(t));
+    }
+    return v;
+  }();
+  return *templates;
+}
+
+// A stream of chunks whose packets each span 2-4 chunks: every chunk holds
+// one fragment that continues from the previous chunk and/or on the next.
+std::vector<ChunkTemplate> FragmentedChunks(size_t count) {
+  std::vector<ChunkTemplate> v;
+  std::minstd_rand rng(7);
+  size_t left_in_packet = 0;
+  for (size_t i = 0; i < count; i++) {
+    ChunkTemplate t;
+    t.payload.resize(kSmbPayloadSize);
+    if (left_in_packet)
+      t.flags |= kFirstPacketContinuesFromPrevChunk;
+    // Bounded: each fragment uses at least 5 bytes of the chunk.
+    while (t.used + 5 <= kSmbPayloadSize) {
+      if (!left_in_packet)
+        left_in_packet = kSmbPayloadSize + rng() % (2 * kSmbPayloadSize);
+      const size_t size =
+          std::min(left_in_packet, kSmbPayloadSize - t.used - 4);
+      AppendFragment(&t, size, &rng);
+      left_in_packet -= size;
+      if (left_in_packet) {
+        t.flags |= kLastPacketContinuesOnNextChunk;
+        break;
+      }
+    }
+    v.push_back(std::move(t));
+  }
+  return v;
+}
+
+bool Commit(TraceBufferV2* tb,
+            WriterID writer,
+            ChunkID chunk_id,
+            const ChunkTemplate& t) {
+  return tb->CopyChunkUntrusted(1, ClientIdentity{}, writer, chunk_id,
+                                t.num_fragments, t.flags, true,
+                                t.payload.data(), t.payload.size());
+}
+
+void BM_TraceBuffer_CopyLimit(benchmark::State& state) {
+  const auto& templates = MixedTemplates();
+  std::unique_ptr<uint8_t[]> ring(new uint8_t[kWriteBufferSize]);
+  memset(ring.get(), 0, kWriteBufferSize);
+  size_t wr = 0, i = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    const ChunkTemplate& t = templates[i++ % kNumTemplates];
+    if (wr + t.used > kWriteBufferSize)
+      wr = 0;
+    memcpy(ring.get() + wr, t.payload.data(), t.used);
+    benchmark::ClobberMemory();
+    wr += (t.used + 3) & ~size_t{3};
+    bytes += t.used;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+void WriteBenchmark(benchmark::State& state, WriterID num_writers) {
+  const auto& templates = MixedTemplates();
+  auto tb = TraceBufferV2::Create(kWriteBufferSize,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::vector<ChunkID> next_id(num_writers, 0);
+  size_t i = 0;
+  WriterID w = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    const ChunkTemplate& t = templates[i++ % kNumTemplates];
+    Commit(tb.get(), static_cast<WriterID>(w + 1), next_id[w]++, t);
+    if (++w == num_writers)
+      w = 0;
+    bytes += t.used;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["chunks_overwritten"] =
+      static_cast<double>(tb->stats().chunks_overwritten);
+}
+
+void BM_TraceBuffer_WR_SingleWriter(benchmark::State& state) {
+  WriteBenchmark(state, 1);
+}
+
+void BM_TraceBuffer_WR_MultipleWriters(benchmark::State& state) {
+  WriteBenchmark(state, 1000);
+}
+
+size_t ReadBufferSize() {
+  return bench::IsBenchmarkFunctionalOnly() ? (1 << 20) : (128 << 20);
+}
+
+// Fills |tb| with |chunks| (cycled, one sequence) up to about its size.
+void Fill(TraceBufferV2* tb, const std::vector<ChunkTemplate>& chunks) {
+  ChunkID id = 0;
+  size_t written = 0;
+  // Stop before the first wrap: every chunk written is still readable.
+  for (size_t i = 0;; i++) {
+    const ChunkTemplate& t = chunks[i % chunks.size()];
+    written += 16 + t.used + 3;
+    if (written >= tb->size())
+      break;
+    Commit(tb, 1, id++, t);
+  }
+}
+
+// The consumer copies every packet out (as the service does into IPC
+// messages or file writes): the bytes counted are the packet bytes copied.
+void ReadBenchmark(benchmark::State& state,
+                   const std::vector<ChunkTemplate>& chunks) {
+  uint64_t bytes = 0;
+  std::vector<uint8_t> out(1 << 20);
+  size_t out_pos = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto tb = TraceBufferV2::Create(ReadBufferSize(),
+                                    TraceBufferV2::OverwritePolicy::kOverwrite);
+    Fill(tb.get(), chunks);
+    state.ResumeTiming();
+    tb->BeginRead();
+    TracePacket packet;
+    PacketSequenceProperties props;
+    uint32_t loss = 0;
+    while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
+      if (out_pos + packet.size() > out.size())
+        out_pos = 0;
+      for (const TracePacket::Slice& slice : packet.slices()) {
+        memcpy(out.data() + out_pos, slice.data, slice.size);
+        out_pos += slice.size;
+      }
+      bytes += packet.size();
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+    state.PauseTiming();
+    tb.reset();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+void BM_TraceBuffer_RD_MixedPackets(benchmark::State& state) {
+  ReadBenchmark(state, MixedTemplates());
+}
+
+void BM_TraceBuffer_RD_Fragmented(benchmark::State& state) {
+  static const std::vector<ChunkTemplate> chunks = FragmentedChunks(1000);
+  ReadBenchmark(state, chunks);
+}
+
+// state.range(0): 1 = patch an existing chunk (hit), 0 = a missing one.
+void BM_TraceBuffer_Patch(benchmark::State& state) {
+  const bool hit = state.range(0) == 1;
+  auto tb = TraceBufferV2::Create(kWriteBufferSize,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  ChunkTemplate t = MixedTemplates()[0];
+  t.flags = kChunkNeedsPatching;
+  const ChunkID num_chunks = bench::IsBenchmarkFunctionalOnly() ? 100 : 10000;
+  for (ChunkID id = 0; id < num_chunks; id++)
+    Commit(tb.get(), 1, id, t);
+  TraceBufferV2::Patch patch;
+  patch.offset_untrusted = 8;
+  ChunkID id = 0;
+  for (auto _ : state) {
+    const ChunkID target = hit ? id : num_chunks + id;
+    benchmark::DoNotOptimize(
+        tb->TryPatchChunkContents(1, 1, target, &patch, 1, true));
+    if (++id == num_chunks)
+      id = 0;
+  }
+}
+
+BENCHMARK(BM_TraceBuffer_CopyLimit);
+BENCHMARK(BM_TraceBuffer_WR_SingleWriter);
+BENCHMARK(BM_TraceBuffer_WR_MultipleWriters);
+BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);
+
+}  // namespace
+}  // namespace trace_buffer
+}  // namespace ringtrace

@@ -1,0 +1,407 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Randomized differential test of TraceBufferV2 against a reference model.
+//
+// Random writers produce packets of random sizes, fragmented over chunks of
+// random capacity. The test commits them in batches (shuffled within a batch,
+// as SMB scraping does), scrapes chunks (incomplete commit, recommit later),
+// holds back patches, drops chunks, and reads (whole or partial passes). The
+// model checks, per sequence:
+//  - every packet read (and every packet handed to the overwrite observer) is
+//    a packet the writer wrote, byte for byte (so never an unpatched one);
+//  - reader + observer streams together are strictly FIFO: nothing twice;
+//  - a packet read after a gap in the reader's stream carries a loss bit, and
+//    a packet with a loss bit does follow a gap (no false alarms);
+//  - in the lossless configuration, everything is read, without loss bits.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace {
+
+using Policy = TraceBufferV2::OverwritePolicy;
+
+std::string PacketContent(uint32_t seq, uint32_t idx, size_t len) {
+  std::string s = "s" + std::to_string(seq) + "#" + std::to_string(idx) + ";";
+  const char fill = static_cast<char>('a' + (seq * 7 + idx) % 26);
+  while (s.size() < len)
+    s.push_back(fill);
+  return s;
+}
+
+// Parses "s<seq>#<idx>;" at the start of a packet.
+bool ParsePacket(const std::string& s, uint32_t* seq, uint32_t* idx) {
+  return sscanf(s.c_str(), "s%u#%u;", seq, idx) == 2;
+}
+
+struct ModelChunk {
+  ProducerID producer_id;
+  WriterID writer_id;
+  ChunkID chunk_id;
+  std::vector<uint8_t> payload;  // As committed (patch bytes zeroed).
+  uint16_t num_frags;
+  uint8_t flags;
+  bool needs_patch = false;
+  TraceBufferV2::Patch patch;
+};
+
+struct ModelWriter {
+  ProducerID producer_id;
+  WriterID writer_id;
+  uint32_t key;
+  ChunkID next_chunk_id;
+  uint32_t next_packet = 0;
+  std::string in_progress;  // Remaining bytes of a fragmented packet.
+  std::map<uint32_t, size_t> packet_len;
+
+  // Stream checks.
+  int64_t last_consumed = -1;  // Reader + observer.
+  int64_t last_read = -1;      // Reader only.
+};
+
+struct Config {
+  size_t buffer_size;
+  Policy policy;
+  bool lossless;  // No drops, buffer never full.
+  int steps;
+  bool observer = true;
+};
+
+class Model {
+ public:
+  Model(const Config& cfg, uint32_t seed) : cfg_(cfg), rng_(seed) {
+    tb_ = TraceBufferV2::Create(cfg.buffer_size, cfg.policy);
+    if (cfg.observer) {
+      tb_->set_overwrite_observer(
+          [this](const PacketSequenceProperties& props, const TracePacket& p) {
+            OnConsumed(props, p.GetRawBytesForTesting(), 0, /*observer=*/true);
+          });
+    }
+    const int num_writers = 1 + static_cast<int>(rng_() % 5);
+    for (int i = 0; i < num_writers; i++) {
+      ModelWriter w;
+      w.producer_id = static_cast<ProducerID>(1 + rng_() % 2);
+      w.writer_id = static_cast<WriterID>(i + 1);
+      w.key = (static_cast<uint32_t>(w.producer_id) << 16) | w.writer_id;
+      // Some sequences start just before the 2^32 ChunkID wrap.
+      w.next_chunk_id = (rng_() % 2) ? 0xfffffff0u + rng_() % 16 : 0;
+      first_chunk_id_[w.writer_id] = w.next_chunk_id;
+      writers_.push_back(w);
+    }
+  }
+
+  ModelChunk MakeChunk(ModelWriter* w, bool finish) {
+    ModelChunk c;
+    c.producer_id = w->producer_id;
+    c.writer_id = w->writer_id;
+    c.chunk_id = w->next_chunk_id++;
+    c.flags = 0;
+    c.num_frags = 0;
+    size_t space = 32 + rng_() % 600;
+    if (!w->in_progress.empty())
+      c.flags |= kFirstPacketContinuesFromPrevChunk;
+    std::string last_frag;
+    for (;;) {
+      if (w->in_progress.empty()) {
+        if (finish || space < 5 || (c.num_frags > 0 && rng_() % 3 == 0))
+          break;
+        const size_t len = 12 + rng_() % 300;
+        w->packet_len[w->next_packet] = len;
+        w->in_progress = PacketContent(w->key, w->next_packet++, len);
+      }
+      if (space < 5)
+        break;
+      const size_t take = std::min(w->in_progress.size(), space - 4);
+      last_frag = w->in_progress.substr(0, take);
+      test::AppendFragment(&c.payload, last_frag);
+      c.num_frags++;
+      w->in_progress.erase(0, take);
+      space -= 4 + take;
+      if (!w->in_progress.empty()) {
+        c.flags |= kLastPacketContinuesOnNextChunk;
+        break;
+      }
+    }
+    // Only the last fragment of a chunk can need patching.
+    if ((c.flags & kLastPacketContinuesOnNextChunk) && last_frag.size() >= 4 &&
+        rng_() % 3 == 0) {
+      const size_t frag_data = c.payload.size() - last_frag.size();
+      const size_t at = frag_data + rng_() % (last_frag.size() - 3);
+      c.needs_patch = true;
+      c.flags |= kChunkNeedsPatching;
+      c.patch.offset_untrusted = static_cast<uint32_t>(at);
+      memcpy(c.patch.data, &c.payload[at], 4);
+      memset(&c.payload[at], 0, 4);
+    }
+    return c;
+  }
+
+  void CommitChunk(const ModelChunk& c, bool complete) {
+    tb_->CopyChunkUntrusted(c.producer_id, ClientIdentity{}, c.writer_id,
+                            c.chunk_id, c.num_frags, c.flags, complete,
+                            c.payload.data(), c.payload.size());
+  }
+
+  void OnConsumed(const PacketSequenceProperties& props,
+                  const std::string& data,
+                  uint32_t loss,
+                  bool observer) {
+    uint32_t key = 0, idx = 0;
+    ASSERT_TRUE(ParsePacket(data, &key, &idx)) << data.substr(0, 16);
+    ASSERT_EQ(key, (static_cast<uint32_t>(props.producer_id_trusted) << 16) |
+                       props.writer_id);
+    ModelWriter* w = Find(key);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->packet_len.count(idx));
+    ASSERT_EQ(data, PacketContent(key, idx, w->packet_len[idx]));
+    // FIFO over reader + observer: nothing twice, nothing backwards.
+    ASSERT_GT(static_cast<int64_t>(idx), w->last_consumed)
+        << "seq " << key << (observer ? " observer" : " reader");
+    w->last_consumed = idx;
+    if (observer) {
+      observed_++;
+      return;
+    }
+    const bool gap = static_cast<int64_t>(idx) != w->last_read + 1;
+    if (gap) {
+      lossy_reads_++;
+      ASSERT_NE(loss, 0u) << "missing packets before " << idx << " of " << key;
+      ASSERT_TRUE(loss & kDataLossPresent);
+    } else {
+      ASSERT_EQ(loss, 0u) << "false loss " << loss << " on " << idx << " of "
+                          << key;
+    }
+    w->last_read = idx;
+    read_++;
+  }
+
+  ModelWriter* Find(uint32_t key) {
+    for (ModelWriter& w : writers_)
+      if (w.key == key)
+        return &w;
+    return nullptr;
+  }
+
+  void ReadSome(bool whole) {
+    tb_->BeginRead();
+    TracePacket packet;
+    PacketSequenceProperties props;
+    uint32_t loss = 0;
+    size_t limit = whole ? SIZE_MAX : rng_() % 20;
+    while (limit-- && tb_->ReadNextTracePacket(&packet, &props, &loss)) {
+      OnConsumed(props, packet.GetRawBytesForTesting(), loss, false);
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
+  }
+
+  // The real commits after the scrape (patches, if any, come after them).
+  void CommitScraped() {
+    for (const ModelChunk& c : scraped_) {
+      CommitChunk(c, true);
+      if (c.needs_patch)
+        unpatched_.push_back(c);
+    }
+    scraped_.clear();
+  }
+
+  void ApplyPatch(const ModelChunk& c) {
+    tb_->TryPatchChunkContents(c.producer_id, c.writer_id, c.chunk_id, &c.patch,
+                               1, false);
+  }
+
+  void Step() {
+    const uint32_t op = rng_() % 10;
+    if (op < 6) {
+      // A batch: a few chunks of random writers, shuffled (scraping order).
+      std::vector<ModelChunk> batch;
+      const size_t n = 1 + rng_() % 4;
+      for (size_t i = 0; i < n; i++) {
+        ModelWriter* w = &writers_[rng_() % writers_.size()];
+        batch.push_back(MakeChunk(w, false));
+      }
+      std::shuffle(batch.begin(), batch.end(), rng_);
+      for (ModelChunk& c : batch) {
+        // Lost before reaching the buffer. Not the first chunk of a writer:
+        // nothing could tell that it ever existed.
+        if (!cfg_.lossless && c.chunk_id != first_chunk_id_[c.writer_id] &&
+            rng_() % 25 == 0) {
+          continue;
+        }
+        if (rng_() % 6 == 0) {
+          CommitChunk(c, /*complete=*/false);  // Scraped.
+          scraped_.push_back(c);
+          continue;
+        }
+        CommitChunk(c, true);
+        if (c.needs_patch)
+          unpatched_.push_back(c);
+      }
+    } else if (op < 7) {
+      CommitScraped();
+    } else if (op < 8) {
+      for (const ModelChunk& c : unpatched_)
+        ApplyPatch(c);
+      unpatched_.clear();
+    } else {
+      ReadSome(op == 9);
+    }
+  }
+
+  void Finish() {
+    // Every writer completes its in-progress packet.
+    for (ModelWriter& w : writers_) {
+      while (!w.in_progress.empty()) {
+        ModelChunk c = MakeChunk(&w, true);
+        CommitChunk(c, true);
+        if (c.needs_patch)
+          unpatched_.push_back(c);
+      }
+    }
+    CommitScraped();
+    for (const ModelChunk& c : unpatched_)
+      ApplyPatch(c);
+    unpatched_.clear();
+    ReadSome(true);
+  }
+
+  void Run() {
+    for (int i = 0; i < cfg_.steps; i++) {
+      Step();
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
+    Finish();
+    if (::testing::Test::HasFatalFailure())
+      return;
+    EXPECT_EQ(tb_->stats().abi_violations, 0u);
+    if (cfg_.lossless) {
+      for (const ModelWriter& w : writers_) {
+        EXPECT_EQ(w.last_read + 1, static_cast<int64_t>(w.next_packet))
+            << "seq " << w.key << " chunk " << w.next_chunk_id << " stats "
+            << tb_->stats().chunks_written << " " << tb_->stats().chunks_read
+            << " rewr " << tb_->stats().chunks_rewritten << " late "
+            << tb_->stats().late_chunks_dropped << " pf "
+            << tb_->stats().patches_failed << " ps "
+            << tb_->stats().patches_succeeded;
+      }
+      EXPECT_EQ(observed_, 0u);
+      EXPECT_FALSE(tb_->has_data());
+    }
+    // Nothing is left readable after a full pass.
+    tb_->BeginRead();
+    TracePacket packet;
+    PacketSequenceProperties props;
+    uint32_t loss = 0;
+    EXPECT_FALSE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+  }
+
+  size_t read() const { return read_; }
+  size_t lossy_reads() const { return lossy_reads_; }
+  size_t observed() const { return observed_; }
+  const TraceBufferV2& tb() const { return *tb_; }
+
+ private:
+  Config cfg_;
+  std::minstd_rand rng_;
+  std::unique_ptr<TraceBufferV2> tb_;
+  std::vector<ModelWriter> writers_;
+  std::map<WriterID, ChunkID> first_chunk_id_;
+  std::vector<ModelChunk> scraped_;
+  std::vector<ModelChunk> unpatched_;
+  size_t read_ = 0;
+  size_t observed_ = 0;
+  size_t lossy_reads_ = 0;
+};
+
+TEST(TraceBufferV2DifferentialTest, LosslessLargeBuffer) {
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE(seed);
+    Model m(Config{1 << 20, Policy::kOverwrite, true, 200}, seed);
+    m.Run();
+    if (HasFatalFailure())
+      return;
+    EXPECT_GT(m.read(), 0u);
+  }
+}
+
+TEST(TraceBufferV2DifferentialTest, RingBufferWithOverwritesAndDrops) {
+  size_t observed = 0, lossy_reads = 0;
+  TraceBufferStats sum;
+  for (uint32_t seed = 1; seed <= 40; seed++) {
+    SCOPED_TRACE(seed);
+    Model m(Config{8192, Policy::kOverwrite, false, 300}, seed);
+    m.Run();
+    if (HasFatalFailure())
+      return;
+    observed += m.observed();
+    lossy_reads += m.lossy_reads();
+    const TraceBufferStats& st = m.tb().stats();
+    sum.write_wrap_count += st.write_wrap_count;
+    sum.chunks_committed_out_of_order += st.chunks_committed_out_of_order;
+    sum.chunks_rewritten += st.chunks_rewritten;
+    sum.patches_succeeded += st.patches_succeeded;
+    sum.readaheads_succeeded += st.readaheads_succeeded;
+    sum.readaheads_failed += st.readaheads_failed;
+    sum.padding_bytes_written += st.padding_bytes_written;
+  }
+  // The configuration does exercise every path it is meant to.
+  EXPECT_GT(observed, 0u);
+  EXPECT_GT(lossy_reads, 0u);
+  EXPECT_GT(sum.write_wrap_count, 0u);
+  EXPECT_GT(sum.chunks_committed_out_of_order, 0u);
+  EXPECT_GT(sum.chunks_rewritten, 0u);
+  EXPECT_GT(sum.patches_succeeded, 0u);
+  EXPECT_GT(sum.readaheads_succeeded, 0u);
+  EXPECT_GT(sum.readaheads_failed, 0u);
+  EXPECT_GT(sum.padding_bytes_written, 0u);
+}
+
+// Without an observer, erasing takes a fast path that does not tokenize.
+TEST(TraceBufferV2DifferentialTest, RingBufferWithoutObserver) {
+  uint64_t overwritten = 0;
+  size_t lossy_reads = 0;
+  for (uint32_t seed = 1; seed <= 40; seed++) {
+    SCOPED_TRACE(seed);
+    Config cfg{8192, Policy::kOverwrite, false, 300};
+    cfg.observer = false;
+    Model m(cfg, seed);
+    m.Run();
+    if (HasFatalFailure())
+      return;
+    overwritten += m.tb().stats().chunks_overwritten;
+    lossy_reads += m.lossy_reads();
+  }
+  EXPECT_GT(overwritten, 0u);
+  EXPECT_GT(lossy_reads, 0u);
+}
+
+TEST(TraceBufferV2DifferentialTest, DiscardSmallBuffer) {
+  uint64_t discarded = 0;
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE(seed);
+    Model m(Config{8192, Policy::kDiscard, false, 200}, seed);
+    m.Run();
+    if (HasFatalFailure())
+      return;
+    EXPECT_EQ(m.observed(), 0u);
+    discarded += m.tb().stats().chunks_discarded;
+  }
+  EXPECT_GT(discarded, 0u);
+}
+
+}  // namespace
+}  // namespace trace_buffer
+}  // namespace ringtrace
