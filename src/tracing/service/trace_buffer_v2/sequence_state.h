@@ -8,7 +8,8 @@
 // Invariants (cited as [SEQ-n] in the .cc files):
 //  [SEQ-1] |chunks| holds the offsets of exactly the chunks of this sequence
 //          that are stored, committed and not fully consumed, sorted by
-//          ChunkID (modulo 2^32, ChunkIdLess).
+//          ChunkID (modulo 2^32, ChunkIdLess). Their IDs lie within a 2^31
+//          window, so that ChunkIdLess is a total order on them.
 //  [SEQ-2] Every ChunkID in |chunks| follows last_chunk_id_consumed (when
 //          has_last_chunk_id): consumption is FIFO.
 //  [SEQ-3] Only the front chunk may have been partially read, except for
@@ -105,6 +106,11 @@ struct SequenceState {
   // to detect gaps in the ChunkID sequence.
   ChunkID last_chunk_id_consumed = 0;
   bool has_last_chunk_id = false;
+
+  // The first ChunkID linked, the reference of the ChunkID window until a
+  // chunk is consumed (see TraceBufferV2::LinkChunk()).
+  ChunkID first_chunk_id = 0;
+  bool has_first_chunk_id = false;
 
   // DataLossReason bits to report on the next packet read from the sequence.
   uint32_t pending_loss = 0;

@@ -41,6 +41,9 @@ constexpr size_t kPageSize = 4096;
 // Offsets are stored as uint32_t.
 constexpr size_t kMaxBufferSize = 0xffff0000u;
 
+// See LinkChunk().
+constexpr uint32_t kMaxChunkIdDistance = 1u << 29;
+
 uint32_t SeqKey(ProducerID p, WriterID w) {
   return (static_cast<uint32_t>(p) << 16) | w;
 }
@@ -144,11 +147,13 @@ void TraceBufferV2::OnSequenceMaybeEmpty(SequenceState* seq) {
 }
 
 // Keeps the kKeepLastEmptySeq most recently emptied sequences (their
-// last_chunk_id_consumed still detects gaps); deletes older empty ones.
-// Amortized: runs only when twice as many are empty. Called only where no
-// SequenceState pointer is held (start of writes and of read passes).
-void TraceBufferV2::DeleteStaleEmptySequences() {
-  if (num_empty_sequences_ <= 2 * kKeepLastEmptySeq)
+// last_chunk_id_consumed still detects gaps); deletes older empty ones once
+// more than |threshold| are empty. Called only where no SequenceState pointer
+// is held: at the start of a read pass (threshold kKeepLastEmptySeq, an O(n)
+// scan per pass) and of a write (threshold 2 * kKeepLastEmptySeq, so the scan
+// is amortized over at least kKeepLastEmptySeq sequences emptied).
+void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
+  if (num_empty_sequences_ <= threshold)
     return;
   std::vector<uint64_t> stamps;
   stamps.reserve(num_empty_sequences_);
@@ -182,6 +187,23 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
   OffsetQueue& q = seq->chunks;
   bool late =
       seq->has_last_chunk_id && !ChunkIdLess(seq->last_chunk_id_consumed, id);
+  // ChunkIdLess must be a total order on the queue: the IDs must lie within
+  // a 2^31 window. Once a chunk was consumed, "not late" means within
+  // (last_chunk_id_consumed, +2^31). Before that, the first ChunkID seen is
+  // the reference and others must be within +-2^29 of it.
+  if (!seq->has_last_chunk_id) {
+    if (q.empty() && !seq->has_first_chunk_id) {
+      seq->has_first_chunk_id = true;
+      seq->first_chunk_id = id;
+    }
+    const uint32_t dist = id - seq->first_chunk_id;
+    if (dist >= kMaxChunkIdDistance && -dist >= kMaxChunkIdDistance) {
+      stats_.abi_violations++;
+      seq->pending_loss |= kDataLossChunkCorrupted;
+      WritePadding(offset, chunk->outer_size());
+      return false;
+    }
+  }
   size_t pos = q.size();
   if (!late && !q.empty() && !ChunkIdLess(seq->back_chunk_id, id)) {
     // Out of order (scraping): binary search for the first chunk after id.
@@ -361,7 +383,7 @@ bool TraceBufferV2::BeginWrite() {
   if (read_only_)
     return false;  // Clones are read-only.
   OnWrite();
-  DeleteStaleEmptySequences();
+  DeleteStaleEmptySequences(2 * kKeepLastEmptySeq);
   return true;
 }
 
@@ -664,7 +686,7 @@ void TraceBufferV2::DropLastFragment(TBChunk* chunk) {
 
 void TraceBufferV2::BeginRead() {
   RT_DCHECK(!has_pending_);
-  DeleteStaleEmptySequences();
+  DeleteStaleEmptySequences(kKeepLastEmptySeq);
   read_generation_++;
   reader_->Clear();
   // The oldest data is just after the write cursor ([TB-2]).

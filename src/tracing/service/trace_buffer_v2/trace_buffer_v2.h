@@ -140,26 +140,27 @@ struct PacketSequenceProperties {
 
 // Called with every valid packet about to be overwritten (RING_BUFFER), in
 // sequence order, before its bytes are reused (the ProtoVM hook). The packet's
-// slices are valid only during the call.
+// slices are valid only during the call. It runs inside a write call: it must
+// not call back into the buffer.
 using OverwriteObserver =
     std::function<void(const PacketSequenceProperties&, const TracePacket&)>;
 
 struct TraceBufferStats {
   uint64_t bytes_written = 0;          // Chunk bytes stored (headers incl.).
-  uint64_t bytes_overwritten = 0;      // Chunk bytes erased by wrap-around.
+  uint64_t bytes_overwritten = 0;      // Chunk bytes erased unread.
   uint64_t bytes_read = 0;             // Packet bytes returned to readers.
   uint64_t padding_bytes_written = 0;  // Padding created (partial erase...).
   uint64_t padding_bytes_cleared = 0;  // Padding erased by wrap-around.
-  uint64_t chunks_written = 0;         // Chunks accepted (incl. recommits).
+  uint64_t chunks_written = 0;         // Chunks accepted (not recommits).
   uint64_t chunks_rewritten = 0;       // Legal recommits of scraped chunks.
-  uint64_t chunks_overwritten = 0;     // Chunks erased by wrap-around.
-  uint64_t chunks_discarded = 0;       // Rejected: DISCARD full, no space.
+  uint64_t chunks_overwritten = 0;     // Chunks erased with unread data.
+  uint64_t chunks_discarded = 0;       // Rejected: DISCARD buffer full.
   uint64_t chunks_read = 0;            // Chunks fully consumed by readback.
   uint64_t chunks_committed_out_of_order = 0;
   uint64_t write_wrap_count = 0;
-  uint64_t patches_succeeded = 0;
-  uint64_t patches_failed = 0;
-  uint64_t abi_violations = 0;  // Malformed chunks / recommits / patches.
+  uint64_t patches_succeeded = 0;  // Patches applied (not calls).
+  uint64_t patches_failed = 0;     // Calls that applied nothing.
+  uint64_t abi_violations = 0;     // Malformed chunks / recommits / patches.
   uint64_t trace_writer_packet_loss = 0;  // kPacketSizeDropPacket fragments.
   uint64_t late_chunks_dropped = 0;   // Arrived after their successor was read
                                       // or after being overwritten.
@@ -323,7 +324,7 @@ class TraceBufferV2 {
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
   void OnSequenceMaybeEmpty(SequenceState* seq);
-  void DeleteStaleEmptySequences();
+  void DeleteStaleEmptySequences(size_t threshold);
   void OnWrite();
 
   // Memory.

@@ -215,7 +215,9 @@ void BM_TraceBuffer_RD_Fragmented(benchmark::State& state) {
   ReadBenchmark(state, chunks);
 }
 
-// state.range(0): 1 = patch an existing chunk (hit), 0 = a missing one.
+// state.range(0): 1 = patch an existing chunk (hit), 0 = a chunk that is
+// gone (its ChunkID precedes every chunk of the sequence in the buffer, as
+// for a chunk already read or overwritten).
 void BM_TraceBuffer_Patch(benchmark::State& state) {
   const bool hit = state.range(0) == 1;
   auto tb = TraceBufferV2::Create(kWriteBufferSize,
@@ -223,13 +225,14 @@ void BM_TraceBuffer_Patch(benchmark::State& state) {
   ChunkTemplate t = MixedTemplates()[0];
   t.flags = kChunkNeedsPatching;
   const ChunkID num_chunks = bench::IsBenchmarkFunctionalOnly() ? 100 : 10000;
-  for (ChunkID id = 0; id < num_chunks; id++)
+  // ChunkIDs [num_chunks, 2 * num_chunks) are in the buffer.
+  for (ChunkID id = num_chunks; id < 2 * num_chunks; id++)
     Commit(tb.get(), 1, id, t);
   TraceBufferV2::Patch patch;
   patch.offset_untrusted = 8;
   ChunkID id = 0;
   for (auto _ : state) {
-    const ChunkID target = hit ? id : num_chunks + id;
+    const ChunkID target = hit ? num_chunks + id : id;
     benchmark::DoNotOptimize(
         tb->TryPatchChunkContents(1, 1, target, &patch, 1, true));
     if (++id == num_chunks)

@@ -3,6 +3,8 @@
  */
 
 // Randomized differential test of TraceBufferV2 against a reference model.
+// Chunks go through either admission path (v1 CopyChunkUntrusted or the ring
+// drainer's CopyChunkFragments).
 //
 // Random writers produce packets of random sizes, fragmented over chunks of
 // random capacity. The test commits them in batches (shuffled within a batch,
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
 
@@ -77,7 +80,12 @@ struct Config {
   bool lossless;  // No drops, buffer never full.
   int steps;
   bool observer = true;
+  // A hostile producer also commits garbage: the honest sequences must not
+  // notice (their checks, including completeness when lossless, still hold).
+  bool hostile = false;
 };
+
+constexpr ProducerID kHostileProducer = 7;
 
 class Model {
  public:
@@ -148,7 +156,23 @@ class Model {
     return c;
   }
 
-  void CommitChunk(const ModelChunk& c, bool complete) {
+  void CommitChunk(const ModelChunk& c, bool complete, bool scraped = false) {
+    if (complete && !scraped && !c.needs_patch && rng_() % 2) {
+      // The ring drainer path: the same fragments, without size headers.
+      std::vector<FragmentRef> frags;
+      FragIterator it(c.payload.data(), 0, c.payload.size());
+      FragIterator::Frag f;
+      while (it.Next(&f) == FragIterator::Result::kOk)
+        frags.push_back({c.payload.data() + f.data_offset, f.size});
+      uint32_t flags = 0;
+      if (c.flags & kFirstPacketContinuesFromPrevChunk)
+        flags |= kChunkContinuesFromPrev;
+      if (c.flags & kLastPacketContinuesOnNextChunk)
+        flags |= kChunkContinuesOnNext;
+      tb_->CopyChunkFragments(c.producer_id, ClientIdentity{}, c.writer_id,
+                              c.chunk_id, frags.data(), frags.size(), flags);
+      return;
+    }
     tb_->CopyChunkUntrusted(c.producer_id, ClientIdentity{}, c.writer_id,
                             c.chunk_id, c.num_frags, c.flags, complete,
                             c.payload.data(), c.payload.size());
@@ -158,6 +182,10 @@ class Model {
                   const std::string& data,
                   uint32_t loss,
                   bool observer) {
+    if (props.producer_id_trusted == kHostileProducer) {
+      hostile_packets_++;  // Anything goes, as long as nothing breaks.
+      return;
+    }
     uint32_t key = 0, idx = 0;
     ASSERT_TRUE(ParsePacket(data, &key, &idx)) << data.substr(0, 16);
     ASSERT_EQ(key, (static_cast<uint32_t>(props.producer_id_trusted) << 16) |
@@ -210,7 +238,7 @@ class Model {
   // The real commits after the scrape (patches, if any, come after them).
   void CommitScraped() {
     for (const ModelChunk& c : scraped_) {
-      CommitChunk(c, true);
+      CommitChunk(c, true, /*scraped=*/true);  // v1 path: a recommit.
       if (c.needs_patch)
         unpatched_.push_back(c);
     }
@@ -222,7 +250,49 @@ class Model {
                                1, false);
   }
 
+  // One malicious operation on the hostile producer's own sequences.
+  void HostileStep() {
+    const WriterID w = static_cast<WriterID>(rng_() % 3);
+    const ChunkID id =
+        (rng_() % 4) ? rng_() % 12 : static_cast<ChunkID>(rng_());
+    std::vector<uint8_t> bytes;
+    const uint32_t op = rng_() % 4;
+    if (op == 0 || op == 1) {
+      // Random bytes, or a valid payload with bytes flipped.
+      if (op == 0) {
+        bytes.resize(rng_() % 600);
+        for (uint8_t& b : bytes)
+          b = static_cast<uint8_t>(rng_());
+      } else {
+        for (int i = 0, n = 1 + static_cast<int>(rng_() % 6); i < n; i++)
+          test::AppendFragment(&bytes, std::string(rng_() % 80, 'h'));
+        for (int i = 0; i < 3; i++)
+          bytes[rng_() % bytes.size()] ^= static_cast<uint8_t>(rng_());
+      }
+      tb_->CopyChunkUntrusted(kHostileProducer, ClientIdentity{}, w, id,
+                              static_cast<uint16_t>(rng_() % 20),
+                              static_cast<uint8_t>(rng_() % 8), rng_() % 2,
+                              bytes.data(), bytes.size());
+    } else if (op == 2) {
+      TraceBufferV2::Patch patch;
+      patch.offset_untrusted = rng_() % 700;
+      memset(patch.data, static_cast<int>(rng_()), 4);
+      tb_->TryPatchChunkContents(kHostileProducer, w, id, &patch, 1,
+                                 rng_() % 2);
+    } else {
+      std::vector<std::string> data(rng_() % 5, std::string(rng_() % 50, 'h'));
+      std::vector<FragmentRef> frags;
+      for (const std::string& d : data)
+        frags.push_back({reinterpret_cast<const uint8_t*>(d.data()),
+                         static_cast<uint32_t>(d.size())});
+      tb_->CopyChunkFragments(kHostileProducer, ClientIdentity{}, w, id,
+                              frags.data(), frags.size(), rng_() % 8);
+    }
+  }
+
   void Step() {
+    if (cfg_.hostile && rng_() % 3 == 0)
+      HostileStep();
     const uint32_t op = rng_() % 10;
     if (op < 6) {
       // A batch: a few chunks of random writers, shuffled (scraping order).
@@ -286,7 +356,9 @@ class Model {
     Finish();
     if (::testing::Test::HasFatalFailure())
       return;
-    EXPECT_EQ(tb_->stats().abi_violations, 0u);
+    if (!cfg_.hostile) {
+      EXPECT_EQ(tb_->stats().abi_violations, 0u);
+    }
     if (cfg_.lossless) {
       for (const ModelWriter& w : writers_) {
         EXPECT_EQ(w.last_read + 1, static_cast<int64_t>(w.next_packet))
@@ -298,7 +370,10 @@ class Model {
             << tb_->stats().patches_succeeded;
       }
       EXPECT_EQ(observed_, 0u);
-      EXPECT_FALSE(tb_->has_data());
+      // (A hostile sequence may stay stalled forever: only itself.)
+      if (!cfg_.hostile) {
+        EXPECT_FALSE(tb_->has_data());
+      }
     }
     // Nothing is left readable after a full pass.
     tb_->BeginRead();
@@ -324,6 +399,7 @@ class Model {
   size_t read_ = 0;
   size_t observed_ = 0;
   size_t lossy_reads_ = 0;
+  size_t hostile_packets_ = 0;
 };
 
 TEST(TraceBufferV2DifferentialTest, LosslessLargeBuffer) {
@@ -386,6 +462,27 @@ TEST(TraceBufferV2DifferentialTest, RingBufferWithoutObserver) {
   }
   EXPECT_GT(overwritten, 0u);
   EXPECT_GT(lossy_reads, 0u);
+}
+
+TEST(TraceBufferV2DifferentialTest, HostileProducerDoesNotAffectOthers) {
+  uint64_t violations = 0;
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE(seed);
+    Config lossless{1 << 20, Policy::kOverwrite, true, 200};
+    lossless.hostile = true;
+    Model m(lossless, seed);
+    m.Run();
+    if (HasFatalFailure())
+      return;
+    violations += m.tb().stats().abi_violations;
+    Config ring{8192, Policy::kOverwrite, false, 200};
+    ring.hostile = true;
+    Model m2(ring, seed);
+    m2.Run();
+    if (HasFatalFailure())
+      return;
+  }
+  EXPECT_GT(violations, 0u);
 }
 
 TEST(TraceBufferV2DifferentialTest, DiscardSmallBuffer) {

@@ -90,6 +90,37 @@ TEST_F(TraceBufferV2Test, EmptyPacketsAreSkippedWithoutLoss) {
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "a")}));
 }
 
+TEST_F(TraceBufferV2Test, WritesDuringAReadPassRestartItWithoutDuplicates) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"a0", "a1"}));
+  ASSERT_TRUE(Commit(2, 1, 0, {"b0"}));
+  tb_->BeginRead();
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+  EXPECT_EQ(packet.GetRawBytesForTesting(), "a0");
+  // A write between two reads of the same pass: the pass restarts at the
+  // oldest data, already consumed packets are not returned again.
+  ASSERT_TRUE(Commit(1, 1, 1, {"a2"}));
+  std::vector<std::string> rest;
+  while (tb_->ReadNextTracePacket(&packet, &props, &loss))
+    rest.push_back(packet.GetRawBytesForTesting());
+  EXPECT_EQ(rest, (std::vector<std::string>{"a1", "b0", "a2"}));
+}
+
+TEST_F(TraceBufferV2Test, MemoryUsageGrowsWithDataAndSequences) {
+  Create(1 << 20);
+  EXPECT_EQ(tb_->GetMemoryUsageBytes(), 0u);
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  const size_t one = tb_->GetMemoryUsageBytes();
+  EXPECT_GT(one, tb_->used_size());  // Pages plus bookkeeping.
+  for (WriterID w = 2; w < 100; w++)
+    ASSERT_TRUE(Commit(1, w, 0, {"a"}));
+  EXPECT_GT(tb_->GetMemoryUsageBytes(), one + 98 * 24);
+  EXPECT_EQ(tb_->num_sequences_for_testing(), 99u);
+}
+
 // ---- Fragmentation ----------------------------------------------------------
 
 TEST_F(TraceBufferV2Test, FragmentChainAcrossThreeChunks) {
@@ -238,6 +269,34 @@ TEST_F(TraceBufferV2Test, BufferOrderVsSequenceOrderWorkedCase) {
   EXPECT_LT(pos("B2"), pos("B3"));
   // The walk starts at the oldest chunk (B3): sequence B comes first.
   EXPECT_EQ(got, (std::vector<std::string>{"B1", "B2", "B3", "A1", "A2"}));
+}
+
+// The same case as the design doc states it: A1 and B1 already read, B3 A2
+// B2 written in one (scraping) batch, the write cursor just before B3. The
+// only valid outputs are [A2 B2 B3], [B2 B3 A2] and [B2 A2 B3].
+TEST_F(TraceBufferV2Test, WorkedCaseOnlyFifoPreservingLinearisations) {
+  Create(4096);
+  const std::string k = Pkt("k", 1024 - 16 - 4 - 4 - 4);
+  ASSERT_TRUE(Commit(1, 1, 1, {"A1", k}));
+  ASSERT_TRUE(Commit(2, 1, 1, {"B1", k}));
+  EXPECT_EQ(Read().size(), 4u);
+  // B3, A2 fill the buffer; B2 wraps to 0: the cursor ends at 1024, before
+  // B1 (consumed) and B3.
+  ASSERT_TRUE(Commit(2, 1, 3, {"B3", k}));
+  ASSERT_TRUE(Commit(1, 1, 2, {"A2", k}));
+  ASSERT_TRUE(Commit(2, 1, 2, {"B2", k}));
+  EXPECT_EQ(tb_->stats().write_wrap_count, 1u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);  // A1 was read.
+  std::vector<std::string> got;
+  for (const ReadPacket& p : Read()) {
+    EXPECT_EQ(p.loss, 0u);
+    if (p.data.size() == 2)
+      got.push_back(p.data);
+  }
+  const std::vector<std::vector<std::string>> valid = {
+      {"A2", "B2", "B3"}, {"B2", "B3", "A2"}, {"B2", "A2", "B3"}};
+  EXPECT_NE(std::find(valid.begin(), valid.end(), got), valid.end())
+      << ::testing::PrintToString(got);
 }
 
 }  // namespace

@@ -353,13 +353,29 @@ TEST_F(TraceBufferV2WriteTest, EmptySequencesAreBoundedButRecentOnesKept) {
   for (WriterID w = 1; w <= 3000; w++)
     ASSERT_TRUE(Commit(1, w, 0, {"x"}));
   EXPECT_EQ(Read().size(), 3000u);
-  tb_->BeginRead();  // Cleanup runs at safe points (read and write starts).
-  EXPECT_LE(tb_->num_sequences_for_testing(), 2 * kKeepLastEmptySeq);
-  EXPECT_GE(tb_->num_sequences_for_testing(), kKeepLastEmptySeq);
+  // Cleanup runs at safe points: a read pass starts with at most
+  // kKeepLastEmptySeq empty sequences.
+  tb_->BeginRead();
+  EXPECT_EQ(tb_->num_sequences_for_testing(), kKeepLastEmptySeq);
   // The most recent ones still detect a ChunkID gap.
   ASSERT_TRUE(Commit(1, 3000, 2, {"y"}));
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(
                         1, 3000, "y", kDataLossPresent | kDataLossReadGap)}));
+  // The oldest ones were forgotten: a gap on them goes unnoticed (the price
+  // of bounded memory).
+  ASSERT_TRUE(Commit(1, 1, 2, {"z"}));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "z")}));
+}
+
+TEST_F(TraceBufferV2WriteTest, WritesAloneKeepEmptySequencesBounded) {
+  // No reads: sequences are emptied by overwrites only.
+  Create(64 * 1024);
+  for (WriterID w = 1; w <= 6000; w++)
+    ASSERT_TRUE(Commit(1, w, 0, {Pkt("x", 100)}));
+  EXPECT_GT(tb_->stats().chunks_overwritten, 5000u);
+  // At most 2 * kKeepLastEmptySeq empty ones, plus those with data.
+  EXPECT_LE(tb_->num_sequences_for_testing(),
+            2 * kKeepLastEmptySeq + 64 * 1024 / 120 + 1);
 }
 
 // ---- Hostile input
@@ -474,6 +490,24 @@ TEST_F(TraceBufferV2HostileTest, DroppedMarkerEndingAFragmentedPacket) {
             (std::vector<ReadPacket>{
                 RP(1, 1, "a"),
                 RP(1, 1, "b", kDataLossPresent | kDataLossWriterAbort)}));
+}
+
+TEST_F(TraceBufferV2HostileTest, ChunkIdsTooFarApartAreRejected) {
+  // Before anything is consumed, IDs must stay within 2^29 of the first one,
+  // so that ordering modulo 2^32 stays consistent.
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  EXPECT_FALSE(Commit(1, 1, 0x80000005, {"far"}));
+  EXPECT_FALSE(Commit(1, 1, 0xC0000000, {"far2"}));
+  ASSERT_TRUE(Commit(1, 1, 1, {"b"}));
+  EXPECT_EQ(tb_->stats().abi_violations, 2u);
+  EXPECT_EQ(ReadCheckingOthers(),
+            (std::vector<ReadPacket>{
+                RP(1, 1, "a", kDataLossPresent | kDataLossChunkCorrupted),
+                RP(1, 1, "b")}));
+  // After a chunk was consumed, only IDs after it are accepted; one that
+  // compares before it (modulo 2^32) is late.
+  EXPECT_FALSE(Commit(1, 1, 0x80000002, {"late"}));
+  EXPECT_EQ(tb_->stats().late_chunks_dropped, 1u);
 }
 
 // ---- FragIterator
