@@ -61,6 +61,10 @@ class RingDrainer::Ring : public ChunkConsumer {
 
   RingReader& reader() { return reader_; }
   const RingConfig& config() const { return config_; }
+  void set_allowed_buffers(std::vector<TargetBuffer> buffers) {
+    RT_DCHECK(pending_ == Pending::kNone);
+    config_.allowed_buffers = std::move(buffers);
+  }
   RingStats& stats() { return stats_; }
   // The drainer's counters plus the reader's.
   RingStats Snapshot() const {
@@ -157,7 +161,7 @@ class RingDrainer::Ring : public ChunkConsumer {
   }
 
   RingDrainer* const drainer_;
-  const RingConfig config_;
+  RingConfig config_;
   RingReader reader_;
   RingStats stats_;
 
@@ -183,6 +187,11 @@ RingId RingDrainer::AddRing(const RingConfig& config) {
   rings_.emplace(id,
                  std::make_unique<Ring>(this, config, options_.retry_budget));
   return id;
+}
+
+void RingDrainer::SetAllowedBuffers(RingId id,
+                                    std::vector<TargetBuffer> buffers) {
+  FindRing(id)->set_allowed_buffers(std::move(buffers));
 }
 
 void RingDrainer::RemoveRing(RingId id) {
@@ -314,6 +323,14 @@ RingStats RingDrainer::TotalStats() const {
   for (const auto& it : rings_)
     AddRingStats(it.second->Snapshot(), &total);
   return total;
+}
+
+std::vector<RingId> RingDrainer::ring_ids() const {
+  std::vector<RingId> ids;
+  ids.reserve(rings_.size());
+  for (const auto& it : rings_)
+    ids.push_back(it.first);
+  return ids;
 }
 
 RingReader* RingDrainer::GetReaderForTesting(RingId id) {

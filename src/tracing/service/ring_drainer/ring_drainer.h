@@ -145,6 +145,9 @@ class RingDrainer {
   RingDrainer& operator=(const RingDrainer&) = delete;
 
   RingId AddRing(const RingConfig& config);
+  // Replaces the buffers ring |id| may write (e.g. a trace session started
+  // or ended). Sinks no longer listed are never called again for this ring.
+  void SetAllowedBuffers(RingId id, std::vector<TargetBuffer> buffers);
   // Forgets a ring; its stats stay in TotalStats().
   void RemoveRing(RingId id);
 
@@ -158,6 +161,8 @@ class RingDrainer {
   const ProtocolError& protocol_error(RingId id) const;
   RingStats TotalStats() const;
   size_t num_rings() const { return rings_.size(); }
+  bool has_ring(RingId id) const { return rings_.count(id) != 0; }
+  std::vector<RingId> ring_ids() const;
 
   RingReader* GetReaderForTesting(RingId id);
 

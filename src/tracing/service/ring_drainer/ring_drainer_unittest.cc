@@ -221,6 +221,28 @@ TEST(RingDrainerTest, PassIsBoundedInPositionsAndBytes) {
   EXPECT_EQ(sink.chunks.size(), 12u);
 }
 
+TEST(RingDrainerTest, AllowedBuffersCanChange) {
+  FakeRing ring(256, 8);
+  RecordingSink first, second;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &first}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"to first"});
+  drainer.DrainRing(id);
+  // The session writing buffer 1 ends; buffer 1 now goes to |second|.
+  drainer.SetAllowedBuffers(id, {{1, &second}});
+  WriteChunk(&w, {"to second"});
+  drainer.DrainRing(id);
+  drainer.SetAllowedBuffers(id, {});
+  WriteChunk(&w, {"nowhere"});
+  drainer.DrainRing(id);
+  ASSERT_EQ(first.chunks.size(), 1u);
+  ASSERT_EQ(second.chunks.size(), 1u);
+  EXPECT_EQ(second.chunks[0].fragments, Frags{"to second"});
+  EXPECT_EQ(second.chunks[0].chunk_id, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).chunks_unroutable, 1u);
+}
+
 TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
   FakeRing good(256, 4), bad(256, 4);
   RecordingSink sink;

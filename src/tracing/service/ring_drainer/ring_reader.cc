@@ -54,6 +54,16 @@ const char* ProtocolErrorKindToString(ProtocolErrorKind k) {
   return "?";
 }
 
+namespace {
+
+void PrefetchForWrite(const uint8_t* begin, uint32_t size) {
+  // Bounded by the chunk size (at most 32 KiB / 64 = 512 hints).
+  for (uint32_t off = 0; off < size; off += 64)
+    __builtin_prefetch(begin + off, /*rw=*/1, /*locality=*/3);
+}
+
+}  // namespace
+
 ChunkConsumer::~ChunkConsumer() = default;
 
 RingReader::RingReader(shm_ring::RingView view,
@@ -71,9 +81,9 @@ RingReader::RingReader(shm_ring::RingView view,
 ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
                                HeadPolicy head_policy) {
   if (stopped())
-    return ReadResult::kProtocolError;
+    return ReadResult::kProtocolError;  // [R6 stopped]
 
-  const uint32_t position = read_pos_;
+  const uint32_t position = read_pos_;  // [R1 private-cursor]
   // relaxed; spec 8 "Reader loads write_pos": a stale value only delays one
   // drain pass. Pairs with the writers' relaxed reservation CAS; no data is
   // handed over through write_pos (the chunk state word carries it).
@@ -82,9 +92,7 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
       shm_ring::RingGeometry::Distance(write_pos, position);
   if (distance == 0)
     return ReadResult::kNoData;
-  // Invariant (spec 4.1): writers reserve only while the distance is below
-  // num_chunks, against a read_pos that is never ahead of ours, so a larger
-  // distance is a forged cursor.
+  // [R2 distance]: a larger distance is a forged cursor.
   if (distance > geometry_.num_chunks)
     return Fail(ProtocolErrorKind::kWritePosOutOfRange, position, write_pos);
 
@@ -118,9 +126,8 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
     Step step = Step::kCasFailed;
     switch (GetState(word)) {
       case ChunkState::kFreeForWrap: {
-        // Invariant (spec 5.3): the chunk of an unresolved position p holds
-        // FreeForWrap(wrap_count(p)) unless a writer claimed it; any other
-        // tag is corrupt state, not a slow writer.
+        // [R3 free-tag]: any other tag is corrupt state, not a slow writer
+        // (spec 5.3).
         if (shm_ring::GetWrapCount(word) != geometry_.WrapCount(position))
           return Fail(ProtocolErrorKind::kFreeTagMismatch, position, word);
         Hook(HookPoint::kBeforeAdvanceFree, position, word);
@@ -230,6 +237,13 @@ RingReader::Step RingReader::TakeDataChunk(uint32_t position,
           memcpy(frag_dst[i], src, sizes[i]);
         src += sizes[i];
       }
+      // Sinks lay chunks out back to back (TraceBufferV2 does), so the next
+      // chunk most likely goes right after this one. Prefetch that room for
+      // writing now: its write-allocate misses then overlap with the
+      // ownership CAS below, which (a locked RMW on x86) waits for every
+      // store of this copy to commit. A hint only: prefetches never fault.
+      PrefetchForWrite(frag_dst[num_fragments - 1] + sizes[num_fragments - 1],
+                       geometry_.chunk_size);
       payload = Payload::kCopied;
     } else {
       payload = Payload::kRejected;
@@ -260,7 +274,7 @@ RingReader::Step RingReader::TakeDataChunk(uint32_t position,
         std::memory_order_release, std::memory_order_acquire);
   }
 
-  if (consumer_began) {
+  if (consumer_began) {  // [R5 commit-after-cas]
     if (won)
       consumer->CommitChunk();
     else
@@ -308,7 +322,8 @@ bool RingReader::CopyDirectory(const uint8_t* chunk,
   if (!base::CheckedMul(n, w, &directory_bytes) || directory_bytes > capacity)
     return false;
 
-  // Copy before parsing: the producer may rewrite these bytes meanwhile.
+  // [R4 snapshot]: copy before parsing; the producer may rewrite these bytes
+  // meanwhile.
   uint8_t dir[shm_ring::kMaxFragmentsPerChunk * 2];
   static_assert(sizeof(dir) >= shm_ring::kMaxFragmentsPerChunk * 2,
                 "room for the widest directory");
@@ -331,6 +346,7 @@ bool RingReader::CopyDirectory(const uint8_t* chunk,
 
 ReadResult RingReader::Advance(uint32_t position, Step step, uint32_t word) {
   read_pos_ = position + 1;  // uint32_t: wraps at 2^32 (spec 4.1).
+  // [R1 private-cursor]: stored, never loaded back.
   // release; spec 8 "Store read_pos": pairs with the writer's acquire load of
   // read_pos before it reserves. Stored after the physical transition above,
   // so advertised capacity always refers to a chunk already handed on.

@@ -35,19 +35,47 @@
 // CommitChunk(); if it loses, the copy was speculative (the writer published
 // more, or reused the chunk) and the consumer is told to AbortChunk() before
 // the reader redispatches. Nothing reaches a consumer's readers before Commit.
+// After the copy the reader prefetches (for writing) the room right after
+// the last fragment: sinks lay chunks out back to back, and on x86 the CAS
+// waits for every store of the copy to commit, so the next chunk's
+// write-allocate misses are best started before it.
+//
+// Head policy
+// -----------
+// With HeadPolicy::kDeferUnpublished a caller may ask the reader to leave a
+// position whose writer has not published yet (reserved-but-unclaimed, or
+// Acquired) for a later call, while at most half the ring is reserved. The
+// reader still never waits; the drainer decides when to insist
+// (RingDrainerOptions::head_grace_ns). The default, kResolve, is spec 5.3.
 //
 // Hostile producer
 // ----------------
-// The producer may rewrite any byte of the mapping at any moment, so:
-//  - each shared word is read once per decision (the snapshot), and the
-//    reader's own read_pos is private: the shared read_pos is only ever
-//    stored, never loaded back;
-//  - the directory and BufferID are copied to private memory before they are
-//    parsed (spec 6.4), with checked arithmetic, and only ranges inside the
-//    chunk (whose size comes from the service-validated geometry) are read;
-//  - every loop is bounded by the geometry or by the retry budget.
-// Anything the producer can cause is a counted, reported outcome: never a
-// crash, a hang, or an out-of-bounds access.
+// The producer may rewrite any byte of the mapping at any moment. Named
+// invariants, cited where they are relied upon:
+//   [R1 private-cursor]  read_pos_ is the reader's own record. The shared
+//                        read_pos is only ever stored, never loaded back.
+//   [R2 distance]        writers reserve only while write_pos - read_pos <
+//                        num_chunks, against a read_pos never ahead of ours,
+//                        so 0 < write_pos - read_pos <= num_chunks for every
+//                        honest ring; anything larger is a forged cursor.
+//   [R3 free-tag]        the chunk of the unresolved position p holds
+//                        FreeForWrap(wrap_count(p)) unless a writer claimed
+//                        it (the reader wrote that tag when it resolved
+//                        p - num_chunks); any other tag is corrupt state.
+//   [R4 snapshot]        every decision is taken on one loaded (or
+//                        CAS-returned) state word; the directory and BufferID
+//                        are copied to private memory before they are parsed
+//                        (spec 6.4), with checked arithmetic, and only ranges
+//                        inside the chunk (whose size comes from the
+//                        service-validated geometry) are read.
+//   [R5 commit-after-cas] the consumer's pending chunk is committed only
+//                        after the ownership CAS succeeded, aborted if it
+//                        failed: a fragment is emitted at most once.
+//   [R6 stopped]         after a protocol error the reader never touches the
+//                        mapping again.
+// Every loop is bounded by the geometry or by the retry budget. Anything the
+// producer can cause is a counted, reported outcome: never a crash, a hang,
+// or an out-of-bounds access.
 //
 // Protocol errors (spec 5.3, 3.4): a FreeForWrap tag other than
 // wrap_count(read_pos), a reserved state (101, 110, 111), non-zero payload
