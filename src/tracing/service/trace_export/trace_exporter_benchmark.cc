@@ -119,8 +119,9 @@ void BM_TraceExport(benchmark::State& state) {
 BENCHMARK(BM_TraceExport)->Unit(benchmark::kMillisecond);
 
 void BM_TraceExportMemcpyBaseline(benchmark::State& state) {
-  // The same packets, ungrouped (the bytes the exporter writes), laid out
-  // contiguously.
+  // The same packets as the buffer returns them, laid out contiguously. (For
+  // these packets the ungrouped form the exporter writes has the same size:
+  // track_event's 1-byte group tags become a 1-byte tag and a 1-byte length.)
   const std::unique_ptr<TraceBufferV2> source = MakeFilledBuffer(BufferBytes());
   std::string all;
   std::vector<size_t> sizes;
