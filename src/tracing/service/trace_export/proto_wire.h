@@ -1,0 +1,106 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Minimal protobuf wire encoding for the bytes the exporter writes itself:
+// the Trace.packet framing, the trusted-field suffix of every producer packet
+// and the service's own packets (TraceConfig, TraceStats, ClockSnapshot).
+// Those are few and small, so a std::string builder is enough; the hot path
+// (framing and stamping producer packets) uses the raw EncodeVarInt() into a
+// fixed stack buffer.
+//
+// Only what the exporter needs: varint fields (with int32 sign extension to
+// 10 bytes, as protobuf does), length-delimited fields and nested messages
+// built bottom-up (the child is encoded first, so its length is known).
+//
+// Thread model: a ProtoBuilder is used by one thread.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_
+#define SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <string_view>
+
+namespace ringtrace {
+namespace trace_export {
+
+constexpr uint32_t kWireVarInt = 0;
+constexpr uint32_t kWireFixed64 = 1;
+constexpr uint32_t kWireLengthDelimited = 2;
+constexpr uint32_t kWireStartGroup = 3;
+constexpr uint32_t kWireEndGroup = 4;
+constexpr uint32_t kWireFixed32 = 5;
+
+// Longest varint (a 64-bit value).
+constexpr size_t kMaxVarIntSize = 10;
+
+constexpr uint32_t MakeTag(uint32_t field_id, uint32_t wire_type) {
+  return (field_id << 3) | wire_type;
+}
+
+constexpr size_t VarIntSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Writes |v| at |p| (room for kMaxVarIntSize bytes) and returns the end.
+inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+// Appends fields to a std::string.
+class ProtoBuilder {
+ public:
+  explicit ProtoBuilder(std::string* out) : out_(out) {}
+
+  void AppendVarInt(uint32_t field_id, uint64_t value) {
+    AppendRawVarInt(MakeTag(field_id, kWireVarInt));
+    AppendRawVarInt(value);
+  }
+  // int32 fields: negative values are sign-extended to 64 bits (10 bytes).
+  void AppendInt32(uint32_t field_id, int32_t value) {
+    AppendVarInt(field_id, static_cast<uint64_t>(static_cast<int64_t>(value)));
+  }
+  void AppendBool(uint32_t field_id, bool value) {
+    AppendVarInt(field_id, value ? 1 : 0);
+  }
+  void AppendBytes(uint32_t field_id, const void* data, size_t size) {
+    AppendRawVarInt(MakeTag(field_id, kWireLengthDelimited));
+    AppendRawVarInt(size);
+    out_->append(static_cast<const char*>(data), size);
+  }
+  void AppendString(uint32_t field_id, std::string_view s) {
+    AppendBytes(field_id, s.data(), s.size());
+  }
+  // A nested message already encoded in |encoded|.
+  void AppendMessage(uint32_t field_id, const std::string& encoded) {
+    AppendBytes(field_id, encoded.data(), encoded.size());
+  }
+
+ private:
+  void AppendRawVarInt(uint64_t v) {
+    uint8_t buf[kMaxVarIntSize];
+    const uint8_t* end = EncodeVarInt(v, buf);
+    out_->append(reinterpret_cast<const char*>(buf),
+                 static_cast<size_t>(end - buf));
+  }
+
+  std::string* const out_;
+};
+
+}  // namespace trace_export
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_

@@ -1,0 +1,403 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/trace_export/trace_exporter.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_export/proto_wire.h"
+
+namespace ringtrace {
+namespace trace_export {
+
+namespace {
+
+using shm_ring::ConstBytes;
+using trace_buffer::PacketSequenceProperties;
+using trace_buffer::TraceBufferStats;
+using trace_buffer::TraceBufferV2;
+
+namespace pf = packet_fields;
+
+// Loss reported on the sequence of a dropped invalid packet.
+constexpr uint32_t kInvalidPacketLoss =
+    trace_buffer::kDataLossPresent | trace_buffer::kDataLossChunkCorrupted;
+
+// Service-only fields found among a packet's top-level fields.
+struct TopLevelScan {
+  bool trusted_fields = false;  // 3, 10 or 79 (the appended values win)
+  bool previous_packet_dropped = false;   // 42
+  bool first_packet_on_sequence = false;  // 87
+  bool service_payload = false;           // 33 or 35
+};
+
+// Forward reader over a list of slices. Every read is bounds-checked; a
+// failed read leaves the reader in a failed state.
+class SliceReader {
+ public:
+  SliceReader(const ConstBytes* slices, size_t num_slices)
+      : slices_(slices), num_slices_(num_slices) {}
+
+  bool at_end() {
+    SkipEmpty();
+    return index_ == num_slices_;
+  }
+
+  bool ReadVarInt(uint64_t* value) {
+    uint64_t v = 0;
+    for (uint32_t shift = 0; shift < 64; shift += 7) {
+      SkipEmpty();
+      if (index_ == num_slices_)
+        return false;
+      const uint8_t byte = slices_[index_].data[offset_++];
+      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) {
+        *value = v;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes
+  }
+
+  bool Skip(uint64_t n) {
+    while (n > 0) {
+      SkipEmpty();
+      if (index_ == num_slices_)
+        return false;
+      const size_t avail = slices_[index_].size - offset_;
+      const size_t step = n < avail ? static_cast<size_t>(n) : avail;
+      offset_ += step;
+      n -= step;
+    }
+    return true;
+  }
+
+ private:
+  void SkipEmpty() {
+    while (index_ < num_slices_ && offset_ == slices_[index_].size) {
+      ++index_;
+      offset_ = 0;
+    }
+  }
+
+  const ConstBytes* const slices_;
+  const size_t num_slices_;
+  size_t index_ = 0;
+  size_t offset_ = 0;
+};
+
+// Scans the top-level fields of a standard-encoded (ungrouped) packet.
+// Returns false if the bytes are not a valid sequence of fields (cannot
+// happen after the Ungrouper accepted them, but the exporter does not rely on
+// it). Groups cannot appear here any more: the Ungrouper converted them.
+bool ScanTopLevel(const ConstBytes* slices,
+                  size_t num_slices,
+                  TopLevelScan* scan) {
+  SliceReader reader(slices, num_slices);
+  while (!reader.at_end()) {
+    uint64_t tag;
+    if (!reader.ReadVarInt(&tag) || tag > 0xffffffffu)
+      return false;
+    const uint64_t field = tag >> 3;
+    switch (field) {
+      case pf::kTrustedUid:
+      case pf::kTrustedPacketSequenceId:
+      case pf::kTrustedPid:
+        scan->trusted_fields = true;
+        break;
+      case pf::kPreviousPacketDropped:
+        scan->previous_packet_dropped = true;
+        break;
+      case pf::kFirstPacketOnSequence:
+        scan->first_packet_on_sequence = true;
+        break;
+      case pf::kTraceConfig:
+      case pf::kTraceStats:
+        scan->service_payload = true;
+        break;
+      default:
+        break;
+    }
+    uint64_t v;
+    switch (static_cast<uint32_t>(tag & 7)) {
+      case kWireVarInt:
+        if (!reader.ReadVarInt(&v))
+          return false;
+        break;
+      case kWireFixed64:
+        if (!reader.Skip(8))
+          return false;
+        break;
+      case kWireLengthDelimited:
+        if (!reader.ReadVarInt(&v) || !reader.Skip(v))
+          return false;
+        break;
+      case kWireFixed32:
+        if (!reader.Skip(4))
+          return false;
+        break;
+      default:
+        return false;  // groups (converted already) and wire types 6, 7
+    }
+  }
+  return true;
+}
+
+// Appends a varint field to |p|; returns the end.
+inline uint8_t* PutVarIntField(uint8_t* p, uint32_t field, uint64_t value) {
+  return EncodeVarInt(value, EncodeVarInt(MakeTag(field, kWireVarInt), p));
+}
+
+// int32 fields are sign-extended (protobuf's encoding of negative int32).
+inline uint64_t Int32ToVarInt(int32_t v) {
+  return static_cast<uint64_t>(static_cast<int64_t>(v));
+}
+
+// Upper bound of the trusted suffix: 3 (1+10), 79 (2+10), 10 (1+5),
+// 42 (2+5), 87 (2+1).
+constexpr size_t kMaxSuffixSize = 48;
+
+uint64_t ReadClockNs(clockid_t clock) {
+  struct timespec ts = {};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string EncodeBufferStats(const TraceBufferV2& buffer) {
+  const TraceBufferStats& s = buffer.stats();
+  std::string out;
+  ProtoBuilder b(&out);
+  // BufferStats field numbers: perfetto-wire-facts.md.
+  b.AppendVarInt(12, buffer.size());  // buffer_size
+  b.AppendVarInt(1, s.bytes_written);
+  b.AppendVarInt(13, s.bytes_overwritten);
+  b.AppendVarInt(14, s.bytes_read);
+  b.AppendVarInt(15, s.padding_bytes_written);
+  b.AppendVarInt(16, s.padding_bytes_cleared);
+  b.AppendVarInt(2, s.chunks_written);
+  b.AppendVarInt(10, s.chunks_rewritten);
+  b.AppendVarInt(3, s.chunks_overwritten);
+  b.AppendVarInt(18, s.chunks_discarded);
+  b.AppendVarInt(17, s.chunks_read);
+  b.AppendVarInt(11, s.chunks_committed_out_of_order);
+  b.AppendVarInt(4, s.write_wrap_count);
+  b.AppendVarInt(5, s.patches_succeeded);
+  b.AppendVarInt(6, s.patches_failed);
+  b.AppendVarInt(7, s.readaheads_succeeded);
+  b.AppendVarInt(8, s.readaheads_failed);
+  b.AppendVarInt(9, s.abi_violations);
+  b.AppendVarInt(19, s.trace_writer_packet_loss);
+  return out;
+}
+
+}  // namespace
+
+const char* DataLossReasonName(size_t bit) {
+  static const char* const kNames[kNumDataLossReasons] = {
+      "PRESENT",         "READ_GAP",
+      "CHUNK_CORRUPTED", "ORPHAN_CONTINUATION",
+      "REASSEMBLY_GAP",  "REASSEMBLY_BROKEN_CHAIN",
+      "OVERWRITE",       "WRITER_ABORT",
+      "SMB_FULL",
+  };
+  return bit < kNumDataLossReasons ? kNames[bit] : "UNKNOWN";
+}
+
+TraceExporter::TraceExporter(TraceFileWriter* writer, const Options& options)
+    : writer_(writer),
+      service_uid_(options.service_uid >= 0 ? options.service_uid
+                                            : static_cast<int32_t>(getuid())),
+      service_pid_(options.service_pid >= 0 ? options.service_pid
+                                            : static_cast<int32_t>(getpid())) {
+  RT_CHECK(writer_);
+}
+
+TraceExporter::~TraceExporter() = default;
+
+uint32_t TraceExporter::SequenceIdFor(trace_buffer::ProducerID producer_id,
+                                      trace_buffer::WriterID writer_id) const {
+  const uint32_t key = (static_cast<uint32_t>(producer_id) << 16) | writer_id;
+  auto it = sequences_.find(key);
+  return it == sequences_.end() ? 0 : it->second.id;
+}
+
+TraceExporter::Sequence* TraceExporter::GetSequence(
+    const PacketSequenceProperties& props) {
+  const uint32_t key =
+      (static_cast<uint32_t>(props.producer_id_trusted) << 16) |
+      props.writer_id;
+  Sequence& seq = sequences_[key];
+  if (seq.id == 0) {
+    // 2^16 * 2^16 keys fit in the 32-bit id space; 0 is never handed out.
+    seq.id = next_sequence_id_++;
+    stats_.sequences++;
+  }
+  return &seq;
+}
+
+void TraceExporter::ExportBuffer(TraceBufferV2* buffer) {
+  trace_buffer::TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  buffer->BeginRead();
+  while (buffer->ReadNextTracePacket(&packet, &props, &loss)) {
+    stats_.packets_read++;
+    ExportPacket(packet, props, loss);
+  }
+}
+
+void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
+                                 const PacketSequenceProperties& props,
+                                 uint32_t previous_packet_dropped) {
+  Sequence* seq = GetSequence(props);
+  const uint32_t loss = previous_packet_dropped | seq->pending_loss;
+
+  slices_.clear();
+  for (const trace_buffer::TracePacket::Slice& s : packet.slices())
+    slices_.push_back(ConstBytes{s.data, s.size});
+
+  shm_ring::Ungrouper::SlicesResult converted;
+  const ConstBytes* body = nullptr;
+  size_t num_body = 0;
+  TopLevelScan scan;
+  bool valid =
+      ungrouper_.UngroupSlices(slices_.data(), slices_.size(), &converted).ok();
+  if (valid) {
+    if (converted.pass_through) {
+      body = slices_.data();
+      num_body = slices_.size();
+    } else {
+      body = &converted.converted;
+      num_body = 1;
+    }
+    valid = ScanTopLevel(body, num_body, &scan) && !scan.service_payload;
+  }
+  if (!valid) {
+    // Dropped, never written; the gap is reported on the sequence's next
+    // exported packet (see "Malformed packets" in the header).
+    stats_.invalid_packets++;
+    seq->pending_loss = loss | kInvalidPacketLoss;
+    return;
+  }
+
+  uint64_t body_size = 0;
+  for (size_t i = 0; i < num_body; ++i)
+    body_size += body[i].size;
+
+  // The trusted suffix, from the service's records only.
+  const bool first = !seq->exported_any;
+  uint8_t suffix[kMaxSuffixSize];
+  uint8_t* p = suffix;
+  p = PutVarIntField(p, pf::kTrustedUid,
+                     Int32ToVarInt(props.client_identity_trusted.uid));
+  p = PutVarIntField(p, pf::kTrustedPid,
+                     Int32ToVarInt(props.client_identity_trusted.pid));
+  p = PutVarIntField(p, pf::kTrustedPacketSequenceId, seq->id);
+  if (loss != 0 || scan.previous_packet_dropped)
+    p = PutVarIntField(p, pf::kPreviousPacketDropped, loss);
+  if (first || scan.first_packet_on_sequence)
+    p = PutVarIntField(p, pf::kFirstPacketOnSequence, first ? 1 : 0);
+  const size_t suffix_size = static_cast<size_t>(p - suffix);
+  RT_DCHECK(suffix_size <= kMaxSuffixSize);
+
+  // Trace.packet framing: tag, length, producer bytes, suffix.
+  uint8_t header[1 + kMaxVarIntSize];
+  uint8_t* h =
+      EncodeVarInt(MakeTag(pf::kTracePacket, kWireLengthDelimited), header);
+  h = EncodeVarInt(body_size + suffix_size, h);
+  writer_->Append(header, static_cast<size_t>(h - header));
+  for (size_t i = 0; i < num_body; ++i)
+    writer_->Append(body[i].data, body[i].size);
+  writer_->Append(suffix, suffix_size);
+
+  seq->exported_any = true;
+  seq->pending_loss = 0;
+  stats_.packets_exported++;
+  stats_.packet_bytes_exported += body_size;
+  if (scan.trusted_fields || scan.previous_packet_dropped ||
+      scan.first_packet_on_sequence) {
+    stats_.forged_trusted_fields++;
+  }
+  if (loss != 0) {
+    stats_.packets_with_loss++;
+    for (size_t b = 0; b < kNumDataLossReasons; ++b) {
+      if (loss & (1u << b))
+        stats_.loss_reason_packets[b]++;
+    }
+  }
+}
+
+void TraceExporter::WriteServicePacket(const std::string& body) {
+  std::string packet = body;
+  ProtoBuilder b(&packet);
+  b.AppendInt32(pf::kTrustedUid, service_uid_);
+  b.AppendInt32(pf::kTrustedPid, service_pid_);
+  std::string framed;
+  ProtoBuilder(&framed).AppendMessage(pf::kTracePacket, packet);
+  writer_->Append(framed.data(), framed.size());
+  stats_.service_packets++;
+}
+
+void TraceExporter::WriteTraceConfig(const void* data, size_t size) {
+  std::string body;
+  ProtoBuilder(&body).AppendBytes(pf::kTraceConfig, data, size);
+  WriteServicePacket(body);
+}
+
+void TraceExporter::WriteTraceStats(
+    const std::vector<const TraceBufferV2*>& buffers,
+    const ServiceStats& service_stats) {
+  std::string stats;
+  ProtoBuilder b(&stats);
+  uint64_t chunks_discarded = service_stats.chunks_discarded;
+  for (const TraceBufferV2* buffer : buffers) {
+    b.AppendMessage(1, EncodeBufferStats(*buffer));  // buffer_stats
+    chunks_discarded += buffer->stats().chunks_discarded;
+  }
+  b.AppendVarInt(2, service_stats.producers_connected);
+  b.AppendVarInt(3, service_stats.producers_seen);
+  b.AppendVarInt(8, chunks_discarded);
+  b.AppendVarInt(10, stats_.invalid_packets);
+  std::string body;
+  ProtoBuilder(&body).AppendMessage(pf::kTraceStats, stats);
+  WriteServicePacket(body);
+}
+
+void TraceExporter::WriteClockSnapshot() {
+  // BuiltinClock ids: REALTIME 1, MONOTONIC 3, BOOTTIME 6.
+  struct {
+    uint32_t id;
+    clockid_t clock;
+  } const kClocks[] = {
+      {6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
+  std::string snapshot;
+  ProtoBuilder b(&snapshot);
+  uint64_t boottime = 0;
+  for (const auto& c : kClocks) {
+    const uint64_t ts = ReadClockNs(c.clock);
+    if (c.id == 6)
+      boottime = ts;
+    std::string clock;
+    ProtoBuilder cb(&clock);
+    cb.AppendVarInt(1, c.id);   // clock_id
+    cb.AppendVarInt(2, ts);     // timestamp
+    b.AppendMessage(1, clock);  // clocks
+  }
+  b.AppendVarInt(2, 6);  // primary_trace_clock = BOOTTIME
+  std::string body;
+  ProtoBuilder pb(&body);
+  pb.AppendVarInt(pf::kTimestamp, boottime);
+  pb.AppendMessage(pf::kClockSnapshot, snapshot);
+  WriteServicePacket(body);
+}
+
+base::Status TraceExporter::Finish() {
+  return writer_->Flush();
+}
+
+}  // namespace trace_export
+}  // namespace ringtrace

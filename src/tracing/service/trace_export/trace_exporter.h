@@ -1,0 +1,201 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceExporter: the last leg of the data flow, TraceBufferV2 -> Perfetto
+// trace file.
+//
+// The file is a serialized perfetto.protos.Trace: a plain concatenation of
+// `Trace.packet` fields (field 1, length-delimited), one per TracePacket, so
+// it can be appended to forever and cut at any packet boundary. What goes in:
+//
+//   WriteTraceConfig()   a TracePacket{trace_config = 33} (when the service
+//                        has a config; usually first).
+//   ExportBuffer()       every packet the buffer can give now: BeginRead(),
+//                        then ReadNextTracePacket() until it returns false.
+//                        Each packet (a list of slices) goes through the
+//                        Ungrouper (group-encoded submessages become
+//                        length-delimited) and is written with the service's
+//                        trusted fields appended (below). Call it once at the
+//                        end or periodically; sequence ids persist.
+//   WriteTraceStats()    a TracePacket{trace_stats = 35}: one BufferStats per
+//                        buffer from TraceBufferV2::stats(), plus the
+//                        exporter's invalid_packets.
+//   WriteClockSnapshot() a TracePacket{clock_snapshot = 6} with BOOTTIME,
+//                        MONOTONIC and REALTIME read now.
+//   Finish()             flushes the file writer and returns its status.
+//
+// Trusted fields. The producer is never trusted for the fields only the
+// service may set. After the producer's bytes of every packet the exporter
+// appends, from the service's own records (PacketSequenceProperties):
+//   trusted_uid (3)                 ClientIdentity.uid
+//   trusted_pid (79)                ClientIdentity.pid
+//   trusted_packet_sequence_id (10) the sequence id (below)
+//   previous_packet_dropped (42)    the DataLossReason bitmask, when non-zero
+//   first_packet_on_sequence (87)   true on the first packet exported for the
+//                                   sequence
+// Protobuf parsers keep the LAST value of a non-repeated field (oneof members
+// included), so the appended values win over anything a producer forged.
+// Fields 42 and 87 are only appended when set; so that a forged value cannot
+// survive where the service has nothing to say, every packet's top-level
+// fields are scanned (cheap: the submessages are skipped by length) and when
+// the producer wrote field 42 or 87, the service's value is appended
+// explicitly (0 / false). A producer packet that carries trace_config (33)
+// or trace_stats (35) would impersonate the service: it is dropped and
+// counted as invalid.
+//
+// Sequence ids. trusted_packet_sequence_id is assigned by the exporter: the
+// first {ProducerID, WriterID} it meets gets 1, the next new one 2, and so
+// on, in the order their first packet is read. The id is stable for the
+// exporter's lifetime (every ExportBuffer() call, every buffer) and never
+// reused, so a writer's packets form exactly one sequence in the file. The
+// service's own packets (config, stats, clock snapshot) carry no sequence id
+// (Perfetto puts them on a reserved sequence 1; here 1 is the first
+// producer's).
+//
+// Malformed packets. A packet the Ungrouper rejects (truncated field, bad
+// wire type, unbalanced groups...) is dropped, never written, and counted in
+// stats().invalid_packets (TraceStats.invalid_packets). The next packet
+// exported on the same sequence carries previous_packet_dropped with
+// DATA_LOSS_PRESENT | DATA_LOSS_CHUNK_CORRUPTED plus whatever loss the
+// dropped packet itself reported, so the gap stays visible.
+//
+// Thread model: not thread-safe. One thread (the one that owns the
+// TraceBufferV2s, which are not thread-safe either) calls every method.
+
+#ifndef SRC_TRACING_SERVICE_TRACE_EXPORT_TRACE_EXPORTER_H_
+#define SRC_TRACING_SERVICE_TRACE_EXPORT_TRACE_EXPORTER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
+
+namespace ringtrace {
+namespace trace_export {
+
+// TracePacket field numbers the exporter writes (perfetto-wire-facts.md).
+namespace packet_fields {
+constexpr uint32_t kTracePacket = 1;  // Trace.packet
+constexpr uint32_t kClockSnapshot = 6;
+constexpr uint32_t kTimestamp = 8;
+constexpr uint32_t kTrustedUid = 3;
+constexpr uint32_t kTrustedPacketSequenceId = 10;
+constexpr uint32_t kTraceConfig = 33;
+constexpr uint32_t kTraceStats = 35;
+constexpr uint32_t kPreviousPacketDropped = 42;
+constexpr uint32_t kTrustedPid = 79;
+constexpr uint32_t kFirstPacketOnSequence = 87;
+}  // namespace packet_fields
+
+// Number of DataLossReason bits (PRESENT .. SMB_FULL).
+constexpr size_t kNumDataLossReasons = 9;
+
+struct ExportStats {
+  uint64_t packets_read = 0;      // returned by ReadNextTracePacket()
+  uint64_t packets_exported = 0;  // producer packets written to the file
+  // Producer bytes written (after ungrouping; framing and stamped fields not
+  // included).
+  uint64_t packet_bytes_exported = 0;
+  // Dropped: malformed (Ungrouper error) or impersonating the service.
+  uint64_t invalid_packets = 0;
+  // Packets whose producer bytes set a service-only field (overridden).
+  uint64_t forged_trusted_fields = 0;
+  uint64_t packets_with_loss = 0;  // exported with previous_packet_dropped
+  // loss_reason_packets[b]: exported packets whose previous_packet_dropped
+  // has bit b (DataLossReason 1 << b).
+  uint64_t loss_reason_packets[kNumDataLossReasons] = {};
+  uint64_t service_packets = 0;  // config, stats, clock snapshots
+  uint32_t sequences = 0;        // sequence ids assigned
+};
+
+// Name of DataLossReason bit |bit| ("PRESENT", "READ_GAP", ...).
+const char* DataLossReasonName(size_t bit);
+
+class TraceExporter {
+ public:
+  struct Options {
+    // Identity stamped on the service's own packets. Negative: this
+    // process's getuid() / getpid().
+    int32_t service_uid = -1;
+    int32_t service_pid = -1;
+  };
+
+  // Extra service-level counters for WriteTraceStats().
+  struct ServiceStats {
+    uint32_t producers_connected = 0;
+    uint64_t producers_seen = 0;
+    // Chunks the service dropped before any buffer saw them (e.g. the
+    // drainer's unroutable / rejected chunks). Added to the buffers'
+    // chunks_discarded in TraceStats.chunks_discarded.
+    uint64_t chunks_discarded = 0;
+  };
+
+  // |writer| is not owned and must outlive the exporter.
+  explicit TraceExporter(TraceFileWriter* writer)
+      : TraceExporter(writer, Options()) {}
+  TraceExporter(TraceFileWriter* writer, const Options& options);
+  ~TraceExporter();
+
+  TraceExporter(const TraceExporter&) = delete;
+  TraceExporter& operator=(const TraceExporter&) = delete;
+
+  // |data| is a serialized perfetto.protos.TraceConfig (trusted: it is the
+  // service's own).
+  void WriteTraceConfig(const void* data, size_t size);
+
+  // Exports every packet |buffer| holds now (see the file comment).
+  void ExportBuffer(trace_buffer::TraceBufferV2* buffer);
+
+  void WriteTraceStats(
+      const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+      const ServiceStats& service_stats);
+
+  void WriteClockSnapshot();
+
+  // Flushes the file writer; returns the first write error, if any.
+  base::Status Finish();
+
+  // The sequence id of {producer_id, writer_id}; 0 if it has none yet.
+  uint32_t SequenceIdFor(trace_buffer::ProducerID producer_id,
+                         trace_buffer::WriterID writer_id) const;
+
+  const ExportStats& stats() const { return stats_; }
+
+ private:
+  struct Sequence {
+    uint32_t id = 0;
+    bool exported_any = false;
+    // Loss to report on the next exported packet (carried over dropped
+    // invalid packets).
+    uint32_t pending_loss = 0;
+  };
+
+  Sequence* GetSequence(const trace_buffer::PacketSequenceProperties& props);
+  void ExportPacket(const trace_buffer::TracePacket& packet,
+                    const trace_buffer::PacketSequenceProperties& props,
+                    uint32_t previous_packet_dropped);
+  // Frames and writes a service packet |body| (without trusted fields).
+  void WriteServicePacket(const std::string& body);
+
+  TraceFileWriter* const writer_;
+  int32_t service_uid_;
+  int32_t service_pid_;
+  shm_ring::Ungrouper ungrouper_;
+  std::vector<shm_ring::ConstBytes> slices_;  // reused per packet
+  std::unordered_map<uint32_t, Sequence> sequences_;
+  uint32_t next_sequence_id_ = 1;
+  ExportStats stats_;
+};
+
+}  // namespace trace_export
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACE_EXPORT_TRACE_EXPORTER_H_

@@ -1,0 +1,407 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/trace_export/trace_exporter.h"
+
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/config/trace_config.pb.h"
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/service/trace_export/proto_wire.h"
+
+namespace ringtrace {
+namespace trace_export {
+namespace {
+
+using perfetto::protos::Trace;
+using perfetto::protos::TracePacket;
+using trace_buffer::ClientIdentity;
+using trace_buffer::FragmentRef;
+using trace_buffer::TraceBufferV2;
+
+// Group-encoded packets, the way TraceWriterV2 writes them.
+class GroupPacket {
+ public:
+  GroupPacket& VarInt(uint32_t field, uint64_t v) {
+    Raw(MakeTag(field, kWireVarInt));
+    Raw(v);
+    return *this;
+  }
+  GroupPacket& String(uint32_t field, const std::string& s) {
+    Raw(MakeTag(field, kWireLengthDelimited));
+    Raw(s.size());
+    bytes_ += s;
+    return *this;
+  }
+  GroupPacket& Begin(uint32_t field) {
+    Raw(MakeTag(field, kWireStartGroup));
+    return *this;
+  }
+  GroupPacket& End(uint32_t field) {
+    Raw(MakeTag(field, kWireEndGroup));
+    return *this;
+  }
+  // TracePacket{for_testing: {str: s, seq_value: seq}}
+  GroupPacket& ForTesting(const std::string& s, uint32_t seq) {
+    return Begin(900).String(1, s).VarInt(2, seq).End(900);
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  void Raw(uint64_t v) {
+    uint8_t buf[kMaxVarIntSize];
+    uint8_t* end = EncodeVarInt(v, buf);
+    bytes_.append(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
+  }
+  std::string bytes_;
+};
+
+std::string TestPacket(const std::string& s, uint32_t seq) {
+  return GroupPacket().VarInt(8, 1000 + seq).ForTesting(s, seq).bytes();
+}
+
+class TraceExporterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tb_ = TraceBufferV2::Create(256 * 1024,
+                                TraceBufferV2::OverwritePolicy::kDiscard);
+    ASSERT_TRUE(tb_);
+    fd_ = memfd_create("trace_exporter_unittest", 0);
+    ASSERT_GE(fd_, 0);
+    writer_.reset(new TraceFileWriter(fd_));
+    TraceExporter::Options options;
+    options.service_uid = 4242;
+    options.service_pid = 77;
+    exporter_.reset(new TraceExporter(writer_.get(), options));
+  }
+  void TearDown() override { close(fd_); }
+
+  // One chunk holding |packets| as whole fragments.
+  void AddChunk(uint16_t producer,
+                uint16_t writer,
+                uint32_t chunk_id,
+                const std::vector<std::string>& packets,
+                uint32_t flags = 0,
+                ClientIdentity identity = {1000, 321}) {
+    std::vector<FragmentRef> frags;
+    for (const std::string& p : packets) {
+      frags.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(p.data()),
+                                  static_cast<uint32_t>(p.size())});
+    }
+    ASSERT_TRUE(tb_->CopyChunkFragments(producer, identity, writer, chunk_id,
+                                        frags.data(), frags.size(), flags));
+  }
+
+  // Finishes the file and parses it.
+  Trace ReadTrace() {
+    EXPECT_TRUE(exporter_->Finish().ok());
+    std::string bytes;
+    char buf[4096];
+    for (off_t off = 0;;) {
+      const ssize_t r = pread(fd_, buf, sizeof(buf), off);
+      if (r <= 0)
+        break;
+      bytes.append(buf, static_cast<size_t>(r));
+      off += r;
+    }
+    Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(bytes));
+    return trace;
+  }
+
+  // The producer packets (those with a sequence id) of |trace|.
+  static std::vector<TracePacket> ProducerPackets(const Trace& trace) {
+    std::vector<TracePacket> out;
+    for (const TracePacket& p : trace.packet()) {
+      if (p.has_trusted_packet_sequence_id())
+        out.push_back(p);
+    }
+    return out;
+  }
+
+  std::unique_ptr<TraceBufferV2> tb_;
+  int fd_ = -1;
+  std::unique_ptr<TraceFileWriter> writer_;
+  std::unique_ptr<TraceExporter> exporter_;
+};
+
+TEST_F(TraceExporterTest, WritesConfigPacketsStatsAndClockSnapshot) {
+  perfetto::protos::TraceConfig config;
+  config.set_duration_ms(1234);
+  config.add_buffers()->set_size_kb(256);
+  const std::string config_bytes = config.SerializeAsString();
+  exporter_->WriteTraceConfig(config_bytes.data(), config_bytes.size());
+
+  AddChunk(1, 5, 0, {TestPacket("a0", 0), TestPacket("a1", 1)});
+  AddChunk(2, 9, 0, {TestPacket("b0", 0)}, 0, {2000, 654});
+  AddChunk(1, 5, 1, {TestPacket("a2", 2)});
+  exporter_->ExportBuffer(tb_.get());
+  exporter_->WriteTraceStats({tb_.get()}, {3, 4, 5});
+  exporter_->WriteClockSnapshot();
+  const Trace trace = ReadTrace();
+
+  ASSERT_EQ(trace.packet_size(), 1 + 4 + 2);
+  const TracePacket& first = trace.packet(0);
+  ASSERT_TRUE(first.has_trace_config());
+  EXPECT_EQ(first.trace_config().duration_ms(), 1234u);
+  EXPECT_EQ(first.trusted_uid(), 4242);
+  EXPECT_EQ(first.trusted_pid(), 77);
+  EXPECT_FALSE(first.has_trusted_packet_sequence_id());
+
+  const uint32_t seq_a = exporter_->SequenceIdFor(1, 5);
+  const uint32_t seq_b = exporter_->SequenceIdFor(2, 9);
+  EXPECT_EQ(std::min(seq_a, seq_b), 1u);
+  EXPECT_EQ(std::max(seq_a, seq_b), 2u);
+
+  std::vector<std::string> a_strs;
+  int b_count = 0;
+  for (const TracePacket& p : ProducerPackets(trace)) {
+    ASSERT_TRUE(p.has_for_testing());
+    EXPECT_FALSE(p.has_previous_packet_dropped());
+    if (p.trusted_packet_sequence_id() == seq_a) {
+      EXPECT_EQ(p.trusted_uid(), 1000);
+      EXPECT_EQ(p.trusted_pid(), 321);
+      EXPECT_EQ(p.first_packet_on_sequence(), a_strs.empty());
+      EXPECT_EQ(p.timestamp(), 1000 + a_strs.size());
+      EXPECT_EQ(p.for_testing().seq_value(), a_strs.size());
+      a_strs.push_back(p.for_testing().str());
+    } else {
+      ASSERT_EQ(p.trusted_packet_sequence_id(), seq_b);
+      EXPECT_EQ(p.trusted_uid(), 2000);
+      EXPECT_EQ(p.trusted_pid(), 654);
+      EXPECT_TRUE(p.first_packet_on_sequence());
+      EXPECT_EQ(p.for_testing().str(), "b0");
+      ++b_count;
+    }
+  }
+  EXPECT_EQ(a_strs, (std::vector<std::string>{"a0", "a1", "a2"}));
+  EXPECT_EQ(b_count, 1);
+
+  const TracePacket& stats_packet = trace.packet(5);
+  ASSERT_TRUE(stats_packet.has_trace_stats());
+  EXPECT_EQ(stats_packet.trusted_uid(), 4242);
+  const auto& ts = stats_packet.trace_stats();
+  EXPECT_EQ(ts.producers_connected(), 3u);
+  EXPECT_EQ(ts.producers_seen(), 4u);
+  EXPECT_EQ(ts.chunks_discarded(), 5u);
+  EXPECT_EQ(ts.invalid_packets(), 0u);
+  ASSERT_EQ(ts.buffer_stats_size(), 1);
+  const auto& bs = ts.buffer_stats(0);
+  const trace_buffer::TraceBufferStats& s = tb_->stats();
+  EXPECT_EQ(bs.buffer_size(), tb_->size());
+  EXPECT_EQ(bs.bytes_written(), s.bytes_written);
+  EXPECT_EQ(bs.bytes_read(), s.bytes_read);
+  EXPECT_EQ(bs.chunks_written(), 3u);
+  EXPECT_EQ(bs.chunks_read(), s.chunks_read);
+  EXPECT_GT(bs.bytes_read(), 0u);
+
+  const TracePacket& clock_packet = trace.packet(6);
+  ASSERT_TRUE(clock_packet.has_clock_snapshot());
+  const auto& cs = clock_packet.clock_snapshot();
+  EXPECT_EQ(cs.primary_trace_clock(), 6u);
+  ASSERT_EQ(cs.clocks_size(), 3);
+  EXPECT_EQ(cs.clocks(0).clock_id(), 6u);
+  EXPECT_EQ(cs.clocks(0).timestamp(), clock_packet.timestamp());
+  EXPECT_EQ(cs.clocks(1).clock_id(), 3u);
+  EXPECT_EQ(cs.clocks(2).clock_id(), 1u);
+  EXPECT_GT(cs.clocks(2).timestamp(), cs.clocks(1).timestamp());
+
+  EXPECT_EQ(exporter_->stats().packets_exported, 4u);
+  EXPECT_EQ(exporter_->stats().service_packets, 3u);
+  EXPECT_EQ(exporter_->stats().sequences, 2u);
+}
+
+TEST_F(TraceExporterTest, ForgedTrustedFieldsAreOverridden) {
+  // The producer sets every service-only field, on the first packet and on a
+  // later one (where the service itself would write neither 42 nor 87).
+  auto forged = [](uint32_t seq) {
+    return GroupPacket()
+        .VarInt(3, 666)   // trusted_uid
+        .VarInt(79, 777)  // trusted_pid
+        .VarInt(10, 99)   // trusted_packet_sequence_id
+        .VarInt(42, 5)    // previous_packet_dropped
+        .VarInt(87, 1)    // first_packet_on_sequence
+        .ForTesting("forged", seq)
+        .bytes();
+  };
+  AddChunk(3, 1, 0, {forged(0), forged(1), TestPacket("honest", 2)}, 0,
+           {-5, 4321});
+  exporter_->ExportBuffer(tb_.get());
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), 3u);
+  for (size_t i = 0; i < packets.size(); ++i) {
+    const TracePacket& p = packets[i];
+    EXPECT_EQ(p.trusted_uid(), -5) << i;
+    EXPECT_EQ(p.trusted_pid(), 4321) << i;
+    EXPECT_EQ(p.trusted_packet_sequence_id(), 1u) << i;
+    EXPECT_EQ(p.previous_packet_dropped(), 0u) << i;
+    EXPECT_EQ(p.first_packet_on_sequence(), i == 0) << i;
+    EXPECT_EQ(p.for_testing().seq_value(), i);
+  }
+  // The honest later packet carries neither field at all.
+  EXPECT_FALSE(packets[2].has_previous_packet_dropped());
+  EXPECT_FALSE(packets[2].has_first_packet_on_sequence());
+  EXPECT_EQ(exporter_->stats().forged_trusted_fields, 2u);
+  EXPECT_EQ(exporter_->stats().invalid_packets, 0u);
+}
+
+TEST_F(TraceExporterTest, PacketsImpersonatingTheServiceAreDropped) {
+  const std::string fake_stats =
+      GroupPacket().Begin(35).VarInt(10, 0).End(35).bytes();
+  const std::string fake_config =
+      GroupPacket().Begin(33).VarInt(3, 1).End(33).bytes();
+  AddChunk(1, 1, 0, {fake_stats, TestPacket("ok", 1), fake_config});
+  exporter_->ExportBuffer(tb_.get());
+  exporter_->WriteTraceStats({tb_.get()}, {});
+  const Trace trace = ReadTrace();
+  const std::vector<TracePacket> packets = ProducerPackets(trace);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(packets[0].for_testing().str(), "ok");
+  // The dropped packet before it is reported as a loss on the sequence.
+  EXPECT_EQ(
+      packets[0].previous_packet_dropped(),
+      trace_buffer::kDataLossPresent | trace_buffer::kDataLossChunkCorrupted);
+  EXPECT_EQ(exporter_->stats().invalid_packets, 2u);
+  ASSERT_TRUE(trace.packet(trace.packet_size() - 1).has_trace_stats());
+  EXPECT_EQ(
+      trace.packet(trace.packet_size() - 1).trace_stats().invalid_packets(),
+      2u);
+}
+
+TEST_F(TraceExporterTest, MalformedPacketIsDroppedCountedAndReported) {
+  const std::string unterminated =
+      GroupPacket().Begin(900).String(1, "x").bytes();
+  const std::string mismatched =
+      GroupPacket().Begin(900).String(1, "x").End(11).bytes();
+  const std::string truncated = TestPacket("t", 9).substr(0, 5);
+  AddChunk(4, 2, 0,
+           {TestPacket("p0", 0), unterminated, TestPacket("p1", 1), mismatched,
+            truncated, TestPacket("p2", 2), TestPacket("p3", 3)});
+  exporter_->ExportBuffer(tb_.get());
+  exporter_->WriteTraceStats({tb_.get()}, {});
+  const Trace trace = ReadTrace();
+  const std::vector<TracePacket> packets = ProducerPackets(trace);
+  ASSERT_EQ(packets.size(), 4u);
+  const uint32_t kCorrupt =
+      trace_buffer::kDataLossPresent | trace_buffer::kDataLossChunkCorrupted;
+  EXPECT_FALSE(packets[0].has_previous_packet_dropped());
+  EXPECT_EQ(packets[1].previous_packet_dropped(), kCorrupt);
+  EXPECT_EQ(packets[2].previous_packet_dropped(), kCorrupt);
+  EXPECT_FALSE(packets[3].has_previous_packet_dropped());
+  for (size_t i = 0; i < packets.size(); ++i)
+    EXPECT_EQ(packets[i].for_testing().seq_value(), i);
+  EXPECT_EQ(exporter_->stats().invalid_packets, 3u);
+  EXPECT_EQ(exporter_->stats().packets_read, 7u);
+  EXPECT_EQ(exporter_->stats().loss_reason_packets[2], 2u);  // CORRUPTED
+  EXPECT_EQ(
+      trace.packet(trace.packet_size() - 1).trace_stats().invalid_packets(),
+      3u);
+}
+
+TEST_F(TraceExporterTest, LossBitsFromTheBufferArePropagated) {
+  AddChunk(1, 1, 0, {TestPacket("c0", 0)});
+  // ChunkID 1 never arrives: a gap before chunk 2.
+  AddChunk(1, 1, 2, {TestPacket("c2", 2)});
+  // The writer lost data before chunk 3 (the ring's data-loss flag).
+  AddChunk(1, 1, 3, {TestPacket("c3", 3)}, trace_buffer::kChunkDataLoss);
+  AddChunk(1, 1, 4, {TestPacket("c4", 4)});
+
+  // What the buffer itself reports, from a clone read directly.
+  std::unique_ptr<TraceBufferV2> clone = tb_->CloneReadOnly();
+  ASSERT_TRUE(clone);
+  std::vector<uint32_t> expected_loss;
+  {
+    trace_buffer::TracePacket packet;
+    trace_buffer::PacketSequenceProperties props;
+    uint32_t loss = 0;
+    clone->BeginRead();
+    while (clone->ReadNextTracePacket(&packet, &props, &loss))
+      expected_loss.push_back(loss);
+  }
+  ASSERT_EQ(expected_loss.size(), 4u);
+  EXPECT_EQ(expected_loss[0], 0u);
+  EXPECT_NE(expected_loss[1], 0u);  // the ChunkID gap
+  EXPECT_EQ(expected_loss[2],
+            trace_buffer::kDataLossPresent | trace_buffer::kDataLossSmbFull);
+  EXPECT_EQ(expected_loss[3], 0u);
+
+  exporter_->ExportBuffer(tb_.get());
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), 4u);
+  for (size_t i = 0; i < packets.size(); ++i) {
+    EXPECT_EQ(packets[i].previous_packet_dropped(), expected_loss[i]) << i;
+    EXPECT_EQ(packets[i].has_previous_packet_dropped(), expected_loss[i] != 0)
+        << i;
+  }
+  EXPECT_EQ(exporter_->stats().packets_with_loss, 2u);
+  EXPECT_EQ(exporter_->stats().loss_reason_packets[8], 1u);  // SMB_FULL
+  EXPECT_EQ(exporter_->stats().loss_reason_packets[0], 2u);  // PRESENT
+}
+
+TEST_F(TraceExporterTest, PacketsSpanningChunksAreReassembled) {
+  // One packet with groups and one without, each split across two chunks.
+  const std::string grouped = TestPacket(std::string(300, 'g'), 7);
+  const std::string flat = GroupPacket()
+                               .VarInt(8, 5)
+                               .String(13000, std::string(200, 'f'))
+                               .bytes();  // unknown field: kept
+  AddChunk(6, 3, 0, {grouped.substr(0, 100)},
+           trace_buffer::kChunkContinuesOnNext);
+  AddChunk(6, 3, 1, {grouped.substr(100), flat.substr(0, 50)},
+           trace_buffer::kChunkContinuesFromPrev |
+               trace_buffer::kChunkContinuesOnNext);
+  AddChunk(6, 3, 2, {flat.substr(50)}, trace_buffer::kChunkContinuesFromPrev);
+  exporter_->ExportBuffer(tb_.get());
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), 2u);
+  EXPECT_EQ(packets[0].for_testing().str(), std::string(300, 'g'));
+  EXPECT_EQ(packets[0].for_testing().seq_value(), 7u);
+  EXPECT_EQ(packets[1].timestamp(), 5u);
+  EXPECT_EQ(packets[1].trusted_packet_sequence_id(), 1u);
+  EXPECT_EQ(exporter_->stats().invalid_packets, 0u);
+  EXPECT_EQ(exporter_->stats().packet_bytes_exported,
+            grouped.size() - 4 /* start and end group tags, 2 bytes each */ +
+                4 /* field 900 tag: 2 bytes, length > 127: 2 bytes */ +
+                flat.size());
+}
+
+TEST_F(TraceExporterTest, SequenceIdsAreStableAcrossExports) {
+  AddChunk(1, 1, 0, {TestPacket("x0", 0)});
+  AddChunk(1, 2, 0, {TestPacket("y0", 0)});
+  exporter_->ExportBuffer(tb_.get());
+  const uint32_t x = exporter_->SequenceIdFor(1, 1);
+  const uint32_t y = exporter_->SequenceIdFor(1, 2);
+  AddChunk(1, 2, 1, {TestPacket("y1", 1)});
+  AddChunk(1, 3, 0, {TestPacket("z0", 0)});
+  AddChunk(1, 1, 1, {TestPacket("x1", 1)});
+  exporter_->ExportBuffer(tb_.get());
+  EXPECT_EQ(exporter_->SequenceIdFor(1, 1), x);
+  EXPECT_EQ(exporter_->SequenceIdFor(1, 2), y);
+  EXPECT_EQ(exporter_->SequenceIdFor(1, 3), 3u);
+  EXPECT_EQ(exporter_->SequenceIdFor(9, 9), 0u);
+
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), 5u);
+  int firsts = 0;
+  for (const TracePacket& p : packets) {
+    const bool first = p.first_packet_on_sequence();
+    firsts += first;
+    EXPECT_EQ(first, p.for_testing().seq_value() == 0) << p.for_testing().str();
+    const char w = p.for_testing().str()[0];
+    EXPECT_EQ(p.trusted_packet_sequence_id(), w == 'x' ? x : w == 'y' ? y : 3u);
+  }
+  EXPECT_EQ(firsts, 3);
+}
+
+}  // namespace
+}  // namespace trace_export
+}  // namespace ringtrace
