@@ -118,17 +118,21 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       *sampled_read_pos = rp;
       return AcquireResult::kFull;
     }
+    Step(TestStep::kBeforeReserveCas, wp);
     // Reserve write_pos: relaxed/relaxed (spec 8): allocates a logical
     // position only; ownership is decided by the claim CAS below, which pairs
     // with the reader's release transition to FreeForWrap.
     if (!write_pos->compare_exchange_strong(
             wp, wp + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
       // Lost the race: nothing reserved, no budget spent, no hole (4.3).
+      // Bounded by max_reserve_races (lock-free, not wait-free).
+      stats_.reserve_races++;
       if (++races > options_.max_reserve_races)
         return AcquireResult::kNoChunkAvailable;
       continue;
     }
     const uint32_t position = wp;
+    Step(TestStep::kReserved, position);
     StateWord expected = MakeFreeForWrap(g.WrapCount(position));
     const StateWord acquired =
         MakeDataWord(ChunkState::kAcquired, kFormatTargetBuffer, flags,
@@ -149,8 +153,7 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       c[kBufferIdOffset + 1] =
           static_cast<uint8_t>((options_.target_buffer >> 8) & 0xff);
       stats_.chunks_claimed++;
-      if (RT_UNLIKELY(claim_hook_ != nullptr))
-        claim_hook_(claim_hook_arg_, position);
+      Step(TestStep::kClaimed, position);
       return AcquireResult::kOk;
     }
     // The position is a hole: never retry it against the returned word (4.3).
@@ -312,14 +315,16 @@ RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
              : PublishResult::kPublished;
 }
 
-void RingWriter::OnProtocolError(StateWord returned) {
+void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {
   // Only the reader's Acquired -> RewriteRequested(us, n) may change a word we
   // hold. Anything else: stop using the chunk, never touch it again, record
   // the loss (issue 3, section 2).
   RT_ELOG("shm_ring: writer %u: unexpected state word 0x%08x (held 0x%08x)",
           options_.writer_id, returned, word_);
   stats_.protocol_errors++;
-  stats_.dropped_suffix_bytes += payload_cursor_ - published_payload_end_;
+  const uint32_t closed_bytes = payload_cursor_ - published_payload_end_;
+  stats_.dropped_closed_bytes += closed_bytes;
+  stats_.dropped_suffix_bytes += closed_bytes + open_bytes;
   hold_ = Hold::kNone;
   fragment_open_ = false;
   publish_on_packet_end_ = false;
@@ -330,8 +335,16 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
                                                 Span* open_span) {
   // Spec 7 step 6: the only legal reason for our CAS to fail is the reader's
   // RewriteRequested(us, n) with n == published_, everything else unchanged.
+  const bool had_open = fragment_open_;
+  RT_DCHECK(!had_open ||
+            (open_span->wptr >= chunk_ + fragment_start_ &&
+             open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_)));  // I2
+  const uint32_t open_bytes =
+      had_open
+          ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
+          : 0;
   if (returned != WithState(word_, ChunkState::kRewriteRequested)) {
-    OnProtocolError(returned);
+    OnProtocolError(returned, open_bytes);
     return RelocateResult::kLost;
   }
   std::atomic<uint32_t>* const state =
@@ -342,14 +355,6 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   // shared memory: validate them against our private cursors before trusting.
   const uint32_t num_finalized = closed_ - published_;  // [I3 published]
   const uint32_t finalized_bytes = payload_cursor_ - published_payload_end_;
-  const bool had_open = fragment_open_;
-  RT_DCHECK(!had_open ||
-            (open_span->wptr >= chunk_ + fragment_start_ &&
-             open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_)));  // I2
-  const uint32_t open_bytes =
-      had_open
-          ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
-          : 0;
   uint64_t sum = 0;
   for (uint32_t i = 0; i < num_finalized; i++) {
     scratch_sizes_[i] = ReadSizeEntry(
@@ -373,11 +378,12 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   // pairs with the reader's acq_rel reclaim Acknowledged -> FreeForWrap: every
   // access above happens before the next owner's. Failure relaxed: any word
   // is a protocol error (the reader never leaves RewriteRequested).
+  Step(TestStep::kBeforeAcknowledge, position_);
   StateWord expected = returned;
   if (!state->compare_exchange_strong(expected, MakeAcknowledged(),
                                       std::memory_order_release,
                                       std::memory_order_relaxed)) {
-    OnProtocolError(expected);
+    OnProtocolError(expected, open_bytes);
     return RelocateResult::kLost;
   }
   hold_ = Hold::kNone;
@@ -397,6 +403,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
     // 7.1: the suffix is dropped; the next publication carries data-loss.
     stats_.suffixes_dropped++;
     stats_.dropped_suffix_bytes += total_bytes;
+    stats_.dropped_closed_bytes += finalized_bytes;
     fragment_open_ = false;
     return RelocateResult::kLost;
   }

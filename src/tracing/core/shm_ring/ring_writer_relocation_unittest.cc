@@ -324,9 +324,9 @@ struct ScrapeOnClaim {
   TestRingReader* reader;
   bool enabled = false;
   int scrapes = 0;
-  static void Hook(void* arg, uint32_t) {
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
     auto* self = static_cast<ScrapeOnClaim*>(arg);
-    if (!self->enabled)
+    if (!self->enabled || step != RingWriter::TestStep::kClaimed)
       return;
     // The reader reaches the fresh replacement before its publication.
     while (self->reader->ResolveOne(nullptr) == ResolveResult::kSkipped) {
@@ -344,7 +344,7 @@ TEST(RingWriterRelocationTest, RelocationIsBoundedPerPacket) {
   RingWriter w(ring.view(), opts);
   TestRingReader reader(ring.view());
   ScrapeOnClaim scraper{&reader};
-  w.SetClaimHookForTesting(&ScrapeOnClaim::Hook, &scraper);
+  w.SetStepHookForTesting(&ScrapeOnClaim::Hook, &scraper);
   ASSERT_TRUE(WritePacket(&w, "doomed"));
   ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
   scraper.enabled = true;
@@ -420,6 +420,129 @@ TEST(RingWriterRelocationTest, PublishWinsAgainstScrape) {
   EXPECT_EQ(c.fragments, std::vector<std::string>{"p0"});
   EXPECT_EQ(w.stats().relocations, 0u);
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+}
+
+// Writes |word| into the chunk at the step |when|: a hostile (or broken)
+// reader acting between two writer steps.
+struct HostileAtStep {
+  TestRing* ring;
+  RingWriter::TestStep when;
+  StateWord word;
+  int calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t position) {
+    auto* self = static_cast<HostileAtStep*>(arg);
+    if (step != self->when)
+      return;
+    self->calls++;
+    self->ring->set_word(self->ring->view().geometry().ChunkIndex(position),
+                         self->word);
+  }
+};
+
+// Spec 5.4 "Acknowledge -- CAS fails --> protocol error": after the writer
+// copied its suffix, the word is no longer RewriteRequested(us, n). The
+// writer records the loss, never touches the chunk again, and the next
+// packet starts in a new chunk carrying data-loss. (The other outcome, the
+// acknowledge succeeding, is FinalizedSuffixAfterNonEmptyPrefix.)
+TEST(RingWriterRelocationTest, FailedAcknowledgeIsAProtocolError) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "p0"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  ASSERT_TRUE(WritePacket(&w, "p1"));  // reuse; closed, unpublished
+  TestRingReader reader(ring.view());
+  ReadChunk prefix;
+  ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);  // RR(w,1)
+  const StateWord hostile = MakeFreeForWrap(5);
+  HostileAtStep hook{&ring, RingWriter::TestStep::kBeforeAcknowledge, hostile};
+  w.SetStepHookForTesting(&HostileAtStep::Hook, &hook);
+  ASSERT_TRUE(w.Flush(nullptr));  // publish fails: copy, then the ack fails
+  EXPECT_EQ(hook.calls, 1);
+  EXPECT_EQ(w.stats().protocol_errors, 1u);
+  EXPECT_EQ(w.stats().relocations, 0u);
+  EXPECT_EQ(w.stats().loss_events, 1u);
+  EXPECT_EQ(w.stats().dropped_suffix_bytes, 2u);
+  EXPECT_EQ(w.stats().dropped_closed_bytes, 2u);
+  EXPECT_FALSE(w.holds_chunk());
+  EXPECT_EQ(ring.word(0), hostile);
+  w.SetStepHookForTesting(nullptr, nullptr);
+  ASSERT_TRUE(WritePacket(&w, "p2"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), hostile);  // never touched again
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, kFlagDataLoss, 1));
+}
+
+// The same with an open fragment (Flush while a packet is open): the open
+// packet is lost with the chunk and the encoder must drop the rest.
+TEST(RingWriterRelocationTest, FailedAcknowledgeWithOpenFragment) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  memcpy(span.wptr, "abc", 3);
+  span.wptr += 3;
+  TestRingReader reader(ring.view());
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // RR(w,0)
+  HostileAtStep hook{&ring, RingWriter::TestStep::kBeforeAcknowledge,
+                     MakeAcknowledged()};
+  w.SetStepHookForTesting(&HostileAtStep::Hook, &hook);
+  EXPECT_FALSE(w.Flush(&span));
+  EXPECT_EQ(hook.calls, 1);
+  EXPECT_FALSE(w.fragment_open());
+  EXPECT_EQ(w.stats().protocol_errors, 1u);
+  EXPECT_EQ(w.stats().dropped_suffix_bytes, 3u);
+  EXPECT_EQ(w.stats().dropped_closed_bytes, 0u);
+  EXPECT_EQ(w.stats().chunks_claimed, 1u);  // no replacement was sought
+}
+
+// Loses the write_pos CAS |races| times: "another writer" reserves between
+// the writer's sample and its CAS.
+struct ReserveRacer {
+  TestRing* ring;
+  uint32_t races;
+  uint32_t calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ReserveRacer*>(arg);
+    if (step != RingWriter::TestStep::kBeforeReserveCas)
+      return;
+    if (self->calls++ < self->races)
+      self->ring->set_write_pos(self->ring->write_pos() + 1);
+  }
+};
+
+// max_reserve_races bounds the lost reservation races of one acquisition
+// exactly: that many are tolerated; one more ends it as NoChunkAvailable
+// without reserving, burning or spending claim budget.
+TEST(RingWriterRelocationTest, ReserveRacesAreBoundedExactly) {
+  for (const uint32_t races : {3u, 4u}) {
+    SCOPED_TRACE(races);
+    TestRing ring(256, 16);
+    RingWriter::Options opts = MakeOptions();
+    opts.max_reserve_races = 3;
+    RingWriter w(ring.view(), opts);
+    ReserveRacer racer{&ring, races};
+    w.SetStepHookForTesting(&ReserveRacer::Hook, &racer);
+    RingWriter::Span span;
+    const bool ok = w.BeginPacket(&span);
+    EXPECT_EQ(w.stats().reserve_races, races);
+    EXPECT_EQ(w.stats().burned_positions, 0u);
+    if (races == 3) {
+      // The fourth CAS wins: the position after the racers' three.
+      ASSERT_TRUE(ok);
+      EXPECT_EQ(racer.calls, 4u);
+      EXPECT_EQ(w.held_position(), 3u);
+      EXPECT_EQ(ring.write_pos(), 4u);
+      w.EndPacket(span.wptr);
+    } else {
+      EXPECT_FALSE(ok);
+      EXPECT_EQ(racer.calls, 4u);  // gave up after the fourth lost race
+      EXPECT_EQ(w.stats().no_chunk_available, 1u);
+      EXPECT_EQ(w.stats().loss_events, 1u);
+      EXPECT_EQ(ring.write_pos(), 4u);  // only the racers reserved
+      EXPECT_FALSE(w.holds_chunk());
+    }
+  }
 }
 
 }  // namespace
