@@ -479,6 +479,37 @@ TEST(RingWriterTest, Spec9StaleClaimSucceedsAfterPeriodMinusNumChunks) {
   }
 }
 
+// The test reader's spec 6.4 validation (the benchmarks' reader relies on
+// it): a directory whose sizes reach exactly the free capacity is accepted;
+// one byte more drops the payload but still performs the transition.
+TEST(RingWriterTest, TestReaderValidatesTheDirectory) {
+  for (const uint32_t chunk_size : {256u, 1024u}) {
+    for (const uint32_t excess : {0u, 1u}) {
+      SCOPED_TRACE(testing::Message() << chunk_size << " excess " << excess);
+      TestRing ring(chunk_size, 2);
+      const uint32_t w = SizeEntryWidth(chunk_size);
+      const uint32_t capacity = chunk_size - kPayloadStartFormat00 - 2 * w;
+      const uint32_t first = capacity / 2;
+      WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 0), w, first);
+      WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 1), w,
+                     capacity - first + excess);
+      ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
+      ring.set_write_pos(1);
+      TestRingReader reader(ring.view());
+      ReadChunk c;
+      EXPECT_EQ(reader.ResolveOne(&c),
+                excess ? ResolveResult::kSkipped : ResolveResult::kEmitted);
+      EXPECT_EQ(reader.malformed(), excess);
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+      if (!excess) {
+        ASSERT_EQ(c.fragments.size(), 2u);
+        EXPECT_EQ(c.fragments[0].size(), first);
+        EXPECT_EQ(c.fragments[1].size(), capacity - first);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shm_ring
 }  // namespace ringtrace
