@@ -63,6 +63,9 @@ bool RingWriter::BeginPacketSlow(Span* span) {
     // The held chunk cannot take another fragment: retire it. A loss here
     // (suffix dropped) is recorded inside and does not stop this packet.
     PublishComplete(/*continues_on_next=*/false);
+    // Relocations while retiring moved earlier packets; the new packet gets
+    // its own full allowance.
+    relocations_this_packet_ = 0;
   }
   if (hold_ == Hold::kCachedComplete && TryReuse()) {
     OpenFragment(span);

@@ -545,6 +545,56 @@ TEST(RingWriterRelocationTest, ReserveRacesAreBoundedExactly) {
   }
 }
 
+// Scrapes the first |budget| fresh chunks right after their claim.
+struct ScrapeFirstClaims {
+  TestRingReader* reader;
+  int budget;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ScrapeFirstClaims*>(arg);
+    if (step != RingWriter::TestStep::kClaimed || self->budget == 0)
+      return;
+    self->budget--;
+    while (self->reader->ResolveOne(nullptr) == ResolveResult::kSkipped) {
+    }
+  }
+};
+
+// The relocation bound is per packet: relocations spent while BeginPacket()
+// retires the previous chunk (they move earlier packets) do not count
+// against the new packet.
+TEST(RingWriterRelocationTest, RetireRelocationsDoNotCountAgainstNextPacket) {
+  TestRing ring(256, 16);
+  RingWriter::Options opts = MakeOptions();
+  opts.max_relocations_per_packet = 2;
+  RingWriter w(ring.view(), opts);
+  TestRingReader reader(ring.view());
+  ASSERT_TRUE(WritePacket(&w, Pattern(249, 'f')));  // fills chunk 0
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // scrape
+  ScrapeFirstClaims scraper{&reader, 1};
+  w.SetStepHookForTesting(&ScrapeFirstClaims::Hook, &scraper);
+  // Retiring chunk 0 relocates its packet twice (the first replacement is
+  // scraped too), then the new packet opens in a fresh chunk.
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  EXPECT_EQ(w.stats().relocations, 2u);
+  EXPECT_EQ(w.stats().suffixes_dropped, 0u);
+  memcpy(span.wptr, "new", 3);
+  span.wptr += 3;
+  // The reader scrapes the new packet's chunk: its first relocation is
+  // within its own allowance.
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kEmitted);  // 249 B
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // n = 0
+  ASSERT_TRUE(w.Flush(&span));
+  EXPECT_EQ(w.stats().relocations, 3u);
+  EXPECT_EQ(w.stats().suffixes_dropped, 0u);
+  w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));
+  std::vector<ReadChunk> chunks;
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{"new"});
+  EXPECT_EQ(w.stats().loss_events, 0u);
+}
+
 }  // namespace
 }  // namespace shm_ring
 }  // namespace ringtrace

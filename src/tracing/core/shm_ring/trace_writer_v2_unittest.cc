@@ -450,6 +450,8 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
   }
   const TraceWriterV2Stats s = w.stats();
   EXPECT_EQ(w.ring_writer().stats().suffixes_dropped, 1u);
+  EXPECT_EQ(s.burned_positions, 1u);  // position 2: chunk 0 is Acknowledged
+  EXPECT_EQ(s.relocations, 0u);
   EXPECT_EQ(s.packets_dropped, 1u);
   EXPECT_EQ(s.bytes_written, 0u);
   EXPECT_EQ(s.bytes_dropped, expected);
