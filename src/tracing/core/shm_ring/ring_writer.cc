@@ -246,7 +246,11 @@ bool RingWriter::Flush(Span* open_span) {
     PublishComplete(/*continues_on_next=*/false);
     return true;
   }
-  return CheckScrape(open_span) == PublishResult::kPublished;
+  // A chunk holding a relocated suffix is never reused (7.1), so its closed
+  // fragments wait for the end of the open packet.
+  if (closed_ == published_ || no_reuse_)
+    return CheckScrape(open_span) == PublishResult::kPublished;
+  return PublishAroundOpenFragment(open_span) == PublishResult::kPublished;
 }
 
 void RingWriter::RetireAfterRelocation() {
@@ -316,6 +320,74 @@ RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
   return Relocate(now, open_span) == RelocateResult::kLost
              ? PublishResult::kLost
              : PublishResult::kPublished;
+}
+
+RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
+    Span* open_span) {
+  RT_DCHECK(hold_ == Hold::kAcquired && fragment_open_ && closed_ > published_);
+  RT_DCHECK(open_span->wptr >= chunk_ + fragment_start_ &&
+            open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_));  // I2
+  // Copy the open fragment first: once the word says Complete the reader may
+  // consume the chunk and its next owner overwrite these bytes, after which
+  // we may not even read them. Bounded by chunk_size (scratch).
+  const uint32_t open_bytes =
+      static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_));
+  memcpy(scratch_payload_.get(), chunk_ + fragment_start_, open_bytes);
+
+  // Publish the closed fragments; the open one lies in the unpublished middle
+  // (6.3) and ends no earlier than them, so [I4] holds: it is not part of the
+  // prefix and the word carries no continues-on-next. Release on success,
+  // pairs with the reader's acquire load of the state; acquire on failure,
+  // pairs with the reader's release Acquired -> RewriteRequested (spec 8).
+  std::atomic<uint32_t>* const state =
+      ring_.chunk_state(ring_.geometry().ChunkIndex(position_));
+  const StateWord complete =
+      MakeDataWord(ChunkState::kComplete, GetFormat(word_), GetFlags(word_),
+                   closed_, options_.writer_id);
+  StateWord expected = word_;
+  if (!state->compare_exchange_strong(expected, complete,
+                                      std::memory_order_release,
+                                      std::memory_order_acquire)) {
+    // Scraped first: relocate the closed suffix and the open fragment.
+    return Relocate(expected, open_span) == RelocateResult::kLost
+               ? PublishResult::kLost
+               : PublishResult::kPublished;
+  }
+  word_ = complete;  // [I5 word]
+  published_ = closed_;
+  published_payload_end_ = payload_cursor_;
+  stats_.publications++;
+  if (options_.delegate)
+    options_.delegate->OnChunkPublished(position_);
+  Step(TestStep::kFlushPublished, position_);
+
+  // Nothing was written while the word said Complete. Reuse Complete ->
+  // Acquired: relaxed/relaxed, as in TryReuse() (the RMW extends the release
+  // sequence of the publication above).
+  expected = complete;
+  const StateWord acquired = WithState(complete, ChunkState::kAcquired);
+  if (state->compare_exchange_strong(expected, acquired,
+                                     std::memory_order_relaxed,
+                                     std::memory_order_relaxed)) {
+    word_ = acquired;  // [I5 word]
+    stats_.chunks_reused++;
+    return PublishResult::kPublished;  // the fragment continues in place
+  }
+  // The reader consumed the chunk first (spec 5.2 "reuse versus consume"):
+  // never touch it again. The open fragment starts a packet (closed
+  // fragments precede it), so the new chunk needs no continuation flag.
+  hold_ = Hold::kNone;
+  fragment_open_ = false;
+  if (!AcquireChunk(/*flags=*/0)) {  // records the loss on failure
+    stats_.suffixes_dropped++;
+    stats_.dropped_suffix_bytes += open_bytes;
+    return PublishResult::kLost;
+  }
+  memcpy(chunk_ + payload_cursor_, scratch_payload_.get(), open_bytes);
+  OpenFragment(open_span);
+  open_span->wptr += open_bytes;
+  stats_.open_fragments_moved++;
+  return PublishResult::kPublished;
 }
 
 void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {

@@ -33,10 +33,15 @@
 //                    cheap: one CAS per chunk, not per packet.
 //   Flush()          publishes the closed fragments (Acquired -> Complete)
 //                    and keeps the chunk cached for reuse. With a packet
-//                    still open it cannot publish (Complete promises that no
-//                    writer changes the payload); it then only checks whether
-//                    the reader scraped the chunk, and relocates the
-//                    unpublished suffix and the open fragment if so.
+//                    still open and closed fragments before it, it copies
+//                    the open fragment to scratch, publishes the closed ones
+//                    (nothing is written while the word says Complete) and
+//                    at once reuses the chunk (Complete -> Acquired) to
+//                    continue the open fragment in place; if the reader
+//                    consumed the chunk in between, the open fragment moves
+//                    to a new chunk from scratch. With nothing closed to
+//                    publish it only checks whether the reader scraped the
+//                    chunk, and relocates the open fragment if so.
 //
 // Invariants (checked where they matter, cited by name):
 //   [I1 one-open]      at most one fragment is open, always the last one.
@@ -146,6 +151,10 @@ struct RingWriterStats {
   uint64_t stalls = 0;           // waits for read_pos (kStall*)
   uint64_t stall_timeouts = 0;
   uint64_t reserve_races = 0;  // lost write_pos CAS races (nothing reserved)
+  // Flush() with a packet open published the chunk and the reader consumed
+  // it before the writer could reuse it: the open fragment moved to a new
+  // chunk.
+  uint64_t open_fragments_moved = 0;
 };
 
 class RingWriter {
@@ -238,6 +247,8 @@ class RingWriter {
     kClaimed,            // |position| claimed (FreeForWrap -> Acquired)
     kBeforeAcknowledge,  // suffix copied to scratch, before the CAS
                          // RewriteRequested -> Acknowledged on |position|
+    kFlushPublished,     // Flush() with a packet open published |position|,
+                         // before its reuse CAS
   };
   using StepHook = void (*)(void* arg, TestStep step, uint32_t position);
   void SetStepHookForTesting(StepHook hook, void* arg) {
@@ -302,6 +313,10 @@ class RingWriter {
   // Flush with an open fragment: acquire-loads the word; relocates if the
   // reader scraped the chunk.
   PublishResult CheckScrape(Span* open_span);
+  // Flush with an open fragment and closed, unpublished fragments before it:
+  // publish them, then reuse the chunk for the open fragment (see the class
+  // comment).
+  PublishResult PublishAroundOpenFragment(Span* open_span);
   // Spec 7 steps 6-8. |returned| is the word the failed CAS (or the load)
   // returned. On success the writer holds an Acquired replacement holding
   // the suffix, and |open_span| (if any) is rebased.

@@ -253,18 +253,113 @@ TEST(RingWriterRelocationTest, FinalizedAndOpenEmptyPrefixCarriesDataLoss) {
   EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"p0", "x"}));
 }
 
-// Flush with an open fragment and no scrape changes nothing.
-TEST(RingWriterRelocationTest, FlushWithOpenFragmentWithoutScrapeIsNoop) {
+// Flush with an open fragment, nothing closed before it and no scrape
+// changes nothing.
+TEST(RingWriterRelocationTest, FlushWithOnlyAnOpenFragmentIsNoop) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  *span.wptr++ = 'x';
+  uint8_t* const before = span.wptr;
+  ASSERT_TRUE(w.Flush(&span));
+  EXPECT_EQ(span.wptr, before);
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(w.stats().publications, 0u);
+  w.EndPacket(span.wptr);
+}
+
+// Flush with a packet open publishes the packets finished before it (so the
+// reader can take them by a scrape, spec 7) and continues the open fragment
+// in place after reusing the chunk.
+TEST(RingWriterRelocationTest, FlushWithOpenPacketPublishesFinishedOnes) {
   TestRing ring(256, 4);
   RingWriter w(ring.view(), MakeOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
+  memcpy(span.wptr, "op", 2);
+  span.wptr += 2;
   uint8_t* const before = span.wptr;
   ASSERT_TRUE(w.Flush(&span));
-  EXPECT_EQ(span.wptr, before);
-  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(span.wptr, before);  // continues in place
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 1));
+  EXPECT_EQ(w.stats().publications, 1u);
+  EXPECT_EQ(w.stats().chunks_reused, 1u);
+  TestRingReader reader(ring.view());
+  ReadChunk prefix;
+  ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);
+  EXPECT_EQ(prefix.fragments, std::vector<std::string>{"p0"});
+  memcpy(span.wptr, "en", 2);
+  span.wptr += 2;
   w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));  // relocates only "open" (7, case a)
+  EXPECT_EQ(w.stats().relocations, 1u);
+  std::vector<ReadChunk> chunks{prefix};
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"p0", "open"}));
+}
+
+// The reader consumes the chunk between Flush's publication and its reuse
+// CAS: the open fragment moves to a new chunk (from scratch, since the old
+// chunk may already be someone else's), or is lost if there is none.
+struct ConsumeAfterFlushPublish {
+  TestRing* ring;
+  TestRingReader* reader;
+  bool fill_ring;
+  int calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ConsumeAfterFlushPublish*>(arg);
+    if (step != RingWriter::TestStep::kFlushPublished)
+      return;
+    self->calls++;
+    ASSERT_EQ(self->reader->ResolveOne(nullptr), ResolveResult::kEmitted);
+    if (self->fill_ring)  // other writers take every free position
+      self->ring->set_write_pos(self->ring->read_pos() + 4);
+  }
+};
+
+TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
+  for (const bool fill_ring : {false, true}) {
+    SCOPED_TRACE(fill_ring);
+    TestRing ring(256, 4);
+    RingWriter w(ring.view(), MakeOptions());
+    TestRingReader reader(ring.view());
+    ASSERT_TRUE(WritePacket(&w, "p0"));
+    RingWriter::Span span;
+    ASSERT_TRUE(w.BeginPacket(&span));
+    memcpy(span.wptr, "op", 2);
+    span.wptr += 2;
+    ConsumeAfterFlushPublish hook{&ring, &reader, fill_ring};
+    w.SetStepHookForTesting(&ConsumeAfterFlushPublish::Hook, &hook);
+    const bool ok = w.Flush(&span);
+    EXPECT_EQ(hook.calls, 1);
+    EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));  // never touched again
+    EXPECT_EQ(w.stats().chunks_reused, 0u);
+    if (fill_ring) {
+      EXPECT_FALSE(ok);
+      EXPECT_FALSE(w.fragment_open());
+      EXPECT_EQ(w.stats().suffixes_dropped, 1u);
+      EXPECT_EQ(w.stats().dropped_suffix_bytes, 2u);
+      EXPECT_EQ(w.stats().loss_events, 1u);
+      continue;
+    }
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(w.stats().open_fragments_moved, 1u);
+    EXPECT_EQ(w.held_position(), 1u);
+    EXPECT_EQ(span.wptr, ring.chunk(1) + kPayloadStartFormat00 + 2);
+    EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, 0, 0));
+    memcpy(span.wptr, "en", 2);
+    span.wptr += 2;
+    w.EndPacket(span.wptr);
+    ASSERT_TRUE(w.Flush(nullptr));
+    std::vector<ReadChunk> chunks;
+    EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+    ASSERT_EQ(chunks.size(), 1u);
+    EXPECT_EQ(chunks[0].flags, 0u);
+    EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"open"});
+    EXPECT_EQ(w.stats().loss_events, 0u);
+  }
 }
 
 // No replacement: the suffix is dropped and counted; the next publication

@@ -192,8 +192,9 @@ class TraceWriterV2 {
   void FinishTracePacket();
 
   // Publishes every finished packet so the reader can take it. With a packet
-  // still open, see RingWriter::Flush(): its chunk is checked for a scrape
-  // (and relocated if scraped) but not published until the packet ends.
+  // still open, see RingWriter::Flush(): the packets finished before it are
+  // published, the open one stays unpublished (and is relocated if the
+  // reader scraped its chunk) until it ends.
   void Flush();
 
   TraceWriterV2Stats stats() const;
