@@ -23,8 +23,8 @@ namespace {
 constexpr uint64_t kNsPerSec = 1000000000ull;
 
 // Sleeps while *word == expected, at most |timeout_ns|. Spurious returns are
-// fine: the caller re-checks.
-void FutexWait(std::atomic<uint32_t>* word,
+// fine: the caller re-checks. Returns true if a FUTEX_WAKE ended the sleep.
+bool FutexWait(std::atomic<uint32_t>* word,
                uint32_t expected,
                uint64_t timeout_ns) {
 #if defined(__linux__)
@@ -33,14 +33,15 @@ void FutexWait(std::atomic<uint32_t>* word,
   ts.tv_nsec = static_cast<long>(timeout_ns % kNsPerSec);
   // FUTEX_WAIT without FUTEX_PRIVATE_FLAG: the word is in a MAP_SHARED
   // mapping and the waker is another process. The timeout is relative.
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected,
-          &ts, nullptr, 0);
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT,
+                 expected, &ts, nullptr, 0) == 0;
 #else
   (void)word;
   (void)expected;
   struct timespec ts = {
       0, static_cast<long>(timeout_ns < 1000000 ? timeout_ns : 1000000)};
   nanosleep(&ts, nullptr);
+  return false;
 #endif
 }
 
@@ -66,7 +67,8 @@ bool WaitForReadPosChange(const RingView& ring,
                           uint32_t sampled,
                           uint64_t deadline_ns,
                           StallHook hook,
-                          void* hook_arg) {
+                          void* hook_arg,
+                          uint32_t* futex_wakes) {
   std::atomic<uint32_t>* const read_pos = ring.read_pos();
   std::atomic<uint32_t>* const waiting = ring.num_writers_waiting();
 
@@ -93,7 +95,8 @@ bool WaitForReadPosChange(const RingView& ring,
     const uint64_t now = MonotonicNowNs();
     if (now >= deadline_ns)
       break;
-    FutexWait(read_pos, sampled, deadline_ns - now);  // W4
+    if (FutexWait(read_pos, sampled, deadline_ns - now) && futex_wakes)  // W4
+      ++*futex_wakes;
   }
 
   // W6. relaxed: deregistration only saves the reader a system call.

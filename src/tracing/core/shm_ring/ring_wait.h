@@ -61,11 +61,16 @@ using StallHook = void (*)(void* arg);
 
 // Writer side (W1..W6). Returns true if read_pos differs from |sampled|
 // before |deadline_ns| (MonotonicNowNs() time base), false on timeout.
+// If |futex_wakes| is not null, it receives how many of the writer's
+// FUTEX_WAITs ended by a FUTEX_WAKE (rather than a timeout, a signal or a
+// changed word); tests use it to prove that a wake-up through ANOTHER mapping
+// of the same memory reaches the sleeper, i.e. that the futex is shared.
 bool WaitForReadPosChange(const RingView& ring,
                           uint32_t sampled,
                           uint64_t deadline_ns,
                           StallHook hook = nullptr,
-                          void* hook_arg = nullptr);
+                          void* hook_arg = nullptr,
+                          uint32_t* futex_wakes = nullptr);
 
 // Reader side (R2..R3). Call right after every release store of read_pos.
 // Returns true if a FUTEX_WAKE was issued (some writer was registered).

@@ -63,6 +63,9 @@ bool RingWriter::BeginPacketSlow(Span* span) {
     // The held chunk cannot take another fragment: retire it. A loss here
     // (suffix dropped) is recorded inside and does not stop this packet.
     PublishComplete(/*continues_on_next=*/false);
+    // Relocations while retiring moved earlier packets; the new packet gets
+    // its own full allowance.
+    relocations_this_packet_ = 0;
   }
   if (hold_ == Hold::kCachedComplete && TryReuse()) {
     OpenFragment(span);
@@ -118,17 +121,21 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       *sampled_read_pos = rp;
       return AcquireResult::kFull;
     }
+    Step(TestStep::kBeforeReserveCas, wp);
     // Reserve write_pos: relaxed/relaxed (spec 8): allocates a logical
     // position only; ownership is decided by the claim CAS below, which pairs
     // with the reader's release transition to FreeForWrap.
     if (!write_pos->compare_exchange_strong(
             wp, wp + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
       // Lost the race: nothing reserved, no budget spent, no hole (4.3).
+      // Bounded by max_reserve_races (lock-free, not wait-free).
+      stats_.reserve_races++;
       if (++races > options_.max_reserve_races)
         return AcquireResult::kNoChunkAvailable;
       continue;
     }
     const uint32_t position = wp;
+    Step(TestStep::kReserved, position);
     StateWord expected = MakeFreeForWrap(g.WrapCount(position));
     const StateWord acquired =
         MakeDataWord(ChunkState::kAcquired, kFormatTargetBuffer, flags,
@@ -149,8 +156,7 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
       c[kBufferIdOffset + 1] =
           static_cast<uint8_t>((options_.target_buffer >> 8) & 0xff);
       stats_.chunks_claimed++;
-      if (RT_UNLIKELY(claim_hook_ != nullptr))
-        claim_hook_(claim_hook_arg_, position);
+      Step(TestStep::kClaimed, position);
       return AcquireResult::kOk;
     }
     // The position is a hole: never retry it against the returned word (4.3).
@@ -240,7 +246,11 @@ bool RingWriter::Flush(Span* open_span) {
     PublishComplete(/*continues_on_next=*/false);
     return true;
   }
-  return CheckScrape(open_span) == PublishResult::kPublished;
+  // A chunk holding a relocated suffix is never reused (7.1), so its closed
+  // fragments wait for the end of the open packet.
+  if (closed_ == published_ || no_reuse_)
+    return CheckScrape(open_span) == PublishResult::kPublished;
+  return PublishAroundOpenFragment(open_span) == PublishResult::kPublished;
 }
 
 void RingWriter::RetireAfterRelocation() {
@@ -312,14 +322,84 @@ RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
              : PublishResult::kPublished;
 }
 
-void RingWriter::OnProtocolError(StateWord returned) {
+RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
+    Span* open_span) {
+  RT_DCHECK(hold_ == Hold::kAcquired && fragment_open_ && closed_ > published_);
+  RT_DCHECK(open_span->wptr >= chunk_ + fragment_start_ &&
+            open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_));  // I2
+  // Copy the open fragment first: once the word says Complete the reader may
+  // consume the chunk and its next owner overwrite these bytes, after which
+  // we may not even read them. Bounded by chunk_size (scratch).
+  const uint32_t open_bytes =
+      static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_));
+  memcpy(scratch_payload_.get(), chunk_ + fragment_start_, open_bytes);
+
+  // Publish the closed fragments; the open one lies in the unpublished middle
+  // (6.3) and ends no earlier than them, so [I4] holds: it is not part of the
+  // prefix and the word carries no continues-on-next. Release on success,
+  // pairs with the reader's acquire load of the state; acquire on failure,
+  // pairs with the reader's release Acquired -> RewriteRequested (spec 8).
+  std::atomic<uint32_t>* const state =
+      ring_.chunk_state(ring_.geometry().ChunkIndex(position_));
+  const StateWord complete =
+      MakeDataWord(ChunkState::kComplete, GetFormat(word_), GetFlags(word_),
+                   closed_, options_.writer_id);
+  StateWord expected = word_;
+  if (!state->compare_exchange_strong(expected, complete,
+                                      std::memory_order_release,
+                                      std::memory_order_acquire)) {
+    // Scraped first: relocate the closed suffix and the open fragment.
+    return Relocate(expected, open_span) == RelocateResult::kLost
+               ? PublishResult::kLost
+               : PublishResult::kPublished;
+  }
+  word_ = complete;  // [I5 word]
+  published_ = closed_;
+  published_payload_end_ = payload_cursor_;
+  stats_.publications++;
+  if (options_.delegate)
+    options_.delegate->OnChunkPublished(position_);
+  Step(TestStep::kFlushPublished, position_);
+
+  // Nothing was written while the word said Complete. Reuse Complete ->
+  // Acquired: relaxed/relaxed, as in TryReuse() (the RMW extends the release
+  // sequence of the publication above).
+  expected = complete;
+  const StateWord acquired = WithState(complete, ChunkState::kAcquired);
+  if (state->compare_exchange_strong(expected, acquired,
+                                     std::memory_order_relaxed,
+                                     std::memory_order_relaxed)) {
+    word_ = acquired;  // [I5 word]
+    stats_.chunks_reused++;
+    return PublishResult::kPublished;  // the fragment continues in place
+  }
+  // The reader consumed the chunk first (spec 5.2 "reuse versus consume"):
+  // never touch it again. The open fragment starts a packet (closed
+  // fragments precede it), so the new chunk needs no continuation flag.
+  hold_ = Hold::kNone;
+  fragment_open_ = false;
+  if (!AcquireChunk(/*flags=*/0)) {  // records the loss on failure
+    stats_.suffixes_dropped++;
+    stats_.dropped_suffix_bytes += open_bytes;
+    return PublishResult::kLost;
+  }
+  memcpy(chunk_ + payload_cursor_, scratch_payload_.get(), open_bytes);
+  OpenFragment(open_span);
+  open_span->wptr += open_bytes;
+  stats_.open_fragments_moved++;
+  return PublishResult::kPublished;
+}
+
+void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {
   // Only the reader's Acquired -> RewriteRequested(us, n) may change a word we
   // hold. Anything else: stop using the chunk, never touch it again, record
   // the loss (issue 3, section 2).
   RT_ELOG("shm_ring: writer %u: unexpected state word 0x%08x (held 0x%08x)",
           options_.writer_id, returned, word_);
   stats_.protocol_errors++;
-  stats_.dropped_suffix_bytes += payload_cursor_ - published_payload_end_;
+  const uint32_t closed_bytes = payload_cursor_ - published_payload_end_;
+  stats_.dropped_closed_bytes += closed_bytes;
+  stats_.dropped_suffix_bytes += closed_bytes + open_bytes;
   hold_ = Hold::kNone;
   fragment_open_ = false;
   publish_on_packet_end_ = false;
@@ -330,8 +410,16 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
                                                 Span* open_span) {
   // Spec 7 step 6: the only legal reason for our CAS to fail is the reader's
   // RewriteRequested(us, n) with n == published_, everything else unchanged.
+  const bool had_open = fragment_open_;
+  RT_DCHECK(!had_open ||
+            (open_span->wptr >= chunk_ + fragment_start_ &&
+             open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_)));  // I2
+  const uint32_t open_bytes =
+      had_open
+          ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
+          : 0;
   if (returned != WithState(word_, ChunkState::kRewriteRequested)) {
-    OnProtocolError(returned);
+    OnProtocolError(returned, open_bytes);
     return RelocateResult::kLost;
   }
   std::atomic<uint32_t>* const state =
@@ -342,14 +430,6 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   // shared memory: validate them against our private cursors before trusting.
   const uint32_t num_finalized = closed_ - published_;  // [I3 published]
   const uint32_t finalized_bytes = payload_cursor_ - published_payload_end_;
-  const bool had_open = fragment_open_;
-  RT_DCHECK(!had_open ||
-            (open_span->wptr >= chunk_ + fragment_start_ &&
-             open_span->wptr <= chunk_ + (dir_cursor_ - entry_width_)));  // I2
-  const uint32_t open_bytes =
-      had_open
-          ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
-          : 0;
   uint64_t sum = 0;
   for (uint32_t i = 0; i < num_finalized; i++) {
     scratch_sizes_[i] = ReadSizeEntry(
@@ -373,11 +453,12 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   // pairs with the reader's acq_rel reclaim Acknowledged -> FreeForWrap: every
   // access above happens before the next owner's. Failure relaxed: any word
   // is a protocol error (the reader never leaves RewriteRequested).
+  Step(TestStep::kBeforeAcknowledge, position_);
   StateWord expected = returned;
   if (!state->compare_exchange_strong(expected, MakeAcknowledged(),
                                       std::memory_order_release,
                                       std::memory_order_relaxed)) {
-    OnProtocolError(expected);
+    OnProtocolError(expected, open_bytes);
     return RelocateResult::kLost;
   }
   hold_ = Hold::kNone;
@@ -397,6 +478,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
     // 7.1: the suffix is dropped; the next publication carries data-loss.
     stats_.suffixes_dropped++;
     stats_.dropped_suffix_bytes += total_bytes;
+    stats_.dropped_closed_bytes += finalized_bytes;
     fragment_open_ = false;
     return RelocateResult::kLost;
   }

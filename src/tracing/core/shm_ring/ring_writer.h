@@ -33,10 +33,15 @@
 //                    cheap: one CAS per chunk, not per packet.
 //   Flush()          publishes the closed fragments (Acquired -> Complete)
 //                    and keeps the chunk cached for reuse. With a packet
-//                    still open it cannot publish (Complete promises that no
-//                    writer changes the payload); it then only checks whether
-//                    the reader scraped the chunk, and relocates the
-//                    unpublished suffix and the open fragment if so.
+//                    still open and closed fragments before it, it copies
+//                    the open fragment to scratch, publishes the closed ones
+//                    (nothing is written while the word says Complete) and
+//                    at once reuses the chunk (Complete -> Acquired) to
+//                    continue the open fragment in place; if the reader
+//                    consumed the chunk in between, the open fragment moves
+//                    to a new chunk from scratch. With nothing closed to
+//                    publish it only checks whether the reader scraped the
+//                    chunk, and relocates the open fragment if so.
 //
 // Invariants (checked where they matter, cited by name):
 //   [I1 one-open]      at most one fragment is open, always the last one.
@@ -60,8 +65,9 @@
 //
 // WriterIDs: unique within a ring for its whole life. The reuse CAS
 // Complete -> Acquired carries no wrap count, so a recycled ID could match a
-// stale cached handle. Allocating IDs is the producer library's job; it must
-// never hand out an ID twice for the same ring.
+// stale cached handle. Take Options::writer_id from the ring's
+// WriterIdAllocator (writer_id_allocator.h), which never hands out an ID
+// twice; the RingWriter cannot check this itself.
 //
 // Finite identity (spec 9). A claim compares against
 // FreeForWrap(wrap_count(p)), and (chunk_index, wrap_count) repeats every
@@ -133,16 +139,28 @@ struct RingWriterStats {
   uint64_t no_chunk_available = 0;
   uint64_t relocations = 0;       // suffixes restored in a replacement
   uint64_t suffixes_dropped = 0;  // suffixes that found no replacement
+  // Bytes lost after the encoder wrote them into a chunk: dropped suffixes
+  // and the unpublished bytes of a chunk abandoned on a protocol error, open
+  // fragment included.
   uint64_t dropped_suffix_bytes = 0;
+  // The part of dropped_suffix_bytes that was in closed fragments (and is
+  // therefore also counted in payload_bytes).
+  uint64_t dropped_closed_bytes = 0;
   uint64_t loss_events = 0;      // every recorded loss (I6)
   uint64_t protocol_errors = 0;  // unexpected word returned by a CAS
   uint64_t stalls = 0;           // waits for read_pos (kStall*)
   uint64_t stall_timeouts = 0;
+  uint64_t reserve_races = 0;  // lost write_pos CAS races (nothing reserved)
+  // Flush() with a packet open published the chunk and the reader consumed
+  // it before the writer could reuse it: the open fragment moved to a new
+  // chunk.
+  uint64_t open_fragments_moved = 0;
 };
 
 class RingWriter {
  public:
   struct Options {
+    // From the ring's WriterIdAllocator: unique for the ring's whole life.
     WriterID writer_id = 0;
     BufferID target_buffer = 0;
     BufferExhaustedPolicy policy = BufferExhaustedPolicy::kDrop;
@@ -221,12 +239,21 @@ class RingWriter {
     stall_hook_ = hook;
     stall_hook_arg_ = arg;
   }
-  // Runs right after every successful claim (FreeForWrap -> Acquired), with
-  // the claimed position. For tests that force a scrape at that moment.
-  using ClaimHook = void (*)(void* arg, uint32_t position);
-  void SetClaimHookForTesting(ClaimHook hook, void* arg) {
-    claim_hook_ = hook;
-    claim_hook_arg_ = arg;
+  // Runs at the writer's protocol steps, so that a test can act as a racing
+  // or hostile reader (or another writer) exactly between two of them.
+  enum class TestStep : uint8_t {
+    kBeforeReserveCas,   // write_pos sampled (|position|), before the CAS
+    kReserved,           // |position| reserved, before the claim CAS
+    kClaimed,            // |position| claimed (FreeForWrap -> Acquired)
+    kBeforeAcknowledge,  // suffix copied to scratch, before the CAS
+                         // RewriteRequested -> Acknowledged on |position|
+    kFlushPublished,     // Flush() with a packet open published |position|,
+                         // before its reuse CAS
+  };
+  using StepHook = void (*)(void* arg, TestStep step, uint32_t position);
+  void SetStepHookForTesting(StepHook hook, void* arg) {
+    step_hook_ = hook;
+    step_hook_arg_ = arg;
   }
 
  private:
@@ -286,6 +313,10 @@ class RingWriter {
   // Flush with an open fragment: acquire-loads the word; relocates if the
   // reader scraped the chunk.
   PublishResult CheckScrape(Span* open_span);
+  // Flush with an open fragment and closed, unpublished fragments before it:
+  // publish them, then reuse the chunk for the open fragment (see the class
+  // comment).
+  PublishResult PublishAroundOpenFragment(Span* open_span);
   // Spec 7 steps 6-8. |returned| is the word the failed CAS (or the load)
   // returned. On success the writer holds an Acquired replacement holding
   // the suffix, and |open_span| (if any) is rebased.
@@ -295,7 +326,13 @@ class RingWriter {
     kLost,           // suffix dropped or protocol error; loss recorded
   };
   RelocateResult Relocate(StateWord returned, Span* open_span);
-  void OnProtocolError(StateWord returned);
+  // Abandons the held chunk for good; |open_bytes| of an open fragment are
+  // lost with the unpublished closed fragments.
+  void OnProtocolError(StateWord returned, uint32_t open_bytes);
+  inline void Step(TestStep step, uint32_t position) {
+    if (RT_UNLIKELY(step_hook_ != nullptr))
+      step_hook_(step_hook_arg_, step, position);
+  }
   void RecordLoss();
   void ResetChunkCursors(uint32_t position, StateWord acquired_word);
 
@@ -332,8 +369,8 @@ class RingWriter {
 
   StallHook stall_hook_ = nullptr;
   void* stall_hook_arg_ = nullptr;
-  ClaimHook claim_hook_ = nullptr;
-  void* claim_hook_arg_ = nullptr;
+  StepHook step_hook_ = nullptr;
+  void* step_hook_arg_ = nullptr;
 
   RingWriterStats stats_;
 };

@@ -253,18 +253,113 @@ TEST(RingWriterRelocationTest, FinalizedAndOpenEmptyPrefixCarriesDataLoss) {
   EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"p0", "x"}));
 }
 
-// Flush with an open fragment and no scrape changes nothing.
-TEST(RingWriterRelocationTest, FlushWithOpenFragmentWithoutScrapeIsNoop) {
+// Flush with an open fragment, nothing closed before it and no scrape
+// changes nothing.
+TEST(RingWriterRelocationTest, FlushWithOnlyAnOpenFragmentIsNoop) {
+  TestRing ring(256, 4);
+  RingWriter w(ring.view(), MakeOptions());
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  *span.wptr++ = 'x';
+  uint8_t* const before = span.wptr;
+  ASSERT_TRUE(w.Flush(&span));
+  EXPECT_EQ(span.wptr, before);
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(w.stats().publications, 0u);
+  w.EndPacket(span.wptr);
+}
+
+// Flush with a packet open publishes the packets finished before it (so the
+// reader can take them by a scrape, spec 7) and continues the open fragment
+// in place after reusing the chunk.
+TEST(RingWriterRelocationTest, FlushWithOpenPacketPublishesFinishedOnes) {
   TestRing ring(256, 4);
   RingWriter w(ring.view(), MakeOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
+  memcpy(span.wptr, "op", 2);
+  span.wptr += 2;
   uint8_t* const before = span.wptr;
   ASSERT_TRUE(w.Flush(&span));
-  EXPECT_EQ(span.wptr, before);
-  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(span.wptr, before);  // continues in place
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 1));
+  EXPECT_EQ(w.stats().publications, 1u);
+  EXPECT_EQ(w.stats().chunks_reused, 1u);
+  TestRingReader reader(ring.view());
+  ReadChunk prefix;
+  ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);
+  EXPECT_EQ(prefix.fragments, std::vector<std::string>{"p0"});
+  memcpy(span.wptr, "en", 2);
+  span.wptr += 2;
   w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));  // relocates only "open" (7, case a)
+  EXPECT_EQ(w.stats().relocations, 1u);
+  std::vector<ReadChunk> chunks{prefix};
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  EXPECT_EQ(Reassemble(chunks, kWid), (std::vector<std::string>{"p0", "open"}));
+}
+
+// The reader consumes the chunk between Flush's publication and its reuse
+// CAS: the open fragment moves to a new chunk (from scratch, since the old
+// chunk may already be someone else's), or is lost if there is none.
+struct ConsumeAfterFlushPublish {
+  TestRing* ring;
+  TestRingReader* reader;
+  bool fill_ring;
+  int calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ConsumeAfterFlushPublish*>(arg);
+    if (step != RingWriter::TestStep::kFlushPublished)
+      return;
+    self->calls++;
+    ASSERT_EQ(self->reader->ResolveOne(nullptr), ResolveResult::kEmitted);
+    if (self->fill_ring)  // other writers take every free position
+      self->ring->set_write_pos(self->ring->read_pos() + 4);
+  }
+};
+
+TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
+  for (const bool fill_ring : {false, true}) {
+    SCOPED_TRACE(fill_ring);
+    TestRing ring(256, 4);
+    RingWriter w(ring.view(), MakeOptions());
+    TestRingReader reader(ring.view());
+    ASSERT_TRUE(WritePacket(&w, "p0"));
+    RingWriter::Span span;
+    ASSERT_TRUE(w.BeginPacket(&span));
+    memcpy(span.wptr, "op", 2);
+    span.wptr += 2;
+    ConsumeAfterFlushPublish hook{&ring, &reader, fill_ring};
+    w.SetStepHookForTesting(&ConsumeAfterFlushPublish::Hook, &hook);
+    const bool ok = w.Flush(&span);
+    EXPECT_EQ(hook.calls, 1);
+    EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));  // never touched again
+    EXPECT_EQ(w.stats().chunks_reused, 0u);
+    if (fill_ring) {
+      EXPECT_FALSE(ok);
+      EXPECT_FALSE(w.fragment_open());
+      EXPECT_EQ(w.stats().suffixes_dropped, 1u);
+      EXPECT_EQ(w.stats().dropped_suffix_bytes, 2u);
+      EXPECT_EQ(w.stats().loss_events, 1u);
+      continue;
+    }
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(w.stats().open_fragments_moved, 1u);
+    EXPECT_EQ(w.held_position(), 1u);
+    EXPECT_EQ(span.wptr, ring.chunk(1) + kPayloadStartFormat00 + 2);
+    EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, 0, 0));
+    memcpy(span.wptr, "en", 2);
+    span.wptr += 2;
+    w.EndPacket(span.wptr);
+    ASSERT_TRUE(w.Flush(nullptr));
+    std::vector<ReadChunk> chunks;
+    EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+    ASSERT_EQ(chunks.size(), 1u);
+    EXPECT_EQ(chunks[0].flags, 0u);
+    EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"open"});
+    EXPECT_EQ(w.stats().loss_events, 0u);
+  }
 }
 
 // No replacement: the suffix is dropped and counted; the next publication
@@ -324,9 +419,9 @@ struct ScrapeOnClaim {
   TestRingReader* reader;
   bool enabled = false;
   int scrapes = 0;
-  static void Hook(void* arg, uint32_t) {
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
     auto* self = static_cast<ScrapeOnClaim*>(arg);
-    if (!self->enabled)
+    if (!self->enabled || step != RingWriter::TestStep::kClaimed)
       return;
     // The reader reaches the fresh replacement before its publication.
     while (self->reader->ResolveOne(nullptr) == ResolveResult::kSkipped) {
@@ -344,7 +439,7 @@ TEST(RingWriterRelocationTest, RelocationIsBoundedPerPacket) {
   RingWriter w(ring.view(), opts);
   TestRingReader reader(ring.view());
   ScrapeOnClaim scraper{&reader};
-  w.SetClaimHookForTesting(&ScrapeOnClaim::Hook, &scraper);
+  w.SetStepHookForTesting(&ScrapeOnClaim::Hook, &scraper);
   ASSERT_TRUE(WritePacket(&w, "doomed"));
   ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
   scraper.enabled = true;
@@ -420,6 +515,179 @@ TEST(RingWriterRelocationTest, PublishWinsAgainstScrape) {
   EXPECT_EQ(c.fragments, std::vector<std::string>{"p0"});
   EXPECT_EQ(w.stats().relocations, 0u);
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+}
+
+// Writes |word| into the chunk at the step |when|: a hostile (or broken)
+// reader acting between two writer steps.
+struct HostileAtStep {
+  TestRing* ring;
+  RingWriter::TestStep when;
+  StateWord word;
+  int calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t position) {
+    auto* self = static_cast<HostileAtStep*>(arg);
+    if (step != self->when)
+      return;
+    self->calls++;
+    self->ring->set_word(self->ring->view().geometry().ChunkIndex(position),
+                         self->word);
+  }
+};
+
+// Spec 5.4 "Acknowledge -- CAS fails --> protocol error": after the writer
+// copied its suffix, the word is no longer RewriteRequested(us, n). The
+// writer records the loss, never touches the chunk again, and the next
+// packet starts in a new chunk carrying data-loss. (The other outcome, the
+// acknowledge succeeding, is FinalizedSuffixAfterNonEmptyPrefix.)
+TEST(RingWriterRelocationTest, FailedAcknowledgeIsAProtocolError) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "p0"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  ASSERT_TRUE(WritePacket(&w, "p1"));  // reuse; closed, unpublished
+  TestRingReader reader(ring.view());
+  ReadChunk prefix;
+  ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);  // RR(w,1)
+  const StateWord hostile = MakeFreeForWrap(5);
+  HostileAtStep hook{&ring, RingWriter::TestStep::kBeforeAcknowledge, hostile};
+  w.SetStepHookForTesting(&HostileAtStep::Hook, &hook);
+  ASSERT_TRUE(w.Flush(nullptr));  // publish fails: copy, then the ack fails
+  EXPECT_EQ(hook.calls, 1);
+  EXPECT_EQ(w.stats().protocol_errors, 1u);
+  EXPECT_EQ(w.stats().relocations, 0u);
+  EXPECT_EQ(w.stats().loss_events, 1u);
+  EXPECT_EQ(w.stats().dropped_suffix_bytes, 2u);
+  EXPECT_EQ(w.stats().dropped_closed_bytes, 2u);
+  EXPECT_FALSE(w.holds_chunk());
+  EXPECT_EQ(ring.word(0), hostile);
+  w.SetStepHookForTesting(nullptr, nullptr);
+  ASSERT_TRUE(WritePacket(&w, "p2"));
+  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_EQ(ring.word(0), hostile);  // never touched again
+  EXPECT_EQ(w.held_position(), 1u);
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, kFlagDataLoss, 1));
+}
+
+// The same with an open fragment (Flush while a packet is open): the open
+// packet is lost with the chunk and the encoder must drop the rest.
+TEST(RingWriterRelocationTest, FailedAcknowledgeWithOpenFragment) {
+  TestRing ring(256, 8);
+  RingWriter w(ring.view(), MakeOptions());
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  memcpy(span.wptr, "abc", 3);
+  span.wptr += 3;
+  TestRingReader reader(ring.view());
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // RR(w,0)
+  HostileAtStep hook{&ring, RingWriter::TestStep::kBeforeAcknowledge,
+                     MakeAcknowledged()};
+  w.SetStepHookForTesting(&HostileAtStep::Hook, &hook);
+  EXPECT_FALSE(w.Flush(&span));
+  EXPECT_EQ(hook.calls, 1);
+  EXPECT_FALSE(w.fragment_open());
+  EXPECT_EQ(w.stats().protocol_errors, 1u);
+  EXPECT_EQ(w.stats().dropped_suffix_bytes, 3u);
+  EXPECT_EQ(w.stats().dropped_closed_bytes, 0u);
+  EXPECT_EQ(w.stats().chunks_claimed, 1u);  // no replacement was sought
+}
+
+// Loses the write_pos CAS |races| times: "another writer" reserves between
+// the writer's sample and its CAS.
+struct ReserveRacer {
+  TestRing* ring;
+  uint32_t races;
+  uint32_t calls = 0;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ReserveRacer*>(arg);
+    if (step != RingWriter::TestStep::kBeforeReserveCas)
+      return;
+    if (self->calls++ < self->races)
+      self->ring->set_write_pos(self->ring->write_pos() + 1);
+  }
+};
+
+// max_reserve_races bounds the lost reservation races of one acquisition
+// exactly: that many are tolerated; one more ends it as NoChunkAvailable
+// without reserving, burning or spending claim budget.
+TEST(RingWriterRelocationTest, ReserveRacesAreBoundedExactly) {
+  for (const uint32_t races : {3u, 4u}) {
+    SCOPED_TRACE(races);
+    TestRing ring(256, 16);
+    RingWriter::Options opts = MakeOptions();
+    opts.max_reserve_races = 3;
+    RingWriter w(ring.view(), opts);
+    ReserveRacer racer{&ring, races};
+    w.SetStepHookForTesting(&ReserveRacer::Hook, &racer);
+    RingWriter::Span span;
+    const bool ok = w.BeginPacket(&span);
+    EXPECT_EQ(w.stats().reserve_races, races);
+    EXPECT_EQ(w.stats().burned_positions, 0u);
+    if (races == 3) {
+      // The fourth CAS wins: the position after the racers' three.
+      ASSERT_TRUE(ok);
+      EXPECT_EQ(racer.calls, 4u);
+      EXPECT_EQ(w.held_position(), 3u);
+      EXPECT_EQ(ring.write_pos(), 4u);
+      w.EndPacket(span.wptr);
+    } else {
+      EXPECT_FALSE(ok);
+      EXPECT_EQ(racer.calls, 4u);  // gave up after the fourth lost race
+      EXPECT_EQ(w.stats().no_chunk_available, 1u);
+      EXPECT_EQ(w.stats().loss_events, 1u);
+      EXPECT_EQ(ring.write_pos(), 4u);  // only the racers reserved
+      EXPECT_FALSE(w.holds_chunk());
+    }
+  }
+}
+
+// Scrapes the first |budget| fresh chunks right after their claim.
+struct ScrapeFirstClaims {
+  TestRingReader* reader;
+  int budget;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t) {
+    auto* self = static_cast<ScrapeFirstClaims*>(arg);
+    if (step != RingWriter::TestStep::kClaimed || self->budget == 0)
+      return;
+    self->budget--;
+    while (self->reader->ResolveOne(nullptr) == ResolveResult::kSkipped) {
+    }
+  }
+};
+
+// The relocation bound is per packet: relocations spent while BeginPacket()
+// retires the previous chunk (they move earlier packets) do not count
+// against the new packet.
+TEST(RingWriterRelocationTest, RetireRelocationsDoNotCountAgainstNextPacket) {
+  TestRing ring(256, 16);
+  RingWriter::Options opts = MakeOptions();
+  opts.max_relocations_per_packet = 2;
+  RingWriter w(ring.view(), opts);
+  TestRingReader reader(ring.view());
+  ASSERT_TRUE(WritePacket(&w, Pattern(249, 'f')));  // fills chunk 0
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // scrape
+  ScrapeFirstClaims scraper{&reader, 1};
+  w.SetStepHookForTesting(&ScrapeFirstClaims::Hook, &scraper);
+  // Retiring chunk 0 relocates its packet twice (the first replacement is
+  // scraped too), then the new packet opens in a fresh chunk.
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  EXPECT_EQ(w.stats().relocations, 2u);
+  EXPECT_EQ(w.stats().suffixes_dropped, 0u);
+  memcpy(span.wptr, "new", 3);
+  span.wptr += 3;
+  // The reader scrapes the new packet's chunk: its first relocation is
+  // within its own allowance.
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kEmitted);  // 249 B
+  ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // n = 0
+  ASSERT_TRUE(w.Flush(&span));
+  EXPECT_EQ(w.stats().relocations, 3u);
+  EXPECT_EQ(w.stats().suffixes_dropped, 0u);
+  w.EndPacket(span.wptr);
+  ASSERT_TRUE(w.Flush(nullptr));
+  std::vector<ReadChunk> chunks;
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{"new"});
+  EXPECT_EQ(w.stats().loss_events, 0u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -410,6 +411,103 @@ TEST(RingWriterTest, LossInvalidatesCacheAndFlagsNextChunk) {
   EXPECT_EQ(ws.data_loss_flags, 1u);
   EXPECT_EQ(ws.packets.back(), "after");
   EXPECT_EQ(ws.packets.front(), "before");
+}
+
+// While the writer sleeps between reserving position 0 and claiming, others
+// reserve positions 1..q and the reader resolves all of them; position q
+// (same chunk as 0) is resolved last, as a hole, by the real spec 5.3 reader.
+struct SleepAfterReserve {
+  TestRing* ring;
+  uint32_t q;
+  bool done = false;
+  static void Hook(void* arg, RingWriter::TestStep step, uint32_t position) {
+    auto* self = static_cast<SleepAfterReserve*>(arg);
+    if (step != RingWriter::TestStep::kReserved || self->done)
+      return;
+    self->done = true;
+    ASSERT_EQ(position, 0u);
+    const RingGeometry g = self->ring->view().geometry();  // a copy
+    ASSERT_EQ(g.ChunkIndex(self->q), 0u);
+    // The chunk as the reader left it after resolving q - num_chunks.
+    self->ring->set_word(0, MakeFreeForWrap(g.WrapCount(self->q)));
+    self->ring->view().read_pos()->store(self->q, std::memory_order_relaxed);
+    self->ring->set_write_pos(self->q + 1);
+    TestRingReader reader(self->ring->view());
+    ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
+  }
+};
+
+// Spec 9, as documented in ring_writer.h: the stale claim of position p
+// succeeds once others made (identity period - num_chunks) reservations, not
+// a whole period; one traversal fewer and it still fails.
+TEST(RingWriterTest, Spec9StaleClaimSucceedsAfterPeriodMinusNumChunks) {
+  for (const uint32_t num_chunks : {2u, 4u, 8u, 64u}) {
+    const uint64_t period =
+        std::min<uint64_t>(uint64_t{num_chunks} << 29, uint64_t{1} << 32);
+    for (const uint64_t traversals_short : {0u, 1u}) {
+      SCOPED_TRACE(testing::Message() << num_chunks << " chunks, "
+                                      << traversals_short << " short");
+      // Positions 1..q reserved by others: q = period - num_chunks (minus
+      // whole traversals).
+      const uint32_t q =
+          static_cast<uint32_t>(period - num_chunks * (1 + traversals_short));
+      TestRing ring(256, num_chunks);
+      RecordingDelegate delegate;
+      RingWriter::Options opts = MakeOptions(&delegate);
+      opts.claim_budget = 1;
+      RingWriter w(ring.view(), opts);
+      SleepAfterReserve sleeper{&ring, q};
+      w.SetStepHookForTesting(&SleepAfterReserve::Hook, &sleeper);
+      RingWriter::Span span;
+      const bool claimed = w.BeginPacket(&span);
+      ASSERT_TRUE(sleeper.done);
+      if (traversals_short == 0) {
+        // The finite identity repeats: the claim matches FreeForWrap(0) and
+        // the writer now owns a chunk whose position the reader passed.
+        ASSERT_TRUE(claimed);
+        EXPECT_EQ(w.held_position(), 0u);
+        EXPECT_EQ(ring.word(0),
+                  MakeDataWord(ChunkState::kAcquired, 0, 0, 0, kWid));
+        EXPECT_TRUE(delegate.burned.empty());
+        w.EndPacket(span.wptr);
+      } else {
+        EXPECT_FALSE(claimed);
+        EXPECT_EQ(delegate.burned, std::vector<uint32_t>{0});
+        EXPECT_EQ(GetState(ring.word(0)), ChunkState::kFreeForWrap);
+      }
+    }
+  }
+}
+
+// The test reader's spec 6.4 validation (the benchmarks' reader relies on
+// it): a directory whose sizes reach exactly the free capacity is accepted;
+// one byte more drops the payload but still performs the transition.
+TEST(RingWriterTest, TestReaderValidatesTheDirectory) {
+  for (const uint32_t chunk_size : {256u, 1024u}) {
+    for (const uint32_t excess : {0u, 1u}) {
+      SCOPED_TRACE(testing::Message() << chunk_size << " excess " << excess);
+      TestRing ring(chunk_size, 2);
+      const uint32_t w = SizeEntryWidth(chunk_size);
+      const uint32_t capacity = chunk_size - kPayloadStartFormat00 - 2 * w;
+      const uint32_t first = capacity / 2;
+      WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 0), w, first);
+      WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 1), w,
+                     capacity - first + excess);
+      ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
+      ring.set_write_pos(1);
+      TestRingReader reader(ring.view());
+      ReadChunk c;
+      EXPECT_EQ(reader.ResolveOne(&c),
+                excess ? ResolveResult::kSkipped : ResolveResult::kEmitted);
+      EXPECT_EQ(reader.malformed(), excess);
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
+      if (!excess) {
+        ASSERT_EQ(c.fragments.size(), 2u);
+        EXPECT_EQ(c.fragments[0].size(), first);
+        EXPECT_EQ(c.fragments[1].size(), capacity - first);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -6,10 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "src/tracing/core/shm_ring/ring_wait.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 
@@ -69,6 +77,67 @@ TEST(SharedRingRegionTest, RejectsBadGeometryAndMemory) {
   EXPECT_EQ(ok->view().chunk(0), static_cast<uint8_t*>(mem) + 256);
   ok.reset();
   free(mem);
+}
+
+// Scheduler state of a thread of this process ('S' = sleeping).
+char ThreadState(pid_t tid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+  FILE* f = fopen(path, "r");
+  if (!f)
+    return '?';
+  char buf[512] = {};
+  const size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  const std::string s(buf, n);
+  const size_t paren = s.rfind(')');
+  return paren != std::string::npos && paren + 2 < s.size() ? s[paren + 2]
+                                                            : '?';
+}
+
+// The writer-wait futex is SHARED: the reader lives in another process and
+// wakes the writer through its own mapping of the memfd. Two mappings of the
+// same memfd in one process have different addresses, exactly like two
+// processes: a private futex would key the sleeper by (process, address) and
+// the wake through the other mapping would miss it (the writer would only
+// notice the new read_pos at its deadline, with no FUTEX_WAKE counted).
+TEST(SharedRingRegionTest, WakeThroughAnotherMappingReachesTheStalledWriter) {
+  const RingGeometry geometry(256, 2);
+  base::Status status;
+  auto region = SharedRingRegion::CreateMemfd(geometry, &status);
+  ASSERT_NE(region, nullptr) << status.message();
+  void* other = mmap(nullptr, region->size(), PROT_READ | PROT_WRITE,
+                     MAP_SHARED, region->fd(), 0);
+  ASSERT_NE(other, MAP_FAILED);
+  const RingView reader_view(static_cast<uint8_t*>(other), geometry);
+
+  std::atomic<pid_t> tid{0};
+  bool moved = false;
+  uint32_t futex_wakes = 0;
+  std::thread writer([&] {
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    // Deadline far away: only a wake-up ends the sleep early.
+    moved = WaitForReadPosChange(region->view(), /*sampled=*/0,
+                                 MonotonicNowNs() + 60ull * 1000000000ull,
+                                 nullptr, nullptr, &futex_wakes);
+  });
+  // The registration is visible through the reader's mapping; wait until
+  // the writer sleeps.
+  while (reader_view.num_writers_waiting()->load(std::memory_order_relaxed) ==
+             0 ||
+         tid.load() == 0) {
+    std::this_thread::yield();
+  }
+  while (ThreadState(tid.load()) != 'S')
+    std::this_thread::yield();
+  // The reader's side, through its own mapping (R1..R3 of ring_wait.h).
+  reader_view.read_pos()->store(1, std::memory_order_release);
+  EXPECT_TRUE(WakeStalledWriters(reader_view));
+  writer.join();
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(futex_wakes, 1u);
+  EXPECT_EQ(region->view().num_writers_waiting()->load(), 0u);
+  munmap(other, region->size());
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 
 #include <atomic>
 
-#include "src/base/checked_math.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 
 namespace ringtrace {
@@ -61,19 +60,31 @@ bool TestRingReader::CopyFragments(const uint8_t* chunk,
   if (dir_bytes > capacity)
     return false;
   // Copy the directory before parsing it (6.4).
-  memcpy(dir_copy_.data(), chunk + chunk_size - dir_bytes, dir_bytes);
-  uint32_t sizes[kMaxFragmentsPerChunk];
+  uint8_t* const dir = dir_copy_.data();
+  memcpy(dir, chunk + chunk_size - dir_bytes, dir_bytes);
+  // The 6.4 check "reject if total > capacity - directory_bytes" for every
+  // prefix, done once on the full sum: no overflow is possible (at most 255
+  // entries of at most 0xffff each stay below 2^24) and sizes are never
+  // negative, so a prefix exceeds the bound only if the full sum does. The
+  // entries are summed in copy order; the order does not change a sum.
   uint32_t total = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    // Fragment i's entry is at [chunk_size-(i+1)w, chunk_size-iw); in the
-    // copy (which starts at chunk_size - dir_bytes) that is offset
-    // dir_bytes - (i+1)w.
-    sizes[i] = ReadSizeEntry(&dir_copy_[dir_bytes - (i + 1) * w], w);
-    if (!base::CheckedAdd(total, sizes[i], &total) ||
-        total > capacity - dir_bytes) {
-      return false;
+  if (w == 2) {
+    // Little-endian entries: the low bytes at even offsets of the copy, the
+    // high bytes at odd ones.
+    uint32_t low = 0, high = 0;
+    for (uint32_t k = 0; k < dir_bytes; k += 2) {
+      low += dir[k];
+      high += dir[k + 1];
     }
+    total = low + (high << 8);
+  } else {
+    for (uint32_t k = 0; k < dir_bytes; k++)
+      total += dir[k];
   }
+  static_assert(kMaxFragmentsPerChunk * 0xffffull < (1ull << 32),
+                "the directory sum cannot overflow");
+  if (total > capacity - dir_bytes)
+    return false;
   if (!out || !copy_payload_ || n == 0)
     return true;
   // The BufferID is published with the first fragment (spec 8, "Publish"):
@@ -83,9 +94,13 @@ bool TestRingReader::CopyFragments(const uint8_t* chunk,
   out->fragments.clear();
   uint32_t off = kPayloadStartFormat00;
   for (uint32_t i = 0; i < n; i++) {
+    // Fragment i's entry is at [chunk_size-(i+1)w, chunk_size-iw); in the
+    // copy (which starts at chunk_size - dir_bytes) that is offset
+    // dir_bytes - (i+1)w.
+    const uint32_t size = ReadSizeEntry(&dir[dir_bytes - (i + 1) * w], w);
     out->fragments.emplace_back(reinterpret_cast<const char*>(chunk + off),
-                                sizes[i]);
-    off += sizes[i];
+                                size);
+    off += size;
   }
   return true;
 }
@@ -106,8 +121,9 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
   // published payload and size entries are visible before we copy them.
   StateWord s = state->load(std::memory_order_acquire);
   for (uint32_t attempt = 0; attempt < retry_budget_; attempt++) {
-    ReadChunk local;
-    ReadChunk* const dst = out ? out : &local;
+    // |out| may be null: the chunk is then resolved (and its directory
+    // validated) without recording it.
+    ReadChunk* const dst = out;
     switch (GetState(s)) {
       case ChunkState::kFreeForWrap: {
         if (GetWrapCount(s) != g.WrapCount(rp))
@@ -143,11 +159,13 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
             holes_++;
             return ResolveResult::kSkipped;
           }
-          dst->position = rp;
-          dst->word = seen;
-          dst->writer_id = GetWriterId(seen);
-          dst->flags = GetFlags(seen);
-          dst->scraped = true;
+          if (dst) {
+            dst->position = rp;
+            dst->word = seen;
+            dst->writer_id = GetWriterId(seen);
+            dst->flags = GetFlags(seen);
+            dst->scraped = true;
+          }
           emitted_++;
           return ResolveResult::kEmitted;
         }
@@ -171,11 +189,13 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
             holes_++;
             return ResolveResult::kSkipped;
           }
-          dst->position = rp;
-          dst->word = seen;
-          dst->writer_id = GetWriterId(seen);
-          dst->flags = GetFlags(seen);
-          dst->scraped = false;
+          if (dst) {
+            dst->position = rp;
+            dst->word = seen;
+            dst->writer_id = GetWriterId(seen);
+            dst->flags = GetFlags(seen);
+            dst->scraped = false;
+          }
           emitted_++;
           return ResolveResult::kEmitted;
         }
@@ -211,12 +231,18 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
 
 ResolveResult TestRingReader::DrainAll(std::vector<ReadChunk>* out) {
   // Bounded by the positions outstanding when called (plus new ones).
+  if (!out) {
+    for (;;) {
+      const ResolveResult r = ResolveOne(nullptr);
+      if (r != ResolveResult::kEmitted && r != ResolveResult::kSkipped)
+        return r;
+    }
+  }
   for (;;) {
     ReadChunk chunk;
-    const ResolveResult r = ResolveOne(out ? &chunk : nullptr);
+    const ResolveResult r = ResolveOne(&chunk);
     if (r == ResolveResult::kEmitted) {
-      if (out)
-        out->push_back(std::move(chunk));
+      out->push_back(std::move(chunk));
       continue;
     }
     if (r == ResolveResult::kSkipped)

@@ -143,7 +143,9 @@ void TraceWriterV2::Flush() {
 TraceWriterV2Stats TraceWriterV2::stats() const {
   TraceWriterV2Stats s = stats_;
   const RingWriterStats& r = ring_writer_.stats();
-  s.bytes_written = r.payload_bytes;
+  // Closed bytes the ring later dropped moved from "written" to "dropped", so
+  // bytes_written + bytes_dropped is every byte the encoder produced.
+  s.bytes_written = r.payload_bytes - r.dropped_closed_bytes;
   s.bytes_dropped += r.dropped_suffix_bytes;
   s.relocations = r.relocations;
   s.burned_positions = r.burned_positions;

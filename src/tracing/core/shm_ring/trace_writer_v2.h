@@ -59,9 +59,11 @@ class TraceWriterV2;
 struct TraceWriterV2Stats {
   uint64_t packets_written = 0;  // finished without a loss the encoder saw
   uint64_t packets_dropped = 0;  // wholly or partly discarded
-  uint64_t bytes_written = 0;    // bytes that went into the ring
-  uint64_t bytes_dropped = 0;    // bytes discarded by the encoder, plus
-                                 // relocated suffixes dropped by the ring
+  // Every encoded byte is counted exactly once, in one of the two:
+  uint64_t bytes_written = 0;  // bytes that went into the ring and stayed
+  uint64_t bytes_dropped = 0;  // bytes discarded by the encoder, plus bytes
+                               // the ring dropped after they were written
+                               // (relocated suffixes, protocol errors)
   uint64_t relocations = 0;
   uint64_t burned_positions = 0;
   uint64_t nesting_overflows = 0;
@@ -190,8 +192,9 @@ class TraceWriterV2 {
   void FinishTracePacket();
 
   // Publishes every finished packet so the reader can take it. With a packet
-  // still open, see RingWriter::Flush(): its chunk is checked for a scrape
-  // (and relocated if scraped) but not published until the packet ends.
+  // still open, see RingWriter::Flush(): the packets finished before it are
+  // published, the open one stays unpublished (and is relocated if the
+  // reader scraped its chunk) until it ends.
   void Flush();
 
   TraceWriterV2Stats stats() const;

@@ -14,6 +14,7 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/ungrouper.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -29,87 +30,17 @@ TraceWriterV2::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
   return o;
 }
 
-// --- Test-only group decoder ------------------------------------------------
-// Until the service's ungrouper lands, this converts the group encoding of
-// nested messages back to length-delimited fields so libprotobuf can parse
-// the packets. Deliberately minimal; inputs are trusted test output.
-
-bool ReadVarInt(const std::string& in, size_t* pos, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64 && *pos < in.size(); shift += 7) {
-    const uint8_t b = static_cast<uint8_t>(in[(*pos)++]);
-    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80))
-      return true;
-  }
-  return false;
-}
-
-void PutVarInt(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// Converts fields from |*pos| until the end-group tag of |group_field| (or
-// the end of input when |group_field| is 0).
-bool Ungroup(const std::string& in,
-             size_t* pos,
-             uint32_t group_field,
-             std::string* out) {
-  while (*pos < in.size()) {
-    const size_t tag_start = *pos;
-    uint64_t tag;
-    if (!ReadVarInt(in, pos, &tag))
-      return false;
-    const uint32_t field = static_cast<uint32_t>(tag >> 3);
-    const uint32_t wire = tag & 7;
-    uint64_t v;
-    switch (wire) {
-      case 0:
-        if (!ReadVarInt(in, pos, &v))
-          return false;
-        break;
-      case 1:
-        *pos += 8;
-        break;
-      case 5:
-        *pos += 4;
-        break;
-      case 2:
-        if (!ReadVarInt(in, pos, &v) || v > in.size() - *pos)
-          return false;
-        *pos += v;
-        break;
-      case 3: {
-        std::string inner;
-        if (!Ungroup(in, pos, field, &inner))
-          return false;
-        PutVarInt((static_cast<uint64_t>(field) << 3) | 2, out);
-        PutVarInt(inner.size(), out);
-        *out += inner;
-        continue;
-      }
-      case 4:
-        return field == group_field;
-      default:
-        return false;
-    }
-    if (*pos > in.size())
-      return false;
-    out->append(in, tag_start, *pos - tag_start);
-  }
-  return group_field == 0;
-}
-
+// Converts the group encoding back to standard protobuf with the service's
+// Ungrouper (ungrouper.h) and parses it with libprotobuf.
 bool ParsePacket(const std::string& grouped, perfetto::protos::TracePacket* p) {
-  std::string flat;
-  size_t pos = 0;
-  if (!Ungroup(grouped, &pos, 0, &flat))
+  Ungrouper ungrouper;
+  ConstBytes flat;
+  const base::Status status = ungrouper.Ungroup(
+      reinterpret_cast<const uint8_t*>(grouped.data()), grouped.size(), &flat);
+  EXPECT_TRUE(status.ok()) << UngroupErrorName(ungrouper.last_error());
+  if (!status.ok())
     return false;
-  return p->ParseFromString(flat);
+  return p->ParseFromArray(flat.data, static_cast<int>(flat.size));
 }
 
 std::vector<std::string> DrainPackets(
@@ -365,9 +296,9 @@ TEST(TraceWriterV2Test, NestingBeyondTheLimitIsDroppedButWellFormed) {
   }
   const auto packets = DrainPackets(ring);
   ASSERT_EQ(packets.size(), 1u);
-  std::string flat;
-  size_t pos = 0;
-  EXPECT_TRUE(Ungroup(packets[0], &pos, 0, &flat));
+  // Well-formed: the Ungrouper accepts it and libprotobuf parses it.
+  perfetto::protos::TracePacket tp;
+  EXPECT_TRUE(ParsePacket(packets[0], &tp));
 }
 
 // Relocation of an open packet through the encoder: the reader scrapes the
@@ -453,6 +384,105 @@ TEST(TraceWriterV2Test, ConcurrentReaderReceivesIntactPackets) {
   if (w.ring_writer().stats().loss_events == 0) {
     EXPECT_EQ(packets.size(), static_cast<size_t>(kPackets));
   }
+}
+
+// The service's path: a packet spanning many chunks is handed to the
+// Ungrouper as one slice per fragment, straight from the chunks (tags and
+// varints straddle the fragment boundaries), without reassembling it first.
+TEST(TraceWriterV2Test, SpanningPacketRoundTripsThroughUngroupSlices) {
+  TestRing ring(256, 32);
+  {
+    TraceWriterV2 w(ring.view(), MakeOptions());
+    WriteSizedPacket(&w, 3000, 'm');
+  }
+  std::vector<ReadChunk> chunks;
+  DrainPackets(ring, &chunks);
+  std::vector<ConstBytes> slices;
+  for (const ReadChunk& c : chunks) {
+    for (const std::string& f : c.fragments)
+      slices.push_back({reinterpret_cast<const uint8_t*>(f.data()), f.size()});
+  }
+  ASSERT_GE(slices.size(), 13u);
+  Ungrouper ungrouper;
+  Ungrouper::SlicesResult result;
+  ASSERT_TRUE(
+      ungrouper.UngroupSlices(slices.data(), slices.size(), &result).ok());
+  ASSERT_FALSE(result.pass_through);
+  perfetto::protos::TracePacket tp;
+  ASSERT_TRUE(tp.ParseFromArray(result.converted.data,
+                                static_cast<int>(result.converted.size)));
+  EXPECT_EQ(tp.timestamp(), 3000u);
+  EXPECT_EQ(tp.for_testing().payload().single_string(), Pattern(3000, 'm'));
+  EXPECT_EQ(tp.for_testing().payload().single_int(), 9);
+}
+
+// Encoded size of WriteSizedPacket(size), measured on a ring of its own.
+uint64_t EncodedSize(size_t size) {
+  TestRing ring(4096, 8);
+  TraceWriterV2 w(ring.view(), MakeOptions());
+  WriteSizedPacket(&w, size, 'e');
+  return w.stats().bytes_written;
+}
+
+// Every encoded byte is counted once, in bytes_written or bytes_dropped, also
+// when the ring drops bytes it had already taken: here a scraped chunk whose
+// finished packet and open packet find no replacement.
+TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
+  const uint64_t expected = 2 * EncodedSize(20);
+  TestRing ring(256, 2);
+  TraceWriterV2::Options opts = MakeOptions();
+  opts.claim_budget = 1;
+  TraceWriterV2 w(ring.view(), opts);
+  WriteSizedPacket(&w, 20, 'a');  // closed, unpublished, in chunk 0
+  {
+    auto p = w.NewTracePacket();
+    p->AppendVarInt(8, 20u);
+    Message* ev = p->BeginNestedMessage(900);
+    // Another writer holds position 1; the reader scrapes chunk 0 at n = 0.
+    ring.set_write_pos(2);
+    ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+    TestRingReader reader(ring.view());
+    ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
+    w.Flush();  // relocation finds no chunk: both packets' bytes are lost
+    Message* pl = ev->BeginNestedMessage(5);
+    pl->AppendString(4, Pattern(20, 'e'));
+    pl->AppendVarInt(5, 9);
+  }
+  const TraceWriterV2Stats s = w.stats();
+  EXPECT_EQ(w.ring_writer().stats().suffixes_dropped, 1u);
+  EXPECT_EQ(s.burned_positions, 1u);  // position 2: chunk 0 is Acknowledged
+  EXPECT_EQ(s.relocations, 0u);
+  EXPECT_EQ(s.packets_dropped, 1u);
+  EXPECT_EQ(s.bytes_written, 0u);
+  EXPECT_EQ(s.bytes_dropped, expected);
+}
+
+// The same on a protocol error with a packet open: the open fragment's bytes
+// are counted as dropped, not forgotten.
+TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
+  const uint64_t expected = EncodedSize(20) + EncodedSize(30);
+  TestRing ring(256, 4);
+  TraceWriterV2 w(ring.view(), MakeOptions());
+  WriteSizedPacket(&w, 20, 'a');
+  w.Flush();  // published: stays counted as written
+  {
+    auto p = w.NewTracePacket();
+    p->AppendVarInt(8, 30u);
+    Message* ev = p->BeginNestedMessage(900);
+    // A hostile reader writes another writer's word into our chunk.
+    ring.set_word(
+        0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, kWid + 1));
+    w.Flush();
+    EXPECT_EQ(w.ring_writer().stats().protocol_errors, 1u);
+    Message* pl = ev->BeginNestedMessage(5);
+    pl->AppendString(4, Pattern(30, 'e'));
+    pl->AppendVarInt(5, 9);
+  }
+  const TraceWriterV2Stats s = w.stats();
+  EXPECT_EQ(s.packets_written, 1u);
+  EXPECT_EQ(s.packets_dropped, 1u);
+  EXPECT_EQ(s.bytes_written, EncodedSize(20));
+  EXPECT_EQ(s.bytes_written + s.bytes_dropped, expected);
 }
 
 }  // namespace
