@@ -356,7 +356,7 @@ TEST_F(TraceBufferV2StatsTest, ManyShortLivedSequencesStayBounded) {
   WriterID w = 0;
   for (int round = 0; round < 10; round++) {
     for (int i = 0; i < 3000; i++) {
-      w++;  // Wraps at 2^16: old writer IDs come back, also fine.
+      w++;  // A new writer each time (30000 in all).
       ASSERT_TRUE(Commit(1, w, 0, {"x"}));
     }
     ASSERT_EQ(Read().size(), 3000u);
