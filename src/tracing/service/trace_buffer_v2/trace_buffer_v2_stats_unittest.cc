@@ -100,6 +100,23 @@ TEST_F(TraceBufferV2StatsTest, RejectedChunkLossCarriedThroughReassembly) {
                 RP(1, 1, "P1P2", kDataLossPresent | kDataLossChunkCorrupted)}));
 }
 
+// A hostile producer sending endless rejected chunks: the deferred losses of
+// its sequence stay bounded, and are merged (reported early), never lost.
+TEST_F(TraceBufferV2StatsTest, DeferredLossesAreBounded) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  for (ChunkID id = 1; id <= 20; id++)
+    EXPECT_FALSE(CommitRejected(1, 1, id));
+  const size_t usage = tb_->GetMemoryUsageBytes();
+  for (ChunkID id = 21; id <= 1000; id++)
+    EXPECT_FALSE(CommitRejected(1, 1, id));
+  EXPECT_EQ(tb_->GetMemoryUsageBytes(), usage);
+  ASSERT_TRUE(Commit(1, 1, 1001, {"z"}));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "a"),
+                                             RP(1, 1, "z", kCorruptedGap)}));
+  EXPECT_EQ(tb_->stats().abi_violations, 1000u);
+}
+
 // A chunk that sorts before one the reader already started on is dropped;
 // with no chunk consumed before, no ChunkID gap reported it: the next packet
 // (after the lost data) does.
