@@ -277,7 +277,9 @@ class TraceBufferV2 {
   size_t used_size() const { return used_size_; }
   // Buffer pages touched plus bookkeeping.
   size_t GetMemoryUsageBytes() const;
-  // True if some chunk still holds unread data.
+  // True if some chunk is still queued in its sequence: it holds unread data
+  // (possibly stalled), or a read pass stopped right after its last packet and
+  // it has not been popped yet (the next pass pops it).
   bool has_data() const { return num_live_chunks_ != 0; }
   OverwritePolicy overwrite_policy() const { return policy_; }
 
