@@ -18,6 +18,15 @@ void ChunkSeqReader::Reset(SequenceState* seq,
   target_ = target_offset;
   mode_ = mode;
   done_ = false;
+  last_counted_ = UINT32_MAX;
+}
+
+void ChunkSeqReader::CountOverwrite(uint32_t offset, const TBChunk* chunk) {
+  if (offset == last_counted_ || !HasUnreadData(chunk))
+    return;
+  last_counted_ = offset;
+  tb_->stats_.chunks_overwritten++;
+  tb_->stats_.bytes_overwritten += chunk->outer_size();
 }
 
 void ChunkSeqReader::AddLoss(uint32_t bits) {
@@ -40,6 +49,7 @@ void ChunkSeqReader::EnterChunk(TBChunk* chunk) {
       chunk->chunk_id != seq_->last_chunk_id_consumed + 1) {
     AddLoss(kDataLossReadGap);
   }
+  seq_->ReleaseDeferredLosses(chunk->chunk_id);
   if (chunk->flags & kTBDataLoss)
     AddLoss(kDataLossSmbFull);
 }
@@ -49,6 +59,7 @@ void ChunkSeqReader::PopFront(TBChunk* chunk) {
       seq_->chunks.front() ==
       static_cast<uint32_t>(reinterpret_cast<uint8_t*>(chunk) - tb_->begin()));
   chunk->flags |= kTBConsumed;
+  tb_->DebugCheckAndForgetChecksum(seq_->chunks.front());
   seq_->last_chunk_id_consumed = chunk->chunk_id;
   seq_->has_last_chunk_id = true;
   seq_->chunks.pop_front();
@@ -85,6 +96,8 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
     const uint32_t offset = seq_->chunks.front();
     TBChunk* chunk = ChunkAt(offset);
     EnterChunk(chunk);
+    if (mode_ == Mode::kErase)
+      CountOverwrite(offset, chunk);  // Before anything of it is consumed.
 
     // A chunk with pending patches stalls the sequence: its bytes are not
     // final yet. Erase mode reads it anyway but drops its last fragment (the
@@ -191,8 +204,9 @@ void ChunkSeqReader::DropFront() {
   RT_DCHECK(mode_ == Mode::kErase && seq_->chunks.front() == target_);
   TBChunk* chunk = ChunkAt(target_);
   EnterChunk(chunk);
+  CountOverwrite(target_, chunk);
   const bool unread_frags = chunk->read_offset < chunk->valid_size;
-  if (unread_frags || (chunk->flags & (kTBIncomplete | kTBNeedsPatching)))
+  if (HasUnreadData(chunk))
     AddLoss(kDataLossOverwrite);
   if (chunk->flags & kTBCorrupted)
     AddLoss(kDataLossChunkCorrupted);
@@ -291,6 +305,7 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     TBChunk* c = ChunkAt(seq_->chunks.at(i));
     if (!(c->flags & kTBEntered)) {
       c->flags |= kTBEntered;  // Contiguous by construction: no gap check.
+      seq_->ReleaseDeferredLosses(c->chunk_id);
       if (c->flags & kTBDataLoss)
         AddLoss(kDataLossSmbFull);
     }

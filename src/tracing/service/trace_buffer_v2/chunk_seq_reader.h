@@ -109,13 +109,26 @@ class ChunkSeqReader {
                               const FragIterator::Frag& first_frag,
                               TracePacket* packet);
   bool Emit(TracePacket* packet, uint32_t* loss);
+  // kErase: counts the front chunk in chunks_overwritten / bytes_overwritten
+  // (once) if it still holds unread data.
+  void CountOverwrite(uint32_t offset, const TBChunk* chunk);
 
   TraceBufferV2* const tb_;
   SequenceState* seq_ = nullptr;
   uint32_t target_ = 0;
   Mode mode_ = Mode::kRead;
   bool done_ = false;
+  uint32_t last_counted_ = UINT32_MAX;  // See CountOverwrite().
 };
+
+// True if |chunk| holds data a reader has not consumed yet: fragments in
+// [read_offset, valid_size), or a last fragment not readable yet (scraped or
+// pending patches). Trailing empty packets are not data (see
+// TrimmedFragmentsEnd() in trace_buffer_v2.cc).
+inline bool HasUnreadData(const TBChunk* chunk) {
+  return chunk->read_offset < chunk->valid_size ||
+         (chunk->flags & (kTBIncomplete | kTBNeedsPatching));
+}
 
 }  // namespace trace_buffer
 }  // namespace ringtrace

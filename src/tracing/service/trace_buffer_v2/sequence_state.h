@@ -15,6 +15,10 @@
 //  [SEQ-3] Only the front chunk may have been partially read, except for
 //          the first fragment of the chunks that complete a packet started in
 //          an earlier chunk (reassembly reads past the front).
+//  [SEQ-4] A loss in |deferred_losses| is moved to |pending_loss| only when
+//          the reader enters the first chunk whose ChunkID follows the lost
+//          chunk's: a loss bit never lands on a packet written before the
+//          lost data.
 // There are no pointers in here: CloneReadOnly() copies it as is.
 
 #ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_SEQUENCE_STATE_H_
@@ -115,6 +119,19 @@ struct SequenceState {
   // DataLossReason bits to report on the next packet read from the sequence.
   uint32_t pending_loss = 0;
 
+  // Losses of chunks rejected at admission (malformed, too big, duplicate
+  // ID...). Chunks of this sequence with earlier ChunkIDs may still be unread,
+  // so the bits wait for the first chunk after |after| ([SEQ-4]). At most
+  // kMaxDeferredLosses entries (a hostile producer could send endless
+  // rejected chunks): beyond that, the new loss is merged into the entry with
+  // the earliest ChunkID, so it may be reported early (never lost).
+  struct DeferredLoss {
+    ChunkID after;
+    uint32_t bits;
+  };
+  static constexpr size_t kMaxDeferredLosses = 16;
+  std::vector<DeferredLoss> deferred_losses;
+
   // A packet's start was dropped (and its loss reported): the continuation
   // fragments that follow it are expected and dropped without reporting an
   // orphan continuation.
@@ -126,6 +143,44 @@ struct SequenceState {
 
   // Order in which sequences became empty, for DeleteStaleEmptySequences().
   uint64_t empty_stamp = 0;
+
+  // Records a loss of the (rejected) chunk |lost_id|, to be reported on the
+  // first packet read from a chunk after it ([SEQ-4]).
+  void DeferLoss(ChunkID lost_id, uint32_t bits) {
+    for (DeferredLoss& d : deferred_losses) {
+      if (d.after == lost_id) {
+        d.bits |= bits;
+        return;
+      }
+    }
+    if (deferred_losses.size() < kMaxDeferredLosses) {
+      deferred_losses.push_back(DeferredLoss{lost_id, bits});
+      return;
+    }
+    DeferredLoss* earliest = &deferred_losses[0];
+    for (DeferredLoss& d : deferred_losses) {
+      if (ChunkIdLess(d.after, earliest->after))
+        earliest = &d;
+    }
+    if (ChunkIdLess(lost_id, earliest->after))
+      earliest->after = lost_id;
+    earliest->bits |= bits;
+  }
+
+  // The reader enters the chunk |entered_id|: the losses of the rejected
+  // chunks before it become due ([SEQ-4]).
+  void ReleaseDeferredLosses(ChunkID entered_id) {
+    // Bounded by kMaxDeferredLosses.
+    for (size_t i = 0; i < deferred_losses.size();) {
+      if (ChunkIdLess(deferred_losses[i].after, entered_id)) {
+        pending_loss |= deferred_losses[i].bits;
+        deferred_losses[i] = deferred_losses.back();
+        deferred_losses.pop_back();
+      } else {
+        i++;
+      }
+    }
+  }
 };
 
 }  // namespace trace_buffer

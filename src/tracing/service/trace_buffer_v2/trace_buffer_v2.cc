@@ -48,13 +48,31 @@ uint32_t SeqKey(ProducerID p, WriterID w) {
   return (static_cast<uint32_t>(p) << 16) | w;
 }
 
+// True if the fragment of |size| bytes at |index| (of |num_frags|) matters
+// to a reader: it carries bytes, or it is a link of a fragment chain (the
+// first continuing a packet, the last continuing on the next chunk).
+bool FragmentMatters(size_t index,
+                     size_t num_frags,
+                     uint32_t size,
+                     bool continues_from_prev,
+                     bool continues_on_next) {
+  return size != 0 || (index == 0 && continues_from_prev) ||
+         (index + 1 == num_frags && continues_on_next);
+}
+
 // Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
 // end of the last complete one; *corrupted if one was malformed.
+// *trimmed_end: the end of the last fragment that matters (FragmentMatters,
+// or a dropped-packet marker); the empty packets after it carry nothing.
 size_t ValidFragmentsEnd(const uint8_t* payload,
                          size_t size,
                          size_t num_frags,
-                         bool* corrupted) {
+                         bool continues_from_prev,
+                         bool continues_on_next,
+                         bool* corrupted,
+                         size_t* trimmed_end) {
   *corrupted = false;
+  *trimmed_end = 0;
   FragIterator it(payload, 0, size);
   FragIterator::Frag frag;
   // Bounded by num_frags (and by size: each fragment has a header byte).
@@ -64,9 +82,29 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
       *corrupted = true;  // Malformed, or fewer fragments than declared.
       break;
     }
+    if (frag.dropped || FragmentMatters(i, num_frags, frag.size,
+                                        continues_from_prev, continues_on_next))
+      *trimmed_end = it.pos();
   }
   return it.pos();
 }
+
+#if RT_DCHECK_IS_ON
+// FNV-1a over the fields a stored chunk never changes (identity, size) and
+// its payload. Debug builds only.
+uint32_t DebugChunkChecksum(const TBChunk* chunk) {
+  uint32_t h = 2166136261u;
+  auto mix = [&h](const uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+      h = (h ^ p[i]) * 16777619u;
+  };
+  mix(reinterpret_cast<const uint8_t*>(&chunk->chunk_id), 4);
+  mix(reinterpret_cast<const uint8_t*>(&chunk->producer_id), 4);  // + writer
+  mix(reinterpret_cast<const uint8_t*>(&chunk->size_field), 2);
+  mix(chunk->payload(), chunk->payload_size());
+  return h;
+}
+#endif
 
 }  // namespace
 
@@ -218,8 +256,14 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
     pos = lo;
     // Equal IDs are handled as recommits before getting here.
     RT_DCHECK(pos == 0 || ChunkAt(q.at(pos - 1))->chunk_id != id);
-    if (pos == 0 && (ChunkAt(q.front())->flags & kTBEntered))
+    if (pos == 0 && (ChunkAt(q.front())->flags & kTBEntered)) {
       late = true;
+      // Reading already started at a later chunk. With no chunk consumed
+      // before it, no ChunkID gap was seen there: report this chunk's loss
+      // on the next packet read (it follows the lost data).
+      if (!seq->has_last_chunk_id)
+        seq->pending_loss |= kDataLossReadGap;
+    }
   }
   if (late) {
     stats_.late_chunks_dropped++;
@@ -352,8 +396,9 @@ void TraceBufferV2::EraseChunkAt(size_t offset) {
   RT_DCHECK(!(chunk->flags & kTBPending));
   if (chunk->flags & kTBConsumed)
     return;
-  stats_.chunks_overwritten++;
-  stats_.bytes_overwritten += chunk->outer_size();
+  // chunks_overwritten / bytes_overwritten are counted by the erase reader,
+  // for every chunk it pops with unread data (also the ones before this one
+  // in sequence order).
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // [TB-3]
   erase_reader_->Reset(seq, static_cast<uint32_t>(offset),
@@ -387,12 +432,15 @@ bool TraceBufferV2::BeginWrite() {
   return true;
 }
 
+// The loss is reported on the first packet read after the rejected chunk in
+// sequence order, never on an earlier one ([SEQ-4]).
 void TraceBufferV2::RejectChunk(ProducerID producer_id,
                                 const ClientIdentity& client_identity,
-                                WriterID writer_id) {
+                                WriterID writer_id,
+                                ChunkID chunk_id) {
   stats_.abi_violations++;
-  GetOrCreateSequence(producer_id, writer_id, client_identity)->pending_loss |=
-      kDataLossChunkCorrupted;
+  GetOrCreateSequence(producer_id, writer_id, client_identity)
+      ->DeferLoss(chunk_id, kDataLossChunkCorrupted);
 }
 
 // ---- v1 write path ----------------------------------------------------------
@@ -410,7 +458,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
     return false;
   if ((!src && size) || size > kMaxChunkPayloadSize ||
       TBChunk::OuterSizeForPayload(size) > size_) {
-    RejectChunk(producer_id, client_identity, writer_id);
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
 
@@ -419,10 +467,22 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                     ? num_fragments
                                     : (num_fragments ? num_fragments - 1u : 0u);
   bool corrupted = false;
-  const size_t valid_size =
-      ValidFragmentsEnd(src, size, readable_frags, &corrupted);
+  size_t trimmed_end = 0;
+  size_t valid_size = ValidFragmentsEnd(
+      src, size, readable_frags,
+      chunk_flags & kFirstPacketContinuesFromPrevChunk,
+      chunk_flags & kLastPacketContinuesOnNextChunk, &corrupted, &trimmed_end);
   if (corrupted)
     stats_.abi_violations++;
+  // Trailing empty packets are left out of the readable range, so that "the
+  // chunk has unread data" (HasUnreadData) means unread packets: erasing such
+  // a chunk reports OVERWRITE only if something was lost. Only for complete,
+  // well-formed chunks without pending patches (a recommit or a patch may
+  // still need those bytes).
+  const size_t readable_end =
+      chunk_complete && !corrupted && !(chunk_flags & kChunkNeedsPatching)
+          ? trimmed_end
+          : valid_size;
 
   uint16_t flags = 0;
   if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
@@ -440,7 +500,8 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
       GetOrCreateSequence(producer_id, writer_id, client_identity);
   const size_t idx = FindChunkIndex(*seq, chunk_id);
   if (idx != seq->chunks.size())
-    return Recommit(seq, idx, flags, src, size, valid_size);
+    return Recommit(seq, idx, flags, src, size, valid_size, readable_end);
+  valid_size = readable_end;
 
   // A complete chunk stores only its fragments; a scraped one reserves the
   // whole payload so that its recommit fits in place.
@@ -463,6 +524,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   // deleted only in DeleteStaleEmptySequences()): |seq| is still valid.
   if (!LinkChunk(seq, offset))
     return false;
+  DebugSetChecksum(offset);
   stats_.chunks_written++;
   stats_.bytes_written += chunk->outer_size();
   return true;
@@ -476,7 +538,8 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
                              uint16_t flags,
                              const uint8_t* src,
                              size_t size,
-                             size_t valid_size) {
+                             size_t valid_size,
+                             size_t readable_end) {
   TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
   const size_t consumed = chunk->read_offset;
   bool ok = (chunk->flags & kTBIncomplete) && size == chunk->payload_size() &&
@@ -492,21 +555,26 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
   }
   if (!ok) {
     stats_.abi_violations++;
-    seq->pending_loss |= kDataLossChunkCorrupted;
     if (chunk->flags & kTBIncomplete) {
-      // Bad recommit of a scraped chunk: end its stall, keep what was read.
+      // Bad recommit of a scraped chunk: end its stall, keep what was read;
+      // CHUNK_CORRUPTED is reported right after its last readable fragment.
       chunk->flags &= static_cast<uint16_t>(~kTBIncomplete);
       chunk->flags |= kTBCorrupted;
+    } else {
+      seq->DeferLoss(chunk->chunk_id, kDataLossChunkCorrupted);
     }
     return false;
   }
   // Keep the local read state, take the new ABI flags.
   const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
   chunk->flags = static_cast<uint16_t>(flags | kept);
-  chunk->valid_size = static_cast<uint16_t>(valid_size);
+  // The consumed prefix may already cover the trailing empty packets.
+  chunk->valid_size = static_cast<uint16_t>(
+      std::max(readable_end, static_cast<size_t>(consumed)));
   if (size > consumed)
     memcpy(chunk->payload() + consumed, src + consumed, size - consumed);
   seq->stalled_generation = ~0ull;
+  DebugSetChecksum(seq->chunks.at(idx));
   stats_.chunks_rewritten++;
   stats_.bytes_written += size - consumed;
   return true;
@@ -532,14 +600,14 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
          payload_size <= kMaxChunkPayloadSize;
   }
   if (!ok || TBChunk::OuterSizeForPayload(payload_size) > size_) {
-    RejectChunk(producer_id, client_identity, writer_id);
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
   SequenceState* seq =
       GetOrCreateSequence(producer_id, writer_id, client_identity);
   if (FindChunkIndex(*seq, chunk_id) != seq->chunks.size()) {
     // The drainer never recommits (its chunks are always complete).
-    RejectChunk(producer_id, client_identity, writer_id);
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
   size_t offset = 0;
@@ -558,14 +626,20 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
-  chunk->valid_size = static_cast<uint16_t>(payload_size);
-  chunk->read_offset = 0;
   uint8_t* p = chunk->payload();
+  size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
   for (size_t i = 0; i < num_fragments; i++) {
     WriteRedundantVarint(sizes[i], p);
     frag_dst[i] = p + 4;
     p += 4 + sizes[i];
+    if (FragmentMatters(i, num_fragments, sizes[i],
+                        flags & kChunkContinuesFromPrev,
+                        flags & kChunkContinuesOnNext)) {
+      trimmed_end = static_cast<size_t>(p - chunk->payload());
+    }
   }
+  chunk->valid_size = static_cast<uint16_t>(trimmed_end);
+  chunk->read_offset = 0;
   has_pending_ = true;
   pending_offset_ = offset;
   return true;
@@ -581,6 +655,7 @@ void TraceBufferV2::CommitPendingChunk() {
   const size_t outer = chunk->outer_size();
   if (!LinkChunk(seq, pending_offset_))
     return;
+  DebugSetChecksum(pending_offset_);
   stats_.chunks_written++;
   stats_.bytes_written += outer;
 }
@@ -602,7 +677,7 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
       (num_fragments && !fragments)) {
     if (!BeginWrite())
       return false;
-    RejectChunk(producer_id, client_identity, writer_id);
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
   scratch_sizes_.resize(num_fragments);
@@ -660,6 +735,7 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
   }
   for (size_t i = 0; i < num_patches; i++)
     memcpy(chunk->payload() + patches[i].offset_untrusted, patches[i].data, 4);
+  DebugSetChecksum(seq->chunks.at(idx));
   stats_.patches_succeeded += num_patches;
   if (!other_patches_pending) {
     chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
@@ -762,17 +838,56 @@ std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
   // Stalls were per read pass of the original: a new pass starts clean.
   clone->read_generation_ = read_generation_ + 1;
   clone->stats_ = stats_;
+#if RT_DCHECK_IS_ON
+  clone->debug_checksums_ = debug_checksums_;
+#endif
   clone->BeginRead();
   return clone;
 }
 
+// Pages of the mapping touched so far (committed lazily, never returned),
+// this object, and every heap allocation it owns (hash-table buckets and
+// nodes estimated as one pointer per bucket and per node).
 size_t TraceBufferV2::GetMemoryUsageBytes() const {
-  size_t bytes = used_size_;
+  size_t bytes = base::AlignUp(used_size_, kPageSize) + sizeof(*this);
+  bytes += sequences_.bucket_count() * sizeof(void*);
   for (const auto& kv : sequences_) {
-    bytes += sizeof(kv) + 2 * sizeof(void*) +
-             kv.second.chunks.capacity() * sizeof(uint32_t);
+    bytes += sizeof(kv) + sizeof(void*) +
+             kv.second.chunks.capacity() * sizeof(uint32_t) +
+             kv.second.deferred_losses.capacity() *
+                 sizeof(SequenceState::DeferredLoss);
   }
+  bytes += 2 * sizeof(ChunkSeqReader) +
+           erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
+           scratch_sizes_.capacity() * sizeof(uint32_t) +
+           scratch_dst_.capacity() * sizeof(uint8_t*);
+#if RT_DCHECK_IS_ON
+  bytes += debug_checksums_.bucket_count() * sizeof(void*) +
+           debug_checksums_.size() *
+               (sizeof(std::pair<const uint32_t, uint32_t>) + sizeof(void*));
+#endif
   return bytes;
+}
+
+void TraceBufferV2::DebugSetChecksum(size_t offset) {
+#if RT_DCHECK_IS_ON
+  debug_checksums_[static_cast<uint32_t>(offset)] =
+      DebugChunkChecksum(ChunkAt(offset));
+#else
+  (void)offset;
+#endif
+}
+
+void TraceBufferV2::DebugCheckAndForgetChecksum(size_t offset) {
+#if RT_DCHECK_IS_ON
+  auto it = debug_checksums_.find(static_cast<uint32_t>(offset));
+  RT_CHECK(it != debug_checksums_.end());
+  // A stored chunk changed behind our back: a bug in this class.
+  RT_CHECK(it->second == DebugChunkChecksum(ChunkAt(offset)));
+  debug_checksums_.erase(it);
+#else
+  (void)offset;
+#endif
 }
 
 }  // namespace trace_buffer

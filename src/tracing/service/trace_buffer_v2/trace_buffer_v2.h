@@ -46,6 +46,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/base/logging.h"
 #include "src/tracing/service/trace_buffer_v2/sequence_state.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
 
@@ -276,12 +277,16 @@ class TraceBufferV2 {
   size_t used_size() const { return used_size_; }
   // Buffer pages touched plus bookkeeping.
   size_t GetMemoryUsageBytes() const;
-  // True if some chunk still holds unread data.
+  // True if some chunk is still queued in its sequence: it holds unread data
+  // (possibly stalled), or a read pass stopped right after its last packet and
+  // it has not been popped yet (the next pass pops it).
   bool has_data() const { return num_live_chunks_ != 0; }
   OverwritePolicy overwrite_policy() const { return policy_; }
 
   // For tests: number of SequenceStates alive (including empty ones).
   size_t num_sequences_for_testing() const { return sequences_.size(); }
+  // For tests: the buffer memory (to simulate a stray write).
+  uint8_t* buffer_memory_for_testing() { return buf_; }
 
  private:
   friend class ChunkSeqReader;
@@ -295,13 +300,14 @@ class TraceBufferV2 {
   // Common prologue of the write paths; false if writes are not allowed.
   bool BeginWrite();
   // Counts a malformed chunk and reports the loss on its sequence.
-  void RejectChunk(ProducerID, const ClientIdentity&, WriterID);
+  void RejectChunk(ProducerID, const ClientIdentity&, WriterID, ChunkID);
   bool Recommit(SequenceState* seq,
                 size_t idx,
                 uint16_t flags,
                 const uint8_t* src,
                 size_t size,
-                size_t valid_size);
+                size_t valid_size,
+                size_t readable_end);
   void DropLastFragment(TBChunk* chunk);
 
   // Reserves |outer_size| bytes at the write cursor, erasing (RING_BUFFER)
@@ -324,6 +330,16 @@ class TraceBufferV2 {
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
   void OnSequenceMaybeEmpty(SequenceState* seq);
+
+  // Debug builds only (no-ops otherwise): the design's per-chunk checksum.
+  // The 16-byte TBChunk header has no room for it (it must stay the size of
+  // the SMB chunk header, so patch offsets map 1:1), so it lives in a side
+  // table keyed by chunk offset. Set when a chunk becomes readable and after
+  // every legitimate change of its bytes (recommit, patch); checked when the
+  // chunk is consumed (read or erased). A mismatch is a bug of this class
+  // (stray write into a stored chunk), hence a DCHECK.
+  void DebugSetChecksum(size_t offset);
+  void DebugCheckAndForgetChecksum(size_t offset);
   void DeleteStaleEmptySequences(size_t threshold);
   void OnWrite();
 
@@ -365,6 +381,10 @@ class TraceBufferV2 {
 
   OverwriteObserver overwrite_observer_;
   TraceBufferStats stats_;
+
+#if RT_DCHECK_IS_ON
+  std::unordered_map<uint32_t, uint32_t> debug_checksums_;  // offset -> sum
+#endif
 };
 
 }  // namespace trace_buffer

@@ -9,13 +9,18 @@
 // Random writers produce packets of random sizes, fragmented over chunks of
 // random capacity. The test commits them in batches (shuffled within a batch,
 // as SMB scraping does), scrapes chunks (incomplete commit, recommit later),
-// holds back patches, drops chunks, and reads (whole or partial passes). The
-// model checks, per sequence:
+// holds back patches, drops chunks (lost before the buffer, or sent in a form
+// the buffer rejects), and reads (whole or partial passes). The model checks,
+// per sequence:
 //  - every packet read (and every packet handed to the overwrite observer) is
 //    a packet the writer wrote, byte for byte (so never an unpatched one);
 //  - reader + observer streams together are strictly FIFO: nothing twice;
-//  - a packet read after a gap in the reader's stream carries a loss bit, and
-//    a packet with a loss bit does follow a gap (no false alarms);
+//  - every packet missing from the reader's stream (overwritten, handed to
+//    the observer, in a dropped or rejected chunk, cut by a gap) is accounted
+//    for by a loss bit on the NEXT packet read from its sequence: a packet
+//    read right after missing ones carries a loss bit, and a packet with a
+//    loss bit does follow missing ones (no false alarm, and no loss reported
+//    early on a packet written before the lost data);
 //  - in the lossless configuration, everything is read, without loss bits.
 
 #include <gtest/gtest.h>
@@ -56,6 +61,7 @@ struct ModelChunk {
   std::vector<uint8_t> payload;  // As committed (patch bytes zeroed).
   uint16_t num_frags;
   uint8_t flags;
+  uint32_t first_packet;  // Index of the packet its first fragment is of.
   bool needs_patch = false;
   TraceBufferV2::Patch patch;
 };
@@ -115,6 +121,8 @@ class Model {
     c.producer_id = w->producer_id;
     c.writer_id = w->writer_id;
     c.chunk_id = w->next_chunk_id++;
+    c.first_packet =
+        w->in_progress.empty() ? w->next_packet : w->next_packet - 1;
     c.flags = 0;
     c.num_frags = 0;
     size_t space = 32 + rng_() % 600;
@@ -176,6 +184,35 @@ class Model {
     tb_->CopyChunkUntrusted(c.producer_id, ClientIdentity{}, c.writer_id,
                             c.chunk_id, c.num_frags, c.flags, complete,
                             c.payload.data(), c.payload.size());
+  }
+
+  // Sends |c| in a form the buffer must reject: its packets are lost, and
+  // the loss must be reported after them, not on earlier unread packets.
+  void CommitRejected(const ModelChunk& c) {
+    std::vector<FragmentRef> frags;
+    FragIterator it(c.payload.data(), 0, c.payload.size());
+    FragIterator::Frag f;
+    while (it.Next(&f) == FragIterator::Result::kOk)
+      frags.push_back({c.payload.data() + f.data_offset, f.size});
+    if (rng_() % 2) {
+      frags.push_back({nullptr, kPacketSizeDropPacket});  // Size too big.
+      EXPECT_FALSE(tb_->CopyChunkFragments(c.producer_id, ClientIdentity{},
+                                           c.writer_id, c.chunk_id,
+                                           frags.data(), frags.size(), 0));
+    } else {
+      std::vector<uint8_t> huge(kMaxChunkPayloadSize + 1, 0);
+      memcpy(huge.data(), c.payload.data(), c.payload.size());
+      EXPECT_FALSE(tb_->CopyChunkUntrusted(
+          c.producer_id, ClientIdentity{}, c.writer_id, c.chunk_id, c.num_frags,
+          c.flags, true, huge.data(), huge.size()));
+    }
+    rejected_++;
+    // Earlier packets of the sequence not consumed yet (unread in the buffer,
+    // or lost): the loss must not be reported on them.
+    ModelWriter* w =
+        Find((static_cast<uint32_t>(c.producer_id) << 16) | c.writer_id);
+    if (w->last_consumed + 1 < static_cast<int64_t>(c.first_packet))
+      rejected_behind_unconsumed_++;
   }
 
   void OnConsumed(const PacketSequenceProperties& props,
@@ -310,6 +347,12 @@ class Model {
             rng_() % 25 == 0) {
           continue;
         }
+        // Rejected by the buffer: detectable even for a first chunk (the
+        // buffer saw it).
+        if (!cfg_.lossless && rng_() % 25 == 0) {
+          CommitRejected(c);
+          continue;
+        }
         if (rng_() % 6 == 0) {
           CommitChunk(c, /*complete=*/false);  // Scraped.
           scraped_.push_back(c);
@@ -357,7 +400,7 @@ class Model {
     if (::testing::Test::HasFatalFailure())
       return;
     if (!cfg_.hostile) {
-      EXPECT_EQ(tb_->stats().abi_violations, 0u);
+      EXPECT_EQ(tb_->stats().abi_violations, rejected_);
     }
     if (cfg_.lossless) {
       for (const ModelWriter& w : writers_) {
@@ -385,6 +428,10 @@ class Model {
 
   size_t read() const { return read_; }
   size_t lossy_reads() const { return lossy_reads_; }
+  size_t rejected() const { return rejected_; }
+  size_t rejected_behind_unconsumed() const {
+    return rejected_behind_unconsumed_;
+  }
   size_t observed() const { return observed_; }
   const TraceBufferV2& tb() const { return *tb_; }
 
@@ -400,6 +447,8 @@ class Model {
   size_t observed_ = 0;
   size_t lossy_reads_ = 0;
   size_t hostile_packets_ = 0;
+  size_t rejected_ = 0;
+  size_t rejected_behind_unconsumed_ = 0;
 };
 
 TEST(TraceBufferV2DifferentialTest, LosslessLargeBuffer) {
@@ -414,7 +463,7 @@ TEST(TraceBufferV2DifferentialTest, LosslessLargeBuffer) {
 }
 
 TEST(TraceBufferV2DifferentialTest, RingBufferWithOverwritesAndDrops) {
-  size_t observed = 0, lossy_reads = 0;
+  size_t observed = 0, lossy_reads = 0, rejected_behind = 0;
   TraceBufferStats sum;
   for (uint32_t seed = 1; seed <= 40; seed++) {
     SCOPED_TRACE(seed);
@@ -424,6 +473,7 @@ TEST(TraceBufferV2DifferentialTest, RingBufferWithOverwritesAndDrops) {
       return;
     observed += m.observed();
     lossy_reads += m.lossy_reads();
+    rejected_behind += m.rejected_behind_unconsumed();
     const TraceBufferStats& st = m.tb().stats();
     sum.write_wrap_count += st.write_wrap_count;
     sum.chunks_committed_out_of_order += st.chunks_committed_out_of_order;
@@ -436,6 +486,7 @@ TEST(TraceBufferV2DifferentialTest, RingBufferWithOverwritesAndDrops) {
   // The configuration does exercise every path it is meant to.
   EXPECT_GT(observed, 0u);
   EXPECT_GT(lossy_reads, 0u);
+  EXPECT_GT(rejected_behind, 0u);
   EXPECT_GT(sum.write_wrap_count, 0u);
   EXPECT_GT(sum.chunks_committed_out_of_order, 0u);
   EXPECT_GT(sum.chunks_rewritten, 0u);

@@ -209,7 +209,10 @@ TEST_F(TraceBufferV2OverwriteTest, OutOfOrderChunksErasedInSequenceOrder) {
   for (ChunkID id = 0; id < 3; id++)
     ASSERT_TRUE(Commit(2, 1, id, {OneFragChunk("B", 1000)}));
   EXPECT_EQ(seen, (std::vector<std::string>{"c1", "c2"}));
-  EXPECT_EQ(tb_->stats().chunks_overwritten, 1u);  // c1 was consumed first.
+  // Both were erased unread (c1 in sequence order, before c2's space was
+  // reused).
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 2u);
+  EXPECT_EQ(tb_->stats().bytes_overwritten, 2000u);
 }
 
 }  // namespace
