@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -307,6 +309,26 @@ TEST(RingDrainerTest, RemovedRingsStayInTotals) {
   EXPECT_EQ(t.reader.bytes_emitted, 5u);
   EXPECT_EQ(t.passes, 2u);
   EXPECT_EQ(drainer.ring_stats(ib).reader.bytes_emitted, 3u);
+}
+
+TEST(RingDrainerTest, AddRingStatsSumsEveryCounter) {
+  // Every counter of RingStats (all uint64_t, see the static_asserts next to
+  // AddRingStats) gets a distinct value; the totals must add each one to its
+  // own field. A counter AddRingStats forgot (or added to the wrong field)
+  // fails here.
+  constexpr size_t kCounters = sizeof(RingStats) / sizeof(uint64_t);
+  uint64_t a[kCounters], b[kCounters], sum[kCounters];
+  for (size_t i = 0; i < kCounters; ++i) {
+    a[i] = 1u + i;
+    b[i] = 1000u * (1u + i);
+  }
+  RingStats sa, total;
+  memcpy(&sa, a, sizeof(sa));
+  memcpy(&total, b, sizeof(total));
+  AddRingStats(sa, &total);
+  memcpy(sum, &total, sizeof(sum));
+  for (size_t i = 0; i < kCounters; ++i)
+    EXPECT_EQ(sum[i], a[i] + b[i]) << "counter #" << i;
 }
 
 TEST(RingDrainerTest, InitialReadPosComesFromTheService) {

@@ -150,8 +150,17 @@ TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
   EXPECT_EQ(reader.protocol_error().kind,
             ProtocolErrorKind::kAcknowledgedReclaimFailed);
   EXPECT_EQ(reader.protocol_error().word, forged);
+  EXPECT_EQ(reader.protocol_error().position, 0u);
+  EXPECT_EQ(reader.stats().protocol_errors, 1u);
+  EXPECT_EQ(reader.stats().positions_resolved, 0u);
+  // The reader wrote nothing: the word is the producer's, read_pos is as it
+  // was (shared and private).
   EXPECT_EQ(ring.state(0), forged);
   EXPECT_EQ(ring.read_pos(), 0u);
+  EXPECT_EQ(reader.read_pos(), 0u);
+  EXPECT_TRUE(reader.stopped());
+  EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kProtocolError);
+  EXPECT_EQ(ring.state(0), forged);
 }
 
 TEST(RingReaderAdversarialTest, OneRingStoppingDoesNotAffectAnother) {
