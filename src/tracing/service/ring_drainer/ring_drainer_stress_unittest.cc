@@ -14,7 +14,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <memory>
 #include <set>
 #include <string>
@@ -24,6 +23,7 @@
 #include "src/base/logging.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
+#include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/ring_drainer/test/packet_util.h"
@@ -53,18 +53,6 @@ struct StressParams {
   BufferExhaustedPolicy policy;
   uint64_t head_grace_ns = 0;  // RingDrainerOptions::head_grace_ns.
 };
-
-// Resolves every reserved position (DrainMode::kFlush) until the ring is
-// empty. Bounded: once nobody writes, each pass resolves positions or ends
-// the loop (a kRetryLater needs a writer racing the reader).
-void DrainUntilEmpty(RingDrainer* drainer, RingId id) {
-  for (uint32_t i = 0; i < 1'000'000; ++i) {
-    const PassResult r = drainer->DrainRing(id, DrainMode::kFlush);
-    if (r.rings_stopped || (r.positions_resolved == 0 && !r.more))
-      return;
-  }
-  ADD_FAILURE() << "the ring did not drain";
-}
 
 void RunStress(const StressParams& p) {
   SCOPED_TRACE(p.name);
@@ -98,7 +86,7 @@ void RunStress(const StressParams& p) {
         std::make_unique<test::LossLedger>(ring_writers.back().get()));
   }
 
-  std::atomic<uint32_t> writers_done{0};
+  test::BackgroundDrainer background(&drainer, id);
   std::vector<std::thread> writers;
   for (uint32_t w = 0; w < p.num_writers; ++w) {
     writers.emplace_back([&, w] {
@@ -128,39 +116,19 @@ void RunStress(const StressParams& p) {
           test::FlushRingWriter(writer, ledger);
       }
       test::FlushRingWriter(writer, ledger);
-      // release; pairs with the drainer's acquire load below: the writer's
-      // last publication happens before the final drain.
-      writers_done.fetch_add(1, std::memory_order_release);
     });
   }
 
-  std::thread drain_thread([&] {
-    // Drains while writers run, then until the ring is empty. Bounded: once
-    // every writer is done, each pass makes progress or ends the loop.
-    for (;;) {
-      // acquire; pairs with the writers' release increment.
-      const bool done =
-          writers_done.load(std::memory_order_acquire) == p.num_writers;
-      const PassResult r =
-          drainer.DrainRing(id, done ? DrainMode::kFlush : DrainMode::kNormal);
-      if (r.rings_stopped)
-        break;
-      if (r.positions_resolved == 0 && !r.more) {
-        if (done)
-          break;
-        std::this_thread::yield();
-      }
-    }
-  });
   for (std::thread& t : writers)
     t.join();
-  drain_thread.join();
+  background.WritersDone();
 
-  // End markers, one writer at a time on a drained ring, so that a loss at
-  // the very end of a writer's run is reported too (on its marker). A
-  // marker can only fail to get a chunk because chunks still hold
-  // Acknowledged from old scrapes (claim budget spent on them); the drain
-  // after it reclaims those, so the attempts are bounded by the ring size.
+  // End markers, one writer at a time while the drain thread keeps going,
+  // so that a loss at the very end of a writer's run is reported too (on
+  // its marker). On the drained ring a marker can only fail to get a chunk
+  // because chunks still hold Acknowledged from old scrapes (its claims burn
+  // positions on them); draining those positions reclaims the chunks, so the
+  // attempts are bounded by the ring size.
   std::vector<uint32_t> written(p.num_writers, 0);
   for (uint32_t w = 0; w < p.num_writers; ++w) {
     const uint16_t tag = static_cast<uint16_t>(w + 1);
@@ -172,7 +140,7 @@ void RunStress(const StressParams& p) {
                             test::MakeTestPacket(tag, seq, 4), {},
                             ledgers[w].get(), seq);
       test::FlushRingWriter(ring_writers[w].get(), ledgers[w].get());
-      DrainUntilEmpty(&drainer, id);
+      ASSERT_TRUE(background.WaitUntilDrained(ring));
       marker_kept = ledgers[w]->lost().count(seq) == 0;
     }
     ASSERT_TRUE(marker_kept) << "writer " << w << " never got its marker in";
@@ -181,6 +149,7 @@ void RunStress(const StressParams& p) {
     EXPECT_EQ(ledgers[w]->at_risk(), 0u);
     EXPECT_FALSE(ledgers[w]->packet_open());
   }
+  background.Stop();
 
   const RingStats s = drainer.ring_stats(id);
   EXPECT_EQ(s.reader.protocol_errors, 0u);

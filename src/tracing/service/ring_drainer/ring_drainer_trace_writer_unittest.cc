@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <memory>
 #include <set>
 #include <string>
@@ -25,6 +24,7 @@
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
+#include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
@@ -150,7 +150,7 @@ void RunPipeline(const Params& p) {
     ledgers.push_back(std::make_unique<test::LossLedger>(
         &trace_writers.back()->ring_writer()));
   }
-  std::atomic<uint32_t> done{0};
+  test::BackgroundDrainer background(&drainer, id);
   std::vector<std::thread> writers;
   for (uint32_t w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
@@ -161,35 +161,17 @@ void RunPipeline(const Params& p) {
           FlushWriter(writer, ledgers[w].get());
       }
       FlushWriter(writer, ledgers[w].get());
-      // release; pairs with the drainer's acquire load.
-      done.fetch_add(1, std::memory_order_release);
     });
   }
-  std::thread drain_thread([&] {
-    // Bounded: once the writers are done every pass makes progress until
-    // the ring is empty.
-    for (;;) {
-      // acquire; pairs with the writers' release increment.
-      const bool all_done = done.load(std::memory_order_acquire) == kWriters;
-      const PassResult r = drainer.DrainRing(
-          id, all_done ? DrainMode::kFlush : DrainMode::kNormal);
-      if (r.rings_stopped)
-        break;
-      if (r.positions_resolved == 0 && !r.more) {
-        if (all_done)
-          break;
-        std::this_thread::yield();
-      }
-    }
-  });
   for (std::thread& t : writers)
     t.join();
-  drain_thread.join();
+  background.WritersDone();
 
-  // One end marker per writer on the drained ring, so that a loss at the
-  // very end of a run is reported (on the marker). Attempts are bounded:
-  // only chunks still Acknowledged from old scrapes can refuse a claim, and
-  // each drain reclaims them.
+  // One end marker per writer while the drain thread keeps going, so that a
+  // loss at the very end of a run is reported (on the marker). Attempts are
+  // bounded: on the drained ring only chunks still Acknowledged from old
+  // scrapes can refuse a claim, and draining the burned positions reclaims
+  // them.
   std::vector<uint32_t> written(kWriters, 0);
   for (uint32_t w = 0; w < kWriters; ++w) {
     uint32_t seq = kPackets;
@@ -198,11 +180,7 @@ void RunPipeline(const Params& p) {
          ++attempt, ++seq) {
       WritePacket(trace_writers[w].get(), ledgers[w].get(), w + 1, seq);
       FlushWriter(trace_writers[w].get(), ledgers[w].get());
-      for (uint32_t i = 0; i < 100'000; ++i) {
-        const PassResult r = drainer.DrainRing(id, DrainMode::kFlush);
-        if (r.positions_resolved == 0 && !r.more)
-          break;
-      }
+      ASSERT_TRUE(background.WaitUntilDrained(ring));
       marker_kept = ledgers[w]->lost().count(seq) == 0;
     }
     ASSERT_TRUE(marker_kept) << "writer " << w;
@@ -210,6 +188,7 @@ void RunPipeline(const Params& p) {
     EXPECT_EQ(ledgers[w]->at_risk(), 0u);
     EXPECT_FALSE(ledgers[w]->packet_open());
   }
+  background.Stop();
   EXPECT_EQ(drainer.ring_stats(id).reader.protocol_errors, 0u);
   EXPECT_EQ(tb->stats().abi_violations, 0u);
   EXPECT_EQ(tb->stats().chunks_discarded, 0u);
