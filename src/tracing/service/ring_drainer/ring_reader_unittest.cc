@@ -392,6 +392,9 @@ TEST(RingReaderTest, RetryBudgetExhaustionLeavesReadPosUnchanged) {
   EXPECT_EQ(interleaved, 3);  // One initial attempt plus two retries.
   EXPECT_EQ(reader.read_pos(), 0u);
   EXPECT_EQ(ring.read_pos(), 0u);
+  // The reader wrote nothing: the word is the writer's last publication.
+  EXPECT_EQ(ring.state(0), writer.word());
+  EXPECT_EQ(shm_ring::GetState(ring.state(0)), ChunkState::kAcquired);
   EXPECT_EQ(consumer.aborts, 3u);
   EXPECT_TRUE(consumer.chunks.empty());
   EXPECT_EQ(reader.stats().retries, 3u);
