@@ -4,6 +4,8 @@
 
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 
+#include "src/base/logging.h"
+
 namespace ringtrace {
 namespace ring_drainer {
 namespace test {
@@ -38,29 +40,33 @@ void BackgroundDrainer::Run() {
   }
 }
 
-bool BackgroundDrainer::WaitUntilDrained(const FakeRing& ring) {
-  // Bounded; each turn gives the drain thread the CPU.
-  for (uint32_t i = 0; i < 20'000'000; ++i) {
-    if (ring.read_pos() == ring.write_pos())
-      return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
-
 void BackgroundDrainer::Stop() {
   if (!thread_.joinable())
     return;
   // release; pairs with the acquire load in Run().
   stop_.store(true, std::memory_order_release);
   thread_.join();
-  // Bounded: nobody writes any more, so each pass resolves positions or
-  // ends the loop.
+  DrainUntilEmpty(drainer_, id_);
+}
+
+void DrainUntilEmpty(RingDrainer* drainer, RingId id) {
+  // Bounded: nobody writes, so each pass resolves positions or ends the
+  // loop (kRetryLater needs a writer racing the reader).
   for (uint32_t i = 0; i < 1'000'000; ++i) {
-    const PassResult r = drainer_->DrainRing(id_, DrainMode::kFlush);
+    const PassResult r = drainer->DrainRing(id, DrainMode::kFlush);
     if (r.rings_stopped || (r.positions_resolved == 0 && !r.more))
       return;
   }
+  RT_CHECK(false);  // A ring nobody writes cannot stay busy.
+}
+
+void SweepRing(const FakeRing& ring, RingDrainer* drainer, RingId id) {
+  FakeWriter sweeper(ring.view(), /*writer_id=*/0xffff);
+  for (uint32_t i = 0; i < ring.geometry().num_chunks; ++i) {
+    uint32_t position;
+    RT_CHECK(sweeper.Reserve(&position));  // The ring is drained: room.
+  }
+  DrainUntilEmpty(drainer, id);
 }
 
 }  // namespace test

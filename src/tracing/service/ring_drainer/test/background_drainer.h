@@ -23,6 +23,18 @@ namespace ringtrace {
 namespace ring_drainer {
 namespace test {
 
+// Resolves every reserved position (DrainMode::kFlush passes) on the
+// caller's thread until the ring is empty. Bounded; nobody may write
+// meanwhile.
+void DrainUntilEmpty(RingDrainer* drainer, RingId id);
+
+// Leaves every chunk of a drained, idle ring FreeForWrap for its next
+// position: reserves a whole ring of positions without claiming them and
+// drains them, so the reader visits every chunk once and reclaims the ones
+// still Acknowledged from old scrapes. A writer's next claim then succeeds
+// at once. Nobody may write meanwhile.
+void SweepRing(const FakeRing& ring, RingDrainer* drainer, RingId id);
+
 class BackgroundDrainer {
  public:
   BackgroundDrainer(RingDrainer* drainer, RingId id);
@@ -30,10 +42,6 @@ class BackgroundDrainer {
 
   // Any thread: from now on every pass resolves every reserved position.
   void WritersDone();
-  // Waits until the drain thread resolved every position reserved so far
-  // (read_pos == write_pos). Bounded; false if that never happened (e.g. the
-  // ring stopped on a protocol error).
-  bool WaitUntilDrained(const FakeRing& ring);
   // Ends the thread, then drains the ring until it is empty on the caller's
   // thread. Idempotent.
   void Stop();
