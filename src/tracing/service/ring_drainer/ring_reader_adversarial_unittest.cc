@@ -124,6 +124,8 @@ TEST(RingReaderAdversarialTest, ForgedWritePos) {
       EXPECT_EQ(reader.protocol_error().kind,
                 ProtocolErrorKind::kWritePosOutOfRange);
       EXPECT_EQ(reader.protocol_error().word, tc.write_pos);
+      EXPECT_EQ(reader.protocol_error().position, 8u);
+      EXPECT_EQ(reader.read_pos(), 8u);
       EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
       EXPECT_EQ(ring.read_pos(), 8u);
     } else {
@@ -161,6 +163,54 @@ TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
   EXPECT_TRUE(reader.stopped());
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kProtocolError);
   EXPECT_EQ(ring.state(0), forged);
+}
+
+// A consumer that lets the "producer" rewrite the chunk's directory and
+// BufferID right after the reader validated them (BeginChunk runs between
+// the directory copy and the payload copy).
+class RewritingConsumer : public RecordingConsumer {
+ public:
+  RewritingConsumer(FakeRing* ring, uint32_t index)
+      : ring_(ring), index_(index) {}
+  bool BeginChunk(const ChunkDescriptor& desc,
+                  const uint32_t* sizes,
+                  uint8_t** frag_dst) override {
+    uint8_t* c = ring_->chunk(index_);
+    const uint32_t chunk_size = ring_->geometry().chunk_size;
+    memset(c + chunk_size - 64, 0xff, 64);  // Every size entry: huge.
+    c[shm_ring::kBufferIdOffset] = 0xee;
+    c[shm_ring::kBufferIdOffset + 1] = 0xee;
+    return RecordingConsumer::BeginChunk(desc, sizes, frag_dst);
+  }
+
+ private:
+  FakeRing* const ring_;
+  const uint32_t index_;
+};
+
+TEST(RingReaderAdversarialTest, DirectoryIsNotReadAgainAfterValidation) {
+  // The reader parses its private copy of the directory (spec 6.4): a
+  // directory rewritten after validation changes nothing it copies, and the
+  // BufferID it reports is the one it copied.
+  for (uint32_t chunk_size : {256u, 4096u}) {
+    SCOPED_TRACE(chunk_size);
+    FakeRing ring(chunk_size, 2);
+    FakeWriter writer(ring.view(), 4, /*target=*/0x0102);
+    writer.ReserveAndClaim();
+    writer.Append("first");
+    writer.Append("second!");
+    ASSERT_TRUE(writer.Publish(true));
+    RingReader reader(ring.view(), 0);
+    RewritingConsumer consumer(&ring, 0);
+    EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);
+    ASSERT_EQ(consumer.chunks.size(), 1u);
+    EXPECT_EQ(consumer.chunks[0].fragments,
+              (std::vector<std::string>{"first", "second!"}));
+    EXPECT_EQ(consumer.chunks[0].desc.target_buffer, 0x0102);
+    EXPECT_EQ(consumer.chunks[0].desc.payload_size, 12u);
+    EXPECT_EQ(reader.stats().bytes_emitted, 12u);
+    EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  }
 }
 
 TEST(RingReaderAdversarialTest, OneRingStoppingDoesNotAffectAnother) {
