@@ -28,6 +28,14 @@ uint64_t SteadyNowNs() {
 ChunkSink::~ChunkSink() = default;
 TraceBufferV2Sink::~TraceBufferV2Sink() = default;
 
+// Every counter is a uint64_t; a new one must be added below (and the
+// sizes here updated), or the totals would silently miss it.
+static_assert(sizeof(RingReaderStats) == 13 * sizeof(uint64_t),
+              "a RingReaderStats counter was added: update AddRingStats");
+static_assert(sizeof(RingStats) ==
+                  sizeof(RingReaderStats) + 5 * sizeof(uint64_t),
+              "a RingStats counter was added: update AddRingStats");
+
 void AddRingStats(const RingStats& s, RingStats* t) {
   RingReaderStats& r = t->reader;
   r.positions_resolved += s.reader.positions_resolved;

@@ -6,22 +6,27 @@
 // (group-encoded nested messages) -> shared ring -> RingDrainer thread ->
 // TraceBufferV2 -> reassembled packets -> Ungrouper -> libprotobuf. Every
 // packet names its writer and sequence number and carries content derived
-// from them, so the test checks exactly-once, in-order, intact delivery, and
-// that every missing packet is reported. Fixed iteration counts.
+// from them, so the test checks exactly-once, in-order, intact delivery after
+// the ungrouper, that the missing packets are exactly the ones the writers
+// lost (test::LossLedger), each reported on the writer's next packet, so
+// delivered + lost == written exactly. Fixed iteration counts.
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/base/logging.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
+#include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
+#include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
@@ -54,18 +59,55 @@ std::string ContentFor(uint32_t writer, uint32_t seq) {
   return s;
 }
 
-void WritePacket(TraceWriterV2* w, uint32_t writer, uint32_t seq) {
+// Writes packet |seq| of |writer|, telling |ledger| about every call into
+// the TraceWriterV2 (see test/loss_ledger.h). The nested messages are
+// finalized before the packet is finished, so that finishing it makes only
+// the EndPacket call into the ring writer.
+void WritePacket(TraceWriterV2* w,
+                 test::LossLedger* ledger,
+                 uint32_t writer,
+                 uint32_t seq) {
+  // Runs one encoder call; the writer counts the open packet as dropped
+  // when the call lost it.
+  auto step = [&](auto&& call) {
+    const uint64_t dropped_before = w->stats().packets_dropped;
+    call();
+    ledger->AfterCall();
+    if (w->stats().packets_dropped != dropped_before && ledger->packet_open())
+      ledger->OpenPacketLost();
+  };
+  const uint64_t dropped_before = w->stats().packets_dropped;
   auto packet = w->NewTracePacket();
-  packet->AppendVarInt(kTimestamp, 1000 + seq);
-  shm_ring::Message* ev = packet->BeginNestedMessage(kForTesting);
-  ev->AppendVarInt(kTestSeqValue, seq);
-  ev->AppendString(kTestStr, ContentFor(writer, seq));
-  shm_ring::Message* payload = ev->BeginNestedMessage(kTestPayload);
-  payload->AppendVarInt(kPayloadSingleInt, writer);
-  shm_ring::Message* nested = payload->BeginNestedMessage(kPayloadNested);
-  nested->AppendString(kPayloadSingleString, "deep");
-  payload->AppendString(kPayloadSingleString, "after-nested");
-  ev->AppendVarInt(kTestCounter, static_cast<uint64_t>(writer) << 32 | seq);
+  ledger->AfterCall();
+  if (w->stats().packets_dropped != dropped_before)
+    ledger->PacketNeverOpened(seq);
+  else
+    ledger->PacketOpened(seq);
+  shm_ring::Message* ev = nullptr;
+  shm_ring::Message* payload = nullptr;
+  shm_ring::Message* nested = nullptr;
+  step([&] { packet->AppendVarInt(kTimestamp, 1000 + seq); });
+  step([&] { ev = packet->BeginNestedMessage(kForTesting); });
+  step([&] { ev->AppendVarInt(kTestSeqValue, seq); });
+  step([&] { ev->AppendString(kTestStr, ContentFor(writer, seq)); });
+  step([&] { payload = ev->BeginNestedMessage(kTestPayload); });
+  step([&] { payload->AppendVarInt(kPayloadSingleInt, writer); });
+  step([&] { nested = payload->BeginNestedMessage(kPayloadNested); });
+  step([&] { nested->AppendString(kPayloadSingleString, "deep"); });
+  step([&] { payload->AppendString(kPayloadSingleString, "after-nested"); });
+  step([&] {
+    ev->AppendVarInt(kTestCounter, static_cast<uint64_t>(writer) << 32 | seq);
+  });
+  step([&] { ev->Finalize(); });
+  if (ledger->packet_open())
+    ledger->PacketFinished();
+  packet.Finish();
+  ledger->AfterCall();
+}
+
+void FlushWriter(TraceWriterV2* w, test::LossLedger* ledger) {
+  w->Flush();
+  ledger->AfterCall();
 }
 
 struct Params {
@@ -95,50 +137,56 @@ void RunPipeline(const Params& p) {
   config.allowed_buffers = {{kBufferId, &sink}};
   const RingId id = drainer.AddRing(config);
 
-  std::atomic<uint32_t> done{0};
-  std::vector<shm_ring::TraceWriterV2Stats> stats(kWriters);
+  // The writers outlive their threads: the main thread adds end markers.
+  std::vector<std::unique_ptr<TraceWriterV2>> trace_writers;
+  std::vector<std::unique_ptr<test::LossLedger>> ledgers;
+  for (uint32_t w = 0; w < kWriters; ++w) {
+    TraceWriterV2::Options o;
+    o.writer_id = static_cast<WriterID>(w + 1);
+    o.target_buffer = kBufferId;
+    o.policy = shm_ring::BufferExhaustedPolicy::kStall;
+    o.stall_timeout_ms = 5000;
+    trace_writers.push_back(std::make_unique<TraceWriterV2>(ring.view(), o));
+    ledgers.push_back(std::make_unique<test::LossLedger>(
+        &trace_writers.back()->ring_writer()));
+  }
+  test::BackgroundDrainer background(&drainer, id);
   std::vector<std::thread> writers;
   for (uint32_t w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
-      TraceWriterV2::Options o;
-      o.writer_id = static_cast<WriterID>(w + 1);
-      o.target_buffer = kBufferId;
-      o.policy = shm_ring::BufferExhaustedPolicy::kStall;
-      o.stall_timeout_ms = 5000;
-      TraceWriterV2 writer(ring.view(), o);
+      TraceWriterV2* writer = trace_writers[w].get();
       for (uint32_t seq = 0; seq < kPackets; ++seq) {
-        WritePacket(&writer, w + 1, seq);
+        WritePacket(writer, ledgers[w].get(), w + 1, seq);
         if (seq % 5 == 4)
-          writer.Flush();
+          FlushWriter(writer, ledgers[w].get());
       }
-      writer.Flush();
-      stats[w] = writer.stats();
-      // release; pairs with the drainer's acquire load.
-      done.fetch_add(1, std::memory_order_release);
+      FlushWriter(writer, ledgers[w].get());
     });
   }
-  std::thread drain_thread([&] {
-    // Bounded: once the writers are done every pass makes progress until
-    // the ring is empty.
-    for (;;) {
-      // acquire; pairs with the writers' release increment.
-      const bool all_done = done.load(std::memory_order_acquire) == kWriters;
-      const PassResult r = drainer.DrainRing(
-          id, all_done ? DrainMode::kFlush : DrainMode::kNormal);
-      if (r.rings_stopped)
-        break;
-      if (r.positions_resolved == 0 && !r.more) {
-        if (all_done)
-          break;
-        std::this_thread::yield();
-      }
-    }
-  });
   for (std::thread& t : writers)
     t.join();
-  drain_thread.join();
+  background.WritersDone();
+  background.Stop();
+
+  // One end marker per writer, so that a loss at the very end of a run is
+  // reported (on the marker). One writer at a time, on the drained and swept
+  // ring with nobody draining concurrently: its claims succeed at once and
+  // nothing scrapes it, so it cannot be lost, whatever the scheduling.
+  std::vector<uint32_t> written(kWriters, 0);
+  for (uint32_t w = 0; w < kWriters; ++w) {
+    const uint32_t seq = kPackets;
+    test::SweepRing(ring, &drainer, id);
+    WritePacket(trace_writers[w].get(), ledgers[w].get(), w + 1, seq);
+    FlushWriter(trace_writers[w].get(), ledgers[w].get());
+    test::DrainUntilEmpty(&drainer, id);
+    EXPECT_EQ(ledgers[w]->lost().count(seq), 0u) << "writer " << w;
+    written[w] = seq + 1;
+    EXPECT_EQ(ledgers[w]->at_risk(), 0u);
+    EXPECT_FALSE(ledgers[w]->packet_open());
+  }
   EXPECT_EQ(drainer.ring_stats(id).reader.protocol_errors, 0u);
   EXPECT_EQ(tb->stats().abi_violations, 0u);
+  EXPECT_EQ(tb->stats().chunks_discarded, 0u);
 
   shm_ring::Ungrouper ungrouper;
   std::vector<uint32_t> next(kWriters, 0);
@@ -167,10 +215,16 @@ void RunPipeline(const Params& p) {
     ASSERT_LE(writer, kWriters);
     const uint32_t seq = ev.seq_value();
     const uint32_t w = writer - 1;
-    // Exactly once, in order; a gap must be reported on this packet.
+    const std::set<uint32_t>& lost = ledgers[w]->lost();
+    // Exactly once, in order; what is missing is exactly what the writer
+    // lost, and the loss is reported on this packet.
     ASSERT_GE(seq, next[w]);
+    EXPECT_EQ(lost.count(seq), 0u) << "seq " << seq << " arrived, yet lost";
+    for (uint32_t missing = next[w]; missing < seq; ++missing)
+      EXPECT_EQ(lost.count(missing), 1u) << "seq " << missing << " vanished";
     if (seq > next[w]) {
-      EXPECT_NE(loss, 0u) << "unreported loss before seq " << seq;
+      EXPECT_NE(loss & trace_buffer::kDataLossPresent, 0u)
+          << "unreported loss before seq " << seq;
     }
     next[w] = seq + 1;
     ++delivered[w];
@@ -183,17 +237,66 @@ void RunPipeline(const Params& p) {
     EXPECT_EQ(ev.payload().nested(0).single_string(), "deep");
   }
   for (uint32_t w = 0; w < kWriters; ++w) {
-    // Every packet is delivered, or missing with the loss reported: gaps
-    // were checked above (loss flag on the next packet); whatever is missing
-    // in total must show in the writer's own loss accounting. (The writer's
-    // packets_dropped alone is not exact: a packet already finished can
-    // still be lost with a relocated suffix, which shows in bytes_dropped.)
-    const uint32_t missing = kPackets - delivered[w];
-    if (missing > 0) {
-      EXPECT_GT(stats[w].packets_dropped + stats[w].bytes_dropped, 0u) << w;
+    const test::LossLedger& ledger = *ledgers[w];
+    EXPECT_EQ(next[w], written[w]) << w;  // The marker arrived.
+    // Exact: delivered + lost == written.
+    EXPECT_EQ(delivered[w] + ledger.lost().size(), written[w]) << w;
+    // The writer's own packets_dropped counts the packets lost while open
+    // (the encoder saw it), not the finished ones lost later with a dropped
+    // relocated suffix (ledger.lost_after_finish()): it can only be lower.
+    const shm_ring::TraceWriterV2Stats st = trace_writers[w]->stats();
+    EXPECT_LE(st.packets_dropped, ledger.lost().size()) << w;
+    if (ledger.lost_after_finish() != 0) {
+      RT_LOG(
+          "writer %u: %llu packets lost after they were finished; "
+          "packets_dropped %llu, lost in total %zu",
+          w, static_cast<unsigned long long>(ledger.lost_after_finish()),
+          static_cast<unsigned long long>(st.packets_dropped),
+          ledger.lost().size());
     }
-    EXPECT_LE(stats[w].packets_dropped, missing) << w;
   }
+}
+
+// A finished packet lost with a dropped relocated suffix is not counted in
+// TraceWriterV2Stats::packets_dropped (it stays in packets_written; only
+// bytes_dropped grows). Forced deterministically: the reader scrapes the
+// writer's Acquired chunk at n = 0 while another writer fills the ring, so
+// the relocation finds no replacement under kDrop. Disabled until the
+// writer's accounting (src/tracing/core/shm_ring, not this component) counts
+// such packets; then delivered + packets_dropped == written holds exactly.
+TEST(RingDrainerTraceWriterTest,
+     DISABLED_PacketsDroppedCountsFinishedPacketsLostWithASuffix) {
+  test::FakeRing ring(256, 2);
+  auto tb =
+      TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
+  TraceBufferV2Sink sink(tb.get());
+  RingDrainer drainer;
+  RingConfig config;
+  config.view = ring.view();
+  config.producer_id = 1;
+  config.allowed_buffers = {{kBufferId, &sink}};
+  const RingId id = drainer.AddRing(config);
+  TraceWriterV2::Options o;
+  o.writer_id = 1;
+  o.target_buffer = kBufferId;
+  o.policy = shm_ring::BufferExhaustedPolicy::kDrop;
+  TraceWriterV2 writer(ring.view(), o);
+  {
+    auto packet = writer.NewTracePacket();  // Position 0, chunk 0.
+    packet->AppendVarInt(kTimestamp, 1);
+  }  // Finished, not yet published: Acquired(1, 0).
+  ASSERT_EQ(drainer.DrainRing(id).positions_resolved, 1u);  // Scrape, n = 0.
+  // Another writer takes position 1; position 2 (chunk 0, pinned) burns.
+  test::FakeWriter other(ring.view(), 2, kBufferId);
+  other.ReserveAndClaim();
+  uint32_t pos = 0;
+  ASSERT_TRUE(other.Reserve(&pos));
+  ASSERT_FALSE(other.Claim(pos));
+  writer.Flush();  // Relocation: acknowledged, no room, suffix dropped.
+  const shm_ring::TraceWriterV2Stats st = writer.stats();
+  ASSERT_GT(st.bytes_dropped, 0u);
+  EXPECT_EQ(st.packets_written + st.packets_dropped, 1u);
+  EXPECT_EQ(st.packets_dropped, 1u);
 }
 
 TEST(RingDrainerTraceWriterTest, ProtobufPacketsSurviveThePipeline) {

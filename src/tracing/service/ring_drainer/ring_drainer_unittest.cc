@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -221,6 +223,32 @@ TEST(RingDrainerTest, PassIsBoundedInPositionsAndBytes) {
   EXPECT_EQ(sink.chunks.size(), 12u);
 }
 
+TEST(RingDrainerTest, BufferOfAnotherProducerIsForbidden) {
+  // Buffer 2 exists (producer 2 may write it) but producer 1 may not: its
+  // chunks for buffer 2 are dropped, counted and never reach that sink.
+  FakeRing ring1(256, 4), ring2(256, 4);
+  RecordingSink sink1, sink2;
+  RingDrainer drainer;
+  const RingId id1 = drainer.AddRing(MakeConfig(ring1, 1, {{1, &sink1}}));
+  const RingId id2 = drainer.AddRing(MakeConfig(ring2, 2, {{2, &sink2}}));
+  FakeWriter intruder(ring1.view(), 1, /*target=*/2);
+  FakeWriter honest(ring2.view(), 1, /*target=*/2);
+  WriteChunk(&intruder, {"not yours"});
+  WriteChunk(&honest, {"mine"});
+  drainer.DrainAll();
+  EXPECT_TRUE(sink1.chunks.empty());
+  EXPECT_EQ(sink1.begins + sink2.begins, 1u);
+  ASSERT_EQ(sink2.chunks.size(), 1u);
+  EXPECT_EQ(sink2.chunks[0].fragments, Frags{"mine"});
+  EXPECT_EQ(sink2.chunks[0].producer_id, 2);
+  EXPECT_EQ(drainer.ring_stats(id1).chunks_unroutable, 1u);
+  EXPECT_EQ(drainer.ring_stats(id2).chunks_unroutable, 0u);
+  EXPECT_EQ(drainer.TotalStats().chunks_unroutable, 1u);
+  // The ring still resolved the position.
+  EXPECT_EQ(ring1.read_pos(), 1u);
+  EXPECT_EQ(ring1.state(0), MakeFreeForWrap(1));
+}
+
 TEST(RingDrainerTest, AllowedBuffersCanChange) {
   FakeRing ring(256, 8);
   RecordingSink first, second;
@@ -307,6 +335,26 @@ TEST(RingDrainerTest, RemovedRingsStayInTotals) {
   EXPECT_EQ(t.reader.bytes_emitted, 5u);
   EXPECT_EQ(t.passes, 2u);
   EXPECT_EQ(drainer.ring_stats(ib).reader.bytes_emitted, 3u);
+}
+
+TEST(RingDrainerTest, AddRingStatsSumsEveryCounter) {
+  // Every counter of RingStats (all uint64_t, see the static_asserts next to
+  // AddRingStats) gets a distinct value; the totals must add each one to its
+  // own field. A counter AddRingStats forgot (or added to the wrong field)
+  // fails here.
+  constexpr size_t kCounters = sizeof(RingStats) / sizeof(uint64_t);
+  uint64_t a[kCounters], b[kCounters], sum[kCounters];
+  for (size_t i = 0; i < kCounters; ++i) {
+    a[i] = 1u + i;
+    b[i] = 1000u * (1u + i);
+  }
+  RingStats sa, total;
+  memcpy(&sa, a, sizeof(sa));
+  memcpy(&total, b, sizeof(total));
+  AddRingStats(sa, &total);
+  memcpy(sum, &total, sizeof(sum));
+  for (size_t i = 0; i < kCounters; ++i)
+    EXPECT_EQ(sum[i], a[i] + b[i]) << "counter #" << i;
 }
 
 TEST(RingDrainerTest, InitialReadPosComesFromTheService) {

@@ -296,8 +296,13 @@ RingReader::Step RingReader::TakeDataChunk(uint32_t position,
       return Step::kResolvedHole;
     case Payload::kUnknownFormat:
       ++stats_.unknown_formats;
-      consumer->OnChunkDropped(position, shm_ring::GetWriterId(snapshot),
-                               DropReason::kUnknownFormat);
+      // An Acquired(w, 0) prefix holds nothing, whatever its format: no
+      // payload was dropped, so the consumer hears of no loss (and the
+      // writer's ChunkID sequence gets no gap).
+      if (num_fragments != 0) {
+        consumer->OnChunkDropped(position, shm_ring::GetWriterId(snapshot),
+                                 DropReason::kUnknownFormat);
+      }
       return Step::kResolvedHole;
     case Payload::kMalformed:
       ++stats_.malformed_directories;

@@ -106,6 +106,19 @@ RaceResult RunRace(RingReader* reader,
   return result;
 }
 
+// Who won, from what both sides observed (not from the order the test
+// asked for): the writer's CAS result, cross-checked against the reader's
+// own account (a lost reader CAS is counted as a retry).
+Winner ObservedWinner(const RaceResult& r, const RingReader& reader) {
+  EXPECT_EQ(r.writer_cas_won, reader.stats().retries != 0)
+      << "writer and reader disagree about who won the state word";
+  return r.writer_cas_won ? Winner::kWriter : Winner::kReader;
+}
+
+Winner ExpectedWinner(Order order) {
+  return order == Order::kWriterFirst ? Winner::kWriter : Winner::kReader;
+}
+
 // --- Race 1: claim versus resolving an unclaimed position ----------------
 
 TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
@@ -123,6 +136,9 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
     const RaceResult r =
         RunRace(&reader, &consumer, HookPoint::kBeforeAdvanceFree, order,
                 [&](StateWord* seen) { return writer.Claim(pos, 0, seen); });
+    const Winner winner = ObservedWinner(r, reader);
+    EXPECT_EQ(winner, ExpectedWinner(order));
+    outcomes.insert(winner);
 
     // Either way the reader resolved the position as a hole.
     EXPECT_EQ(r.read_result, ReadResult::kSkipped);
@@ -139,14 +155,12 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
       StateWord seen = 0;
       EXPECT_FALSE(writer.Publish(true, &seen));
       EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 5));
-      outcomes.insert(Winner::kWriter);
     } else {
       // Reader wins: the claim fails against FreeForWrap(next_wrap(0)).
       EXPECT_FALSE(r.writer_cas_won);
       EXPECT_EQ(r.writer_observed, MakeFreeForWrap(1));
       EXPECT_EQ(reader.stats().retries, 0u);
       EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
-      outcomes.insert(Winner::kReader);
     }
     EXPECT_EQ(consumer.begins, 0u);
   }
@@ -173,6 +187,9 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
     const RaceResult r =
         RunRace(&reader, &consumer, HookPoint::kBeforeMarkRewrite, order,
                 [&](StateWord* seen) { return writer.Publish(true, seen); });
+    const Winner winner = ObservedWinner(r, reader);
+    EXPECT_EQ(winner, ExpectedWinner(order));
+    outcomes.insert(winner);
 
     EXPECT_EQ(r.read_result, ReadResult::kEmitted);
     ASSERT_EQ(consumer.chunks.size(), 1u);
@@ -185,7 +202,6 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
       EXPECT_FALSE(consumer.chunks[0].desc.scraped);
       EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
       EXPECT_EQ(reader.stats().scrapes, 0u);
-      outcomes.insert(Winner::kWriter);
     } else {
       // Reader wins: RewriteRequested(8, 1); the writer relocates only the
       // unpublished suffix and acknowledges.
@@ -204,7 +220,6 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
       EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);
       ASSERT_EQ(consumer.chunks.size(), 2u);
       EXPECT_EQ(consumer.chunks[1].fragments, Frags{"suffix"});
-      outcomes.insert(Winner::kReader);
     }
   }
   EXPECT_EQ(outcomes, (std::set<Winner>{Winner::kWriter, Winner::kReader}));
@@ -228,6 +243,9 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
     const RaceResult r =
         RunRace(&reader, &consumer, HookPoint::kBeforeReclaimComplete, order,
                 [&](StateWord* seen) { return writer.Reuse(seen); });
+    const Winner winner = ObservedWinner(r, reader);
+    EXPECT_EQ(winner, ExpectedWinner(order));
+    outcomes.insert(winner);
 
     EXPECT_EQ(r.read_result, ReadResult::kEmitted);
     ASSERT_EQ(consumer.chunks.size(), 1u);
@@ -246,7 +264,6 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
       StateWord seen = 0;
       EXPECT_FALSE(writer.Publish(true, &seen));
       EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 3));
-      outcomes.insert(Winner::kWriter);
     } else {
       // Reader wins: FreeForWrap(next_wrap(0)); the writer drops its handle.
       EXPECT_FALSE(r.writer_cas_won);
@@ -254,7 +271,6 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
       EXPECT_EQ(consumer.aborts, 0u);
       EXPECT_FALSE(consumer.chunks[0].desc.scraped);
       EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
-      outcomes.insert(Winner::kReader);
     }
   }
   EXPECT_EQ(outcomes, (std::set<Winner>{Winner::kWriter, Winner::kReader}));

@@ -224,6 +224,26 @@ TEST(RingReaderTest, UnknownFormatStillTransitionsButDropsTheBytes) {
   EXPECT_EQ(reader.stats().holes, 2u);
 }
 
+TEST(RingReaderTest, EmptyScrapeOfAnUnknownFormatDropsNothing) {
+  // Acquired(w, 0) in an unknown format: the transition still happens and the
+  // format is counted, but nothing was published, so nothing is reported as
+  // dropped (a drop would open a false gap in the writer's ChunkIDs).
+  FakeRing ring(512, 2);
+  ring.set_state(0, MakeDataWord(ChunkState::kAcquired,
+                                 shm_ring::kFormatPacketRouting, 0, 0, 13));
+  ring.set_write_pos(1);
+  RingReader reader(ring.view(), 0);
+  RecordingConsumer consumer;
+  EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
+  EXPECT_EQ(ring.state(0),
+            MakeDataWord(ChunkState::kRewriteRequested,
+                         shm_ring::kFormatPacketRouting, 0, 0, 13));
+  EXPECT_EQ(reader.stats().unknown_formats, 1u);
+  EXPECT_EQ(reader.stats().scrapes, 1u);
+  EXPECT_TRUE(consumer.dropped.empty());
+  EXPECT_EQ(consumer.begins, 0u);
+}
+
 struct DirectoryCase {
   const char* name;
   uint32_t chunk_size;
@@ -372,6 +392,9 @@ TEST(RingReaderTest, RetryBudgetExhaustionLeavesReadPosUnchanged) {
   EXPECT_EQ(interleaved, 3);  // One initial attempt plus two retries.
   EXPECT_EQ(reader.read_pos(), 0u);
   EXPECT_EQ(ring.read_pos(), 0u);
+  // The reader wrote nothing: the word is the writer's last publication.
+  EXPECT_EQ(ring.state(0), writer.word());
+  EXPECT_EQ(shm_ring::GetState(ring.state(0)), ChunkState::kAcquired);
   EXPECT_EQ(consumer.aborts, 3u);
   EXPECT_TRUE(consumer.chunks.empty());
   EXPECT_EQ(reader.stats().retries, 3u);

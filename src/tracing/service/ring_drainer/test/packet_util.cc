@@ -82,10 +82,28 @@ bool ParseTestPacket(const std::string& data, ParsedPacket* out) {
 
 bool WriteRingPacket(shm_ring::RingWriter* w,
                      const std::string& data,
-                     const std::function<void()>& inside_fragment) {
+                     const std::function<void()>& inside_fragment,
+                     LossLedger* ledger,
+                     uint32_t seq) {
   shm_ring::RingWriter::Span span;
-  if (!w->BeginPacket(&span))
+  const bool began = w->BeginPacket(&span);
+  if (ledger) {
+    ledger->AfterCall();
+    if (began)
+      ledger->PacketOpened(seq);
+    else
+      ledger->PacketNeverOpened(seq);
+  }
+  if (!began)
     return false;
+  // The call just made kept (true) or lost (false) the open packet.
+  auto after_call = [ledger](bool kept) {
+    if (!ledger)
+      return;
+    ledger->AfterCall();
+    if (!kept)
+      ledger->OpenPacketLost();
+  };
   size_t off = 0;
   bool first_write_in_fragment = true;
   // Bounded: every iteration writes at least one byte or opens a new
@@ -93,7 +111,9 @@ bool WriteRingPacket(shm_ring::RingWriter* w,
   while (off < data.size()) {
     const size_t room = static_cast<size_t>(span.end - span.wptr);
     if (room == 0) {
-      if (!w->ContinuePacket(&span))
+      const bool kept = w->ContinuePacket(&span);
+      after_call(kept);
+      if (!kept)
         return false;
       first_write_in_fragment = true;
       continue;
@@ -110,13 +130,25 @@ bool WriteRingPacket(shm_ring::RingWriter* w,
       inside_fragment();
       // A Flush with the packet open lets the writer notice a scrape and
       // relocate the open fragment (spec 7); it may lose it.
-      if (!w->Flush(&span))
+      const bool kept = w->Flush(&span);
+      after_call(kept);
+      if (!kept)
         return false;
     }
     first_write_in_fragment = false;
   }
+  if (ledger)
+    ledger->PacketFinished();
   w->EndPacket(span.wptr);
+  if (ledger)
+    ledger->AfterCall();
   return true;
+}
+
+void FlushRingWriter(shm_ring::RingWriter* w, LossLedger* ledger) {
+  w->Flush(nullptr);
+  if (ledger)
+    ledger->AfterCall();
 }
 
 std::vector<ReadBackPacket> ReadAllPackets(trace_buffer::TraceBufferV2* tb) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -41,10 +42,18 @@ bool ParseTestPacket(const std::string& data, ParsedPacket* out);
 // Writes |data| as one packet through |w|, continuing across chunks.
 // |inside_fragment| (may be empty) runs once per fragment while it is open,
 // e.g. to yield and let the reader scrape. Returns false if the writer lost
-// the packet (the loss is recorded by the writer).
+// the packet (the loss is recorded by the writer). With a |ledger| (see
+// loss_ledger.h), every call into |w| is reported to it, the packet being
+// number |seq|; a packet this returns true for may still be lost later, with
+// a dropped relocated suffix, and the ledger then says so.
 bool WriteRingPacket(shm_ring::RingWriter* w,
                      const std::string& data,
-                     const std::function<void()>& inside_fragment = {});
+                     const std::function<void()>& inside_fragment = {},
+                     LossLedger* ledger = nullptr,
+                     uint32_t seq = 0);
+
+// w->Flush(nullptr), reported to |ledger| (may be null).
+void FlushRingWriter(shm_ring::RingWriter* w, LossLedger* ledger);
 
 struct ReadBackPacket {
   trace_buffer::ProducerID producer_id = 0;
