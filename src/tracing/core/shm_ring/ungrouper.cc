@@ -11,34 +11,29 @@
 
 #include "src/base/checked_math.h"
 #include "src/base/logging.h"
+#include "src/base/proto_wire.h"
 
 namespace ringtrace {
 namespace shm_ring {
 
 namespace {
 
-// Protobuf wire types.
-constexpr uint32_t kWireVarint = 0;
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
-constexpr uint32_t kWireStartGroup = 3;
-constexpr uint32_t kWireEndGroup = 4;
-constexpr uint32_t kWireFixed32 = 5;
+using base::kWireEndGroup;
+using base::kWireFixed32;
+using base::kWireFixed64;
+using base::kWireLengthDelimited;
+using base::kWireStartGroup;
+constexpr uint32_t kWireVarint = base::kWireVarInt;
 
 // A value varint has at most 10 bytes (64 bits / 7, rounded up); a tag is a
 // 32-bit varint and has at most 5.
-constexpr size_t kMaxVarintLen = 10;
-constexpr size_t kMaxTagLen = 5;
+constexpr size_t kMaxVarintLen = base::kMaxVarIntSize;
+constexpr size_t kMaxTagLen = base::kMaxTagSize;
 
 constexpr size_t kMinOutputCapacity = 256;
 
-// Number of bytes of the minimal varint encoding of |v| (1..10), without a
-// division: ceil((floor(log2(v)) + 1) / 7) == (9 * floor(log2(v)) + 73) / 64
-// for every 64-bit v (v = 0 counts as 1 byte).
-inline uint32_t VarintSize(uint64_t v) {
-  const uint32_t log2 = 63 - static_cast<uint32_t>(__builtin_clzll(v | 1));
-  return (log2 * 9 + 73) >> 6;
-}
+using base::EncodeVarInt;
+using base::VarIntSize;
 
 // memcpy of |n| bytes, inlined for the short runs between group tags (a
 // library call costs more than the copy there). Reads and writes only
@@ -62,15 +57,6 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
     for (size_t i = 0; i < n; i++)
       dst[i] = src[i];
   }
-}
-
-inline uint8_t* WriteVarint(uint64_t v, uint8_t* dst) {
-  while (v >= 0x80) {
-    *dst++ = static_cast<uint8_t>(v) | 0x80;
-    v >>= 7;
-  }
-  *dst++ = static_cast<uint8_t>(v);
-  return dst;
 }
 
 // Decodes a varint of at most |max_len| bytes from [p, end). On success sets
@@ -347,8 +333,8 @@ void Emit(const Ungrouper::Edit* edits,
     if (e.field != 0) {
       const uint64_t tag =
           (static_cast<uint64_t>(e.field) << 3) | kWireLengthDelimited;
-      w = WriteVarint(tag, w);
-      w = WriteVarint(e.content_size, w);
+      w = EncodeVarInt(tag, w);
+      w = EncodeVarInt(e.content_size, w);
     }
     pos = e.offset + e.skip;
   }
@@ -478,7 +464,7 @@ UngroupError Ungrouper::Measure(Reader* r,
         // (converted group size) - (raw group size). All terms are bounded
         // by the input size, so int64 arithmetic cannot overflow.
         const int64_t group_delta =
-            static_cast<int64_t>(VarintSize(new_tag) + VarintSize(content)) +
+            static_cast<int64_t>(VarIntSize(new_tag) + VarIntSize(content)) +
             f.delta - static_cast<int64_t>(f.start_tag_len + tag_len);
         depth--;
         if (depth > 0)

@@ -2,7 +2,8 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// Minimal protobuf wire encoding for the bytes the exporter writes itself:
+// Protobuf building for the bytes the exporter writes itself (the wire-format
+// basics are src/base/proto_wire.h):
 // the Trace.packet framing, the trusted-field suffix of every producer packet
 // and the service's own packets (TraceConfig, TraceStats, ClockSnapshot).
 // Those are few and small, so a std::string builder is enough; the hot path
@@ -24,41 +25,21 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/proto_wire.h"
+
 namespace ringtrace {
 namespace trace_export {
 
-constexpr uint32_t kWireVarInt = 0;
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
-constexpr uint32_t kWireStartGroup = 3;
-constexpr uint32_t kWireEndGroup = 4;
-constexpr uint32_t kWireFixed32 = 5;
-
-// Longest varint (a 64-bit value).
-constexpr size_t kMaxVarIntSize = 10;
-
-constexpr uint32_t MakeTag(uint32_t field_id, uint32_t wire_type) {
-  return (field_id << 3) | wire_type;
-}
-
-constexpr size_t VarIntSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// Writes |v| at |p| (room for kMaxVarIntSize bytes) and returns the end.
-inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
+using base::EncodeVarInt;
+using base::kMaxVarIntSize;
+using base::kWireEndGroup;
+using base::kWireFixed32;
+using base::kWireFixed64;
+using base::kWireLengthDelimited;
+using base::kWireStartGroup;
+using base::kWireVarInt;
+using base::MakeTag;
+using base::VarIntSize;
 
 // Appends fields to a std::string.
 class ProtoBuilder {
