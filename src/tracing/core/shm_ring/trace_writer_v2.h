@@ -56,9 +56,30 @@ namespace shm_ring {
 
 class TraceWriterV2;
 
+// Packet accounting is exact. Every packet begun is counted in exactly one
+// of packets_committed and packets_dropped, except the packet in progress
+// (begun, not yet finished, not yet lost), which is in neither:
+//
+//   packets_begun == packets_committed + packets_dropped + (in progress)
+//
+// A committed packet can still be lost while its last fragment is
+// unpublished (the reader scrapes the chunk and no replacement can be had,
+// or the per-packet relocation bound is hit): it then moves from
+// packets_committed to packets_dropped. Once the writer is quiescent (no
+// packet open and Flush() returned, or the writer destroyed) every committed
+// packet is published, and a reader that drains the ring receives exactly
+// packets_committed intact packets of this writer, so
+//
+//   packets the reader reassembled intact + packets_dropped == packets_begun.
+//
+// A packet that lost any part of itself (even after its head was published
+// and taken by the reader) is dropped, never committed: the reader sees its
+// broken chain and the data-loss flag on the writer's next chunk, and must
+// not count it as delivered.
 struct TraceWriterV2Stats {
-  uint64_t packets_written = 0;  // finished without a loss the encoder saw
-  uint64_t packets_dropped = 0;  // wholly or partly discarded
+  uint64_t packets_begun = 0;      // NewTracePacket() calls
+  uint64_t packets_committed = 0;  // finished intact and not lost since
+  uint64_t packets_dropped = 0;    // wholly or partly lost, each once
   // Every encoded byte is counted exactly once, in one of the two:
   uint64_t bytes_written = 0;  // bytes that went into the ring and stayed
   uint64_t bytes_dropped = 0;  // bytes discarded by the encoder, plus bytes
@@ -199,6 +220,8 @@ class TraceWriterV2 {
 
   TraceWriterV2Stats stats() const;
   const RingWriter& ring_writer() const { return ring_writer_; }
+  // For tests (e.g. RingWriter::SetStepHookForTesting).
+  RingWriter* ring_writer_for_testing() { return &ring_writer_; }
   bool packet_open() const { return packet_open_; }
 
  private:

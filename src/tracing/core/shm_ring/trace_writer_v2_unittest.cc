@@ -212,7 +212,7 @@ TEST(TraceWriterV2Test, PacketsSpanningOneTwoAndManyChunks) {
     WriteSizedPacket(&w, 100, 'a');   // one chunk
     WriteSizedPacket(&w, 300, 'b');   // two chunks
     WriteSizedPacket(&w, 3000, 'c');  // many chunks
-    EXPECT_EQ(w.stats().packets_written, 3u);
+    EXPECT_EQ(w.stats().packets_committed, 3u);
     EXPECT_EQ(w.stats().packets_dropped, 0u);
   }
   std::vector<ReadChunk> chunks;
@@ -259,7 +259,7 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
   WriteSizedPacket(&w, 10000, 'L');
   TraceWriterV2Stats s = w.stats();
   EXPECT_EQ(s.packets_dropped, 1u);
-  EXPECT_EQ(s.packets_written, 0u);
+  EXPECT_EQ(s.packets_committed, 0u);
   EXPECT_GT(s.bytes_dropped, 10000u - 4 * 249u);
   // timestamp 1+2, two start groups 2+1, string tag+len 1+2, single_int
   // 1+1, two end groups 1+2: 14 bytes around the string.
@@ -279,7 +279,7 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
   ExpectSizedPacket(ws.packets[0], 20, 'n');
   EXPECT_EQ(ws.data_loss_flags, 1u);
   EXPECT_EQ(ws.broken_chains, 1u);
-  EXPECT_EQ(w.stats().packets_written, 1u);
+  EXPECT_EQ(w.stats().packets_committed, 1u);
 }
 
 TEST(TraceWriterV2Test, NestingBeyondTheLimitIsDroppedButWellFormed) {
@@ -452,7 +452,10 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
   EXPECT_EQ(w.ring_writer().stats().suffixes_dropped, 1u);
   EXPECT_EQ(s.burned_positions, 1u);  // position 2: chunk 0 is Acknowledged
   EXPECT_EQ(s.relocations, 0u);
-  EXPECT_EQ(s.packets_dropped, 1u);
+  // Both packets are lost: the finished one moved from committed to dropped.
+  EXPECT_EQ(s.packets_begun, 2u);
+  EXPECT_EQ(s.packets_dropped, 2u);
+  EXPECT_EQ(s.packets_committed, 0u);
   EXPECT_EQ(s.bytes_written, 0u);
   EXPECT_EQ(s.bytes_dropped, expected);
 }
@@ -479,7 +482,7 @@ TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
     pl->AppendVarInt(5, 9);
   }
   const TraceWriterV2Stats s = w.stats();
-  EXPECT_EQ(s.packets_written, 1u);
+  EXPECT_EQ(s.packets_committed, 1u);
   EXPECT_EQ(s.packets_dropped, 1u);
   EXPECT_EQ(s.bytes_written, EncodedSize(20));
   EXPECT_EQ(s.bytes_written + s.bytes_dropped, expected);
