@@ -25,6 +25,8 @@ inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
 void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 4];
@@ -36,6 +38,8 @@ void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
 void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 8];
@@ -51,6 +55,21 @@ Message* Message::BeginNestedOverflow() {
   if (!enabled_)
     return this;
   FinalizeNested();
+  Message* sink = &writer_->sink_;
+  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
+  return sink;
+}
+
+void Message::OnInvalidFieldId(uint32_t field_id) {
+  // A programming error (see trace_writer_v2.h); a counted no-op in release.
+  RT_DCHECK(IsValidFieldId(field_id));
+  writer_->stats_.invalid_field_ids++;
+}
+
+Message* Message::BeginNestedInvalid(uint32_t field_id) {
+  OnInvalidFieldId(field_id);
+  // Nothing is written, and this message's open nested message (if any)
+  // stays open: the call is a no-op for the packet.
   Message* sink = &writer_->sink_;
   sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
   return sink;

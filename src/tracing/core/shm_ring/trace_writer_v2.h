@@ -9,9 +9,12 @@
 //   TraceWriterV2 writer(ring_view, options);
 //   {
 //     auto packet = writer.NewTracePacket();
-//     packet->AppendVarInt(8, timestamp);               //
-//     TracePacket.timestamp Message* ev = packet->BeginNestedMessage(11); //
-//     .track_event ev->AppendString(23, "name"); ev->AppendVarInt(9, 3);
+//     // TracePacket.timestamp
+//     packet->AppendVarInt(8, timestamp);
+//     // TracePacket.track_event, with its name and type
+//     Message* ev = packet->BeginNestedMessage(11);
+//     ev->AppendString(23, "name");
+//     ev->AppendVarInt(9, 3);
 //   }  // the handle's destructor finishes the packet
 //   writer.Flush();
 //
@@ -29,6 +32,19 @@
 // programming error. Nesting deeper than kMaxNestingDepth is dropped: the
 // returned message writes nothing (no start-group tag either), so the packet
 // stays well-formed, and stats().nesting_overflows counts it.
+//
+// Field ids must be in [1, kMaxFieldId] (2^29 - 1, protobuf's limit): 0 is
+// not a field, and a larger id does not fit the 32-bit tag ((id << 3) would
+// overflow into a different, wrong tag). Passing one is a programming error:
+// RT_DCHECK in debug builds. In release builds the call is a safe no-op
+// counted in stats().invalid_field_ids: an appender writes nothing, and
+// BeginNestedMessage() writes no start-group tag and returns a message that
+// writes nothing (like one beyond kMaxNestingDepth; messages begun inside it
+// count as nesting_overflows), so the packet stays well-formed. The range
+// 19000-19999, which protobuf reserves for its implementation, is accepted:
+// such tags are valid on the wire and a parser keeps them as unknown fields;
+// .proto files cannot declare them, so no correct caller produces them, and
+// checking would only cost the hot path a second compare.
 //
 // Packets span chunks transparently. When no chunk can be had (policy of
 // RingWriter::Options), the rest of the packet is discarded and counted, and
@@ -88,12 +104,19 @@ struct TraceWriterV2Stats {
   uint64_t relocations = 0;
   uint64_t burned_positions = 0;
   uint64_t nesting_overflows = 0;
+  uint64_t invalid_field_ids = 0;  // calls ignored, see the file comment
 };
 
 // A protobuf message being written. Obtained from TraceWriterV2 (the packet)
 // or BeginNestedMessage(); owned by the writer.
 class Message {
  public:
+  static constexpr uint32_t kMaxFieldId = (1u << 29) - 1;
+  // True for 1 .. kMaxFieldId (one compare: 0 wraps to the top).
+  static constexpr bool IsValidFieldId(uint32_t field_id) {
+    return field_id - 1u < kMaxFieldId;
+  }
+
   // Varint field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
   // values take 10 bytes, as in protobuf.
   template <typename T>
@@ -147,6 +170,9 @@ class Message {
   }
   void AppendVarIntRaw(uint32_t field_id, uint64_t value);
   Message* BeginNestedOverflow();
+  // A call with an invalid field id (see the file comment).
+  void OnInvalidFieldId(uint32_t field_id);
+  Message* BeginNestedInvalid(uint32_t field_id);
   inline void FinalizeNested() {
     if (RT_UNLIKELY(nested_ != nullptr)) {
       nested_->Finalize();
@@ -264,7 +290,7 @@ class TraceWriterV2 {
 // ---------------------------------------------------------------------------
 
 namespace internal {
-// Max bytes of a tag (field id < 2^29) plus a 64-bit varint.
+// Max bytes of a tag (field id <= Message::kMaxFieldId) plus a 64-bit varint.
 constexpr size_t kMaxTagAndVarIntSize = 5 + 10;
 
 inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
@@ -308,6 +334,8 @@ inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
 inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireVarInt, value);
@@ -318,6 +346,8 @@ inline void Message::AppendBytes(uint32_t field_id,
                                  size_t size) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireLengthDelimited,
@@ -328,6 +358,8 @@ inline void Message::AppendBytes(uint32_t field_id,
 inline Message* Message::BeginNestedMessage(uint32_t field_id) {
   if (RT_UNLIKELY(!enabled_ || depth_ >= TraceWriterV2::kMaxNestingDepth))
     return BeginNestedOverflow();
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return BeginNestedInvalid(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   Message* child = &writer_->messages_[depth_ + 1];
