@@ -106,7 +106,8 @@ bool WaitForReadPosChange(const RingView& ring,
 
 bool WakeStalledWriters(const RingView& ring) {
   // R2: fence F_R; pairs with fence F_W in WaitForReadPosChange. Orders the
-  // caller's release store of read_pos (R1) before the load below.
+  // caller's release stores of read_pos (R1, the last of its pass and every
+  // earlier one) before the load below.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // R3. relaxed; pairs with the writer's registration (W1) through the fence
   // pair F_W / F_R.

@@ -35,6 +35,21 @@
 // the waiter (W4), so a wake-up that happens before the writer is queued
 // makes FUTEX_WAIT return EAGAIN instead of sleeping.
 //
+// When the reader must wake: at least once after the LAST release store of
+// read_pos of a pass (a bounded run of resolutions, e.g. one drain of the
+// ring), before it goes idle. Calling it after every store is correct too,
+// but not needed: R1 above stands for the pass's last store. Why that is
+// sufficient: a writer stalled on a sampled value older than the pass's
+// final value either has its fence F_W before F_R in the fence order (then
+// R3 sees its registration W1 and the reader issues FUTEX_WAKE) or after it
+// (then W3 reads the final value or a later one, which differs from its
+// sample, and it never sleeps; a FUTEX_WAIT already queued ends at that
+// FUTEX_WAKE, and one not yet queued returns EAGAIN because the word
+// changed). A writer that sampled the final value itself saw the ring Full
+// after the pass and waits for the next pass, which ends with its own
+// wake-up. Intermediate stores of a pass need no wake-up because nothing a
+// writer does depends on which of them it saw.
+//
 // The futex is SHARED (no FUTEX_PRIVATE_FLAG): the reader lives in another
 // process that maps the same memfd. Every wait is bounded by a deadline, so a
 // reader that never comes back (or never wakes) cannot hang the host app.
@@ -72,8 +87,10 @@ bool WaitForReadPosChange(const RingView& ring,
                           void* hook_arg = nullptr,
                           uint32_t* futex_wakes = nullptr);
 
-// Reader side (R2..R3). Call right after every release store of read_pos.
-// Returns true if a FUTEX_WAKE was issued (some writer was registered).
+// Reader side (R2..R3). Call at least once after the last release store of
+// read_pos of each pass (see "When the reader must wake" above); calling it
+// after every store is also correct. Returns true if a FUTEX_WAKE was issued
+// (some writer was registered).
 bool WakeStalledWriters(const RingView& ring);
 
 }  // namespace shm_ring

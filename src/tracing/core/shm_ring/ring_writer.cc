@@ -72,8 +72,10 @@ bool RingWriter::BeginPacketSlow(Span* span) {
     return true;
   }
   hold_ = Hold::kNone;
-  if (!AcquireChunk(/*flags=*/0))
+  if (!AcquireChunk(/*flags=*/0)) {
+    stats_.open_packets_dropped++;  // the packet never started
     return false;
+  }
   OpenFragment(span);
   return true;
 }
@@ -225,7 +227,7 @@ void RingWriter::RecordLoss() {
 // Packet flow.
 // ---------------------------------------------------------------------------
 
-bool RingWriter::ContinuePacket(Span* span) {
+bool RingWriter::ContinuePacketImpl(Span* span) {
   CloseFragment(span->wptr);
   publish_on_packet_end_ = false;
   if (PublishComplete(/*continues_on_next=*/true) == PublishResult::kLost) {
@@ -238,7 +240,7 @@ bool RingWriter::ContinuePacket(Span* span) {
   return true;
 }
 
-bool RingWriter::Flush(Span* open_span) {
+bool RingWriter::FlushImpl(Span* open_span) {
   RT_DCHECK((open_span != nullptr) == fragment_open_);
   if (hold_ != Hold::kAcquired)
     return true;
@@ -295,7 +297,7 @@ RingWriter::PublishResult RingWriter::PublishComplete(bool continues_on_next) {
         options_.delegate->OnChunkPublished(position_);
       return PublishResult::kPublished;
     }
-    const RelocateResult r = Relocate(expected, nullptr);
+    const RelocateResult r = Relocate(expected, nullptr, continues_on_next);
     if (r == RelocateResult::kLost)
       return PublishResult::kLost;
     if (r == RelocateResult::kNothingToMove) {
@@ -317,7 +319,8 @@ RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
           ->load(std::memory_order_acquire);
   if (now == word_)
     return PublishResult::kPublished;  // not scraped; nothing to publish
-  return Relocate(now, open_span) == RelocateResult::kLost
+  return Relocate(now, open_span, /*last_closed_continues=*/false) ==
+                 RelocateResult::kLost
              ? PublishResult::kLost
              : PublishResult::kPublished;
 }
@@ -349,7 +352,8 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
                                       std::memory_order_release,
                                       std::memory_order_acquire)) {
     // Scraped first: relocate the closed suffix and the open fragment.
-    return Relocate(expected, open_span) == RelocateResult::kLost
+    return Relocate(expected, open_span, /*last_closed_continues=*/false) ==
+                   RelocateResult::kLost
                ? PublishResult::kLost
                : PublishResult::kPublished;
   }
@@ -390,7 +394,19 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
   return PublishResult::kPublished;
 }
 
-void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {
+void RingWriter::CountDroppedClosedFragments(uint32_t num_closed,
+                                             bool last_closed_continues) {
+  // One fragment per packet in a chunk; every closed fragment ends a packet
+  // except a continues-on-next one, which belongs to the open packet (the
+  // caller reports that one by returning false).
+  RT_DCHECK(!last_closed_continues || num_closed > 0);
+  stats_.ended_packets_dropped +=
+      num_closed - (last_closed_continues && num_closed > 0 ? 1 : 0);
+}
+
+void RingWriter::OnProtocolError(StateWord returned,
+                                 uint32_t open_bytes,
+                                 bool last_closed_continues) {
   // Only the reader's Acquired -> RewriteRequested(us, n) may change a word we
   // hold. Anything else: stop using the chunk, never touch it again, record
   // the loss (issue 3, section 2).
@@ -400,6 +416,7 @@ void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {
   const uint32_t closed_bytes = payload_cursor_ - published_payload_end_;
   stats_.dropped_closed_bytes += closed_bytes;
   stats_.dropped_suffix_bytes += closed_bytes + open_bytes;
+  CountDroppedClosedFragments(closed_ - published_, last_closed_continues);
   hold_ = Hold::kNone;
   fragment_open_ = false;
   publish_on_packet_end_ = false;
@@ -407,7 +424,8 @@ void RingWriter::OnProtocolError(StateWord returned, uint32_t open_bytes) {
 }
 
 RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
-                                                Span* open_span) {
+                                                Span* open_span,
+                                                bool last_closed_continues) {
   // Spec 7 step 6: the only legal reason for our CAS to fail is the reader's
   // RewriteRequested(us, n) with n == published_, everything else unchanged.
   const bool had_open = fragment_open_;
@@ -419,7 +437,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
           ? static_cast<uint32_t>(open_span->wptr - (chunk_ + fragment_start_))
           : 0;
   if (returned != WithState(word_, ChunkState::kRewriteRequested)) {
-    OnProtocolError(returned, open_bytes);
+    OnProtocolError(returned, open_bytes, last_closed_continues);
     return RelocateResult::kLost;
   }
   std::atomic<uint32_t>* const state =
@@ -458,7 +476,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   if (!state->compare_exchange_strong(expected, MakeAcknowledged(),
                                       std::memory_order_release,
                                       std::memory_order_relaxed)) {
-    OnProtocolError(expected, open_bytes);
+    OnProtocolError(expected, open_bytes, last_closed_continues);
     return RelocateResult::kLost;
   }
   hold_ = Hold::kNone;
@@ -479,6 +497,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
     stats_.suffixes_dropped++;
     stats_.dropped_suffix_bytes += total_bytes;
     stats_.dropped_closed_bytes += finalized_bytes;
+    CountDroppedClosedFragments(num_finalized, last_closed_continues);
     fragment_open_ = false;
     return RelocateResult::kLost;
   }

@@ -139,6 +139,31 @@ struct RingWriterStats {
   uint64_t no_chunk_available = 0;
   uint64_t relocations = 0;       // suffixes restored in a replacement
   uint64_t suffixes_dropped = 0;  // suffixes that found no replacement
+  // Packet accounting. A packet starts with a BeginPacket() call and is
+  // "ended" once EndPacket() closed its last fragment. Every packet is
+  // either published intact or counted in exactly one of these two:
+  //   open_packets_dropped   lost before it ended: BeginPacket(),
+  //                          ContinuePacket() or Flush() returned false for
+  //                          it (each returns false at most once per packet;
+  //                          the packet is over for the writer).
+  //   ended_packets_dropped  lost after it ended: its last fragment was in an
+  //                          unpublished suffix that was dropped (no
+  //                          replacement chunk, the per-packet relocation
+  //                          bound, a corrupt directory) or in a chunk
+  //                          abandoned on a protocol error. A dropped suffix
+  //                          holds one fragment per packet: each finalized
+  //                          fragment is the last fragment of an ended
+  //                          packet, except the one ContinuePacket() was
+  //                          publishing (it belongs to the open packet,
+  //                          counted in open_packets_dropped).
+  // Only the last fragment of an ended packet can still be unpublished (a
+  // continues-on-next fragment is published before the next one opens), so
+  // no packet is counted twice. A packet whose head was published and whose
+  // rest was lost counts as dropped. Once no packet is open and Flush()
+  // returned, nothing ended can be lost any more: BeginPacket() calls ==
+  // packets published intact + open_packets_dropped + ended_packets_dropped.
+  uint64_t open_packets_dropped = 0;
+  uint64_t ended_packets_dropped = 0;
   // Bytes lost after the encoder wrote them into a chunk: dropped suffixes
   // and the unpublished bytes of a chunk abandoned on a protocol error, open
   // fragment included.
@@ -209,7 +234,12 @@ class RingWriter {
   // with continues-on-next, publishes the chunk and opens the continuation
   // in a new chunk. Returns false if the rest of the packet is lost (loss
   // recorded; the packet is over for the writer).
-  bool ContinuePacket(Span* span);
+  bool ContinuePacket(Span* span) {
+    if (RT_LIKELY(ContinuePacketImpl(span)))
+      return true;
+    stats_.open_packets_dropped++;
+    return false;
+  }
 
   // Closes the open fragment at |wptr| (end of packet).
   inline void EndPacket(uint8_t* wptr) {
@@ -221,7 +251,12 @@ class RingWriter {
   // Publishes closed fragments (see the class comment). |open_span| is the
   // encoder's span if a packet is open, else null. Returns false if the open
   // packet was lost while relocating it (loss recorded).
-  bool Flush(Span* open_span);
+  bool Flush(Span* open_span) {
+    if (RT_LIKELY(FlushImpl(open_span)))
+      return true;
+    stats_.open_packets_dropped++;
+    return false;
+  }
 
   // True if a fragment is open.
   bool fragment_open() const { return fragment_open_; }
@@ -299,6 +334,12 @@ class RingWriter {
   }
 
   bool BeginPacketSlow(Span* span);
+  bool ContinuePacketImpl(Span* span);
+  bool FlushImpl(Span* open_span);
+  // Counts the closed, unpublished fragments as lost (see
+  // RingWriterStats::ended_packets_dropped).
+  void CountDroppedClosedFragments(uint32_t num_closed,
+                                   bool last_closed_continues);
   void RetireAfterRelocation();
 
   // Reserve once / claim once (4.3, 5.4), with the policy applied on Full.
@@ -325,10 +366,17 @@ class RingWriter {
     kNothingToMove,  // empty suffix, no open fragment: acknowledged only
     kLost,           // suffix dropped or protocol error; loss recorded
   };
-  RelocateResult Relocate(StateWord returned, Span* open_span);
+  // |last_closed_continues|: the last closed fragment belongs to the packet
+  // ContinuePacket() is moving to the next chunk (not an ended packet).
+  RelocateResult Relocate(StateWord returned,
+                          Span* open_span,
+                          bool last_closed_continues);
   // Abandons the held chunk for good; |open_bytes| of an open fragment are
-  // lost with the unpublished closed fragments.
-  void OnProtocolError(StateWord returned, uint32_t open_bytes);
+  // lost with the unpublished closed fragments, of which the last belongs to
+  // the open packet if |last_closed_continues|.
+  void OnProtocolError(StateWord returned,
+                       uint32_t open_bytes,
+                       bool last_closed_continues);
   inline void Step(TestStep step, uint32_t position) {
     if (RT_UNLIKELY(step_hook_ != nullptr))
       step_hook_(step_hook_arg_, step, position);

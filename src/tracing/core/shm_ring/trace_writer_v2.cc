@@ -25,6 +25,8 @@ inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
 void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 4];
@@ -36,6 +38,8 @@ void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
 void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 8];
@@ -51,6 +55,21 @@ Message* Message::BeginNestedOverflow() {
   if (!enabled_)
     return this;
   FinalizeNested();
+  Message* sink = &writer_->sink_;
+  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
+  return sink;
+}
+
+void Message::OnInvalidFieldId(uint32_t field_id) {
+  // A programming error (see trace_writer_v2.h); a counted no-op in release.
+  RT_DCHECK(IsValidFieldId(field_id));
+  writer_->stats_.invalid_field_ids++;
+}
+
+Message* Message::BeginNestedInvalid(uint32_t field_id) {
+  OnInvalidFieldId(field_id);
+  // Nothing is written, and this message's open nested message (if any)
+  // stays open: the call is a no-op for the packet.
   Message* sink = &writer_->sink_;
   sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
   return sink;
@@ -73,6 +92,7 @@ TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
   if (packet_open_)
     FinishTracePacket();
   packet_open_ = true;
+  stats_.packets_begun++;
   messages_[0].Reset(this, 0, 0, /*enabled=*/true);
   if (RT_LIKELY(ring_writer_.BeginPacket(&span_))) {
     discarding_ = false;
@@ -96,14 +116,13 @@ void TraceWriterV2::FinishTracePacket() {
   }
   ring_writer_.EndPacket(span_.wptr);
   span_ = RingWriter::Span();
-  stats_.packets_written++;
 }
 
 void TraceWriterV2::EnterDiscardMode() {
   // The packet (or its rest) is lost; RingWriter recorded the loss, so the
-  // next chunk carries data-loss. Swallow the rest of the packet privately.
+  // next chunk carries data-loss, and counted the packet in
+  // open_packets_dropped. Swallow the rest of the packet privately.
   discarding_ = true;
-  stats_.packets_dropped++;
   span_.wptr = discard_;
   span_.end = discard_ + kDiscardSize;
 }
@@ -147,6 +166,13 @@ TraceWriterV2Stats TraceWriterV2::stats() const {
   // bytes_written + bytes_dropped is every byte the encoder produced.
   s.bytes_written = r.payload_bytes - r.dropped_closed_bytes;
   s.bytes_dropped += r.dropped_suffix_bytes;
+  // RingWriter counts each lost packet once: open_packets_dropped for the
+  // packet it was writing (exactly the calls that put us in discard mode),
+  // ended_packets_dropped for finished packets lost with a dropped suffix.
+  s.packets_dropped = r.open_packets_dropped + r.ended_packets_dropped;
+  const uint64_t in_progress = packet_open_ && !discarding_ ? 1 : 0;
+  RT_DCHECK(s.packets_begun >= s.packets_dropped + in_progress);
+  s.packets_committed = s.packets_begun - s.packets_dropped - in_progress;
   s.relocations = r.relocations;
   s.burned_positions = r.burned_positions;
   return s;

@@ -9,9 +9,12 @@
 //   TraceWriterV2 writer(ring_view, options);
 //   {
 //     auto packet = writer.NewTracePacket();
-//     packet->AppendVarInt(8, timestamp);               //
-//     TracePacket.timestamp Message* ev = packet->BeginNestedMessage(11); //
-//     .track_event ev->AppendString(23, "name"); ev->AppendVarInt(9, 3);
+//     // TracePacket.timestamp
+//     packet->AppendVarInt(8, timestamp);
+//     // TracePacket.track_event, with its name and type
+//     Message* ev = packet->BeginNestedMessage(11);
+//     ev->AppendString(23, "name");
+//     ev->AppendVarInt(9, 3);
 //   }  // the handle's destructor finishes the packet
 //   writer.Flush();
 //
@@ -29,6 +32,19 @@
 // programming error. Nesting deeper than kMaxNestingDepth is dropped: the
 // returned message writes nothing (no start-group tag either), so the packet
 // stays well-formed, and stats().nesting_overflows counts it.
+//
+// Field ids must be in [1, kMaxFieldId] (2^29 - 1, protobuf's limit): 0 is
+// not a field, and a larger id does not fit the 32-bit tag ((id << 3) would
+// overflow into a different, wrong tag). Passing one is a programming error:
+// RT_DCHECK in debug builds. In release builds the call is a safe no-op
+// counted in stats().invalid_field_ids: an appender writes nothing, and
+// BeginNestedMessage() writes no start-group tag and returns a message that
+// writes nothing (like one beyond kMaxNestingDepth; messages begun inside it
+// count as nesting_overflows), so the packet stays well-formed. The range
+// 19000-19999, which protobuf reserves for its implementation, is accepted:
+// such tags are valid on the wire and a parser keeps them as unknown fields;
+// .proto files cannot declare them, so no correct caller produces them, and
+// checking would only cost the hot path a second compare.
 //
 // Packets span chunks transparently. When no chunk can be had (policy of
 // RingWriter::Options), the rest of the packet is discarded and counted, and
@@ -56,9 +72,30 @@ namespace shm_ring {
 
 class TraceWriterV2;
 
+// Packet accounting is exact. Every packet begun is counted in exactly one
+// of packets_committed and packets_dropped, except the packet in progress
+// (begun, not yet finished, not yet lost), which is in neither:
+//
+//   packets_begun == packets_committed + packets_dropped + (in progress)
+//
+// A committed packet can still be lost while its last fragment is
+// unpublished (the reader scrapes the chunk and no replacement can be had,
+// or the per-packet relocation bound is hit): it then moves from
+// packets_committed to packets_dropped. Once the writer is quiescent (no
+// packet open and Flush() returned, or the writer destroyed) every committed
+// packet is published, and a reader that drains the ring receives exactly
+// packets_committed intact packets of this writer, so
+//
+//   packets the reader reassembled intact + packets_dropped == packets_begun.
+//
+// A packet that lost any part of itself (even after its head was published
+// and taken by the reader) is dropped, never committed: the reader sees its
+// broken chain and the data-loss flag on the writer's next chunk, and must
+// not count it as delivered.
 struct TraceWriterV2Stats {
-  uint64_t packets_written = 0;  // finished without a loss the encoder saw
-  uint64_t packets_dropped = 0;  // wholly or partly discarded
+  uint64_t packets_begun = 0;      // NewTracePacket() calls
+  uint64_t packets_committed = 0;  // finished intact and not lost since
+  uint64_t packets_dropped = 0;    // wholly or partly lost, each once
   // Every encoded byte is counted exactly once, in one of the two:
   uint64_t bytes_written = 0;  // bytes that went into the ring and stayed
   uint64_t bytes_dropped = 0;  // bytes discarded by the encoder, plus bytes
@@ -67,12 +104,19 @@ struct TraceWriterV2Stats {
   uint64_t relocations = 0;
   uint64_t burned_positions = 0;
   uint64_t nesting_overflows = 0;
+  uint64_t invalid_field_ids = 0;  // calls ignored, see the file comment
 };
 
 // A protobuf message being written. Obtained from TraceWriterV2 (the packet)
 // or BeginNestedMessage(); owned by the writer.
 class Message {
  public:
+  static constexpr uint32_t kMaxFieldId = (1u << 29) - 1;
+  // True for 1 .. kMaxFieldId (one compare: 0 wraps to the top).
+  static constexpr bool IsValidFieldId(uint32_t field_id) {
+    return field_id - 1u < kMaxFieldId;
+  }
+
   // Varint field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
   // values take 10 bytes, as in protobuf.
   template <typename T>
@@ -126,6 +170,9 @@ class Message {
   }
   void AppendVarIntRaw(uint32_t field_id, uint64_t value);
   Message* BeginNestedOverflow();
+  // A call with an invalid field id (see the file comment).
+  void OnInvalidFieldId(uint32_t field_id);
+  Message* BeginNestedInvalid(uint32_t field_id);
   inline void FinalizeNested() {
     if (RT_UNLIKELY(nested_ != nullptr)) {
       nested_->Finalize();
@@ -199,6 +246,8 @@ class TraceWriterV2 {
 
   TraceWriterV2Stats stats() const;
   const RingWriter& ring_writer() const { return ring_writer_; }
+  // For tests (e.g. RingWriter::SetStepHookForTesting).
+  RingWriter* ring_writer_for_testing() { return &ring_writer_; }
   bool packet_open() const { return packet_open_; }
 
  private:
@@ -241,7 +290,7 @@ class TraceWriterV2 {
 // ---------------------------------------------------------------------------
 
 namespace internal {
-// Max bytes of a tag (field id < 2^29) plus a 64-bit varint.
+// Max bytes of a tag (field id <= Message::kMaxFieldId) plus a 64-bit varint.
 constexpr size_t kMaxTagAndVarIntSize = 5 + 10;
 
 inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
@@ -285,6 +334,8 @@ inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
 inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireVarInt, value);
@@ -295,6 +346,8 @@ inline void Message::AppendBytes(uint32_t field_id,
                                  size_t size) {
   if (RT_UNLIKELY(!enabled_))
     return;
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireLengthDelimited,
@@ -305,6 +358,8 @@ inline void Message::AppendBytes(uint32_t field_id,
 inline Message* Message::BeginNestedMessage(uint32_t field_id) {
   if (RT_UNLIKELY(!enabled_ || depth_ >= TraceWriterV2::kMaxNestingDepth))
     return BeginNestedOverflow();
+  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
+    return BeginNestedInvalid(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
   Message* child = &writer_->messages_[depth_ + 1];

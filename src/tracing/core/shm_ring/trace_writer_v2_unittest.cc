@@ -212,7 +212,7 @@ TEST(TraceWriterV2Test, PacketsSpanningOneTwoAndManyChunks) {
     WriteSizedPacket(&w, 100, 'a');   // one chunk
     WriteSizedPacket(&w, 300, 'b');   // two chunks
     WriteSizedPacket(&w, 3000, 'c');  // many chunks
-    EXPECT_EQ(w.stats().packets_written, 3u);
+    EXPECT_EQ(w.stats().packets_committed, 3u);
     EXPECT_EQ(w.stats().packets_dropped, 0u);
   }
   std::vector<ReadChunk> chunks;
@@ -259,7 +259,7 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
   WriteSizedPacket(&w, 10000, 'L');
   TraceWriterV2Stats s = w.stats();
   EXPECT_EQ(s.packets_dropped, 1u);
-  EXPECT_EQ(s.packets_written, 0u);
+  EXPECT_EQ(s.packets_committed, 0u);
   EXPECT_GT(s.bytes_dropped, 10000u - 4 * 249u);
   // timestamp 1+2, two start groups 2+1, string tag+len 1+2, single_int
   // 1+1, two end groups 1+2: 14 bytes around the string.
@@ -279,7 +279,7 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
   ExpectSizedPacket(ws.packets[0], 20, 'n');
   EXPECT_EQ(ws.data_loss_flags, 1u);
   EXPECT_EQ(ws.broken_chains, 1u);
-  EXPECT_EQ(w.stats().packets_written, 1u);
+  EXPECT_EQ(w.stats().packets_committed, 1u);
 }
 
 TEST(TraceWriterV2Test, NestingBeyondTheLimitIsDroppedButWellFormed) {
@@ -416,6 +416,97 @@ TEST(TraceWriterV2Test, SpanningPacketRoundTripsThroughUngroupSlices) {
   EXPECT_EQ(tp.for_testing().payload().single_int(), 9);
 }
 
+#if !RT_DCHECK_IS_ON
+// Every call that takes a field id, with |id|.
+void CallEveryAppender(Message* m, uint32_t id) {
+  m->AppendVarInt(id, 1u);
+  m->AppendSignedVarInt(id, -1);
+  m->AppendFixed32(id, 1u);
+  m->AppendFixed64(id, 1u);
+  m->AppendFloat(id, 1.0f);
+  m->AppendDouble(id, 1.0);
+  m->AppendString(id, "s");
+  m->AppendBytes(id, "b", 1);
+  Message* sink = m->BeginNestedMessage(id);
+  sink->AppendVarInt(1, 7u);  // writes nothing, is not counted
+  sink->Finalize();
+}
+#endif
+
+const uint32_t kInvalidFieldIds[] = {0, Message::kMaxFieldId + 1, 0xffffffffu};
+
+// Field ids outside [1, 2^29 - 1] cannot be encoded. Release builds: every
+// such call is a counted no-op, the packet stays exactly the valid fields.
+TEST(TraceWriterV2Test, InvalidFieldIdIsACountedNoOpInRelease) {
+#if RT_DCHECK_IS_ON
+  GTEST_SKIP() << "release builds only (debug builds RT_DCHECK)";
+#else
+  TestRing ring(4096, 4);
+  {
+    TraceWriterV2 w(ring.view(), MakeOptions());
+    auto p = w.NewTracePacket();
+    Message* open = p->BeginNestedMessage(3);  // stays open across them
+    open->AppendVarInt(1, 5u);
+    for (uint32_t id : kInvalidFieldIds) {
+      CallEveryAppender(p.get(), id);
+      CallEveryAppender(open, id);
+    }
+    open->AppendVarInt(2, 6u);
+    // The limits themselves are valid, and so is the reserved 19000 range.
+    p->AppendVarInt(Message::kMaxFieldId, 1u);
+    p->AppendVarInt(19000, 2u);
+    p.Finish();
+    EXPECT_EQ(w.stats().invalid_field_ids, 3u * 2u * 9u);
+    EXPECT_EQ(w.stats().nesting_overflows, 0u);
+  }
+  const auto packets = DrainPackets(ring);
+  ASSERT_EQ(packets.size(), 1u);
+  // 3 start-group, 1=5, 2=6, 3 end-group; (2^29-1) varint 1; 19000 varint 2.
+  EXPECT_EQ(Hex(packets[0]),
+            "1b"
+            "0805"
+            "1006"
+            "1c"
+            "f8ffffff0f01"
+            "c0a30902");
+#endif
+}
+
+// Debug builds: an invalid field id is a programming error.
+TEST(TraceWriterV2Test, InvalidFieldIdIsADcheckInDebug) {
+#if !RT_DCHECK_IS_ON
+  GTEST_SKIP() << "debug builds only";
+#else
+  for (uint32_t id : kInvalidFieldIds) {
+    SCOPED_TRACE(id);
+    auto write = [id](int which) {
+      TestRing ring(4096, 4);
+      TraceWriterV2 w(ring.view(), MakeOptions());
+      auto p = w.NewTracePacket();
+      switch (which) {
+        case 0:
+          p->AppendVarInt(id, 1u);
+          break;
+        case 1:
+          p->AppendFixed32(id, 1u);
+          break;
+        case 2:
+          p->AppendFixed64(id, 1u);
+          break;
+        case 3:
+          p->AppendBytes(id, "b", 1);
+          break;
+        default:
+          p->BeginNestedMessage(id);
+          break;
+      }
+    };
+    for (int which = 0; which < 5; which++)
+      EXPECT_DEATH_IF_SUPPORTED(write(which), "IsValidFieldId") << which;
+  }
+#endif
+}
+
 // Encoded size of WriteSizedPacket(size), measured on a ring of its own.
 uint64_t EncodedSize(size_t size) {
   TestRing ring(4096, 8);
@@ -452,7 +543,10 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
   EXPECT_EQ(w.ring_writer().stats().suffixes_dropped, 1u);
   EXPECT_EQ(s.burned_positions, 1u);  // position 2: chunk 0 is Acknowledged
   EXPECT_EQ(s.relocations, 0u);
-  EXPECT_EQ(s.packets_dropped, 1u);
+  // Both packets are lost: the finished one moved from committed to dropped.
+  EXPECT_EQ(s.packets_begun, 2u);
+  EXPECT_EQ(s.packets_dropped, 2u);
+  EXPECT_EQ(s.packets_committed, 0u);
   EXPECT_EQ(s.bytes_written, 0u);
   EXPECT_EQ(s.bytes_dropped, expected);
 }
@@ -479,7 +573,7 @@ TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
     pl->AppendVarInt(5, 9);
   }
   const TraceWriterV2Stats s = w.stats();
-  EXPECT_EQ(s.packets_written, 1u);
+  EXPECT_EQ(s.packets_committed, 1u);
   EXPECT_EQ(s.packets_dropped, 1u);
   EXPECT_EQ(s.bytes_written, EncodedSize(20));
   EXPECT_EQ(s.bytes_written + s.bytes_dropped, expected);
