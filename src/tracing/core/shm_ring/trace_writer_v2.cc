@@ -8,8 +8,8 @@ namespace ringtrace {
 namespace shm_ring {
 
 namespace {
-using internal::kWireFixed32;
-using internal::kWireFixed64;
+using base::kWireFixed32;
+using base::kWireFixed64;
 
 inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
   for (size_t i = 0; i < n; i++)
@@ -30,7 +30,7 @@ void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 4];
-  uint8_t* p = internal::EncodeVarInt((field_id << 3) | kWireFixed32, buf);
+  uint8_t* p = base::EncodeVarInt((field_id << 3) | kWireFixed32, buf);
   p = PutFixed(value, 4, p);
   writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
 }
@@ -43,7 +43,7 @@ void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
   RT_DCHECK(!finalized_);
   FinalizeNested();
   uint8_t buf[5 + 8];
-  uint8_t* p = internal::EncodeVarInt((field_id << 3) | kWireFixed64, buf);
+  uint8_t* p = base::EncodeVarInt((field_id << 3) | kWireFixed64, buf);
   p = PutFixed(value, 8, p);
   writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
 }

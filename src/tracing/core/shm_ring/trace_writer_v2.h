@@ -65,6 +65,7 @@
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/logging.h"
+#include "src/base/proto_wire.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 
 namespace ringtrace {
@@ -291,43 +292,27 @@ class TraceWriterV2 {
 
 namespace internal {
 // Max bytes of a tag (field id <= Message::kMaxFieldId) plus a 64-bit varint.
-constexpr size_t kMaxTagAndVarIntSize = 5 + 10;
-
-inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
-
-constexpr uint32_t kWireVarInt = 0;
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
-constexpr uint32_t kWireStartGroup = 3;
-constexpr uint32_t kWireEndGroup = 4;
-constexpr uint32_t kWireFixed32 = 5;
+constexpr size_t kMaxTagAndVarIntSize =
+    base::kMaxTagSize + base::kMaxVarIntSize;
 }  // namespace internal
 
 inline void TraceWriterV2::WriteTag(uint32_t tag) {
   if (uint8_t* direct = DirectRoom(5)) {
-    span_.wptr = internal::EncodeVarInt(tag, direct);
+    span_.wptr = base::EncodeVarInt(tag, direct);
     return;
   }
   uint8_t buf[5];
-  uint8_t* p = internal::EncodeVarInt(tag, buf);
+  uint8_t* p = base::EncodeVarInt(tag, buf);
   WriteBytesSlow(buf, static_cast<size_t>(p - buf));
 }
 
 inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
   if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
-    span_.wptr =
-        internal::EncodeVarInt(value, internal::EncodeVarInt(tag, direct));
+    span_.wptr = base::EncodeVarInt(value, base::EncodeVarInt(tag, direct));
     return;
   }
   uint8_t buf[internal::kMaxTagAndVarIntSize];
-  uint8_t* p = internal::EncodeVarInt(value, internal::EncodeVarInt(tag, buf));
+  uint8_t* p = base::EncodeVarInt(value, base::EncodeVarInt(tag, buf));
   WriteBytes(buf, static_cast<size_t>(p - buf));
 }
 
@@ -338,7 +323,7 @@ inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireVarInt, value);
+  writer_->WriteTagAndVarInt((field_id << 3) | base::kWireVarInt, value);
 }
 
 inline void Message::AppendBytes(uint32_t field_id,
@@ -350,7 +335,7 @@ inline void Message::AppendBytes(uint32_t field_id,
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | internal::kWireLengthDelimited,
+  writer_->WriteTagAndVarInt((field_id << 3) | base::kWireLengthDelimited,
                              size);
   writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
 }
@@ -364,7 +349,7 @@ inline Message* Message::BeginNestedMessage(uint32_t field_id) {
   FinalizeNested();
   Message* child = &writer_->messages_[depth_ + 1];
   child->Reset(writer_, depth_ + 1, field_id, /*enabled=*/true);
-  writer_->WriteTag((field_id << 3) | internal::kWireStartGroup);
+  writer_->WriteTag((field_id << 3) | base::kWireStartGroup);
   nested_ = child;
   return child;
 }
@@ -376,7 +361,7 @@ inline void Message::Finalize() {
   finalized_ = true;
   if (!enabled_ || depth_ == 0)
     return;  // the packet itself has no end tag
-  writer_->WriteTag((field_id_ << 3) | internal::kWireEndGroup);
+  writer_->WriteTag((field_id_ << 3) | base::kWireEndGroup);
 }
 
 }  // namespace shm_ring
