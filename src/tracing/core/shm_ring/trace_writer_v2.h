@@ -112,7 +112,7 @@ struct TraceWriterV2Stats {
 // or BeginNestedMessage(); owned by the writer.
 class Message {
  public:
-  static constexpr uint32_t kMaxFieldId = (1u << 29) - 1;
+  static constexpr uint32_t kMaxFieldId = base::kMaxFieldId;
   // True for 1 .. kMaxFieldId (one compare: 0 wraps to the top).
   static constexpr bool IsValidFieldId(uint32_t field_id) {
     return field_id - 1u < kMaxFieldId;
