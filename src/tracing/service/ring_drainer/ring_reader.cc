@@ -99,11 +99,11 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
   const uint32_t index = geometry_.ChunkIndex(position);
   std::atomic<uint32_t>* const state = view_.chunk_state(index);
   // acquire; spec 8 "Reader loads chunk state". Pairs with the writer's
-  // release publish (Acquired -> Complete, or Acquired -> Acquired with more
-  // fragments; the relaxed Complete -> Acquired reuse extends that release
-  // sequence) and with its release acknowledge (RewriteRequested ->
-  // Acknowledged): the published fragments, size entries and BufferID are
-  // visible before we copy them.
+  // release publish (Acquired -> Complete; the relaxed Complete -> Acquired
+  // reuse extends that release sequence, so an Acquired word seen after a
+  // reuse still carries it) and with its release acknowledge
+  // (RewriteRequested -> Acknowledged): the published fragments, size entries
+  // and BufferID are visible before we copy them.
   uint32_t word = state->load(std::memory_order_acquire);
 
   // Optional grace for a writer that reserved but has not published yet: do
