@@ -9,31 +9,25 @@
 // futex (read_pos) and the service's drainer wakes it from its own process.
 //
 // Each test fork()s a child producer that uses only the ring, TraceWriterV2
-// and a small shared results page (its writer stats, its progress, and for
-// the drop test which packets it lost). The parent plays the service: a
-// RingDrainer on the test thread feeds a TraceBufferV2, whose packets are
-// read back, ungrouped and parsed with libprotobuf. Every packet names its
-// writer and sequence number and carries a body and a checksum derived from
-// them, so the parent checks exactly-once, in-order, intact delivery.
+// and a shared results page (its writer stats, progress, and which packets
+// it lost). The parent is the service: a RingDrainer on the test thread
+// feeds a TraceBufferV2, whose packets are read back, ungrouped and parsed
+// with libprotobuf. Each packet carries its writer, sequence number, a body
+// derived from them and a checksum: exactly-once, in-order, intact delivery
+// is checked packet by packet.
 //
-// What keeps these tests deterministic and safe for CI:
-//  - the parent is single-threaded when it forks: nothing in this file
-//    creates a thread (the drainer runs on the test thread), and
-//    ChildProcess::Start() refuses to fork a process with other threads
-//    (TSan's own background thread aside);
-//  - the child runs no gtest code and never returns into the test: it
-//    _exit()s with a status code, dies with its parent (PR_SET_PDEATHSIG),
-//    and every wait of its own has a deadline;
-//  - every wait of the parent has a deadline, and ChildProcess kills
-//    (SIGKILL) and reaps the child on every path, a failed ASSERT included;
-//  - outcomes that the tests assert are forced by step sequencing through
-//    the shared page and the ring's own words (the parent drains only while
-//    the child sleeps in FUTEX_WAIT; the parent kills only once the child
-//    holds its open packets), never left to scheduling luck.
-//
-// TSan supports fork() of a single-threaded process; it sees only the
-// parent, so the child's accesses to the shared pages are invisible to it
-// (the shared words are atomics on both sides anyway).
+// Deterministic and safe for CI:
+//  - the parent is single-threaded when it forks: nothing here creates a
+//    thread, and ChildProcess::Start() refuses to fork a process with other
+//    threads (TSan's own background thread aside; TSan supports fork() and
+//    sees only the parent);
+//  - the child runs no gtest code: it _exit()s with a status code, dies
+//    with its parent (PR_SET_PDEATHSIG), and each of its waits is bounded;
+//  - each wait of the parent is bounded, and ChildProcess kills (SIGKILL)
+//    and reaps the child on every path, a failed ASSERT included;
+//  - asserted outcomes are forced by step sequencing through the shared
+//    page and the ring's words (drain only while the child sleeps in
+//    FUTEX_WAIT; kill only once it holds its open packets), not by luck.
 
 #include <gtest/gtest.h>
 
@@ -470,14 +464,14 @@ struct SharedResults {
   // Parent -> child: the parent drains from now on (drop test).
   std::atomic<uint32_t> parent_draining{0};
   WriterReport writers[2];
-  // Drop test: bit s set if the child's LossLedger says packet s was lost.
-  uint32_t lost[kMaxPackets / 32] = {};
+  // Drop test: lost[s] is 1 if the child's LossLedger says s was lost.
+  uint8_t lost[kMaxPackets] = {};
   uint32_t at_risk = 0;  // finished packets the ledger saw unpublished
 };
 
 void PublishState(SharedResults* results, ChildState state) {
-  // release; pairs with the parent's acquire load in WaitForState() and
-  // after the child ended: the reports written before are visible.
+  // release; pairs with the parent's acquire load in WaitFor() or after the
+  // child ended: the reports written before are visible.
   results->state.store(state, std::memory_order_release);
 }
 
@@ -516,7 +510,10 @@ class Service {
     config.allowed_buffers = {{kBufferId, sink_.get()}};
     id_ = drainer_.AddRing(config);
   }
-  ~Service() { munmap(base_, size_); }
+  ~Service() {
+    drainer_.RemoveRing(id_);  // before its mapping goes
+    munmap(base_, size_);
+  }
 
   const RingView& view() const { return view_; }
   TraceBufferV2* tb() const { return tb_.get(); }
@@ -625,27 +622,15 @@ std::unique_ptr<shm_ring::SharedRingRegion> CreateProducerRing() {
   return region;
 }
 
-// Waits until the child published |state| (true), or ended or the deadline
-// passed first (false).
-bool WaitForState(ChildProcess* child,
-                  const SharedResults* results,
-                  ChildState state) {
+// Waits until |word| holds |value| (true), or the deadline passes or, in
+// the parent, |child| ends first (false). acquire; pairs with the other
+// process's release store of the word (PublishState(), parent_draining).
+bool WaitFor(const std::atomic<uint32_t>& word,
+             uint32_t value,
+             ChildProcess* child = nullptr) {
   const uint64_t deadline = MonotonicNowNs() + kDeadlineNs;
-  // acquire; pairs with the child's release store in PublishState().
-  while (results->state.load(std::memory_order_acquire) != state) {
-    if (child->Ended() || MonotonicNowNs() > deadline)
-      return false;
-    usleep(50);
-  }
-  return true;
-}
-
-// Child side: waits (bounded) until |flag| is non-zero.
-bool ChildWaitFor(const std::atomic<uint32_t>& flag) {
-  const uint64_t deadline = MonotonicNowNs() + kDeadlineNs;
-  // acquire; pairs with the parent's release store that sets the flag.
-  while (flag.load(std::memory_order_acquire) == 0) {
-    if (MonotonicNowNs() > deadline)
+  while (word.load(std::memory_order_acquire) != value) {
+    if ((child && child->Ended()) || MonotonicNowNs() > deadline)
       return false;
     usleep(50);
   }
@@ -855,7 +840,7 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
   ChildProcess child;
   ASSERT_TRUE(child.Start(
       [&] { return ProducerKilledMidPacket(region->view(), results.get()); }));
-  ASSERT_TRUE(WaitForState(&child, results.get(), kHolding))
+  ASSERT_TRUE(WaitFor(results->state, kHolding, &child))
       << "the child producer never got its packets open";
   // The layout the child left (its last two positions), seen through the
   // service's own mapping. relaxed: the child is done writing (its state
@@ -983,7 +968,7 @@ int DroppingProducer(const RingView& ring, SharedResults* results) {
       if (seq == kDropPhaseOnePackets) {
         FlushWriter(&w, &ledger);
         PublishState(results, kPhaseOneDone);
-        if (!ChildWaitFor(results->parent_draining))
+        if (!WaitFor(results->parent_draining, 1))
           return kChildParentTimeout;
       }
       WritePacket(&w, &ledger, 1, seq, BodyLen(1, seq));
@@ -993,7 +978,7 @@ int DroppingProducer(const RingView& ring, SharedResults* results) {
     FlushWriter(&w, &ledger);
     Report(w, &results->writers[0]);
     for (uint32_t seq : ledger.lost())
-      results->lost[seq / 32] |= 1u << (seq % 32);
+      results->lost[seq] = 1;
     results->at_risk = static_cast<uint32_t>(ledger.at_risk());
   }
   PublishState(results, kDone);
@@ -1001,7 +986,7 @@ int DroppingProducer(const RingView& ring, SharedResults* results) {
 }
 
 TEST(RingDrainerCrossProcessTest, DropPolicyAccountsForEveryPacket) {
-  static_assert(kDropPackets <= kMaxPackets, "lost bitmap too small");
+  static_assert(kDropPackets <= kMaxPackets, "SharedResults::lost too small");
   auto region = CreateProducerRing();
   Service service(region->fd(), region->view().geometry(), {});  // eager
   SharedObject<SharedResults> results;
@@ -1009,9 +994,9 @@ TEST(RingDrainerCrossProcessTest, DropPolicyAccountsForEveryPacket) {
   ChildProcess child;
   ASSERT_TRUE(child.Start(
       [&] { return DroppingProducer(region->view(), results.get()); }));
-  ASSERT_TRUE(WaitForState(&child, results.get(), kPhaseOneDone))
+  ASSERT_TRUE(WaitFor(results->state, kPhaseOneDone, &child))
       << "the child producer never finished its first batch";
-  // release; pairs with the child's acquire load in ChildWaitFor().
+  // release; pairs with the child's acquire load in WaitFor().
   results->parent_draining.store(1, std::memory_order_release);
   ASSERT_TRUE(service.DrainWhileRunning(&child, results.get()))
       << "the child producer did not finish in time";
@@ -1020,9 +1005,7 @@ TEST(RingDrainerCrossProcessTest, DropPolicyAccountsForEveryPacket) {
   ASSERT_EQ(results->state.load(std::memory_order_acquire), kDone);
   service.DrainDeadProducer();
 
-  auto is_lost = [&](uint32_t seq) {
-    return (results->lost[seq / 32] >> (seq % 32)) & 1u;
-  };
+  auto is_lost = [&](uint32_t seq) { return results->lost[seq] != 0; };
   uint32_t num_lost = 0;
   for (uint32_t seq = 0; seq < kDropPackets; ++seq)
     num_lost += is_lost(seq);
