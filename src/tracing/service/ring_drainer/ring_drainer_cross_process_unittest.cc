@@ -60,23 +60,10 @@
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
+#include "src/tracing/service/ring_drainer/test/child_process.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
-
-// Threads this process may have when it forks: the test thread, plus under
-// TSan the runtime's own background thread (started once the process has
-// had a second thread; TSan's fork() handles it).
-#if defined(__SANITIZE_THREAD__)
-#define RT_MAX_THREADS_AT_FORK 2
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RT_MAX_THREADS_AT_FORK 2
-#endif
-#endif
-#ifndef RT_MAX_THREADS_AT_FORK
-#define RT_MAX_THREADS_AT_FORK 1
-#endif
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -90,6 +77,10 @@ using shm_ring::RingGeometry;
 using shm_ring::RingView;
 using shm_ring::StateWord;
 using shm_ring::TraceWriterV2;
+using test::ChildProcess;
+using test::kChildOk;
+using test::ProcessState;
+using test::SharedObject;
 using trace_buffer::TraceBufferV2;
 
 constexpr BufferID kBufferId = 1;
@@ -117,9 +108,7 @@ constexpr uint32_t kPayloadSingleString = 4;
 constexpr uint32_t kPayloadSingleInt = 5;
 constexpr uint32_t kPayloadRepeatedInts = 6;
 
-// Exit codes of the child.
-constexpr int kChildOk = 0;
-constexpr int kChildOrphaned = 70;       // the parent was gone at start
+// Exit codes of the child (besides test::kChildOk / kChildOrphaned).
 constexpr int kChildParentTimeout = 71;  // the parent never did its part
 
 // ---------------------------------------------------------------------------
@@ -285,157 +274,6 @@ std::map<WriterID, std::vector<Received>> ReadBack(TraceBufferV2* tb) {
 // ---------------------------------------------------------------------------
 // Processes and shared memory.
 // ---------------------------------------------------------------------------
-
-// A T placed in an anonymous MAP_SHARED mapping: after fork() parent and
-// child see the same object. T must be usable across processes (atomics
-// that are always lock-free, plain data).
-template <typename T>
-class SharedObject {
- public:
-  SharedObject() {
-    mem_ = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE,
-                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    RT_CHECK(mem_ != MAP_FAILED);
-    obj_ = new (mem_) T();
-  }
-  ~SharedObject() {
-    obj_->~T();
-    munmap(mem_, sizeof(T));
-  }
-  SharedObject(const SharedObject&) = delete;
-  SharedObject& operator=(const SharedObject&) = delete;
-
-  T* get() const { return obj_; }
-  T* operator->() const { return obj_; }
-
- private:
-  void* mem_ = nullptr;
-  T* obj_ = nullptr;
-};
-
-// The number of threads of this process (/proc/self/status), 0 if unknown.
-uint32_t ThreadsInThisProcess() {
-  FILE* f = fopen("/proc/self/status", "re");
-  if (!f)
-    return 0;
-  char line[256];
-  uint32_t threads = 0;
-  while (fgets(line, sizeof(line), f)) {
-    if (strncmp(line, "Threads:", 8) == 0)
-      threads = static_cast<uint32_t>(strtoul(line + 8, nullptr, 10));
-  }
-  fclose(f);
-  return threads;
-}
-
-// The state letter of process |pid| in /proc/<pid>/stat ('R', 'S', ...), or
-// 0 if it cannot be read.
-char ProcessState(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  char buf[512];
-  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  // "pid (comm) state ...": comm may contain anything but ends at the last
-  // ')'.
-  const char* p = strrchr(buf, ')');
-  return p != nullptr && p[1] == ' ' ? p[2] : 0;
-}
-
-// A forked child. The child runs |body| and _exit()s with its result; it
-// never returns into gtest. While it runs, the parent side owns it: the
-// destructor kills (SIGKILL) and reaps a child that is still running, so a
-// failing test never leaves a producer behind.
-class ChildProcess {
- public:
-  ChildProcess() = default;
-  ~ChildProcess() {
-    if (running())
-      Kill();
-  }
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-
-  // Forks. Returns false if this process has other threads (a child of a
-  // multi-threaded process may inherit a lock held by a thread that does
-  // not exist in it) or if fork() failed. Never returns in the child.
-  bool Start(const std::function<int()>& body) {
-    const uint32_t threads = ThreadsInThisProcess();
-    if (threads > RT_MAX_THREADS_AT_FORK) {
-      RT_ELOG("refusing to fork: %u threads", threads);
-      return false;
-    }
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0)
-      return false;
-    if (pid == 0) {
-      // Die with the parent, whatever happens to it.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent)
-        _exit(kChildOrphaned);
-      _exit(body());
-    }
-    pid_ = pid;
-    return true;
-  }
-
-  bool running() const { return pid_ > 0; }
-
-  // Non-blocking. True once the child ended (ExitedOk(), KilledBy() and
-  // DescribeStatus() then tell how).
-  bool Ended() {
-    if (!running())
-      return true;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) != pid_)
-      return false;
-    status_ = status;
-    pid_ = -1;
-    return true;
-  }
-
-  // SIGKILL, then reap (a killed child always ends, so this cannot block).
-  void Kill() {
-    RT_CHECK(running());
-    kill(pid_, SIGKILL);
-    int status = 0;
-    RT_CHECK(waitpid(pid_, &status, 0) == pid_);
-    status_ = status;
-    pid_ = -1;
-  }
-
-  // True if the child is asleep in the kernel (state 'S'). The child is
-  // single-threaded, and while it is registered in num_writers_waiting its
-  // only blocking call is FUTEX_WAIT (ring_wait.h, W4): registered and
-  // asleep means asleep on the futex.
-  bool IsAsleep() const { return ProcessState(pid_) == 'S'; }
-
-  // "exited with N" / "killed by signal N", for failure messages.
-  std::string DescribeStatus() const {
-    if (WIFEXITED(status_))
-      return "exited with " + std::to_string(WEXITSTATUS(status_));
-    if (WIFSIGNALED(status_))
-      return "killed by signal " + std::to_string(WTERMSIG(status_));
-    return "status " + std::to_string(status_);
-  }
-  bool ExitedOk() const {
-    return WIFEXITED(status_) && WEXITSTATUS(status_) == kChildOk;
-  }
-  bool KilledBy(int sig) const {
-    return WIFSIGNALED(status_) && WTERMSIG(status_) == sig;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int status_ = 0;
-};
 
 // What a child writer reports, copied from its TraceWriterV2.
 struct WriterReport {
