@@ -105,6 +105,29 @@ bool TestRingReader::CopyFragments(const uint8_t* chunk,
   return true;
 }
 
+ResolveResult TestRingReader::Taken(uint32_t rp,
+                                    StateWord seen,
+                                    bool valid,
+                                    bool scraped,
+                                    ReadChunk* out) {
+  Advance(rp);
+  if (!valid)
+    malformed_++;
+  if (!valid || GetNumFragments(seen) == 0) {
+    holes_++;
+    return ResolveResult::kSkipped;
+  }
+  if (out) {
+    out->position = rp;
+    out->word = seen;
+    out->writer_id = GetWriterId(seen);
+    out->flags = GetFlags(seen);
+    out->scraped = scraped;
+  }
+  emitted_++;
+  return ResolveResult::kEmitted;
+}
+
 ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
   const RingGeometry& g = ring_.geometry();
   const uint32_t rp = read_pos();
@@ -121,9 +144,6 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
   // published payload and size entries are visible before we copy them.
   StateWord s = state->load(std::memory_order_acquire);
   for (uint32_t attempt = 0; attempt < retry_budget_; attempt++) {
-    // |out| may be null: the chunk is then resolved (and its directory
-    // validated) without recording it.
-    ReadChunk* const dst = out;
     switch (GetState(s)) {
       case ChunkState::kFreeForWrap: {
         if (GetWrapCount(s) != g.WrapCount(rp))
@@ -142,7 +162,7 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
         continue;  // |s| holds the returned word
       }
       case ChunkState::kAcquired: {
-        const bool valid = CopyFragments(chunk, s, dst);
+        const bool valid = CopyFragments(chunk, s, out);
         if (hook_)
           hook_(rp, s);
         // Mark Acquired -> RewriteRequested: release orders our copy before
@@ -152,27 +172,12 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
         if (state->compare_exchange_strong(
                 s, WithState(s, ChunkState::kRewriteRequested),
                 std::memory_order_release, std::memory_order_acquire)) {
-          Advance(rp);
-          if (!valid)
-            malformed_++;
-          if (!valid || GetNumFragments(seen) == 0) {
-            holes_++;
-            return ResolveResult::kSkipped;
-          }
-          if (dst) {
-            dst->position = rp;
-            dst->word = seen;
-            dst->writer_id = GetWriterId(seen);
-            dst->flags = GetFlags(seen);
-            dst->scraped = true;
-          }
-          emitted_++;
-          return ResolveResult::kEmitted;
+          return Taken(rp, seen, valid, /*scraped=*/true, out);
         }
         continue;
       }
       case ChunkState::kComplete: {
-        const bool valid = CopyFragments(chunk, s, dst);
+        const bool valid = CopyFragments(chunk, s, out);
         if (hook_)
           hook_(rp, s);
         // Reclaim Complete -> FreeForWrap(next): release orders our copy
@@ -182,22 +187,7 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
         if (state->compare_exchange_strong(s, next_free,
                                            std::memory_order_release,
                                            std::memory_order_acquire)) {
-          Advance(rp);
-          if (!valid)
-            malformed_++;
-          if (!valid || GetNumFragments(seen) == 0) {
-            holes_++;
-            return ResolveResult::kSkipped;
-          }
-          if (dst) {
-            dst->position = rp;
-            dst->word = seen;
-            dst->writer_id = GetWriterId(seen);
-            dst->flags = GetFlags(seen);
-            dst->scraped = false;
-          }
-          emitted_++;
-          return ResolveResult::kEmitted;
+          return Taken(rp, seen, valid, /*scraped=*/false, out);
         }
         continue;
       }

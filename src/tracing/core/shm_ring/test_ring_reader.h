@@ -93,6 +93,14 @@ class TestRingReader {
   // the directory is malformed.
   bool CopyFragments(const uint8_t* chunk, StateWord s, ReadChunk* out);
   void Advance(uint32_t rp);
+  // After the CAS that took the chunk at |rp| (word |seen|): advances and
+  // records it in |out| (may be null), or counts a hole if it had no
+  // fragment or a malformed directory (|valid| false).
+  ResolveResult Taken(uint32_t rp,
+                      StateWord seen,
+                      bool valid,
+                      bool scraped,
+                      ReadChunk* out);
 
   RingView ring_;
   uint32_t retry_budget_;
