@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <new>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -23,6 +23,17 @@ namespace {
 void SetStatus(base::Status* status, base::Status s) {
   if (status)
     *status = std::move(s);
+}
+
+// Returns false (and sets |status|) if |geometry| is not a valid ring.
+bool CheckGeometry(const RingGeometry& geometry, base::Status* status) {
+  const GeometryError ge =
+      ValidateGeometry(geometry.chunk_size, geometry.num_chunks);
+  if (ge == GeometryError::kOk)
+    return true;
+  SetStatus(status, base::ErrStatus("invalid ring geometry: %s",
+                                    GeometryErrorToString(ge)));
+  return false;
 }
 
 int MakeMemfd() {
@@ -58,13 +69,8 @@ SharedRingRegion::~SharedRingRegion() {
 std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     const RingGeometry& geometry,
     base::Status* status) {
-  const GeometryError ge =
-      ValidateGeometry(geometry.chunk_size, geometry.num_chunks);
-  if (ge != GeometryError::kOk) {
-    SetStatus(status, base::ErrStatus("invalid ring geometry: %s",
-                                      GeometryErrorToString(ge)));
+  if (!CheckGeometry(geometry, status))
     return nullptr;
-  }
   const uint64_t size64 = geometry.MappingSize();
   if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
     SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
@@ -98,13 +104,8 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(
     size_t size,
     const RingGeometry& geometry,
     base::Status* status) {
-  const GeometryError ge =
-      ValidateGeometry(geometry.chunk_size, geometry.num_chunks);
-  if (ge != GeometryError::kOk) {
-    SetStatus(status, base::ErrStatus("invalid ring geometry: %s",
-                                      GeometryErrorToString(ge)));
+  if (!CheckGeometry(geometry, status))
     return nullptr;
-  }
   if (!memory || (reinterpret_cast<uintptr_t>(memory) & 63) != 0) {
     SetStatus(status, base::ErrStatus("ring memory must be 64-byte aligned"));
     return nullptr;
