@@ -124,7 +124,7 @@ class ChunkSeqReader {
 // True if |chunk| holds data a reader has not consumed yet: fragments in
 // [read_offset, valid_size), or a last fragment not readable yet (scraped or
 // pending patches). Trailing empty packets are not data (see
-// TrimmedFragmentsEnd() in trace_buffer_v2.cc).
+// ValidFragmentsEnd() in trace_buffer_v2.cc).
 inline bool HasUnreadData(const TBChunk* chunk) {
   return chunk->read_offset < chunk->valid_size ||
          (chunk->flags & (kTBIncomplete | kTBNeedsPatching));
