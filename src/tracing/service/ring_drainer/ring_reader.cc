@@ -329,9 +329,11 @@ bool RingReader::CopyDirectory(const uint8_t* chunk,
 
   // [R4 snapshot]: copy before parsing; the producer may rewrite these bytes
   // meanwhile.
+  // |n| is the word's 8-bit field and |w| (SizeEntryWidth) is 1 or 2, so
+  // directory_bytes <= sizeof(dir).
   uint8_t dir[shm_ring::kMaxFragmentsPerChunk * 2];
-  static_assert(sizeof(dir) >= shm_ring::kMaxFragmentsPerChunk * 2,
-                "room for the widest directory");
+  static_assert(shm_ring::kNumFragmentsMask <= shm_ring::kMaxFragmentsPerChunk,
+                "a word's fragment count fits the directory copy");
   memcpy(dir, chunk + (chunk_size - directory_bytes), directory_bytes);
 
   // Entry i sits at [chunk_size - (i + 1) * w, chunk_size - i * w), i.e. at
