@@ -24,40 +24,14 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 
 namespace ringtrace {
 namespace shm_ring {
 namespace {
 
-class Enc {
- public:
-  Enc& Varint(uint64_t v) {
-    while (v >= 0x80) {
-      s_.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    s_.push_back(static_cast<char>(v));
-    return *this;
-  }
-  Enc& Tag(uint32_t field, uint32_t wire_type) {
-    return Varint((static_cast<uint64_t>(field) << 3) | wire_type);
-  }
-  Enc& VarintField(uint32_t field, uint64_t v) {
-    return Tag(field, 0).Varint(v);
-  }
-  Enc& StringField(uint32_t field, const std::string& b) {
-    Tag(field, 2).Varint(b.size());
-    s_ += b;
-    return *this;
-  }
-  Enc& StartGroup(uint32_t field) { return Tag(field, 3); }
-  Enc& EndGroup(uint32_t field) { return Tag(field, 4); }
-  const std::string& str() const { return s_; }
-
- private:
-  std::string s_;
-};
+using Enc = ProtoTestEncoder;
 
 enum Shape { kTrackEventLike = 0, kDeep, kLarge, kPassThrough };
 
@@ -68,7 +42,7 @@ std::string MakePacket(Shape shape) {
       e.VarintField(8, 1700000000123456789ull)
           .StartGroup(11)
           .VarintField(9, 1)
-          .StringField(23, "MessageLoop::RunTask")
+          .BytesField(23, "MessageLoop::RunTask")
           .VarintField(11, 0x1234)
           .EndGroup(11)
           .VarintField(10, 7);
@@ -77,8 +51,8 @@ std::string MakePacket(Shape shape) {
       constexpr uint32_t kDepth = 32;
       e.VarintField(8, 42).StartGroup(900).StartGroup(5);
       for (uint32_t i = 2; i < kDepth; i++)
-        e.StringField(1, "level_string").VarintField(5, i).StartGroup(2);
-      e.StringField(4, "leaf");
+        e.BytesField(1, "level_string").VarintField(5, i).StartGroup(2);
+      e.BytesField(4, "leaf");
       for (uint32_t i = 2; i < kDepth; i++)
         e.EndGroup(2);
       e.EndGroup(5).EndGroup(900);
@@ -88,11 +62,11 @@ std::string MakePacket(Shape shape) {
       e.VarintField(8, 1700000000123456789ull)
           .StartGroup(11)
           .VarintField(9, 3)
-          .StringField(23, "BigEvent");
+          .BytesField(23, "BigEvent");
       for (uint32_t i = 0; i < 100; i++) {
         e.StartGroup(4)
-            .StringField(10, "annotation_name")
-            .StringField(6, "annotation string value")
+            .BytesField(10, "annotation_name")
+            .BytesField(6, "annotation string value")
             .EndGroup(4);
       }
       e.EndGroup(11);
@@ -100,10 +74,10 @@ std::string MakePacket(Shape shape) {
     case kPassThrough: {
       Enc te;
       te.VarintField(9, 1)
-          .StringField(23, "MessageLoop::RunTask")
+          .BytesField(23, "MessageLoop::RunTask")
           .VarintField(11, 0x1234);
       e.VarintField(8, 1700000000123456789ull)
-          .StringField(11, te.str())
+          .BytesField(11, te.str())
           .VarintField(10, 7);
       break;
     }

@@ -14,75 +14,13 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/core/shm_ring/proto_test_encoder.h"
 
 namespace ringtrace {
 namespace shm_ring {
 namespace {
 
-// Hand encoder for test inputs and expected outputs. Bytes are kept in a
-// std::string so that mismatches print readably.
-class Enc {
- public:
-  Enc& Varint(uint64_t v) {
-    while (v >= 0x80) {
-      s_.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    s_.push_back(static_cast<char>(v));
-    return *this;
-  }
-  Enc& Tag(uint32_t field, uint32_t wire_type) {
-    return Varint((static_cast<uint64_t>(field) << 3) | wire_type);
-  }
-  Enc& VarintField(uint32_t field, uint64_t v) {
-    return Tag(field, 0).Varint(v);
-  }
-  Enc& Fixed64Field(uint32_t field, uint64_t v) {
-    Tag(field, 1);
-    for (int i = 0; i < 8; i++)
-      s_.push_back(static_cast<char>(v >> (8 * i)));
-    return *this;
-  }
-  Enc& Fixed32Field(uint32_t field, uint32_t v) {
-    Tag(field, 5);
-    for (int i = 0; i < 4; i++)
-      s_.push_back(static_cast<char>(v >> (8 * i)));
-    return *this;
-  }
-  Enc& BytesField(uint32_t field, const std::string& b) {
-    Tag(field, 2).Varint(b.size());
-    s_ += b;
-    return *this;
-  }
-  Enc& StartGroup(uint32_t field) { return Tag(field, 3); }
-  Enc& EndGroup(uint32_t field) { return Tag(field, 4); }
-  // A group in the input: start tag, |inner|, end tag.
-  Enc& Group(uint32_t field, const Enc& inner) {
-    return StartGroup(field).Raw(inner.str()).EndGroup(field);
-  }
-  // The same message in the expected output: length-delimited.
-  Enc& Nested(uint32_t field, const Enc& inner) {
-    return BytesField(field, inner.str());
-  }
-  Enc& Raw(const std::string& b) {
-    s_ += b;
-    return *this;
-  }
-  Enc& Bytes(std::initializer_list<uint8_t> b) {
-    for (uint8_t c : b)
-      s_.push_back(static_cast<char>(c));
-    return *this;
-  }
-
-  const std::string& str() const { return s_; }
-  const uint8_t* data() const {
-    return reinterpret_cast<const uint8_t*>(s_.data());
-  }
-  size_t size() const { return s_.size(); }
-
- private:
-  std::string s_;
-};
+using Enc = ProtoTestEncoder;
 
 std::string ToString(ConstBytes b) {
   return std::string(reinterpret_cast<const char*>(b.data), b.size);
