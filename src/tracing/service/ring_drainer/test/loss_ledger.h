@@ -20,8 +20,10 @@
 //  - both moved: the publication came first (a drop ends the packet, and a
 //    chunk holding a dropped suffix is never published), so the finished
 //    packets are safe and only the open packet was hit; the call itself
-//    reports that (RingWriter returns false, TraceWriterV2 counts the packet
-//    as dropped), and the caller says so with OpenPacketLost().
+//    reports that (RingWriter returns false and counts it in
+//    open_packets_dropped; TraceWriterV2's packets_dropped is no signal, it
+//    also counts finished packets), and the caller says so with
+//    OpenPacketLost().
 // This relies on at most one publish-or-drop of finished fragments per call,
 // and on packets finishing only in EndPacket (which publishes at most once):
 // callers must call AfterCall() after EVERY call into the writer, and
