@@ -461,10 +461,9 @@ std::string FormatSummary(const DemoConfig& config, const DemoResult& r) {
   add(snprintf(line, sizeof(line), "  packets delivered %llu\n",
                static_cast<unsigned long long>(r.packets_delivered)));
   add(snprintf(line, sizeof(line),
-               "  packets lost      %llu: dropped by writers (ring full) "
-               "%llu, overwritten in the buffer %llu, invalid %llu, other "
-               "(dropped suffixes, discarded chunks, broken reassembly) "
-               "%llu\n",
+               "  packets lost      %llu: dropped by writers %llu, "
+               "overwritten in the buffer %llu, invalid %llu, other "
+               "(discarded chunks, broken reassembly) %llu\n",
                static_cast<unsigned long long>(r.packets_lost),
                static_cast<unsigned long long>(r.lost_dropped_by_writers),
                static_cast<unsigned long long>(r.lost_overwritten),

@@ -29,10 +29,11 @@
 //
 // Accounting (DemoResult): written = packets the producers started;
 // delivered = producer packets in the file; lost = written - delivered,
-// split into dropped by the writers (ring full), overwritten in the buffer
-// (counted by the overwrite observer), invalid (dropped by the exporter) and
-// the rest (relocated suffixes the writers dropped, DISCARD rejections,
-// reassembly breaks).
+// split into dropped by the writers (TraceWriterV2Stats::packets_dropped:
+// no chunk to be had, or a relocated suffix that found no replacement),
+// overwritten in the buffer (counted by the overwrite observer), invalid
+// (dropped by the exporter) and the rest (DISCARD rejections, reassembly
+// breaks).
 //
 // Thread model: RunDemo() is called from one thread and starts/joins every
 // thread it uses.
@@ -100,9 +101,9 @@ struct DemoThreadResult {
   uint64_t packets_started = 0;  // all packets started (descriptors too)
   uint64_t packets_dropped = 0;  // TraceWriterV2Stats::packets_dropped
   uint64_t relocations = 0;
-  // Closed but unpublished packets the ring writer had to drop when a
-  // scraped chunk's suffix found no replacement (RingWriterStats). Those
-  // packets count as written for TraceWriterV2.
+  // Relocated suffixes the ring writer had to drop when a scraped chunk's
+  // suffix found no replacement, and their bytes (RingWriterStats). The
+  // packets in them are in packets_dropped.
   uint64_t suffixes_dropped = 0;
   uint64_t dropped_suffix_bytes = 0;
 };
