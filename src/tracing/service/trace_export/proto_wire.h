@@ -39,7 +39,6 @@ using base::kWireLengthDelimited;
 using base::kWireStartGroup;
 using base::kWireVarInt;
 using base::MakeTag;
-using base::VarIntSize;
 
 // Appends fields to a std::string.
 class ProtoBuilder {
@@ -53,9 +52,6 @@ class ProtoBuilder {
   // int32 fields: negative values are sign-extended to 64 bits (10 bytes).
   void AppendInt32(uint32_t field_id, int32_t value) {
     AppendVarInt(field_id, static_cast<uint64_t>(static_cast<int64_t>(value)));
-  }
-  void AppendBool(uint32_t field_id, bool value) {
-    AppendVarInt(field_id, value ? 1 : 0);
   }
   void AppendBytes(uint32_t field_id, const void* data, size_t size) {
     AppendRawVarInt(MakeTag(field_id, kWireLengthDelimited));
