@@ -236,14 +236,15 @@ void BM_Drain_FullChunks_FlatSink(benchmark::State& state) {
 }
 BENCHMARK(BM_Drain_FullChunks_FlatSink);
 
-// Writes |packet_bytes| worth of 50-500 byte packets (count returned).
-// Returns false if the writer lost one.
+// What WritePackets() wrote: packets begun (lost ones included), their
+// bytes, and how many the writer lost.
 struct WriteResult {
   uint64_t packets = 0;
   uint64_t bytes = 0;
   uint64_t lost = 0;
 };
 
+// Writes |budget_bytes| worth of 50-500 byte packets into |out|.
 void WritePackets(RingWriter* w,
                   uint64_t budget_bytes,
                   uint32_t* rng,
