@@ -89,8 +89,9 @@ class TestRingReader {
   uint64_t wakeups() const { return wakeups_; }
 
  private:
-  // Copies and validates the first |n| fragments (spec 6.4). Returns false if
-  // the directory is malformed.
+  // Copies into |out| (may be null) and validates the fragments the word |s|
+  // publishes (its fragment count; spec 6.4). Returns false if the directory
+  // is malformed or the format unknown (3.4).
   bool CopyFragments(const uint8_t* chunk, StateWord s, ReadChunk* out);
   void Advance(uint32_t rp);
   // After the CAS that took the chunk at |rp| (word |seen|): advances and
