@@ -156,31 +156,15 @@ void WritePacket(TraceWriterV2* w,
                  uint32_t seq,
                  uint32_t len) {
   const std::string body = BodyFor(writer, seq, len);
-  // Runs one encoder call; the ring writer counts the open packet in
-  // open_packets_dropped when the call lost it. (TraceWriterV2's
-  // packets_dropped also moves when an earlier, finished packet is lost with
-  // a dropped suffix during this call: the ledger tracks those itself.)
-  auto open_dropped = [w] {
-    return w->ring_writer().stats().open_packets_dropped;
-  };
+  // Without a ledger the calls simply run.
   auto step = [&](auto&& call) {
-    const uint64_t dropped_before = open_dropped();
-    call();
-    if (!ledger)
-      return;
-    ledger->AfterCall();
-    if (open_dropped() != dropped_before && ledger->packet_open())
-      ledger->OpenPacketLost();
-  };
-  const uint64_t dropped_before = open_dropped();
-  auto packet = w->NewTracePacket();
-  if (ledger) {
-    ledger->AfterCall();
-    if (open_dropped() != dropped_before)
-      ledger->PacketNeverOpened(seq);
+    if (ledger)
+      ledger->Step(call);
     else
-      ledger->PacketOpened(seq);
-  }
+      call();
+  };
+  auto new_packet = [w] { return w->NewTracePacket(); };
+  auto packet = ledger ? ledger->Open(seq, new_packet) : new_packet();
   shm_ring::Message* ev = nullptr;
   shm_ring::Message* payload = nullptr;
   shm_ring::Message* nested = nullptr;

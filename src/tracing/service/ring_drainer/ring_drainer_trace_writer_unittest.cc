@@ -67,27 +67,8 @@ void WritePacket(TraceWriterV2* w,
                  test::LossLedger* ledger,
                  uint32_t writer,
                  uint32_t seq) {
-  // Runs one encoder call; the ring writer counts the open packet in
-  // open_packets_dropped when the call lost it. (TraceWriterV2's
-  // packets_dropped also moves when an earlier, finished packet is lost with
-  // a dropped suffix during this call: the ledger tracks those itself.)
-  auto open_dropped = [w] {
-    return w->ring_writer().stats().open_packets_dropped;
-  };
-  auto step = [&](auto&& call) {
-    const uint64_t dropped_before = open_dropped();
-    call();
-    ledger->AfterCall();
-    if (open_dropped() != dropped_before && ledger->packet_open())
-      ledger->OpenPacketLost();
-  };
-  const uint64_t dropped_before = open_dropped();
-  auto packet = w->NewTracePacket();
-  ledger->AfterCall();
-  if (open_dropped() != dropped_before)
-    ledger->PacketNeverOpened(seq);
-  else
-    ledger->PacketOpened(seq);
+  auto step = [&](auto&& call) { ledger->Step(call); };
+  auto packet = ledger->Open(seq, [w] { return w->NewTracePacket(); });
   shm_ring::Message* ev = nullptr;
   shm_ring::Message* payload = nullptr;
   shm_ring::Message* nested = nullptr;

@@ -57,6 +57,33 @@ class LossLedger {
   void PacketNeverOpened(uint32_t seq);
   // The writer said the open packet is lost (its rest was discarded).
   void OpenPacketLost();
+  // For callers writing through a TraceWriterV2 (or any encoder over this
+  // ledger's RingWriter): run |call| (one call into the encoder) and report
+  // it, including the loss of the open packet, which the RingWriter signals
+  // in open_packets_dropped. (TraceWriterV2's packets_dropped is no signal:
+  // it also moves when an earlier, finished packet is lost with a dropped
+  // suffix during the call, which AfterCall() accounts for.)
+  template <typename Call>
+  void Step(Call&& call) {
+    const uint64_t before = open_packets_dropped();
+    call();
+    AfterCall();
+    if (open_packets_dropped() != before && open_)
+      OpenPacketLost();
+  }
+  // Like Step() for the call that starts packet |seq| (e.g. NewTracePacket);
+  // returns what |call| returns.
+  template <typename Call>
+  auto Open(uint32_t seq, Call&& call) {
+    const uint64_t before = open_packets_dropped();
+    auto result = call();
+    AfterCall();
+    if (open_packets_dropped() != before)
+      PacketNeverOpened(seq);
+    else
+      PacketOpened(seq);
+    return result;
+  }
   // The open packet ends now (call right before EndPacket).
   void PacketFinished();
 
@@ -69,6 +96,10 @@ class LossLedger {
   size_t at_risk() const { return at_risk_.size(); }
 
  private:
+  uint64_t open_packets_dropped() const {
+    return writer_->stats().open_packets_dropped;
+  }
+
   const shm_ring::RingWriter* const writer_;
   uint64_t publications_ = 0;
   uint64_t drops_ = 0;
