@@ -23,28 +23,27 @@ inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
 // ---------------------------------------------------------------------------
 
 void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
-  if (RT_UNLIKELY(!enabled_))
-    return;
-  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
-    return OnInvalidFieldId(field_id);
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  uint8_t buf[5 + 4];
-  uint8_t* p = base::EncodeVarInt((field_id << 3) | kWireFixed32, buf);
-  p = PutFixed(value, 4, p);
-  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
+  AppendFixed(field_id, kWireFixed32, value, 4);
 }
 
 void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
+  AppendFixed(field_id, kWireFixed64, value, 8);
+}
+
+// Tag and |size| little-endian bytes of |value|, written in one go.
+void Message::AppendFixed(uint32_t field_id,
+                          uint32_t wire_type,
+                          uint64_t value,
+                          size_t size) {
   if (RT_UNLIKELY(!enabled_))
     return;
   if (RT_UNLIKELY(!IsValidFieldId(field_id)))
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  uint8_t buf[5 + 8];
-  uint8_t* p = base::EncodeVarInt((field_id << 3) | kWireFixed64, buf);
-  p = PutFixed(value, 8, p);
+  uint8_t buf[base::kMaxTagSize + 8];
+  uint8_t* p = base::EncodeVarInt((field_id << 3) | wire_type, buf);
+  p = PutFixed(value, size, p);
   writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
 }
 

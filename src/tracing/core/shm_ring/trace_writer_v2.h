@@ -170,6 +170,10 @@ class Message {
     finalized_ = false;
   }
   void AppendVarIntRaw(uint32_t field_id, uint64_t value);
+  void AppendFixed(uint32_t field_id,
+                   uint32_t wire_type,
+                   uint64_t value,
+                   size_t size);
   Message* BeginNestedOverflow();
   // A call with an invalid field id (see the file comment).
   void OnInvalidFieldId(uint32_t field_id);
