@@ -1,0 +1,130 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// UnixSocket: a SOCK_SEQPACKET Unix socket (one datagram = one message) with
+// file-descriptor passing and peer credentials. The transport of
+// wire_protocol.h; nothing here knows the message layout.
+//
+// Hostile peers: Receive() reads into a caller buffer of fixed capacity and
+// reports a datagram longer than it (MSG_TRUNC) as an error instead of
+// silently cutting it; at most one received fd is kept and any other fd the
+// peer attached is closed at once (a peer cannot make us leak descriptors);
+// every fd we receive has FD_CLOEXEC (MSG_CMSG_CLOEXEC). Sends use
+// MSG_NOSIGNAL: a peer that went away is an error, never a SIGPIPE.
+//
+// Thread model: one UnixSocket is used by one thread at a time; distinct
+// sockets are independent.
+
+#ifndef SRC_TRACING_IPC_UNIX_SOCKET_H_
+#define SRC_TRACING_IPC_UNIX_SOCKET_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "src/base/status.h"
+
+namespace ringtrace {
+namespace ipc {
+
+// Owns one file descriptor (closed on destruction); -1 means none.
+class ScopedFd {
+ public:
+  ScopedFd() = default;
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() { reset(); }
+  ScopedFd(ScopedFd&& other) noexcept : fd_(other.release()) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept {
+    if (this != &other)
+      reset(other.release());
+    return *this;
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+struct PeerCredentials {
+  pid_t pid = -1;
+  uid_t uid = static_cast<uid_t>(-1);
+};
+
+class UnixSocket {
+ public:
+  // A listening socket bound at |path| (a filesystem path; its directory
+  // must exist). A stale socket file at |path| (nobody listening) is
+  // replaced; a live one is an error. The socket is non-blocking.
+  static std::unique_ptr<UnixSocket> Listen(const std::string& path,
+                                            base::Status* status);
+  // A blocking connection to the listener at |path|.
+  static std::unique_ptr<UnixSocket> Connect(const std::string& path,
+                                             base::Status* status);
+  // Two connected sockets (socketpair), for tests.
+  static bool Pair(std::unique_ptr<UnixSocket>* a,
+                   std::unique_ptr<UnixSocket>* b);
+
+  ~UnixSocket();
+  UnixSocket(const UnixSocket&) = delete;
+  UnixSocket& operator=(const UnixSocket&) = delete;
+
+  // Listening socket only. Returns the next pending connection
+  // (non-blocking, FD_CLOEXEC), or null with |status| ok if none is pending,
+  // or null with an error.
+  std::unique_ptr<UnixSocket> Accept(base::Status* status);
+
+  // Sends one datagram of |size| bytes (1..65536), with |fd| attached if
+  // fd >= 0 (the fd stays ours). A non-blocking socket whose peer is not
+  // reading fails with a "would block" error rather than waiting.
+  base::Status Send(const uint8_t* data, size_t size, int fd = -1);
+
+  enum class RecvResult {
+    kMessage,     // one datagram in |buf|, its size in |*size|
+    kWouldBlock,  // non-blocking socket, nothing pending
+    kClosed,      // orderly shutdown by the peer
+    kError,       // |status| says what (includes a datagram over |cap|)
+  };
+  // Receives one datagram. |fd| (may be null: then any fd is closed)
+  // receives the first attached fd, or is reset to -1 if none came.
+  RecvResult Receive(uint8_t* buf,
+                     size_t cap,
+                     size_t* size,
+                     ScopedFd* fd,
+                     base::Status* status);
+
+  // Blocks up to |timeout_ms| for the socket to become readable. Returns
+  // true if it is (or the peer hung up), false on timeout.
+  bool WaitReadable(int timeout_ms);
+
+  // Credentials of the connected peer, from the kernel (SO_PEERCRED), so a
+  // producer cannot forge them.
+  bool GetPeerCredentials(PeerCredentials* creds) const;
+
+  void SetNonBlocking(bool non_blocking);
+  int fd() const { return fd_.get(); }
+
+ private:
+  explicit UnixSocket(ScopedFd fd, std::string unlink_path = std::string());
+
+  ScopedFd fd_;
+  std::string unlink_path_;  // listener: its socket file, removed on close
+};
+
+}  // namespace ipc
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_IPC_UNIX_SOCKET_H_
