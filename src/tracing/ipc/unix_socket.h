@@ -89,13 +89,19 @@ class UnixSocket {
 
   // Sends one datagram of |size| bytes (1..65536), with |fd| attached if
   // fd >= 0 (the fd stays ours). A non-blocking socket whose peer is not
-  // reading fails with a "would block" error rather than waiting.
-  base::Status Send(const uint8_t* data, size_t size, int fd = -1);
+  // reading fails with a "would block" error rather than waiting; then
+  // |*would_block| (if not null) is set to true, else to false.
+  base::Status Send(const uint8_t* data,
+                    size_t size,
+                    int fd = -1,
+                    bool* would_block = nullptr);
 
   enum class RecvResult {
     kMessage,     // one datagram in |buf|, its size in |*size|
     kWouldBlock,  // non-blocking socket, nothing pending
-    kClosed,      // orderly shutdown by the peer
+    kClosed,      // the peer closed (or reset) the connection; a
+                  // zero-length datagram reads the same and is taken as
+                  // closed too (SOCK_SEQPACKET cannot tell them apart)
     kError,       // |status| says what (includes a datagram over |cap|)
   };
   // Receives one datagram. |fd| (may be null: then any fd is closed)
@@ -107,7 +113,8 @@ class UnixSocket {
                      base::Status* status);
 
   // Blocks up to |timeout_ms| for the socket to become readable. Returns
-  // true if it is (or the peer hung up), false on timeout.
+  // true if it is (or the peer hung up), false on timeout. A negative
+  // |timeout_ms| waits forever.
   bool WaitReadable(int timeout_ms);
 
   // Credentials of the connected peer, from the kernel (SO_PEERCRED), so a

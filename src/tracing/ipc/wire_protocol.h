@@ -71,10 +71,10 @@ enum class MessageType : uint32_t {
 
 enum class HelloStatus : uint32_t {
   kOk = 0,
-  kVersionMismatch = 1,    // protocol_version != kProtocolVersion
-  kTooManyProducers = 2,   // the service's producer limit is reached
-  kBadRequest = 3,         // a requested geometry the service cannot serve
-  kServiceError = 4,       // the service could not create the ring
+  kVersionMismatch = 1,   // protocol_version != kProtocolVersion
+  kTooManyProducers = 2,  // the service's producer limit is reached
+  kBadRequest = 3,        // a requested geometry the service cannot serve
+  kServiceError = 4,      // the service could not create the ring
 };
 const char* HelloStatusToString(HelloStatus status);
 

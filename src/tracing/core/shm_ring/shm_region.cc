@@ -5,8 +5,10 @@
 #include "src/tracing/core/shm_ring/shm_region.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <utility>
@@ -38,8 +40,10 @@ bool CheckGeometry(const RingGeometry& geometry, base::Status* status) {
 
 int MakeMemfd() {
 #if defined(__linux__) && defined(SYS_memfd_create)
-  return static_cast<int>(syscall(SYS_memfd_create, "ringtrace_shm_ring",
-                                  0x0001u /* MFD_CLOEXEC */));
+  // MFD_CLOEXEC | MFD_ALLOW_SEALING (spelled out: older libc headers lack
+  // memfd_create and its flags).
+  return static_cast<int>(
+      syscall(SYS_memfd_create, "ringtrace_shm_ring", 0x0001u | 0x0002u));
 #else
   errno = ENOSYS;
   return -1;
@@ -88,12 +92,70 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     close(fd);
     return nullptr;
   }
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    SetStatus(status, base::ErrStatus("F_ADD_SEALS: %s", strerror(errno)));
+    close(fd);
+    return nullptr;
+  }
   void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (mem == MAP_FAILED) {
     SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
     close(fd);
     return nullptr;
   }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<SharedRingRegion>(new SharedRingRegion(
+      static_cast<uint8_t*>(mem), size, geometry, fd, /*owns_mapping=*/true));
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
+    int fd,
+    const RingGeometry& geometry,
+    base::Status* status) {
+  if (fd < 0) {
+    SetStatus(status, base::ErrStatus("no ring fd"));
+    return nullptr;
+  }
+  // Closes |fd| on every failure below.
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0)
+        close(fd);
+    }
+  } closer{fd};
+  if (!CheckGeometry(geometry, status))
+    return nullptr;
+  const uint64_t size64 = geometry.MappingSize();
+  if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
+    SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
+                                      static_cast<unsigned long long>(size64)));
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    SetStatus(status, base::ErrStatus("fstat: %s", strerror(errno)));
+    return nullptr;
+  }
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) < size64) {
+    SetStatus(status, base::ErrStatus("ring file too small: %lld < %llu",
+                                      static_cast<long long>(st.st_size),
+                                      static_cast<unsigned long long>(size64)));
+    return nullptr;
+  }
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    SetStatus(status,
+              base::ErrStatus("ring file is not sealed against shrinking"));
+    return nullptr;
+  }
+  const size_t size = static_cast<size_t>(size64);
+  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
+    return nullptr;
+  }
+  closer.fd = -1;  // the region owns it now
   SetStatus(status, base::OkStatus());
   return std::unique_ptr<SharedRingRegion>(new SharedRingRegion(
       static_cast<uint8_t*>(mem), size, geometry, fd, /*owns_mapping=*/true));

@@ -5,9 +5,17 @@
 // SharedRingRegion: the memory a shared ring lives in.
 //
 // CreateMemfd() makes an anonymous memfd of the ring's MappingSize(), maps it
-// MAP_SHARED and keeps the fd, which the service maps in its own process (the
-// transport of the fd is not this class's business). The memory of a fresh
-// memfd is zero-filled, which is a valid, empty ring at positions 0 (ABI).
+// MAP_SHARED and keeps the fd, which the other side maps in its own process
+// (the transport of the fd is not this class's business). The memory of a
+// fresh memfd is zero-filled, which is a valid, empty ring at positions 0
+// (ABI). The file is sealed against shrinking and growing (F_SEAL_SHRINK |
+// F_SEAL_GROW | F_SEAL_SEAL) before anyone else can see it: whoever else
+// holds the fd can write the ring's bytes, but cannot truncate the file
+// under our mapping (which would turn our reads into SIGBUS).
+//
+// MapFd() maps such a file received from elsewhere (the producer side). It
+// refuses a file that is smaller than the mapping or not sealed against
+// shrinking, for the same reason.
 //
 // Wrap() views memory the caller owns (tests, benchmarks); the caller keeps
 // it alive and zero-fills it if it wants an empty ring.
@@ -36,6 +44,13 @@ class SharedRingRegion {
   static std::unique_ptr<SharedRingRegion> CreateMemfd(
       const RingGeometry& geometry,
       base::Status* status);
+
+  // Maps the ring memfd |fd| (ownership taken; closed on failure too) for
+  // |geometry|. Fails unless |geometry| is valid, the file is at least
+  // geometry.MappingSize() bytes and it carries F_SEAL_SHRINK.
+  static std::unique_ptr<SharedRingRegion> MapFd(int fd,
+                                                 const RingGeometry& geometry,
+                                                 base::Status* status);
 
   // Views |size| bytes at |memory| (not owned). |memory| must be 64-byte
   // aligned and |size| >= geometry.MappingSize().

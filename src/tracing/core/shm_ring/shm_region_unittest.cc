@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,95 @@ TEST(SharedRingRegionTest, RejectsBadGeometryAndMemory) {
   EXPECT_EQ(ok->view().chunk(0), static_cast<uint8_t*>(mem) + 256);
   ok.reset();
   free(mem);
+}
+
+// The file handed to the other side cannot be resized: a peer that
+// truncates it would turn our reads of the mapping into SIGBUS.
+TEST(SharedRingRegionTest, MemfdIsSealedAgainstResizing) {
+  base::Status status;
+  auto region = SharedRingRegion::CreateMemfd(RingGeometry(512, 4), &status);
+  ASSERT_NE(region, nullptr) << status.message();
+  const int seals = fcntl(region->fd(), F_GET_SEALS);
+  ASSERT_GE(seals, 0);
+  EXPECT_NE(seals & F_SEAL_SHRINK, 0);
+  EXPECT_NE(seals & F_SEAL_GROW, 0);
+  EXPECT_NE(seals & F_SEAL_SEAL, 0);   // nobody can lift or add seals
+  EXPECT_EQ(seals & F_SEAL_WRITE, 0);  // the producer must write
+  EXPECT_NE(ftruncate(region->fd(), 256), 0);
+  EXPECT_NE(ftruncate(region->fd(), static_cast<off_t>(region->size()) * 2), 0);
+  EXPECT_NE(fcntl(region->fd(), F_ADD_SEALS, F_SEAL_WRITE), 0);
+}
+
+// MapFd is the producer's side: it maps the received file, which then
+// shares its bytes with the creator's mapping.
+TEST(SharedRingRegionTest, MapFdSharesTheRing) {
+  base::Status status;
+  const RingGeometry geometry(512, 4);
+  auto service = SharedRingRegion::CreateMemfd(geometry, &status);
+  ASSERT_NE(service, nullptr) << status.message();
+  auto producer =
+      SharedRingRegion::MapFd(dup(service->fd()), geometry, &status);
+  ASSERT_NE(producer, nullptr) << status.message();
+  EXPECT_EQ(producer->size(), service->size());
+  EXPECT_NE(producer->base(), service->base());
+
+  RingWriter::Options opts;
+  opts.writer_id = 9;
+  RingWriter writer(producer->view(), opts);
+  RingWriter::Span span;
+  ASSERT_TRUE(writer.BeginPacket(&span));
+  memcpy(span.wptr, "mapped", 6);
+  writer.EndPacket(span.wptr + 6);
+  ASSERT_TRUE(writer.Flush(nullptr));
+  TestRingReader reader(service->view());
+  std::vector<ReadChunk> chunks;
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"mapped"});
+}
+
+// Files MapFd must refuse, each with a status and without leaking the fd.
+TEST(SharedRingRegionTest, MapFdRejectsUnsafeFiles) {
+  const RingGeometry geometry(512, 4);
+  const auto open_fds = [] {
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+      n += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+    return n;
+  };
+  const int fds_before = open_fds();
+  base::Status status;
+
+  EXPECT_EQ(SharedRingRegion::MapFd(-1, geometry, &status), nullptr);
+  EXPECT_FALSE(status.ok());
+
+  // Not sealed: a plain memfd of the right size.
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "t", 0x0002u));
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(geometry.MappingSize())), 0);
+  EXPECT_EQ(SharedRingRegion::MapFd(fd, geometry, &status), nullptr);
+  EXPECT_NE(status.message().find("sealed"), std::string::npos)
+      << status.message();
+
+  // Sealed but smaller than the geometry says.
+  fd = static_cast<int>(syscall(SYS_memfd_create, "t", 0x0002u));
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 1024), 0);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+  EXPECT_EQ(SharedRingRegion::MapFd(fd, geometry, &status), nullptr);
+  EXPECT_NE(status.message().find("too small"), std::string::npos)
+      << status.message();
+
+  // A valid file but an invalid geometry.
+  auto region = SharedRingRegion::CreateMemfd(geometry, &status);
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(
+      SharedRingRegion::MapFd(dup(region->fd()), RingGeometry(300, 4), &status),
+      nullptr);
+  EXPECT_FALSE(status.ok());
+  region.reset();
+
+  EXPECT_EQ(open_fds(), fds_before);
 }
 
 // Scheduler state of a thread of this process ('S' = sleeping).

@@ -1,0 +1,339 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/ipc/unix_socket.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace ringtrace {
+namespace ipc {
+namespace {
+
+void SetStatus(base::Status* status, base::Status s) {
+  if (status)
+    *status = std::move(s);
+}
+
+// Fills |addr| for |path|; false if the path does not fit sun_path (with its
+// terminating NUL) or is empty.
+bool MakeAddress(const std::string& path, sockaddr_un* addr) {
+  memset(addr, 0, sizeof(*addr));
+  addr->sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr->sun_path))
+    return false;
+  memcpy(addr->sun_path, path.data(), path.size());
+  return true;
+}
+
+// True if something accepts connections at |addr| (a live listener).
+bool IsLive(const sockaddr_un& addr) {
+  ScopedFd probe(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!probe.valid())
+    return false;
+  return connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr),
+                 sizeof(addr)) == 0;
+}
+
+// Most fds a received datagram may carry before MSG_CTRUNC; any of them
+// beyond the first is closed at once.
+constexpr size_t kMaxReceivedFds = 4;
+
+}  // namespace
+
+void ScopedFd::reset(int fd) {
+  if (fd_ >= 0)
+    close(fd_);
+  fd_ = fd;
+}
+
+UnixSocket::UnixSocket(ScopedFd fd, std::string unlink_path)
+    : fd_(std::move(fd)), unlink_path_(std::move(unlink_path)) {}
+
+UnixSocket::~UnixSocket() {
+  fd_.reset();
+  if (!unlink_path_.empty())
+    unlink(unlink_path_.c_str());
+}
+
+std::unique_ptr<UnixSocket> UnixSocket::Listen(const std::string& path,
+                                               base::Status* status) {
+  sockaddr_un addr;
+  if (!MakeAddress(path, &addr)) {
+    SetStatus(status, base::ErrStatus("bad socket path '%s' (empty or longer "
+                                      "than %zu bytes)",
+                                      path.c_str(), sizeof(addr.sun_path) - 1));
+    return nullptr;
+  }
+  ScopedFd fd(
+      socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) {
+    SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
+    return nullptr;
+  }
+  const auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+  if (bind(fd.get(), sa, sizeof(addr)) != 0) {
+    if (errno != EADDRINUSE) {
+      SetStatus(status,
+                base::ErrStatus("bind %s: %s", path.c_str(), strerror(errno)));
+      return nullptr;
+    }
+    // A socket file is there. Replace it only if nobody listens on it (a
+    // service that died without cleaning up); never steal a live one.
+    if (IsLive(addr)) {
+      SetStatus(status, base::ErrStatus("%s: another service is listening",
+                                        path.c_str()));
+      return nullptr;
+    }
+    unlink(path.c_str());
+    if (bind(fd.get(), sa, sizeof(addr)) != 0) {
+      SetStatus(status,
+                base::ErrStatus("bind %s: %s", path.c_str(), strerror(errno)));
+      return nullptr;
+    }
+  }
+  if (listen(fd.get(), SOMAXCONN) != 0) {
+    SetStatus(status, base::ErrStatus("listen: %s", strerror(errno)));
+    unlink(path.c_str());
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<UnixSocket>(new UnixSocket(std::move(fd), path));
+}
+
+std::unique_ptr<UnixSocket> UnixSocket::Connect(const std::string& path,
+                                                base::Status* status) {
+  sockaddr_un addr;
+  if (!MakeAddress(path, &addr)) {
+    SetStatus(status, base::ErrStatus("bad socket path '%s'", path.c_str()));
+    return nullptr;
+  }
+  ScopedFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
+    SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
+    return nullptr;
+  }
+  int rc;
+  do {
+    rc = connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr),
+                 sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    SetStatus(status,
+              base::ErrStatus("connect %s: %s", path.c_str(), strerror(errno)));
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<UnixSocket>(new UnixSocket(std::move(fd)));
+}
+
+bool UnixSocket::Pair(std::unique_ptr<UnixSocket>* a,
+                      std::unique_ptr<UnixSocket>* b) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
+    return false;
+  a->reset(new UnixSocket(ScopedFd(fds[0])));
+  b->reset(new UnixSocket(ScopedFd(fds[1])));
+  return true;
+}
+
+std::unique_ptr<UnixSocket> UnixSocket::Accept(base::Status* status) {
+  for (;;) {
+    const int fd =
+        accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      SetStatus(status, base::OkStatus());
+      return std::unique_ptr<UnixSocket>(new UnixSocket(ScopedFd(fd)));
+    }
+    if (errno == EINTR)
+      continue;
+    // A connection that was reset before we got to it is not our error.
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED) {
+      SetStatus(status, base::OkStatus());
+      return nullptr;
+    }
+    SetStatus(status, base::ErrStatus("accept: %s", strerror(errno)));
+    return nullptr;
+  }
+}
+
+base::Status UnixSocket::Send(const uint8_t* data,
+                              size_t size,
+                              int fd,
+                              bool* would_block) {
+  if (would_block)
+    *would_block = false;
+  if (size == 0 || size > 65536)
+    return base::ErrStatus("datagram of %zu bytes", size);
+  iovec iov;
+  iov.iov_base = const_cast<uint8_t*>(data);
+  iov.iov_len = size;
+  msghdr msg;
+  memset(&msg, 0, sizeof(msg));
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    memset(control, 0, sizeof(control));
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+  }
+  for (;;) {
+    const ssize_t n = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    if (n >= 0) {
+      // SOCK_SEQPACKET sends a datagram whole or not at all.
+      if (static_cast<size_t>(n) != size)
+        return base::ErrStatus("short send: %zd of %zu", n, size);
+      return base::OkStatus();
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (would_block)
+        *would_block = true;
+      return base::ErrStatus("send would block");
+    }
+    return base::ErrStatus("send: %s", strerror(errno));
+  }
+}
+
+UnixSocket::RecvResult UnixSocket::Receive(uint8_t* buf,
+                                           size_t cap,
+                                           size_t* size,
+                                           ScopedFd* fd,
+                                           base::Status* status) {
+  *size = 0;
+  if (fd)
+    fd->reset();
+  SetStatus(status, base::OkStatus());
+  iovec iov;
+  iov.iov_base = buf;
+  iov.iov_len = cap;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxReceivedFds)];
+  msghdr msg;
+  ssize_t n;
+  for (;;) {
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    n = recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+    if (n >= 0 || errno != EINTR)
+      break;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return RecvResult::kWouldBlock;
+    if (errno == ECONNRESET)
+      return RecvResult::kClosed;
+    SetStatus(status, base::ErrStatus("recv: %s", strerror(errno)));
+    return RecvResult::kError;
+  }
+
+  // Take ownership of every fd that came, whatever happens next: each one is
+  // either handed to the caller (the first, if wanted) or closed here.
+  ScopedFd first;
+  size_t num_fds = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    const size_t bytes = c->cmsg_len - CMSG_LEN(0);
+    const size_t count = bytes / sizeof(int);
+    for (size_t i = 0; i < count; i++) {
+      int received;
+      memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (num_fds++ == 0)
+        first.reset(received);
+      else
+        close(received);
+    }
+  }
+  if (n == 0)
+    return RecvResult::kClosed;
+  if (msg.msg_flags & MSG_TRUNC) {
+    SetStatus(status, base::ErrStatus("datagram longer than %zu bytes", cap));
+    return RecvResult::kError;
+  }
+  if (msg.msg_flags & MSG_CTRUNC) {
+    SetStatus(status,
+              base::ErrStatus("more than %zu fds attached", kMaxReceivedFds));
+    return RecvResult::kError;
+  }
+  if (num_fds > 1) {
+    SetStatus(status, base::ErrStatus("%zu fds attached, at most one expected",
+                                      num_fds));
+    return RecvResult::kError;
+  }
+  *size = static_cast<size_t>(n);
+  if (fd)
+    *fd = std::move(first);
+  return RecvResult::kMessage;
+}
+
+bool UnixSocket::WaitReadable(int timeout_ms) {
+  pollfd p;
+  p.fd = fd_.get();
+  p.events = POLLIN;
+  timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  int remaining_ms = timeout_ms;
+  for (;;) {
+    p.revents = 0;
+    const int rc = poll(&p, 1, remaining_ms);
+    if (rc > 0)
+      return true;
+    if (rc == 0)
+      return false;
+    if (errno != EINTR)
+      return true;  // let the caller's Receive() report the error
+    if (timeout_ms < 0)
+      continue;  // wait forever
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const int64_t elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 +
+                               (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (elapsed_ms >= timeout_ms)
+      return false;
+    remaining_ms = static_cast<int>(timeout_ms - elapsed_ms);
+  }
+}
+
+bool UnixSocket::GetPeerCredentials(PeerCredentials* creds) const {
+  ucred cred;
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      len != sizeof(cred)) {
+    return false;
+  }
+  creds->pid = cred.pid;
+  creds->uid = cred.uid;
+  return true;
+}
+
+void UnixSocket::SetNonBlocking(bool non_blocking) {
+  const int flags = fcntl(fd_.get(), F_GETFL);
+  if (flags < 0)
+    return;
+  const int wanted =
+      non_blocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+  if (wanted != flags)
+    fcntl(fd_.get(), F_SETFL, wanted);
+}
+
+}  // namespace ipc
+}  // namespace ringtrace

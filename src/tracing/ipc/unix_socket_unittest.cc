@@ -1,0 +1,282 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/ipc/unix_socket.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace ringtrace {
+namespace ipc {
+namespace {
+
+int CountOpenFds() {
+  int n = 0;
+  for (int fd = 0; fd < 1024; fd++)
+    n += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+  return n;
+}
+
+// A private directory for socket files, removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/ringtrace_ipc_XXXXXX";
+    const char* made = mkdtemp(tmpl);
+    EXPECT_NE(made, nullptr);
+    path_ = made ? made : "/tmp";
+  }
+  ~TempDir() {
+    unlink((path_ + "/sock").c_str());
+    rmdir(path_.c_str());
+  }
+  std::string sock() const { return path_ + "/sock"; }
+
+ private:
+  std::string path_;
+};
+
+bool SameFile(int a, int b) {
+  struct stat sa, sb;
+  return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+UnixSocket::RecvResult Recv(UnixSocket* s,
+                            std::string* data,
+                            ScopedFd* fd = nullptr,
+                            base::Status* status = nullptr) {
+  uint8_t buf[64];
+  size_t n = 0;
+  base::Status st;
+  const UnixSocket::RecvResult r =
+      s->Receive(buf, sizeof(buf), &n, fd, status ? status : &st);
+  data->assign(reinterpret_cast<const char*>(buf), n);
+  return r;
+}
+
+base::Status SendStr(UnixSocket* s, const std::string& str, int fd = -1) {
+  return s->Send(reinterpret_cast<const uint8_t*>(str.data()), str.size(), fd);
+}
+
+TEST(UnixSocketTest, DatagramBoundariesAreKept) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  ASSERT_TRUE(SendStr(a.get(), "one").ok());
+  ASSERT_TRUE(SendStr(a.get(), "second").ok());
+  std::string got;
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "one");
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "second");
+  b->SetNonBlocking(true);
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kWouldBlock);
+  a.reset();
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kClosed);
+}
+
+TEST(UnixSocketTest, PassesOneFdWithCloexec) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  ASSERT_TRUE(SendStr(a.get(), "fd", pipe_fds[0]).ok());
+  std::string got;
+  ScopedFd received;
+  ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "fd");
+  ASSERT_TRUE(received.valid());
+  EXPECT_NE(received.get(), pipe_fds[0]);
+  EXPECT_TRUE(SameFile(received.get(), pipe_fds[0]));
+  EXPECT_NE(fcntl(received.get(), F_GETFD) & FD_CLOEXEC, 0);
+
+  // A message without an fd resets the caller's ScopedFd.
+  ASSERT_TRUE(SendStr(a.get(), "none").ok());
+  ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
+  EXPECT_FALSE(received.valid());
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+// A hostile peer attaches fds nobody asked for: they must not pile up in
+// our fd table.
+TEST(UnixSocketTest, UnwantedFdsAreClosed) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const int fds_before = CountOpenFds();
+
+  // One fd, but the receiver passes no ScopedFd.
+  ASSERT_TRUE(SendStr(a.get(), "x", pipe_fds[0]).ok());
+  std::string got;
+  EXPECT_EQ(Recv(b.get(), &got, nullptr), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(CountOpenFds(), fds_before);
+
+  // Three fds in one datagram (raw sendmsg): an error, all closed.
+  int three[3] = {pipe_fds[0], pipe_fds[1], pipe_fds[0]};
+  char control[CMSG_SPACE(sizeof(three))] = {};
+  char byte = 'y';
+  iovec iov = {&byte, 1};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(three));
+  memcpy(CMSG_DATA(cmsg), three, sizeof(three));
+  ASSERT_EQ(sendmsg(a->fd(), &msg, 0), 1);
+  ScopedFd received;
+  base::Status status;
+  EXPECT_EQ(Recv(b.get(), &got, &received, &status),
+            UnixSocket::RecvResult::kError);
+  EXPECT_NE(status.message().find("3 fds"), std::string::npos)
+      << status.message();
+  EXPECT_FALSE(received.valid());
+  EXPECT_EQ(CountOpenFds(), fds_before);
+
+  // Still usable afterwards.
+  ASSERT_TRUE(SendStr(a.get(), "after").ok());
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "after");
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+TEST(UnixSocketTest, OversizedDatagramIsAnErrorNotATruncation) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  ASSERT_TRUE(SendStr(a.get(), std::string(65, 'z')).ok());
+  ASSERT_TRUE(SendStr(a.get(), "next").ok());
+  std::string got;
+  base::Status status;
+  EXPECT_EQ(Recv(b.get(), &got, nullptr, &status),
+            UnixSocket::RecvResult::kError);
+  EXPECT_NE(status.message().find("longer than 64"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "next");
+}
+
+TEST(UnixSocketTest, SendToAGonePeerFailsWithoutSigpipe) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  b.reset();
+  bool would_block = true;
+  const base::Status s =
+      a->Send(reinterpret_cast<const uint8_t*>("x"), 1, -1, &would_block);
+  EXPECT_FALSE(s.ok());  // and the process is still alive: no SIGPIPE
+  EXPECT_FALSE(would_block);
+  EXPECT_FALSE(a->Send(nullptr, 0).ok());  // empty datagrams are refused
+}
+
+TEST(UnixSocketTest, FullNonBlockingSocketSaysWouldBlock) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  a->SetNonBlocking(true);
+  const uint8_t payload[256] = {};
+  bool would_block = false;
+  int sent = 0;
+  for (; sent < 100000; sent++) {
+    if (!a->Send(payload, sizeof(payload), -1, &would_block).ok())
+      break;
+  }
+  EXPECT_TRUE(would_block);
+  EXPECT_GT(sent, 0);
+  // Reading one makes room again.
+  uint8_t buf[256];
+  size_t n;
+  ASSERT_EQ(b->Receive(buf, sizeof(buf), &n, nullptr, nullptr),
+            UnixSocket::RecvResult::kMessage);
+  EXPECT_TRUE(a->WaitReadable(0) == false);  // nothing came back to |a|
+  EXPECT_TRUE(a->Send(payload, sizeof(payload)).ok());
+}
+
+TEST(UnixSocketTest, ListenAcceptConnectAndPeerCredentials) {
+  TempDir dir;
+  base::Status status;
+  auto listener = UnixSocket::Listen(dir.sock(), &status);
+  ASSERT_NE(listener, nullptr) << status.message();
+
+  EXPECT_EQ(listener->Accept(&status), nullptr);  // nothing pending
+  EXPECT_TRUE(status.ok());
+
+  auto client = UnixSocket::Connect(dir.sock(), &status);
+  ASSERT_NE(client, nullptr) << status.message();
+  ASSERT_TRUE(listener->WaitReadable(5000));
+  auto conn = listener->Accept(&status);
+  ASSERT_NE(conn, nullptr) << status.message();
+  EXPECT_NE(fcntl(conn->fd(), F_GETFL) & O_NONBLOCK, 0);
+  EXPECT_NE(fcntl(conn->fd(), F_GETFD) & FD_CLOEXEC, 0);
+
+  PeerCredentials creds;
+  ASSERT_TRUE(conn->GetPeerCredentials(&creds));
+  EXPECT_EQ(creds.pid, getpid());
+  EXPECT_EQ(creds.uid, getuid());
+
+  ASSERT_TRUE(SendStr(client.get(), "hello").ok());
+  ASSERT_TRUE(conn->WaitReadable(5000));
+  std::string got;
+  EXPECT_EQ(Recv(conn.get(), &got), UnixSocket::RecvResult::kMessage);
+  EXPECT_EQ(got, "hello");
+  EXPECT_FALSE(conn->WaitReadable(0));
+}
+
+TEST(UnixSocketTest, LiveListenerIsNotStolenStaleFileIsReplaced) {
+  TempDir dir;
+  base::Status status;
+  auto first = UnixSocket::Listen(dir.sock(), &status);
+  ASSERT_NE(first, nullptr) << status.message();
+  EXPECT_EQ(UnixSocket::Listen(dir.sock(), &status), nullptr);
+  EXPECT_NE(status.message().find("another service"), std::string::npos)
+      << status.message();
+
+  // Destroying the listener removes its socket file.
+  first.reset();
+  struct stat st;
+  EXPECT_NE(stat(dir.sock().c_str(), &st), 0);
+
+  // A stale file: bound, then closed without unlinking (a crashed service).
+  {
+    ScopedFd raw(socket(AF_UNIX, SOCK_SEQPACKET, 0));
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, dir.sock().c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(raw.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+              0);
+  }
+  ASSERT_EQ(stat(dir.sock().c_str(), &st), 0);
+  auto second = UnixSocket::Listen(dir.sock(), &status);
+  ASSERT_NE(second, nullptr) << status.message();
+  auto client = UnixSocket::Connect(dir.sock(), &status);
+  EXPECT_NE(client, nullptr) << status.message();
+}
+
+TEST(UnixSocketTest, BadPathsAndMissingServiceAreErrors) {
+  base::Status status;
+  EXPECT_EQ(UnixSocket::Listen("", &status), nullptr);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(UnixSocket::Listen(std::string(200, 'p'), &status), nullptr);
+  EXPECT_NE(status.message().find("bad socket path"), std::string::npos);
+  TempDir dir;
+  EXPECT_EQ(UnixSocket::Connect(dir.sock(), &status), nullptr);
+  EXPECT_NE(status.message().find("connect"), std::string::npos)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace ipc
+}  // namespace ringtrace

@@ -1,0 +1,167 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/ipc/wire_protocol.h"
+
+#include <string.h>
+
+namespace ringtrace {
+namespace ipc {
+namespace {
+
+// Payload sizes fixed by the layout in the header.
+constexpr size_t kHelloFixedSize = 16;  // 4 x u32 before the name
+constexpr size_t kHelloReplySize = 20;  // 5 x u32
+
+void PutU32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+  p[2] = static_cast<uint8_t>(v >> 16);
+  p[3] = static_cast<uint8_t>(v >> 24);
+}
+
+uint32_t GetU32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+bool IsValidName(const uint8_t* name, size_t size) {
+  if (size == 0 || size > kMaxProducerNameSize)
+    return false;
+  for (size_t i = 0; i < size; i++) {
+    if (name[i] < 0x20 || name[i] > 0x7e)
+      return false;
+  }
+  return true;
+}
+
+// Writes the header for a payload of |payload_size| bytes; returns the
+// message size, or 0 if it does not fit in |cap|.
+size_t PutHeader(MessageType type,
+                 size_t payload_size,
+                 uint8_t* buf,
+                 size_t cap) {
+  const size_t total = kHeaderSize + payload_size;
+  if (total > kMaxMessageSize || total > cap)
+    return 0;
+  PutU32(buf, kMagic);
+  PutU32(buf + 4, static_cast<uint32_t>(type));
+  PutU32(buf + 8, static_cast<uint32_t>(payload_size));
+  return total;
+}
+
+}  // namespace
+
+const char* HelloStatusToString(HelloStatus status) {
+  switch (status) {
+    case HelloStatus::kOk:
+      return "ok";
+    case HelloStatus::kVersionMismatch:
+      return "protocol version mismatch";
+    case HelloStatus::kTooManyProducers:
+      return "too many producers";
+    case HelloStatus::kBadRequest:
+      return "bad request";
+    case HelloStatus::kServiceError:
+      return "service error";
+  }
+  return "unknown status";
+}
+
+size_t EncodeHello(const HelloMsg& msg, uint8_t* buf, size_t cap) {
+  const auto* name = reinterpret_cast<const uint8_t*>(msg.name.data());
+  if (!IsValidName(name, msg.name.size()))
+    return 0;
+  const size_t total = PutHeader(MessageType::kHello,
+                                 kHelloFixedSize + msg.name.size(), buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutU32(p, msg.protocol_version);
+  PutU32(p + 4, msg.requested_ring_bytes);
+  PutU32(p + 8, msg.requested_chunk_size);
+  PutU32(p + 12, static_cast<uint32_t>(msg.name.size()));
+  memcpy(p + kHelloFixedSize, name, msg.name.size());
+  return total;
+}
+
+size_t EncodeHelloReply(const HelloReplyMsg& msg, uint8_t* buf, size_t cap) {
+  const size_t total =
+      PutHeader(MessageType::kHelloReply, kHelloReplySize, buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutU32(p, static_cast<uint32_t>(msg.status));
+  PutU32(p + 4, msg.producer_id);
+  PutU32(p + 8, msg.chunk_size);
+  PutU32(p + 12, msg.num_chunks);
+  PutU32(p + 16, msg.target_buffer);
+  return total;
+}
+
+size_t EncodeDrainRequest(uint8_t* buf, size_t cap) {
+  return PutHeader(MessageType::kDrainRequest, 0, buf, cap);
+}
+
+base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
+  if (size < kHeaderSize)
+    return base::ErrStatus("message of %zu bytes is shorter than a header",
+                           size);
+  if (size > kMaxMessageSize)
+    return base::ErrStatus("message of %zu bytes exceeds %zu", size,
+                           kMaxMessageSize);
+  if (GetU32(data) != kMagic)
+    return base::ErrStatus("bad magic 0x%08x", GetU32(data));
+  const uint32_t type = GetU32(data + 4);
+  const uint32_t payload_size = GetU32(data + 8);
+  // size <= kMaxMessageSize, so this subtraction and comparison are exact.
+  if (payload_size != size - kHeaderSize)
+    return base::ErrStatus("payload size %u does not match the %zu bytes sent",
+                           payload_size, size - kHeaderSize);
+  const uint8_t* p = data + kHeaderSize;
+  switch (type) {
+    case static_cast<uint32_t>(MessageType::kHello): {
+      if (payload_size < kHelloFixedSize)
+        return base::ErrStatus("Hello payload of %u bytes is too short",
+                               payload_size);
+      const uint32_t name_size = GetU32(p + 12);
+      if (name_size != payload_size - kHelloFixedSize)
+        return base::ErrStatus("Hello name size %u does not match", name_size);
+      if (!IsValidName(p + kHelloFixedSize, name_size))
+        return base::ErrStatus("Hello name is empty, too long or unprintable");
+      out->type = MessageType::kHello;
+      out->hello.protocol_version = GetU32(p);
+      out->hello.requested_ring_bytes = GetU32(p + 4);
+      out->hello.requested_chunk_size = GetU32(p + 8);
+      out->hello.name.assign(reinterpret_cast<const char*>(p + kHelloFixedSize),
+                             name_size);
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kHelloReply): {
+      if (payload_size != kHelloReplySize)
+        return base::ErrStatus("HelloReply payload of %u bytes, expected %zu",
+                               payload_size, kHelloReplySize);
+      const uint32_t status = GetU32(p);
+      if (status > static_cast<uint32_t>(HelloStatus::kServiceError))
+        return base::ErrStatus("HelloReply with unknown status %u", status);
+      out->type = MessageType::kHelloReply;
+      out->hello_reply.status = static_cast<HelloStatus>(status);
+      out->hello_reply.producer_id = GetU32(p + 4);
+      out->hello_reply.chunk_size = GetU32(p + 8);
+      out->hello_reply.num_chunks = GetU32(p + 12);
+      out->hello_reply.target_buffer = GetU32(p + 16);
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kDrainRequest):
+      if (payload_size != 0)
+        return base::ErrStatus("DrainRequest with a %u-byte payload",
+                               payload_size);
+      out->type = MessageType::kDrainRequest;
+      return base::OkStatus();
+  }
+  return base::ErrStatus("unknown message type %u", type);
+}
+
+}  // namespace ipc
+}  // namespace ringtrace
