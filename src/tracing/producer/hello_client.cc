@@ -1,0 +1,99 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/producer/hello_client.h"
+
+#include <limits.h>
+
+#include <utility>
+
+namespace ringtrace {
+namespace producer {
+
+base::Status Handshake(ipc::UnixSocket* socket,
+                       const ProducerOptions& options,
+                       HandshakeResult* result) {
+  ipc::HelloMsg hello;
+  hello.requested_ring_bytes = options.requested_ring_bytes;
+  hello.requested_chunk_size = options.requested_chunk_size;
+  hello.name = options.name;
+  uint8_t buf[ipc::kMaxMessageSize];
+  const size_t hello_size = ipc::EncodeHello(hello, buf, sizeof(buf));
+  if (hello_size == 0) {
+    return base::ErrStatus(
+        "invalid producer name '%s' (1..%zu printable ASCII characters)",
+        options.name.c_str(), ipc::kMaxProducerNameSize);
+  }
+  base::Status status = socket->Send(buf, hello_size);
+  if (!status.ok())
+    return base::ErrStatus("sending Hello: %s", status.message().c_str());
+
+  const int timeout_ms = options.connect_timeout_ms > INT_MAX
+                             ? INT_MAX
+                             : static_cast<int>(options.connect_timeout_ms);
+  if (!socket->WaitReadable(timeout_ms)) {
+    return base::ErrStatus("the service did not answer the Hello within %u ms",
+                           options.connect_timeout_ms);
+  }
+  size_t size = 0;
+  ipc::ScopedFd fd;  // closed on every return below unless handed to MapFd
+  switch (socket->Receive(buf, sizeof(buf), &size, &fd, &status)) {
+    case ipc::UnixSocket::RecvResult::kMessage:
+      break;
+    case ipc::UnixSocket::RecvResult::kWouldBlock:
+      // The socket is blocking; only a spurious wake-up can get here.
+      return base::ErrStatus("no HelloReply after the socket became readable");
+    case ipc::UnixSocket::RecvResult::kClosed:
+      return base::ErrStatus(
+          "the service closed the connection without "
+          "answering the Hello");
+    case ipc::UnixSocket::RecvResult::kError:
+      return base::ErrStatus("receiving HelloReply: %s",
+                             status.message().c_str());
+  }
+
+  ipc::Message msg;
+  status = ipc::DecodeMessage(buf, size, &msg);
+  if (!status.ok())
+    return base::ErrStatus("malformed HelloReply: %s",
+                           status.message().c_str());
+  if (msg.type != ipc::MessageType::kHelloReply) {
+    return base::ErrStatus("expected a HelloReply, got message type %u",
+                           static_cast<uint32_t>(msg.type));
+  }
+  const ipc::HelloReplyMsg& reply = msg.hello_reply;
+  if (reply.status != ipc::HelloStatus::kOk) {
+    return base::ErrStatus("the service refused the producer: %s",
+                           ipc::HelloStatusToString(reply.status));
+  }
+  const shm_ring::GeometryError ge =
+      shm_ring::ValidateGeometry(reply.chunk_size, reply.num_chunks);
+  if (ge != shm_ring::GeometryError::kOk) {
+    return base::ErrStatus(
+        "HelloReply has an invalid ring geometry (chunk_size %u, num_chunks "
+        "%u): %s",
+        reply.chunk_size, reply.num_chunks,
+        shm_ring::GeometryErrorToString(ge));
+  }
+  if (reply.target_buffer > 0xffff) {
+    return base::ErrStatus("HelloReply target buffer %u is not a BufferID",
+                           reply.target_buffer);
+  }
+  if (!fd.valid())
+    return base::ErrStatus("HelloReply carries no ring fd");
+  // Exactly one fd: Receive() fails on a datagram with more (kError above).
+
+  const shm_ring::RingGeometry geometry(reply.chunk_size, reply.num_chunks);
+  // MapFd takes the fd, and closes it if it fails.
+  auto region =
+      shm_ring::SharedRingRegion::MapFd(fd.release(), geometry, &status);
+  if (!region)
+    return base::ErrStatus("cannot map the ring: %s", status.message().c_str());
+  result->reply = reply;
+  result->region = std::move(region);
+  return base::OkStatus();
+}
+
+}  // namespace producer
+}  // namespace ringtrace

@@ -1,0 +1,231 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Producer::Connect() end to end against FakeService (a listening socket and
+// a thread that speaks the protocol with the raw encoders). The broken
+// replies are covered one by one in hello_client_unittest.cc.
+
+#include "ringtrace/producer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/producer/test/fake_service.h"
+
+namespace ringtrace {
+namespace producer {
+namespace {
+
+using shm_ring::ProtoTestEncoder;
+using shm_ring::ReadChunk;
+using shm_ring::ResolveResult;
+using shm_ring::TestPacketReassembler;
+using shm_ring::TestRingReader;
+using shm_ring::TraceWriterV2;
+using shm_ring::WriterID;
+
+ProducerOptions OptionsFor(const std::string& socket_path) {
+  ProducerOptions options;
+  options.socket_path = socket_path;
+  options.name = "producer_test";
+  options.requested_ring_bytes = 65536;
+  options.requested_chunk_size = 4096;
+  return options;
+}
+
+std::string Body(uint32_t thread, uint32_t i) {
+  return "thread " + std::to_string(thread) + " packet " + std::to_string(i);
+}
+
+TEST(ProducerConnectTest, NoServiceFailsClearly) {
+  TempDir dir;
+  const int fds_before = CountOpenFds();
+  base::Status status;
+  auto producer =
+      Producer::Connect(OptionsFor(dir.File("nobody.sock")), &status);
+  EXPECT_FALSE(producer);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("cannot connect to the ringtrace service"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("nobody.sock"), std::string::npos);
+  EXPECT_EQ(CountOpenFds(), fds_before);
+}
+
+TEST(ProducerConnectTest, ServiceThatNeverAnswersTimesOut) {
+  TempDir dir;
+  FakeService::Config config;
+  config.reply = false;
+  auto service = FakeService::Start(dir.File("mute.sock"), config);
+  ASSERT_TRUE(service);
+  ProducerOptions options = OptionsFor(dir.File("mute.sock"));
+  options.connect_timeout_ms = 30;
+  base::Status status;
+  EXPECT_FALSE(Producer::Connect(options, &status));
+  EXPECT_NE(status.message().find("did not answer the Hello within 30 ms"),
+            std::string::npos)
+      << status.message();
+}
+
+// The whole path: Hello, the ring's fd, writers on app threads, DrainRequests
+// on the socket, and the service reading every packet from its own mapping.
+TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
+  constexpr uint32_t kThreads = 3;
+  constexpr uint32_t kPackets = 200;
+  TempDir dir;
+  FakeService::Config config;
+  config.geometry = shm_ring::RingGeometry(1024, 64);
+  config.producer_id = 9;
+  config.target_buffer = 5;
+  auto service = FakeService::Start(dir.File("svc.sock"), config);
+  ASSERT_TRUE(service);
+
+  base::Status status;
+  auto producer = Producer::Connect(OptionsFor(dir.File("svc.sock")), &status);
+  ASSERT_TRUE(producer) << status.message();
+  ASSERT_TRUE(service->WaitHelloDone());
+  EXPECT_EQ(service->hello().name, "producer_test");
+  EXPECT_EQ(service->hello().requested_ring_bytes, 65536u);
+  EXPECT_EQ(service->hello().requested_chunk_size, 4096u);
+  EXPECT_EQ(producer->producer_id(), 9u);
+  EXPECT_EQ(producer->target_buffer(), 5u);
+  EXPECT_EQ(producer->geometry().chunk_size, 1024u);
+  EXPECT_EQ(producer->geometry().num_chunks, 64u);
+  EXPECT_TRUE(producer->connected());
+
+  std::vector<WriterID> ids(kThreads);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+      ids[t] = w->ring_writer().options().writer_id;
+      for (uint32_t i = 0; i < kPackets; ++i) {
+        auto packet = w->NewTracePacket();
+        packet->AppendVarInt(8, i);
+        packet->AppendString(2, Body(t, i));
+      }
+      w->Flush();
+      EXPECT_EQ(w->stats().packets_committed, kPackets);
+    });
+  }
+  for (std::thread& t : threads)
+    t.join();
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+
+  // The first publication found no request in flight, so at least one
+  // DrainRequest went out and reached the service.
+  ASSERT_TRUE(service->WaitForDrainRequests(1));
+  const ProducerStats stats = producer->stats();
+  EXPECT_EQ(stats.writers_created, kThreads);
+  EXPECT_GE(stats.drain_requests_sent, 1u);
+  EXPECT_EQ(stats.drain_requests_dropped, 0u);
+  EXPECT_EQ(stats.notifications_after_disconnect, 0u);
+
+  TestRingReader reader(service->region()->view());
+  std::vector<ReadChunk> chunks;
+  ASSERT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  TestPacketReassembler reassembler;
+  for (const ReadChunk& c : chunks) {
+    EXPECT_EQ(c.buffer_id, 5u);
+    reassembler.Add(c);
+  }
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    const auto packets = reassembler.packets(ids[t]);
+    ASSERT_EQ(packets.size(), kPackets);
+    for (uint32_t i = 0; i < kPackets; ++i) {
+      ProtoTestEncoder expected;
+      expected.VarintField(8, i).BytesField(2, Body(t, i));
+      EXPECT_EQ(packets[i], expected.str());
+    }
+  }
+
+  // Destroying the producer closes the connection: the service sees EOF.
+  producer.reset();
+  EXPECT_TRUE(service->WaitForProducerGone());
+}
+
+// Writes |n| packets of about 100 bytes.
+void WritePackets(TraceWriterV2* w, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    auto packet = w->NewTracePacket();
+    packet->AppendVarInt(8, i);
+    packet->AppendString(2, std::string(100, 'p'));
+  }
+  w->Flush();
+}
+
+void ExpectExactAccounting(const TraceWriterV2& w) {
+  const shm_ring::TraceWriterV2Stats s = w.stats();
+  EXPECT_EQ(s.packets_begun, s.packets_committed + s.packets_dropped);
+}
+
+// The service dies before the producer writes: the first DrainRequest fails
+// with EPIPE and marks the producer disconnected; the writers keep going
+// into the ring nobody drains and, with kDrop, drop and count once it is
+// full. No crash, no hang, no SIGPIPE.
+TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
+  TempDir dir;
+  FakeService::Config config;
+  config.geometry = shm_ring::RingGeometry(1024, 8);
+  auto service = FakeService::Start(dir.File("svc.sock"), config);
+  ASSERT_TRUE(service);
+  base::Status status;
+  auto producer = Producer::Connect(OptionsFor(dir.File("svc.sock")), &status);
+  ASSERT_TRUE(producer) << status.message();
+  service->CloseConnection();
+
+  std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+  WritePackets(w.get(), 500);  // ~55 KB into an 8 KiB ring
+  EXPECT_FALSE(producer->connected());
+  const ProducerStats stats = producer->stats();
+  EXPECT_EQ(stats.drain_requests_sent, 0u);
+  EXPECT_GT(stats.notifications_after_disconnect, 0u);
+  EXPECT_GT(w->stats().packets_committed, 0u);
+  EXPECT_GT(w->stats().packets_dropped, 0u);
+  ExpectExactAccounting(*w);
+  w.reset();
+}
+
+// The same, noticed by connected() (the socket hung up), and with
+// kStallThenDrop: the writer stalls once for the timeout, then drops.
+TEST(ProducerConnectTest,
+     ServiceGoneIsNoticedByConnectedAndWritersStayBounded) {
+  TempDir dir;
+  FakeService::Config config;
+  config.geometry = shm_ring::RingGeometry(1024, 8);
+  auto service = FakeService::Start(dir.File("svc.sock"), config);
+  ASSERT_TRUE(service);
+  ProducerOptions options = OptionsFor(dir.File("svc.sock"));
+  options.buffer_exhausted_policy =
+      shm_ring::BufferExhaustedPolicy::kStallThenDrop;
+  options.stall_timeout_ms = 5;
+  base::Status status;
+  auto producer = Producer::Connect(options, &status);
+  ASSERT_TRUE(producer) << status.message();
+  std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+  WritePackets(w.get(), 5);  // the service is alive: one request goes out
+  ASSERT_TRUE(service->WaitForDrainRequests(1));
+  EXPECT_TRUE(producer->connected());
+
+  service->CloseConnection();
+  EXPECT_FALSE(producer->connected());
+  EXPECT_FALSE(producer->connected());  // for good
+  WritePackets(w.get(), 500);
+  EXPECT_GT(w->stats().packets_dropped, 0u);
+  EXPECT_EQ(w->ring_writer().stats().stall_timeouts, 1u);
+  ExpectExactAccounting(*w);
+  EXPECT_EQ(producer->stats().drain_requests_sent, 1u);
+  EXPECT_GT(producer->stats().notifications_after_disconnect, 0u);
+  w.reset();
+}
+
+}  // namespace
+}  // namespace producer
+}  // namespace ringtrace

@@ -1,0 +1,47 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/producer/socket_drain_transport.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "src/base/logging.h"
+
+namespace ringtrace {
+namespace producer {
+
+namespace {
+// EINTR retries per request; a signal storm costs a dropped request, never
+// an unbounded loop on an app thread.
+constexpr int kMaxEintrRetries = 4;
+}  // namespace
+
+SocketDrainTransport::SocketDrainTransport(int fd) : fd_(fd) {
+  message_size_ = ipc::EncodeDrainRequest(message_, sizeof(message_));
+  RT_CHECK(message_size_ > 0);
+}
+
+SocketDrainTransport::~SocketDrainTransport() = default;
+
+DrainRequestTransport::SendResult SocketDrainTransport::SendDrainRequest() {
+  for (int attempt = 0; attempt <= kMaxEintrRetries; ++attempt) {
+    const ssize_t n =
+        send(fd_, message_, message_size_, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(message_size_))
+      return SendResult::kSent;
+    if (n >= 0)
+      return SendResult::kDisconnected;  // SEQPACKET: cannot be short
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+      return SendResult::kWouldBlock;
+    return SendResult::kDisconnected;
+  }
+  return SendResult::kWouldBlock;
+}
+
+}  // namespace producer
+}  // namespace ringtrace
