@@ -1,0 +1,291 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/examples/example_app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "src/examples/track_event_writer.h"
+
+namespace ringtrace {
+namespace examples {
+
+namespace {
+
+using shm_ring::BufferExhaustedPolicy;
+using shm_ring::TraceWriterV2;
+
+constexpr uint32_t kMaxThreads = 1024;
+constexpr uint32_t kEventsPerCycle = 5;
+
+bool ParseUint(const std::string& s, uint32_t* out) {
+  if (s.empty() || s[0] == '-' || s[0] == '+')
+    return false;
+  char* end = nullptr;
+  const unsigned long long v = strtoull(s.c_str(), &end, 10);
+  if (*end != '\0' || v > 0xffffffffull)
+    return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool ParsePolicy(const std::string& s, BufferExhaustedPolicy* out) {
+  if (s == "drop")
+    *out = BufferExhaustedPolicy::kDrop;
+  else if (s == "stall")
+    *out = BufferExhaustedPolicy::kStall;
+  else if (s == "stall_then_drop")
+    *out = BufferExhaustedPolicy::kStallThenDrop;
+  else
+    return false;
+  return true;
+}
+
+const char* PolicyName(BufferExhaustedPolicy p) {
+  switch (p) {
+    case BufferExhaustedPolicy::kDrop:
+      return "drop";
+    case BufferExhaustedPolicy::kStall:
+      return "stall";
+    case BufferExhaustedPolicy::kStallThenDrop:
+      return "stall_then_drop";
+  }
+  return "?";
+}
+
+// What one thread did, read by the main thread after join().
+struct ThreadResult {
+  bool ok = false;
+  std::string error;
+  uint64_t events = 0;
+  shm_ring::TraceWriterV2Stats stats;
+};
+
+// The body of worker |index|.
+void RunWorker(Producer* producer,
+               const ExampleConfig& config,
+               uint32_t index,
+               int32_t pid,
+               ThreadResult* result) {
+  base::Status status;
+  std::unique_ptr<TraceWriterV2> writer = producer->NewTraceWriter(&status);
+  if (!writer) {
+    result->error = status.message();
+    return;
+  }
+  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  const std::string thread_name = "worker-" + std::to_string(index);
+  const uint64_t thread_track = ThreadTrackUuid(pid, tid);
+  const uint64_t counter_track = CounterTrackUuid(pid, tid);
+  TraceWriterV2* w = writer.get();
+
+  const uint64_t start = BootTimeNs();
+  if (index == 0)
+    WriteProcessTrack(w, start, pid, config.name, /*first_on_sequence=*/true);
+  WriteThreadTrack(w, start, pid, tid, thread_name,
+                   /*first_on_sequence=*/index != 0);
+  WriteCounterTrack(w, start, pid, tid, thread_name + " queue depth");
+
+  const uint32_t n = config.events_per_thread;
+  uint32_t written = 0;
+  auto counter = [&] {
+    const int64_t depth = static_cast<int64_t>((written * 37 + index) % 100);
+    WriteCounter(w, BootTimeNs(), counter_track, depth);
+    ++written;
+  };
+  for (uint32_t cycle = 0; n - written >= kEventsPerCycle; ++cycle) {
+    WriteSliceBegin(w, BootTimeNs(), thread_track, "example", "frame");
+    WriteSliceBegin(w, BootTimeNs(), thread_track, "example",
+                    cycle % 2 ? "step_b" : "step_a");
+    written += 2;
+    counter();
+    WriteSliceEnd(w, BootTimeNs(), thread_track);
+    WriteSliceEnd(w, BootTimeNs(), thread_track);
+    written += 2;
+  }
+  // The short last cycle, balanced.
+  const uint32_t rest = n - written;
+  if (rest == 1) {
+    counter();
+  } else if (rest >= 2) {
+    WriteSliceBegin(w, BootTimeNs(), thread_track, "example", "tail");
+    ++written;
+    for (uint32_t i = 0; i + 2 < rest; ++i)
+      counter();
+    WriteSliceEnd(w, BootTimeNs(), thread_track);
+    ++written;
+  }
+  writer->Flush();
+  result->events = written;
+  result->stats = writer->stats();
+  result->ok = true;
+}
+
+}  // namespace
+
+std::string ExampleUsage() {
+  return "Usage: ringtrace_example_app --socket PATH [flags]\n"
+         "  --socket PATH          the ringtraced socket (required)\n"
+         "  --threads N            writer threads (4)\n"
+         "  --events N             TrackEvents per thread (1000)\n"
+         "  --name S               producer and process name\n"
+         "                         (ringtrace_example_app)\n"
+         "  --ring-kb N            requested ring size in KiB (service "
+         "default)\n"
+         "  --chunk-size N         requested chunk size (service default)\n"
+         "  --policy P             drop | stall | stall_then_drop\n"
+         "                         (stall_then_drop)\n"
+         "  --stall-timeout-ms N   (100)\n"
+         "  --timeout-ms N         bound on connecting (2000)\n"
+         "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n";
+}
+
+ParseResult ParseExampleArgs(int argc,
+                             const char* const* argv,
+                             ExampleConfig* config,
+                             std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h")
+      return ParseResult::kHelp;
+    std::string value;
+    const size_t eq = flag.find('=');
+    if (eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      *error = "missing value for " + flag;
+      return ParseResult::kError;
+    }
+    for (size_t c = 2; c < flag.size(); ++c) {
+      if (flag[c] == '_')
+        flag[c] = '-';
+    }
+    bool ok = true;
+    if (flag == "--socket") {
+      config->socket_path = value;
+      ok = !value.empty();
+    } else if (flag == "--threads") {
+      ok = ParseUint(value, &config->threads) && config->threads >= 1 &&
+           config->threads <= kMaxThreads;
+    } else if (flag == "--events") {
+      ok = ParseUint(value, &config->events_per_thread);
+    } else if (flag == "--name") {
+      config->name = value;
+    } else if (flag == "--ring-kb") {
+      ok = ParseUint(value, &config->ring_kb) &&
+           config->ring_kb <= 0xffffffffu / 1024;
+    } else if (flag == "--chunk-size") {
+      ok = ParseUint(value, &config->chunk_size);
+    } else if (flag == "--policy") {
+      ok = ParsePolicy(value, &config->policy);
+    } else if (flag == "--stall-timeout-ms") {
+      ok = ParseUint(value, &config->stall_timeout_ms);
+    } else if (flag == "--timeout-ms") {
+      ok = ParseUint(value, &config->connect_timeout_ms);
+    } else {
+      *error = "unknown flag " + flag;
+      return ParseResult::kError;
+    }
+    if (!ok) {
+      *error = "bad value for " + flag + ": '" + value + "'";
+      return ParseResult::kError;
+    }
+  }
+  if (config->socket_path.empty()) {
+    *error = "--socket PATH is required";
+    return ParseResult::kError;
+  }
+  return ParseResult::kRun;
+}
+
+base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
+  *result = ExampleResult();
+  if (config.threads == 0 || config.threads > kMaxThreads)
+    return base::ErrStatus("--threads must be in [1, %u]", kMaxThreads);
+  ProducerOptions options;
+  options.socket_path = config.socket_path;
+  options.name = config.name;
+  options.requested_ring_bytes = config.ring_kb * 1024;
+  options.requested_chunk_size = config.chunk_size;
+  options.connect_timeout_ms = config.connect_timeout_ms;
+  options.buffer_exhausted_policy = config.policy;
+  options.stall_timeout_ms = config.stall_timeout_ms;
+  base::Status status;
+  std::unique_ptr<Producer> producer = Producer::Connect(options, &status);
+  if (!producer)
+    return status;
+  result->producer_id = producer->producer_id();
+  result->geometry = producer->geometry();
+
+  const int32_t pid = static_cast<int32_t>(getpid());
+  std::vector<ThreadResult> threads(config.threads);
+  {
+    std::vector<std::thread> workers;
+    workers.reserve(config.threads);
+    for (uint32_t i = 0; i < config.threads; ++i) {
+      workers.emplace_back(RunWorker, producer.get(), std::cref(config), i, pid,
+                           &threads[i]);
+    }
+    for (std::thread& t : workers)
+      t.join();
+  }
+  // Every writer is gone (each worker destroyed its own).
+  for (const ThreadResult& t : threads) {
+    if (!t.ok)
+      return base::ErrStatus("a worker had no writer: %s", t.error.c_str());
+    result->events_written += t.events;
+    result->packets_written += t.stats.packets_begun;
+    result->packets_committed += t.stats.packets_committed;
+    result->packets_dropped += t.stats.packets_dropped;
+    result->bytes_written += t.stats.bytes_written;
+    result->bytes_dropped += t.stats.bytes_dropped;
+  }
+  result->producer = producer->stats();
+  result->connected_at_end = producer->connected();
+  return base::OkStatus();  // ~Producer: the service drains one last time
+}
+
+std::string FormatExampleSummary(const ExampleConfig& config,
+                                 const ExampleResult& r) {
+  char buf[1024];
+  snprintf(buf, sizeof(buf),
+           "ringtrace_example_app: producer %u on %s, ring %u x %u B, "
+           "policy %s\n"
+           "  threads %u, TrackEvents %llu, packets written %llu "
+           "(committed %llu, dropped %llu)\n"
+           "  bytes written %llu, dropped %llu\n"
+           "  drain requests sent %llu, coalesced %llu, dropped (socket "
+           "full) %llu\n",
+           r.producer_id, config.socket_path.c_str(), r.geometry.num_chunks,
+           r.geometry.chunk_size, PolicyName(config.policy), config.threads,
+           static_cast<unsigned long long>(r.events_written),
+           static_cast<unsigned long long>(r.packets_written),
+           static_cast<unsigned long long>(r.packets_committed),
+           static_cast<unsigned long long>(r.packets_dropped),
+           static_cast<unsigned long long>(r.bytes_written),
+           static_cast<unsigned long long>(r.bytes_dropped),
+           static_cast<unsigned long long>(r.producer.drain_requests_sent),
+           static_cast<unsigned long long>(r.producer.drain_requests_coalesced),
+           static_cast<unsigned long long>(r.producer.drain_requests_dropped));
+  std::string s = buf;
+  if (!r.connected_at_end) {
+    s += "  WARNING: the service went away during the run; the committed "
+         "packets may never have been drained\n";
+  }
+  return s;
+}
+
+}  // namespace examples
+}  // namespace ringtrace
