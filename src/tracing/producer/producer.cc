@@ -49,7 +49,7 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   if (!socket) {
     SetStatus(status, base::ErrStatus(
                           "cannot connect to the ringtrace service at "
-                          "'%s': %s",
+                          "'%s' (is ringtraced running?): %s",
                           options.socket_path.c_str(), s.message().c_str()));
     return nullptr;
   }
