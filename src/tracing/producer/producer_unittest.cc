@@ -73,6 +73,23 @@ TEST(ProducerConnectTest, ServiceThatNeverAnswersTimesOut) {
       << status.message();
 }
 
+TEST(ProducerConnectTest, RefusalFailsClearlyAndLeaksNoFd) {
+  TempDir dir;
+  const int fds_before = CountOpenFds();
+  {
+    FakeService::Config config;
+    config.status = ipc::HelloStatus::kTooManyProducers;
+    auto service = FakeService::Start(dir.File("full.sock"), config);
+    ASSERT_TRUE(service);
+    base::Status status;
+    EXPECT_FALSE(Producer::Connect(OptionsFor(dir.File("full.sock")), &status));
+    EXPECT_NE(status.message().find("refused the producer"), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find("full.sock"), std::string::npos);
+  }
+  EXPECT_EQ(CountOpenFds(), fds_before);
+}
+
 // The whole path: Hello, the ring's fd, writers on app threads, DrainRequests
 // on the socket, and the service reading every packet from its own mapping.
 TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {

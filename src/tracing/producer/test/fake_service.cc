@@ -120,6 +120,20 @@ bool FakeService::Serve() {
     break;
   }
   std::unique_ptr<shm_ring::SharedRingRegion> region;
+  if (config_.reply && config_.status != ipc::HelloStatus::kOk) {
+    ipc::HelloReplyMsg reply;
+    reply.status = config_.status;
+    const size_t n = ipc::EncodeHelloReply(reply, buf, sizeof(buf));
+    if (n == 0 || !conn_->Send(buf, n).ok())
+      return false;
+    conn_.reset();  // the service closes the connection after a refusal
+    std::lock_guard<std::mutex> lock(mutex_);
+    hello_ = msg.hello;
+    hello_done_ = true;
+    producer_gone_ = true;  // nothing more to serve
+    cv_.notify_all();
+    return true;
+  }
   if (config_.reply) {
     base::Status status;
     region = shm_ring::SharedRingRegion::CreateMemfd(config_.geometry, &status);

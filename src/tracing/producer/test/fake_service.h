@@ -63,6 +63,8 @@ class FakeService {
     uint32_t target_buffer = 2;
     // False: read the Hello, never answer (the producer's timeout).
     bool reply = true;
+    // Not kOk: answer with this refusal (no fd) and hang up.
+    ipc::HelloStatus status = ipc::HelloStatus::kOk;
   };
 
   // Null if it cannot listen at |path|.
