@@ -96,6 +96,7 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   constexpr uint32_t kThreads = 3;
   constexpr uint32_t kPackets = 200;
   TempDir dir;
+  const int fds_before = CountOpenFds();
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 64);
   config.producer_id = 9;
@@ -166,6 +167,8 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   // Destroying the producer closes the connection: the service sees EOF.
   producer.reset();
   EXPECT_TRUE(service->WaitForProducerGone());
+  service.reset();
+  EXPECT_EQ(CountOpenFds(), fds_before);  // socket and ring fd closed
 }
 
 // Writes |n| packets of about 100 bytes.
