@@ -1,0 +1,240 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ringtraced: the tracing service. Listens on a Unix socket for producers,
+// drains their shared rings into one trace buffer and, when the duration
+// elapsed or SIGINT/SIGTERM arrived, writes a Perfetto trace file.
+// See docs/service.md.
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "src/base/checked_math.h"
+#include "src/tracing/service/traced/tracing_service.h"
+
+namespace ringtrace {
+namespace traced {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;  // the service could not run or write
+constexpr int kExitUsage = 2;
+
+void PrintUsage(FILE* out, const char* argv0) {
+  fprintf(out,
+          "Usage: %s --socket PATH --out FILE [flags]\n"
+          "  --socket PATH          Unix socket producers connect to\n"
+          "  --out FILE             Perfetto trace file to write\n"
+          "  --duration-ms N        stop after N ms (default: until SIGINT "
+          "or SIGTERM)\n"
+          "  --buffer-kb N          trace buffer size in KiB (16384)\n"
+          "  --fill-policy P        ring_buffer | discard (ring_buffer)\n"
+          "  --ring-kb N            default ring per producer in KiB, power "
+          "of two (1024)\n"
+          "  --chunk-size N         default chunk size, power of two in "
+          "[256, 32768] (4096)\n"
+          "  --max-producers N      producers connected at once, 1..65535 "
+          "(64)\n",
+          argv0);
+}
+
+bool ParseUint(const std::string& s, uint32_t* out) {
+  if (s.empty() || s[0] < '0' || s[0] > '9')
+    return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v > 0xffffffffull)
+    return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+// Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
+// for --help.
+int ParseFlags(int argc,
+               char** argv,
+               TracingService::Options* options,
+               uint32_t* duration_ms) {
+  RingLimits& limits = options->core.ring_limits;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h")
+      return -1;
+    std::string value;
+    const size_t eq = flag.find('=');
+    if (eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      fprintf(stderr, "ringtraced: missing value for %s\n", flag.c_str());
+      return kExitUsage;
+    }
+    uint32_t n = 0;
+    const char* error = nullptr;
+    if (flag == "--socket") {
+      options->socket_path = value;
+      if (value.empty())
+        error = "must not be empty";
+    } else if (flag == "--out") {
+      options->out_path = value;
+      if (value.empty())
+        error = "must not be empty";
+    } else if (flag == "--duration-ms") {
+      if (!ParseUint(value, duration_ms) || *duration_ms == 0)
+        error = "must be a number of milliseconds > 0";
+    } else if (flag == "--buffer-kb") {
+      if (!ParseUint(value, &options->core.buffer_kb) ||
+          options->core.buffer_kb == 0 || options->core.buffer_kb > (4u << 20))
+        error = "must be in [1, 4194304]";
+    } else if (flag == "--fill-policy") {
+      if (value == "ring_buffer")
+        options->core.fill_policy = FillPolicy::kRingBuffer;
+      else if (value == "discard")
+        options->core.fill_policy = FillPolicy::kDiscard;
+      else
+        error = "must be ring_buffer or discard";
+    } else if (flag == "--ring-kb") {
+      // The served default; the limits widen to include it.
+      if (!ParseUint(value, &n) || n == 0 || n > (1u << 20) ||
+          !base::IsPowerOfTwo(n)) {
+        error = "must be a power of two in [1, 1048576]";
+      } else {
+        limits.default_ring_bytes = n * 1024;
+        if (limits.min_ring_bytes > n * 1024)
+          limits.min_ring_bytes = n * 1024;
+        if (limits.max_ring_bytes < n * 1024)
+          limits.max_ring_bytes = n * 1024;
+      }
+    } else if (flag == "--chunk-size") {
+      if (!ParseUint(value, &n) || n < shm_ring::kMinChunkSize ||
+          n > shm_ring::kMaxChunkSize || !base::IsPowerOfTwo(n)) {
+        error = "must be a power of two in [256, 32768]";
+      } else {
+        limits.default_chunk_size = n;
+      }
+    } else if (flag == "--max-producers") {
+      if (!ParseUint(value, &options->core.max_producers) ||
+          options->core.max_producers == 0 ||
+          options->core.max_producers > 65535)
+        error = "must be in [1, 65535]";
+    } else {
+      fprintf(stderr, "ringtraced: unknown flag %s\n", flag.c_str());
+      return kExitUsage;
+    }
+    if (error) {
+      fprintf(stderr, "ringtraced: %s %s\n", flag.c_str(), error);
+      return kExitUsage;
+    }
+  }
+  if (options->socket_path.empty() || options->out_path.empty()) {
+    fprintf(stderr, "ringtraced: --socket and --out are required\n");
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+int64_t MonotonicMs() {
+  struct timespec ts = {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Blocks until |duration_ms| elapsed (0: forever) or SIGINT/SIGTERM came
+// through |signal_fd|. Returns the signal's name, or null for the duration.
+const char* WaitForEnd(int signal_fd, uint32_t duration_ms) {
+  const int64_t deadline = MonotonicMs() + duration_ms;
+  for (;;) {
+    int timeout = -1;
+    if (duration_ms > 0) {
+      const int64_t left = deadline - MonotonicMs();
+      if (left <= 0)
+        return nullptr;
+      timeout = static_cast<int>(left);
+    }
+    pollfd p = {signal_fd, POLLIN, 0};
+    const int rc = poll(&p, 1, timeout);
+    if (rc < 0 && errno != EINTR) {
+      fprintf(stderr, "ringtraced: poll: %s; stopping\n", strerror(errno));
+      return "error";
+    }
+    if (rc > 0) {
+      signalfd_siginfo info;
+      if (read(signal_fd, &info, sizeof(info)) == sizeof(info))
+        return info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  TracingService::Options options;
+  uint32_t duration_ms = 0;
+  const int parsed = ParseFlags(argc, argv, &options, &duration_ms);
+  if (parsed < 0) {
+    PrintUsage(stdout, argv[0]);
+    return kExitOk;
+  }
+  if (parsed != kExitOk) {
+    PrintUsage(stderr, argv[0]);
+    return parsed;
+  }
+  options.core.duration_ms = duration_ms;
+
+  // SIGINT/SIGTERM are blocked in every thread (the service's threads
+  // inherit the mask) and read from a signalfd: no signal handler at all.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  if (sigprocmask(SIG_BLOCK, &signals, nullptr) != 0) {
+    fprintf(stderr, "ringtraced: sigprocmask: %s\n", strerror(errno));
+    return kExitFailure;
+  }
+  const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  if (signal_fd < 0) {
+    fprintf(stderr, "ringtraced: signalfd: %s\n", strerror(errno));
+    return kExitFailure;
+  }
+
+  TracingService service(options);
+  base::Status status = service.Start();
+  if (!status.ok()) {
+    fprintf(stderr, "ringtraced: %s\n", status.message().c_str());
+    close(signal_fd);
+    return kExitFailure;
+  }
+  fprintf(stderr, "ringtraced: listening on %s, writing %s\n",
+          options.socket_path.c_str(), options.out_path.c_str());
+  const char* why = WaitForEnd(signal_fd, duration_ms);
+  close(signal_fd);
+  fprintf(stderr, "ringtraced: stopping (%s)\n", why ? why : "duration");
+
+  ServiceSummary summary;
+  status = service.Stop(&summary);
+  fputs(FormatSummary(summary).c_str(), stdout);
+  if (!status.ok()) {
+    fprintf(stderr, "ringtraced: %s\n", status.message().c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace traced
+}  // namespace ringtrace
+
+int main(int argc, char** argv) {
+  return ringtrace::traced::Main(argc, argv);
+}

@@ -1,0 +1,317 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/traced/service_core.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_export/proto_wire.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
+
+namespace ringtrace {
+namespace traced {
+
+namespace {
+
+using ring_drainer::DrainMode;
+using ring_drainer::PassResult;
+using ring_drainer::RingDrainer;
+using ring_drainer::RingId;
+
+constexpr uint32_t kMaxProducerId = 0xffff;  // ProducerID is 16 bits
+
+// The smallest power of two >= |x| (x <= 2^32: at most 33 steps).
+uint64_t RoundUpToPowerOfTwo(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x)
+    p <<= 1;
+  return p;
+}
+
+uint32_t Clamp(uint64_t v, uint32_t lo, uint32_t hi) {
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(std::max<uint64_t>(v, lo), hi));
+}
+
+// One last drain of a ring whose producer is gone (or is being dropped):
+// DrainMode::kFlush resolves every reserved position, scraping open chunks,
+// so what the producer wrote before is kept. Bounded even if the producer
+// keeps writing: the positions that existed when the drain began are at most
+// |num_chunks|, so the drain stops once that many were resolved, and after
+// num_chunks + 2 passes in any case (passes that only retry).
+void FinalDrain(RingDrainer* drainer, RingId id, uint32_t num_chunks) {
+  uint64_t resolved = 0;
+  for (uint64_t pass = 0; pass < uint64_t{num_chunks} + 2; ++pass) {
+    const PassResult r = drainer->DrainRing(id, DrainMode::kFlush);
+    resolved += r.positions_resolved;
+    if ((r.positions_resolved == 0 && !r.more) || resolved >= num_chunks)
+      break;
+  }
+}
+
+}  // namespace
+
+base::Status ValidateRingLimits(const RingLimits& l) {
+  const uint32_t values[] = {l.default_ring_bytes, l.min_ring_bytes,
+                             l.max_ring_bytes,     l.default_chunk_size,
+                             l.min_chunk_size,     l.max_chunk_size};
+  for (uint32_t v : values) {
+    if (!base::IsPowerOfTwo(v))
+      return base::ErrStatus("ring sizes must be powers of two (got %u)", v);
+  }
+  if (l.min_chunk_size < shm_ring::kMinChunkSize ||
+      l.max_chunk_size > shm_ring::kMaxChunkSize) {
+    return base::ErrStatus("chunk sizes must be in [%u, %u]",
+                           shm_ring::kMinChunkSize, shm_ring::kMaxChunkSize);
+  }
+  if (l.default_chunk_size < l.min_chunk_size ||
+      l.default_chunk_size > l.max_chunk_size) {
+    return base::ErrStatus("default chunk size %u not in [%u, %u]",
+                           l.default_chunk_size, l.min_chunk_size,
+                           l.max_chunk_size);
+  }
+  if (l.default_ring_bytes < l.min_ring_bytes ||
+      l.default_ring_bytes > l.max_ring_bytes) {
+    return base::ErrStatus("default ring size %u not in [%u, %u]",
+                           l.default_ring_bytes, l.min_ring_bytes,
+                           l.max_ring_bytes);
+  }
+  // Every served ring has at least two chunks (ChooseRingGeometry grows a
+  // ring to two chunks), which must fit the maximum.
+  if (uint64_t{l.max_ring_bytes} < 2 * uint64_t{l.max_chunk_size}) {
+    return base::ErrStatus("max ring size %u below two chunks of %u",
+                           l.max_ring_bytes, l.max_chunk_size);
+  }
+  return base::OkStatus();
+}
+
+shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
+                                          uint32_t requested_ring_bytes,
+                                          uint32_t requested_chunk_size) {
+  RT_DCHECK(ValidateRingLimits(limits).ok());
+  const uint32_t chunk_size = Clamp(
+      RoundUpToPowerOfTwo(requested_chunk_size ? requested_chunk_size
+                                               : limits.default_chunk_size),
+      limits.min_chunk_size, limits.max_chunk_size);
+  uint32_t ring_bytes = Clamp(
+      RoundUpToPowerOfTwo(requested_ring_bytes ? requested_ring_bytes
+                                               : limits.default_ring_bytes),
+      limits.min_ring_bytes, limits.max_ring_bytes);
+  // <= max_ring_bytes by ValidateRingLimits.
+  ring_bytes = std::max(ring_bytes, 2 * chunk_size);
+  const shm_ring::RingGeometry g(chunk_size, ring_bytes / chunk_size);
+  RT_CHECK(g.IsValid());
+  return g;
+}
+
+ServiceCore::ServiceCore(const Options& options) : options_(options) {}
+
+std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
+                                                 base::Status* status) {
+  *status = ValidateRingLimits(options.ring_limits);
+  if (!status->ok())
+    return nullptr;
+  if (options.buffer_kb == 0) {
+    *status = base::ErrStatus("the trace buffer size must be > 0");
+    return nullptr;
+  }
+  if (options.max_producers == 0 || options.max_producers > kMaxProducerId) {
+    *status =
+        base::ErrStatus("max producers must be in [1, %u]", kMaxProducerId);
+    return nullptr;
+  }
+  if (options.drain_tick_ns == 0) {
+    *status = base::ErrStatus("the drain tick must be > 0");
+    return nullptr;
+  }
+  std::unique_ptr<ServiceCore> core(new ServiceCore(options));
+  core->buffer_ = trace_buffer::TraceBufferV2::Create(
+      size_t{options.buffer_kb} * 1024,
+      options.fill_policy == FillPolicy::kRingBuffer
+          ? trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite
+          : trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard);
+  if (!core->buffer_) {
+    *status = base::ErrStatus("cannot create a %u KiB trace buffer",
+                              options.buffer_kb);
+    return nullptr;
+  }
+  ServiceCore* raw = core.get();
+  // Runs on the drain thread (inside buffer writes); read after Finish()
+  // joined that thread.
+  core->buffer_->set_overwrite_observer(
+      [raw](const trace_buffer::PacketSequenceProperties&,
+            const trace_buffer::TracePacket&) { ++raw->packets_overwritten_; });
+  core->sink_.reset(new ring_drainer::TraceBufferV2Sink(core->buffer_.get()));
+  ring_drainer::DrainLoop::Options loop_options;
+  loop_options.tick_ns = options.drain_tick_ns;
+  loop_options.drainer.head_grace_ns = options.head_grace_ns;
+  core->loop_.reset(new ring_drainer::DrainLoop(loop_options));
+  core->loop_->Start();
+  *status = base::OkStatus();
+  return core;
+}
+
+ServiceCore::~ServiceCore() {
+  // The loop never runs again, so no ring is read after the unmapping below.
+  if (loop_)
+    loop_->Stop();
+  producers_.clear();
+}
+
+ServiceCore::Admission ServiceCore::Admit(
+    const ipc::HelloMsg& hello,
+    const ring_drainer::ClientIdentity& identity) {
+  Admission admission;
+  ipc::HelloReplyMsg& reply = admission.reply;
+  if (hello.protocol_version != ipc::kProtocolVersion) {
+    ++stats_.hellos_rejected_version;
+    reply.status = ipc::HelloStatus::kVersionMismatch;
+    return admission;
+  }
+  if (finished_) {
+    ++stats_.hellos_rejected_service_error;
+    reply.status = ipc::HelloStatus::kServiceError;
+    return admission;
+  }
+  if (producers_.size() >= options_.max_producers ||
+      next_producer_id_ > kMaxProducerId) {
+    ++stats_.hellos_rejected_too_many;
+    reply.status = ipc::HelloStatus::kTooManyProducers;
+    return admission;
+  }
+  const shm_ring::RingGeometry geometry =
+      ChooseRingGeometry(options_.ring_limits, hello.requested_ring_bytes,
+                         hello.requested_chunk_size);
+  base::Status status;
+  std::unique_ptr<shm_ring::SharedRingRegion> region =
+      shm_ring::SharedRingRegion::CreateMemfd(geometry, &status);
+  if (!region) {
+    RT_ELOG("cannot create a ring for producer \"%s\" (pid %d): %s",
+            hello.name.c_str(), identity.pid, status.message().c_str());
+    ++stats_.hellos_rejected_service_error;
+    reply.status = ipc::HelloStatus::kServiceError;
+    return admission;
+  }
+
+  const auto id = static_cast<trace_buffer::ProducerID>(next_producer_id_++);
+  ring_drainer::RingConfig config;
+  config.view = region->view();  // the service's mapping and geometry
+  config.producer_id = id;
+  config.identity = identity;
+  config.allowed_buffers = {{kTargetBuffer, sink_.get()}};
+  RingId ring_id = 0;
+  loop_->RunSync([&](RingDrainer* d) { ring_id = d->AddRing(config); });
+
+  admission.ring_fd = region->fd();
+  Producer& p = producers_[id];
+  p.region = std::move(region);
+  p.ring_id = ring_id;
+  p.identity = identity;
+  p.name = hello.name;
+  ++stats_.producers_seen;
+  stats_.producers_connected = static_cast<uint32_t>(producers_.size());
+
+  reply.status = ipc::HelloStatus::kOk;
+  reply.producer_id = id;
+  reply.chunk_size = geometry.chunk_size;
+  reply.num_chunks = geometry.num_chunks;
+  reply.target_buffer = kTargetBuffer;
+  return admission;
+}
+
+void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return;
+  ++stats_.drain_requests;
+  loop_->Notify(it->second.ring_id);
+}
+
+void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return;
+  const RingId ring_id = it->second.ring_id;
+  const uint32_t num_chunks = it->second.region->view().geometry().num_chunks;
+  loop_->RunSync([&](RingDrainer* d) {
+    FinalDrain(d, ring_id, num_chunks);
+    d->RemoveRing(ring_id);
+  });
+  // The drainer no longer references the ring: unmap it.
+  producers_.erase(it);
+  stats_.producers_connected = static_cast<uint32_t>(producers_.size());
+}
+
+ring_drainer::RingStats ServiceCore::DrainerStats() {
+  ring_drainer::RingStats stats;
+  loop_->RunSync([&](RingDrainer* d) { stats = d->TotalStats(); });
+  return stats;
+}
+
+std::string ServiceCore::MakeTraceConfig() const {
+  using trace_export::ProtoBuilder;
+  std::string buffer;
+  ProtoBuilder(&buffer).AppendVarInt(1, options_.buffer_kb);  // size_kb
+  ProtoBuilder(&buffer).AppendVarInt(  // fill_policy: RING_BUFFER 1, DISCARD 2
+      4, options_.fill_policy == FillPolicy::kRingBuffer ? 1 : 2);
+  std::string ds_config;
+  ProtoBuilder(&ds_config).AppendString(1, "track_event");  // name
+  ProtoBuilder(&ds_config).AppendVarInt(2, kTargetBuffer);  // target_buffer
+  std::string data_source;
+  ProtoBuilder(&data_source).AppendMessage(1, ds_config);  // config
+  std::string out;
+  ProtoBuilder b(&out);
+  b.AppendMessage(1, buffer);       // buffers
+  b.AppendMessage(2, data_source);  // data_sources
+  if (options_.duration_ms > 0)
+    b.AppendVarInt(3, options_.duration_ms);  // duration_ms
+  return out;
+}
+
+base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
+  if (finished_)
+    return base::ErrStatus("the trace was already written");
+  finished_ = true;
+  *summary = ExportSummary();
+  const uint32_t connected_at_stop = static_cast<uint32_t>(producers_.size());
+  while (!producers_.empty())
+    RemoveProducer(producers_.begin()->first);
+  loop_->Stop();
+  // The drain thread is joined: the buffer and the drainer are ours now
+  // (RunSync on a stopped loop runs inline).
+  loop_->RunSync(
+      [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
+
+  trace_export::TraceFileWriter file_writer(out_fd);
+  trace_export::TraceExporter exporter(&file_writer);
+  const std::string trace_config = MakeTraceConfig();
+  exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
+  exporter.WriteClockSnapshot();
+  exporter.ExportBuffer(buffer_.get());
+  trace_export::TraceExporter::ServiceStats service_stats;
+  service_stats.producers_connected = connected_at_stop;
+  service_stats.producers_seen = stats_.producers_seen;
+  service_stats.chunks_discarded =
+      summary->drainer_stats.chunks_unroutable +
+      summary->drainer_stats.chunks_rejected_by_sink;
+  exporter.WriteTraceStats({buffer_.get()}, service_stats);
+  exporter.WriteClockSnapshot();
+  const base::Status status = exporter.Finish();
+
+  summary->export_stats = exporter.stats();
+  summary->buffer_stats = buffer_->stats();
+  summary->packets_overwritten = packets_overwritten_;
+  struct stat st = {};
+  if (fstat(out_fd, &st) == 0)
+    summary->file_size = static_cast<uint64_t>(st.st_size);
+  return status;
+}
+
+}  // namespace traced
+}  // namespace ringtrace

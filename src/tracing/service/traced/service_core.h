@@ -1,0 +1,203 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ServiceCore: the part of the tracing service that knows producers, rings
+// and the trace buffer, but no sockets (tracing_service.h adds those). Unit
+// tests drive it directly.
+//
+//   Admit(hello, identity)   a validated Hello from a peer whose identity the
+//                            kernel vouched for: creates a sealed memfd ring
+//                            with the SERVICE's geometry (the request is a
+//                            hint, clamped by ChooseRingGeometry), assigns a
+//                            ProducerID and registers the ring with the
+//                            DrainLoop's RingDrainer, allowed to write the one
+//                            TraceBufferV2. Returns the HelloReply to send and
+//                            the memfd to attach to it.
+//   OnDrainRequest(id)       DrainLoop::Notify (coalesced there).
+//   RemoveProducer(id)       the producer left or misbehaved: one last
+//                            DrainMode::kFlush drain of its ring (what it
+//                            wrote before is kept), RemoveRing, then unmap.
+//   Finish(fd)               removes every producer the same way, stops the
+//                            DrainLoop and writes the Perfetto trace: the
+//                            TraceConfig, a ClockSnapshot, every packet,
+//                            the TraceStats, a closing ClockSnapshot.
+//
+// ProducerIDs start at 1 and are never reused during the core's life (the
+// drainer's ChunkIDs, the buffer's sequences and the exporter's sequence ids
+// are keyed by {ProducerID, WriterID}: a reused id would splice two
+// producers' sequences). ProducerID is 16 bits, so a core admits at most
+// 65535 producers in its life; later Hellos get kTooManyProducers.
+//
+// Lifetime of a ring's mapping: the SharedRingRegion is destroyed only after
+// RingDrainer::RemoveRing ran on the drain thread (DrainLoop::RunSync), so
+// the drainer never reads an unmapped ring.
+//
+// Thread model: one thread (the service thread, or a test) calls every
+// method; the DrainLoop runs its own thread. The TraceBufferV2 is touched
+// only by the drain thread until Finish() stopped it.
+
+#ifndef SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
+#define SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/base/status.h"
+#include "src/tracing/core/shm_ring/shm_region.h"
+#include "src/tracing/ipc/wire_protocol.h"
+#include "src/tracing/service/ring_drainer/drain_loop.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_export/trace_exporter.h"
+
+namespace ringtrace {
+namespace traced {
+
+// The one buffer of the service's trace config (TraceConfig.buffers[0]):
+// the only BufferID a producer's chunks may target.
+constexpr trace_buffer::BufferID kTargetBuffer = 0;
+
+enum class FillPolicy { kRingBuffer, kDiscard };
+
+// Ring sizes the service hands out. Sizes are payload bytes (num_chunks *
+// chunk_size; the mapping adds the 256-byte control header). Every value is
+// a power of two, min <= default <= max, chunk sizes within the ABI's
+// [kMinChunkSize, kMaxChunkSize] and max_ring_bytes at least two chunks of
+// max_chunk_size (ValidateRingLimits).
+struct RingLimits {
+  uint32_t default_ring_bytes = 1u << 20;  // 1 MiB
+  uint32_t min_ring_bytes = 16u << 10;     // 16 KiB
+  uint32_t max_ring_bytes = 16u << 20;     // 16 MiB
+  uint32_t default_chunk_size = 4096;
+  uint32_t min_chunk_size = shm_ring::kMinChunkSize;
+  uint32_t max_chunk_size = shm_ring::kMaxChunkSize;
+};
+
+base::Status ValidateRingLimits(const RingLimits& limits);
+
+// The geometry the service serves for a Hello's requested sizes (0: the
+// default). Never fails; a request is clamped, never rejected:
+//   chunk_size = requested (or default), rounded up to a power of two,
+//                clamped to [min_chunk_size, max_chunk_size];
+//   ring bytes = requested (or default), rounded up to a power of two,
+//                clamped to [min_ring_bytes, max_ring_bytes];
+//   num_chunks = ring bytes / chunk_size; a ring smaller than two chunks
+//                grows to two (within max_ring_bytes by
+//                ValidateRingLimits).
+// |limits| must be valid.
+shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
+                                          uint32_t requested_ring_bytes,
+                                          uint32_t requested_chunk_size);
+
+// ServiceCore's counters (TracingService adds the connection ones,
+// tracing_service.h).
+struct ProducerStats {
+  uint64_t producers_seen = 0;       // admitted, ever
+  uint32_t producers_connected = 0;  // admitted and not removed
+  uint64_t hellos_rejected_version = 0;
+  // max_producers connected, or every ProducerID already used.
+  uint64_t hellos_rejected_too_many = 0;
+  // The ring could not be created, or Finish() already ran.
+  uint64_t hellos_rejected_service_error = 0;
+  uint64_t drain_requests = 0;
+};
+
+// What Finish() produced, for the service's summary and tests.
+struct ExportSummary {
+  trace_export::ExportStats export_stats;
+  trace_buffer::TraceBufferStats buffer_stats;
+  // Drainer totals over every ring the core ever had.
+  ring_drainer::RingStats drainer_stats;
+  // Packets the buffer overwrote unread (RING_BUFFER policy).
+  uint64_t packets_overwritten = 0;
+  uint64_t file_size = 0;
+};
+
+class ServiceCore {
+ public:
+  struct Options {
+    uint32_t buffer_kb = 16384;
+    FillPolicy fill_policy = FillPolicy::kRingBuffer;
+    RingLimits ring_limits;
+    uint32_t max_producers = 64;  // connected at once; 1..65535
+    uint64_t drain_tick_ns = 100'000'000;
+    // RingDrainerOptions::head_grace_ns: an open chunk at a ring's head is
+    // left to its writer this long before a (non-flush) pass scrapes it.
+    uint64_t head_grace_ns = 50'000'000;
+    // Recorded in the TraceConfig (0: none).
+    uint32_t duration_ms = 0;
+  };
+
+  // Validates |options|, creates the trace buffer and starts the DrainLoop.
+  static std::unique_ptr<ServiceCore> Create(const Options& options,
+                                             base::Status* status);
+  ~ServiceCore();  // Removes the producers left; no export.
+
+  ServiceCore(const ServiceCore&) = delete;
+  ServiceCore& operator=(const ServiceCore&) = delete;
+
+  struct Admission {
+    ipc::HelloReplyMsg reply;
+    // reply.status == kOk: the ring's memfd, to attach to the reply. Owned
+    // by the core (valid until RemoveProducer).
+    int ring_fd = -1;
+  };
+  // |hello| was decoded by ipc::DecodeMessage; |identity| comes from the
+  // kernel (SO_PEERCRED), never from the message.
+  Admission Admit(const ipc::HelloMsg& hello,
+                  const ring_drainer::ClientIdentity& identity);
+
+  // Unknown ids are ignored.
+  void OnDrainRequest(trace_buffer::ProducerID id);
+  void RemoveProducer(trace_buffer::ProducerID id);
+
+  // Removes every producer (final drain), stops the drain thread and writes
+  // the trace to |out_fd| (not owned, not closed). Call once; afterwards the
+  // core admits nobody.
+  base::Status Finish(int out_fd, ExportSummary* summary);
+
+  const ProducerStats& stats() const { return stats_; }
+  // The drainer's totals, read on the drain thread (waits for it).
+  ring_drainer::RingStats DrainerStats();
+  size_t num_producers() const { return producers_.size(); }
+  bool has_producer(trace_buffer::ProducerID id) const {
+    return producers_.count(id) != 0;
+  }
+
+  // Makes |id| the next ProducerID to assign (tests of id exhaustion).
+  void set_next_producer_id_for_testing(uint32_t id) { next_producer_id_ = id; }
+
+ private:
+  struct Producer {
+    std::unique_ptr<shm_ring::SharedRingRegion> region;
+    ring_drainer::RingId ring_id = 0;
+    ring_drainer::ClientIdentity identity;
+    std::string name;
+  };
+
+  explicit ServiceCore(const Options& options);
+  std::string MakeTraceConfig() const;
+
+  const Options options_;
+  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
+  // Drain thread only while the loop runs.
+  uint64_t packets_overwritten_ = 0;
+  std::unique_ptr<ring_drainer::TraceBufferV2Sink> sink_;
+  std::unique_ptr<ring_drainer::DrainLoop> loop_;
+  std::map<trace_buffer::ProducerID, Producer> producers_;
+  // The next ProducerID to assign; 65536 once every id was used.
+  uint32_t next_producer_id_ = 1;
+  bool finished_ = false;
+  ProducerStats stats_;
+};
+
+}  // namespace traced
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_

@@ -1,0 +1,369 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ServiceCore without sockets: geometry clamping, admission, ProducerIDs,
+// the sealed memfd, the final drain of a removed producer and the export.
+
+#include "src/tracing/service/traced/service_core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/service/traced/test/test_client.h"
+
+namespace ringtrace {
+namespace traced {
+namespace {
+
+using shm_ring::RingGeometry;
+using test::CollectTestPackets;
+using test::ReadTraceFile;
+using test::Seqs;
+using test::TempDir;
+using test::WriteTestPackets;
+
+// A ring on the producer's side: the admitted memfd mapped a second time,
+// as a producer process would (the core keeps its own mapping).
+class ProducerSide {
+ public:
+  explicit ProducerSide(const ServiceCore::Admission& a) {
+    base::Status status;
+    region_ = shm_ring::SharedRingRegion::MapFd(
+        dup(a.ring_fd), RingGeometry(a.reply.chunk_size, a.reply.num_chunks),
+        &status);
+    EXPECT_TRUE(region_) << status.message();
+  }
+
+  std::unique_ptr<shm_ring::TraceWriterV2> NewWriter() {
+    shm_ring::WriterID id = 0;
+    EXPECT_TRUE(ids_.Allocate(&id));
+    shm_ring::TraceWriterV2::Options options;
+    options.writer_id = id;
+    options.target_buffer = kTargetBuffer;
+    return std::unique_ptr<shm_ring::TraceWriterV2>(
+        new shm_ring::TraceWriterV2(region_->view(), options));
+  }
+
+ private:
+  std::unique_ptr<shm_ring::SharedRingRegion> region_;
+  shm_ring::WriterIdAllocator ids_;
+};
+
+ipc::HelloMsg MakeHello(uint32_t ring_bytes = 0, uint32_t chunk_size = 0) {
+  ipc::HelloMsg hello;
+  hello.name = "test producer";
+  hello.requested_ring_bytes = ring_bytes;
+  hello.requested_chunk_size = chunk_size;
+  return hello;
+}
+
+ring_drainer::ClientIdentity Identity(int32_t pid, int32_t uid) {
+  ring_drainer::ClientIdentity identity;
+  identity.pid = pid;
+  identity.uid = uid;
+  return identity;
+}
+
+ServiceCore::Options CoreOptions() {
+  ServiceCore::Options options;
+  options.buffer_kb = 1024;
+  return options;
+}
+
+std::unique_ptr<ServiceCore> MakeCore(const ServiceCore::Options& options) {
+  base::Status status;
+  std::unique_ptr<ServiceCore> core = ServiceCore::Create(options, &status);
+  EXPECT_TRUE(core) << status.message();
+  return core;
+}
+
+TEST(TracingServiceGeometryTest, DefaultsWhenNothingIsRequested) {
+  const RingLimits limits;
+  const RingGeometry g = ChooseRingGeometry(limits, 0, 0);
+  EXPECT_EQ(g.chunk_size, limits.default_chunk_size);
+  EXPECT_EQ(uint64_t{g.chunk_size} * g.num_chunks, limits.default_ring_bytes);
+}
+
+TEST(TracingServiceGeometryTest, RequestsAreRoundedAndClamped) {
+  RingLimits limits;
+  limits.min_ring_bytes = 16 << 10;
+  limits.max_ring_bytes = 1 << 20;
+  limits.min_chunk_size = 512;
+  limits.max_chunk_size = 8192;
+  ASSERT_TRUE(ValidateRingLimits(limits).ok());
+  struct Case {
+    uint32_t ring_bytes, chunk_size;
+    uint32_t want_chunk_size, want_num_chunks;
+  } cases[] = {
+      {65536, 1024, 1024, 64},              // served as asked
+      {100000, 3000, 4096, 32},             // both rounded up to powers of two
+      {1, 1, 512, 32},                      // raised to the minimums (16 KiB)
+      {0xffffffff, 0xffffffff, 8192, 128},  // cut to the maximums (1 MiB)
+      {0, 100, 512, 2048},                  // default ring (1 MiB), min chunk
+  };
+  for (const Case& c : cases) {
+    const RingGeometry g =
+        ChooseRingGeometry(limits, c.ring_bytes, c.chunk_size);
+    EXPECT_EQ(g.chunk_size, c.want_chunk_size)
+        << c.ring_bytes << " " << c.chunk_size;
+    EXPECT_EQ(g.num_chunks, c.want_num_chunks)
+        << c.ring_bytes << " " << c.chunk_size;
+    EXPECT_TRUE(g.IsValid());
+  }
+}
+
+TEST(TracingServiceGeometryTest, RingGrowsToTwoChunks) {
+  RingLimits limits;
+  limits.min_ring_bytes = 1024;
+  ASSERT_TRUE(ValidateRingLimits(limits).ok());
+  const RingGeometry g = ChooseRingGeometry(limits, 1024, 32768);
+  EXPECT_EQ(g.chunk_size, 32768u);
+  EXPECT_EQ(g.num_chunks, 2u);
+}
+
+TEST(TracingServiceGeometryTest, InvalidLimitsAreRejected) {
+  EXPECT_TRUE(ValidateRingLimits(RingLimits()).ok());
+  RingLimits l;
+  l.default_chunk_size = 3000;  // not a power of two
+  EXPECT_FALSE(ValidateRingLimits(l).ok());
+  l = RingLimits();
+  l.min_chunk_size = 128;  // below the ABI
+  EXPECT_FALSE(ValidateRingLimits(l).ok());
+  l = RingLimits();
+  l.max_chunk_size = 65536;  // above the ABI
+  EXPECT_FALSE(ValidateRingLimits(l).ok());
+  l = RingLimits();
+  l.default_ring_bytes = 32u << 20;  // above max_ring_bytes
+  EXPECT_FALSE(ValidateRingLimits(l).ok());
+  l = RingLimits();
+  l.max_ring_bytes = 32768;  // below two chunks of max_chunk_size
+  l.min_ring_bytes = l.default_ring_bytes = 16384;
+  EXPECT_FALSE(ValidateRingLimits(l).ok());
+}
+
+TEST(TracingServiceCoreTest, CreateRejectsBadOptions) {
+  base::Status status;
+  ServiceCore::Options o = CoreOptions();
+  o.buffer_kb = 0;
+  EXPECT_FALSE(ServiceCore::Create(o, &status));
+  o = CoreOptions();
+  o.max_producers = 0;
+  EXPECT_FALSE(ServiceCore::Create(o, &status));
+  o = CoreOptions();
+  o.max_producers = 65536;
+  EXPECT_FALSE(ServiceCore::Create(o, &status));
+  o = CoreOptions();
+  o.ring_limits.min_ring_bytes = 3;
+  EXPECT_FALSE(ServiceCore::Create(o, &status));
+  EXPECT_FALSE(status.ok());
+}
+
+TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  const ServiceCore::Admission a =
+      core->Admit(MakeHello(1, 100), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  const RingLimits limits;
+  EXPECT_EQ(a.reply.chunk_size, limits.min_chunk_size);
+  EXPECT_EQ(uint64_t{a.reply.chunk_size} * a.reply.num_chunks,
+            limits.min_ring_bytes);
+  EXPECT_EQ(a.reply.target_buffer, kTargetBuffer);
+  ASSERT_GE(a.ring_fd, 0);
+
+  struct stat st = {};
+  ASSERT_EQ(fstat(a.ring_fd, &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size),
+            RingGeometry(a.reply.chunk_size, a.reply.num_chunks).MappingSize());
+  const int seals = fcntl(a.ring_fd, F_GET_SEALS);
+  ASSERT_GE(seals, 0);
+  EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  // Neither shrinking (SIGBUS in the service) nor growing is possible.
+  int rc = ftruncate(a.ring_fd, 0);
+  int err = errno;
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(err, EPERM);
+  rc = ftruncate(a.ring_fd, st.st_size * 2);
+  err = errno;
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(err, EPERM);
+  // And the seals cannot be removed or added to.
+  EXPECT_NE(fcntl(a.ring_fd, F_ADD_SEALS, F_SEAL_WRITE), 0);
+}
+
+TEST(TracingServiceCoreTest, ProducerIdsAreNeverReused) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+    ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+    ids.push_back(a.reply.producer_id);
+  }
+  EXPECT_EQ(ids, (std::vector<uint32_t>{1, 2, 3}));
+  core->RemoveProducer(2);
+  EXPECT_FALSE(core->has_producer(2));
+  EXPECT_EQ(core->num_producers(), 2u);
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  EXPECT_EQ(a.reply.producer_id, 4u);
+  EXPECT_EQ(core->stats().producers_seen, 4u);
+  EXPECT_EQ(core->stats().producers_connected, 3u);
+  core->RemoveProducer(2);  // unknown now: ignored
+  core->OnDrainRequest(2);
+  EXPECT_EQ(core->stats().drain_requests, 0u);
+}
+
+TEST(TracingServiceCoreTest, RejectsAnotherProtocolVersion) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  ipc::HelloMsg hello = MakeHello();
+  hello.protocol_version = ipc::kProtocolVersion + 1;
+  const ServiceCore::Admission a = core->Admit(hello, Identity(1, 2));
+  EXPECT_EQ(a.reply.status, ipc::HelloStatus::kVersionMismatch);
+  EXPECT_EQ(a.ring_fd, -1);
+  EXPECT_EQ(core->num_producers(), 0u);
+  EXPECT_EQ(core->stats().hellos_rejected_version, 1u);
+  EXPECT_EQ(core->stats().producers_seen, 0u);
+}
+
+TEST(TracingServiceCoreTest, EnforcesMaxProducers) {
+  ServiceCore::Options options = CoreOptions();
+  options.max_producers = 2;
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
+            ipc::HelloStatus::kOk);
+  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
+            ipc::HelloStatus::kOk);
+  const ServiceCore::Admission refused =
+      core->Admit(MakeHello(), Identity(1, 2));
+  EXPECT_EQ(refused.reply.status, ipc::HelloStatus::kTooManyProducers);
+  EXPECT_EQ(refused.ring_fd, -1);
+  EXPECT_EQ(core->stats().hellos_rejected_too_many, 1u);
+  core->RemoveProducer(1);
+  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
+            ipc::HelloStatus::kOk);
+}
+
+TEST(TracingServiceCoreTest, ProducerIdsRunOutForGood) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  core->set_next_producer_id_for_testing(0xffff);
+  const ServiceCore::Admission last = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(last.reply.status, ipc::HelloStatus::kOk);
+  EXPECT_EQ(last.reply.producer_id, 0xffffu);
+  core->RemoveProducer(0xffff);
+  // Nobody is connected, but every id was used.
+  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
+            ipc::HelloStatus::kTooManyProducers);
+  EXPECT_EQ(core->stats().hellos_rejected_too_many, 1u);
+}
+
+TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {
+  ServiceCore::Options options = CoreOptions();
+  options.drain_tick_ns = 3'600'000'000'000;  // no tick during the test
+  options.head_grace_ns = 0;
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  ProducerSide producer(a);
+  std::unique_ptr<shm_ring::TraceWriterV2> writer = producer.NewWriter();
+  WriteTestPackets(writer.get(), "x", 0, 10);
+  writer->Flush();
+  EXPECT_EQ(core->DrainerStats().reader.chunks_emitted, 0u);
+  core->OnDrainRequest(
+      static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+  EXPECT_EQ(core->stats().drain_requests, 1u);
+  // The pass runs on the drain thread; wait for it (bounded).
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(test::kTestTimeoutMs);
+  while (core->DrainerStats().reader.chunks_emitted == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_GT(core->DrainerStats().reader.chunks_emitted, 0u);
+}
+
+TEST(TracingServiceCoreTest,
+     RemovedProducerIsDrainedAndExportedWithItsIdentity) {
+  TempDir dir;
+  ServiceCore::Options options = CoreOptions();
+  options.drain_tick_ns = 3'600'000'000'000;  // only final drains read
+  options.duration_ms = 1234;
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  const ServiceCore::Admission a =
+      core->Admit(MakeHello(), Identity(/*pid=*/4321, /*uid=*/1234));
+  const ServiceCore::Admission b =
+      core->Admit(MakeHello(), Identity(/*pid=*/4322, /*uid=*/1235));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_EQ(b.reply.status, ipc::HelloStatus::kOk);
+  {
+    ProducerSide pa(a);
+    ProducerSide pb(b);
+    std::unique_ptr<shm_ring::TraceWriterV2> a1 = pa.NewWriter();
+    std::unique_ptr<shm_ring::TraceWriterV2> a2 = pa.NewWriter();
+    std::unique_ptr<shm_ring::TraceWriterV2> b1 = pb.NewWriter();
+    WriteTestPackets(a1.get(), "a1", 0, 100);
+    WriteTestPackets(a2.get(), "a2", 0, 7);
+    WriteTestPackets(b1.get(), "b1", 0, 50);
+    a1->Flush();
+    a2->Flush();
+    b1->Flush();
+    EXPECT_EQ(core->DrainerStats().reader.chunks_emitted, 0u);
+    // Producer a leaves: its ring is drained once more, then unmapped.
+    core->RemoveProducer(
+        static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+    EXPECT_GT(core->DrainerStats().reader.chunks_emitted, 0u);
+    // Producer b is still there at Finish().
+  }
+  const std::string out = dir.File("trace.pftrace");
+  const int fd =
+      open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ExportSummary summary;
+  ASSERT_TRUE(core->Finish(fd, &summary).ok());
+  close(fd);
+  EXPECT_EQ(summary.export_stats.packets_exported, 157u);
+  EXPECT_EQ(core->num_producers(), 0u);
+  // Finish() runs once; nobody is admitted afterwards.
+  EXPECT_FALSE(core->Finish(-1, &summary).ok());
+  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
+            ipc::HelloStatus::kServiceError);
+
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(ReadTraceFile(out, &trace));
+  const auto tagged = CollectTestPackets(trace);
+  ASSERT_EQ(tagged.size(), 3u);
+  EXPECT_EQ(tagged.at("a1").seqs, Seqs(0, 100));
+  EXPECT_EQ(tagged.at("a2").seqs, Seqs(0, 7));
+  EXPECT_EQ(tagged.at("b1").seqs, Seqs(0, 50));
+  EXPECT_EQ(tagged.at("a1").trusted_pids, (std::set<int32_t>{4321}));
+  EXPECT_EQ(tagged.at("a1").trusted_uids, (std::set<int32_t>{1234}));
+  EXPECT_EQ(tagged.at("a2").trusted_pids, (std::set<int32_t>{4321}));
+  EXPECT_EQ(tagged.at("b1").trusted_pids, (std::set<int32_t>{4322}));
+  EXPECT_EQ(tagged.at("b1").trusted_uids, (std::set<int32_t>{1235}));
+
+  // The service's packets: config first, then a clock snapshot, ... the
+  // stats and a closing clock snapshot.
+  ASSERT_GE(trace.packet_size(), 4);
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_EQ(trace.packet(0).trace_config().duration_ms(), 1234u);
+  EXPECT_TRUE(trace.packet(1).has_clock_snapshot());
+  const auto& stats_packet = trace.packet(trace.packet_size() - 2);
+  ASSERT_TRUE(stats_packet.has_trace_stats());
+  EXPECT_EQ(stats_packet.trace_stats().producers_seen(), 2u);
+  EXPECT_EQ(stats_packet.trace_stats().producers_connected(), 1u);
+  EXPECT_EQ(stats_packet.trace_stats().buffer_stats_size(), 1);
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 1).has_clock_snapshot());
+}
+
+}  // namespace
+}  // namespace traced
+}  // namespace ringtrace

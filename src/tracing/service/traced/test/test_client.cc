@@ -1,0 +1,172 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/traced/test/test_client.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "protos/perfetto/trace/trace_packet.pb.h"
+
+namespace ringtrace {
+namespace traced {
+namespace test {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/ringtraced_test.XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  path_ = dir ? dir : "";
+}
+
+TempDir::~TempDir() {
+  for (const std::string& f : files_)
+    unlink(f.c_str());
+  if (!path_.empty())
+    rmdir(path_.c_str());
+}
+
+std::string TempDir::File(const std::string& name) {
+  files_.push_back(path_ + "/" + name);
+  return files_.back();
+}
+
+TestClient::~TestClient() {
+  // The writers are gone by now (they reference region_); close the socket
+  // before unmapping, as a producer process exiting would.
+  socket_.reset();
+  region_.reset();
+}
+
+bool TestClient::Connect(const std::string& socket_path) {
+  base::Status status;
+  socket_ = ipc::UnixSocket::Connect(socket_path, &status);
+  return socket_ != nullptr;
+}
+
+bool TestClient::Hello(const ipc::HelloMsg& hello) {
+  uint8_t buf[ipc::kMaxMessageSize];
+  const size_t size = ipc::EncodeHello(hello, buf, sizeof(buf));
+  if (size == 0 || !SendRaw(buf, size))
+    return false;
+  if (!socket_->WaitReadable(kTestTimeoutMs))
+    return false;
+  size_t got = 0;
+  ipc::ScopedFd fd;
+  base::Status status;
+  if (socket_->Receive(buf, sizeof(buf), &got, &fd, &status) !=
+      ipc::UnixSocket::RecvResult::kMessage) {
+    return false;
+  }
+  ipc::Message msg;
+  if (!ipc::DecodeMessage(buf, got, &msg).ok() ||
+      msg.type != ipc::MessageType::kHelloReply) {
+    return false;
+  }
+  reply_ = msg.hello_reply;
+  if (reply_.status != ipc::HelloStatus::kOk)
+    return !fd.valid();
+  region_ = shm_ring::SharedRingRegion::MapFd(
+      fd.release(),
+      shm_ring::RingGeometry(reply_.chunk_size, reply_.num_chunks), &status);
+  return region_ != nullptr;
+}
+
+bool TestClient::SendRaw(const void* data, size_t size, int fd) {
+  return socket_ &&
+         socket_->Send(static_cast<const uint8_t*>(data), size, fd).ok();
+}
+
+bool TestClient::SendDrainRequest() {
+  uint8_t buf[ipc::kMaxMessageSize];
+  const size_t size = ipc::EncodeDrainRequest(buf, sizeof(buf));
+  return size > 0 && SendRaw(buf, size);
+}
+
+bool TestClient::WaitForClose(int timeout_ms) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  uint8_t buf[ipc::kMaxMessageSize];
+  // Bounded by the deadline: each iteration waits or consumes a datagram.
+  while (socket_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0 || !socket_->WaitReadable(static_cast<int>(left)))
+      return false;
+    size_t got = 0;
+    base::Status status;
+    const ipc::UnixSocket::RecvResult r =
+        socket_->Receive(buf, sizeof(buf), &got, nullptr, &status);
+    if (r == ipc::UnixSocket::RecvResult::kClosed)
+      return true;
+    if (r == ipc::UnixSocket::RecvResult::kError)
+      return false;
+  }
+  return false;
+}
+
+std::unique_ptr<shm_ring::TraceWriterV2> TestClient::NewWriter() {
+  shm_ring::WriterID id = 0;
+  if (!region_ || !writer_ids_.Allocate(&id))
+    return nullptr;
+  shm_ring::TraceWriterV2::Options options;
+  options.writer_id = id;
+  options.target_buffer = static_cast<shm_ring::BufferID>(reply_.target_buffer);
+  // Tests write far less than a ring; never wait for room.
+  options.policy = shm_ring::BufferExhaustedPolicy::kDrop;
+  return std::unique_ptr<shm_ring::TraceWriterV2>(
+      new shm_ring::TraceWriterV2(region_->view(), options));
+}
+
+void WriteTestPackets(shm_ring::TraceWriterV2* writer,
+                      const std::string& tag,
+                      uint32_t first,
+                      uint32_t count) {
+  for (uint32_t seq = first; seq < first + count; ++seq) {
+    auto packet = writer->NewTracePacket();
+    packet->AppendVarInt(8, seq);                             // timestamp
+    shm_ring::Message* ev = packet->BeginNestedMessage(900);  // for_testing
+    ev->AppendString(1, tag);                                 // str
+    ev->AppendVarInt(2, seq);                                 // seq_value
+  }
+}
+
+bool ReadTraceFile(const std::string& path, perfetto::protos::Trace* trace) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return trace->ParseFromString(ss.str());
+}
+
+std::map<std::string, TaggedPackets> CollectTestPackets(
+    const perfetto::protos::Trace& trace) {
+  std::map<std::string, TaggedPackets> out;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (!p.has_for_testing())
+      continue;
+    TaggedPackets& t = out[p.for_testing().str()];
+    t.seqs.push_back(p.for_testing().seq_value());
+    t.trusted_pids.insert(p.trusted_pid());
+    t.trusted_uids.insert(p.trusted_uid());
+  }
+  return out;
+}
+
+std::vector<uint32_t> Seqs(uint32_t first, uint32_t count) {
+  std::vector<uint32_t> v;
+  for (uint32_t i = 0; i < count; ++i)
+    v.push_back(first + i);
+  return v;
+}
+
+}  // namespace test
+}  // namespace traced
+}  // namespace ringtrace

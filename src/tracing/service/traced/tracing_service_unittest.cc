@@ -1,0 +1,484 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TracingService over real sockets, in process: raw protocol clients
+// (test/test_client.h) that behave or misbehave, and the trace file parsed
+// with libprotobuf.
+
+#include "src/tracing/service/traced/tracing_service.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/service/traced/test/test_client.h"
+
+namespace ringtrace {
+namespace traced {
+namespace {
+
+using test::CollectTestPackets;
+using test::kTestTimeoutMs;
+using test::ReadTraceFile;
+using test::Seqs;
+using test::TaggedPackets;
+using test::TempDir;
+using test::TestClient;
+using test::WriteTestPackets;
+
+using Pred = std::function<bool(const ServiceStats&)>;
+
+// Open file descriptors of this process (the service runs in it too).
+size_t CountOpenFds() {
+  size_t n = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir)
+    return 0;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.')
+      ++n;
+  }
+  closedir(dir);
+  return n - 1;  // the directory stream's own fd
+}
+
+class TracingServiceTest : public ::testing::Test {
+ protected:
+  TracingService::Options DefaultOptions() {
+    TracingService::Options o;
+    o.socket_path = dir_.File("traced.sock");
+    o.out_path = dir_.File("trace.pftrace");
+    o.core.buffer_kb = 2048;
+    o.core.ring_limits.default_ring_bytes = 64 << 10;
+    // No tick: data reaches the buffer through DrainRequests and the final
+    // drains, which is what the tests exercise.
+    o.core.drain_tick_ns = 3'600'000'000'000;
+    return o;
+  }
+
+  void StartService(const TracingService::Options& options) {
+    options_ = options;
+    service_.reset(new TracingService(options));
+    const base::Status status = service_->Start();
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+
+  // Stops the service and parses its trace.
+  void StopService() {
+    const base::Status status = service_->Stop(&summary_);
+    ASSERT_TRUE(status.ok()) << status.message();
+    ASSERT_TRUE(ReadTraceFile(options_.out_path, &trace_));
+    tagged_ = CollectTestPackets(trace_);
+  }
+
+  bool WaitFor(const Pred& pred) {
+    return service_->WaitForStats(pred, kTestTimeoutMs);
+  }
+
+  void ConnectAndHello(TestClient* client, const std::string& name) {
+    ASSERT_TRUE(client->Connect(options_.socket_path));
+    ASSERT_TRUE(client->Hello(name));
+    ASSERT_EQ(client->reply().status, ipc::HelloStatus::kOk);
+  }
+
+  // The isolation contract for a misbehaving peer: a well-behaved producer
+  // "good" writes packets 0..9, |misbehave| runs (it makes its own
+  // connections misbehave), |counted| must become true, "good" writes
+  // packets 10..19, a fresh producer is still admitted, and after Stop()
+  // every "good" packet is in the file with this process's identity. No
+  // descriptor leaks on either side: each producer accounts for four (its
+  // socket and the service's, its ring memfd and the service's).
+  void ExpectIsolated(const std::function<void()>& misbehave,
+                      const Pred& counted) {
+    const size_t fds_before = CountOpenFds();
+    TestClient good;
+    ConnectAndHello(&good, "good");
+    std::unique_ptr<shm_ring::TraceWriterV2> writer = good.NewWriter();
+    WriteTestPackets(writer.get(), "good", 0, 10);
+    writer->Flush();
+    ASSERT_TRUE(good.SendDrainRequest());
+
+    misbehave();
+    ASSERT_TRUE(WaitFor(counted));
+
+    WriteTestPackets(writer.get(), "good", 10, 10);
+    writer->Flush();
+    ASSERT_TRUE(good.SendDrainRequest());
+    TestClient fresh;
+    ConnectAndHello(&fresh, "fresh");
+    ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+      return s.producers.producers_connected == 2;
+    }));
+    EXPECT_EQ(CountOpenFds(), fds_before + 2 * 4);
+    writer.reset();
+    StopService();
+    ASSERT_EQ(tagged_.count("good"), 1u);
+    const TaggedPackets& g = tagged_.at("good");
+    EXPECT_EQ(g.seqs, Seqs(0, 20));
+    EXPECT_EQ(g.trusted_pids, (std::set<int32_t>{getpid()}));
+    EXPECT_EQ(g.trusted_uids,
+              (std::set<int32_t>{static_cast<int32_t>(getuid())}));
+    EXPECT_EQ(summary_.export_summary.export_stats.invalid_packets, 0u);
+  }
+
+  TempDir dir_;  // outlives the service (its socket file is in there)
+  TracingService::Options options_;
+  std::unique_ptr<TracingService> service_;
+  ServiceSummary summary_;
+  perfetto::protos::Trace trace_;
+  std::map<std::string, TaggedPackets> tagged_;
+};
+
+TEST_F(TracingServiceTest, ProducersConnectWriteAndLeave) {
+  StartService(DefaultOptions());
+  TestClient alpha;
+  TestClient beta;
+  ConnectAndHello(&alpha, "alpha");
+  ConnectAndHello(&beta, "beta");
+  EXPECT_NE(alpha.reply().producer_id, beta.reply().producer_id);
+  {
+    std::unique_ptr<shm_ring::TraceWriterV2> a1 = alpha.NewWriter();
+    std::unique_ptr<shm_ring::TraceWriterV2> a2 = alpha.NewWriter();
+    WriteTestPackets(a1.get(), "alpha-1", 0, 200);
+    WriteTestPackets(a2.get(), "alpha-2", 0, 30);
+    a1->Flush();
+    a2->Flush();
+  }
+  // No DrainRequest, no tick: only the final drain on disconnect reads
+  // alpha's ring.
+  alpha.Disconnect();
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.peer_disconnects == 1 &&
+           s.producers.producers_connected == 1;
+  }));
+
+  std::unique_ptr<shm_ring::TraceWriterV2> b1 = beta.NewWriter();
+  WriteTestPackets(b1.get(), "beta-1", 0, 100);
+  b1->Flush();
+  ASSERT_TRUE(beta.SendDrainRequest());
+  ASSERT_TRUE(WaitFor(
+      [](const ServiceStats& s) { return s.producers.drain_requests == 1; }));
+  WriteTestPackets(b1.get(), "beta-1", 100, 100);
+  b1->Flush();
+  b1.reset();
+  // beta is still connected at Stop(): Finish() drains it.
+  StopService();
+
+  ASSERT_EQ(tagged_.size(), 3u);
+  EXPECT_EQ(tagged_.at("alpha-1").seqs, Seqs(0, 200));
+  EXPECT_EQ(tagged_.at("alpha-2").seqs, Seqs(0, 30));
+  EXPECT_EQ(tagged_.at("beta-1").seqs, Seqs(0, 200));
+  for (const auto& kv : tagged_) {
+    EXPECT_EQ(kv.second.trusted_pids, (std::set<int32_t>{getpid()}))
+        << kv.first;
+    EXPECT_EQ(kv.second.trusted_uids,
+              (std::set<int32_t>{static_cast<int32_t>(getuid())}))
+        << kv.first;
+  }
+  const ServiceStats& s = summary_.stats;
+  EXPECT_EQ(s.producers.producers_seen, 2u);
+  EXPECT_EQ(s.connections.connections_accepted, 2u);
+  EXPECT_EQ(s.connections.protocol_violations(), 0u);
+  EXPECT_EQ(summary_.export_summary.export_stats.packets_exported, 430u);
+  EXPECT_EQ(summary_.export_summary.export_stats.packets_with_loss, 0u);
+
+  ASSERT_GE(trace_.packet_size(), 2);
+  EXPECT_TRUE(trace_.packet(0).has_trace_config());
+  const auto& stats_packet = trace_.packet(trace_.packet_size() - 2);
+  ASSERT_TRUE(stats_packet.has_trace_stats());
+  EXPECT_EQ(stats_packet.trace_stats().producers_seen(), 2u);
+  EXPECT_EQ(stats_packet.trace_stats().producers_connected(), 1u);
+  // The socket file is gone once the service stopped.
+  EXPECT_NE(access(options_.socket_path.c_str(), F_OK), 0);
+}
+
+TEST_F(TracingServiceTest, HandsOutASealedMemfdWithTheClampedGeometry) {
+  StartService(DefaultOptions());
+  TestClient client;
+  ASSERT_TRUE(client.Connect(options_.socket_path));
+  ipc::HelloMsg hello;
+  hello.name = "sizes";
+  hello.requested_ring_bytes = 5;     // below the minimum
+  hello.requested_chunk_size = 1000;  // not a power of two
+  ASSERT_TRUE(client.Hello(hello));
+  ASSERT_EQ(client.reply().status, ipc::HelloStatus::kOk);
+  const RingLimits& limits = options_.core.ring_limits;
+  EXPECT_EQ(client.reply().chunk_size, 1024u);
+  EXPECT_EQ(uint64_t{client.reply().chunk_size} * client.reply().num_chunks,
+            limits.min_ring_bytes);
+
+  const int fd = client.region()->fd();
+  const int seals = fcntl(fd, F_GET_SEALS);
+  ASSERT_GE(seals, 0);
+  EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  const int rc = ftruncate(fd, 0);
+  const int err = errno;
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(err, EPERM);
+  // The fd must not leak into children of the producer either.
+  EXPECT_NE(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+  StopService();
+}
+
+TEST_F(TracingServiceTest, GarbageDatagram) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ASSERT_TRUE(bad.Connect(options_.socket_path));
+        const char garbage[] = "definitely not a Hello message";
+        ASSERT_TRUE(bad.SendRaw(garbage, sizeof(garbage)));
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_malformed == 1;
+      });
+  EXPECT_EQ(summary_.stats.connections.protocol_violations(), 1u);
+}
+
+TEST_F(TracingServiceTest, TruncatedHello) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ASSERT_TRUE(bad.Connect(options_.socket_path));
+        ipc::HelloMsg hello;
+        hello.name = "truncated";
+        uint8_t buf[ipc::kMaxMessageSize];
+        const size_t size = ipc::EncodeHello(hello, buf, sizeof(buf));
+        ASSERT_GT(size, 3u);
+        ASSERT_TRUE(bad.SendRaw(buf, size - 3));
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_malformed == 1;
+      });
+  EXPECT_EQ(summary_.stats.producers.producers_seen, 2u);  // good, fresh
+}
+
+TEST_F(TracingServiceTest, OversizedDatagram) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ASSERT_TRUE(bad.Connect(options_.socket_path));
+        // A valid Hello's header, then far more bytes than any message.
+        ipc::HelloMsg hello;
+        hello.name = "oversized";
+        uint8_t buf[4096] = {};
+        ASSERT_GT(ipc::EncodeHello(hello, buf, sizeof(buf)), 0u);
+        ASSERT_TRUE(bad.SendRaw(buf, sizeof(buf)));
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_refused_datagram == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, SecondHelloKeepsWhatTheProducerWroteBefore) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ConnectAndHello(&bad, "bad");
+        std::unique_ptr<shm_ring::TraceWriterV2> writer = bad.NewWriter();
+        WriteTestPackets(writer.get(), "bad", 0, 25);
+        writer->Flush();
+        ipc::HelloMsg hello;
+        hello.name = "bad again";
+        uint8_t buf[ipc::kMaxMessageSize];
+        const size_t size = ipc::EncodeHello(hello, buf, sizeof(buf));
+        ASSERT_TRUE(bad.SendRaw(buf, size));
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_second_hello == 1 &&
+               s.producers.producers_connected == 1;
+      });
+  // Drained once more before the disconnect.
+  ASSERT_EQ(tagged_.count("bad"), 1u);
+  EXPECT_EQ(tagged_.at("bad").seqs, Seqs(0, 25));
+}
+
+TEST_F(TracingServiceTest, FdAttachedToAProducerMessage) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ConnectAndHello(&bad, "bad");
+        const int fd = eventfd(0, EFD_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        uint8_t buf[ipc::kMaxMessageSize];
+        const size_t size = ipc::EncodeDrainRequest(buf, sizeof(buf));
+        ASSERT_TRUE(bad.SendRaw(buf, size, fd));
+        close(fd);
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_fd_attached == 1 &&
+               s.producers.producers_connected == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, DrainRequestBeforeHello) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ASSERT_TRUE(bad.Connect(options_.socket_path));
+        ASSERT_TRUE(bad.SendDrainRequest());
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_early_drain_request == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, HelloReplyFromAProducer) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ConnectAndHello(&bad, "bad");
+        ipc::HelloReplyMsg reply;
+        uint8_t buf[ipc::kMaxMessageSize];
+        const size_t size = ipc::EncodeHelloReply(reply, buf, sizeof(buf));
+        ASSERT_TRUE(bad.SendRaw(buf, size));
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_unexpected_type == 1 &&
+               s.producers.producers_connected == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, NoHelloBeforeTheDeadline) {
+  TracingService::Options options = DefaultOptions();
+  // Long enough that a well-behaved client (Hello right after connect) never
+  // misses it, short enough for a fast test.
+  options.hello_timeout_ms = 300;
+  StartService(options);
+  ExpectIsolated(
+      [&] {
+        TestClient silent;
+        ASSERT_TRUE(silent.Connect(options_.socket_path));
+        EXPECT_TRUE(silent.WaitForClose());
+      },
+      [](const ServiceStats& s) { return s.connections.hello_timeouts == 1; });
+  EXPECT_EQ(summary_.stats.connections.protocol_violations(), 0u);
+}
+
+TEST_F(TracingServiceTest, TooManyProducers) {
+  TracingService::Options options = DefaultOptions();
+  options.core.max_producers = 2;
+  StartService(options);
+  ExpectIsolated(
+      [&] {
+        TestClient filler;
+        ConnectAndHello(&filler, "filler");
+        TestClient extra;
+        ASSERT_TRUE(extra.Connect(options_.socket_path));
+        ASSERT_TRUE(extra.Hello("extra"));
+        EXPECT_EQ(extra.reply().status, ipc::HelloStatus::kTooManyProducers);
+        EXPECT_EQ(extra.region(), nullptr);
+        EXPECT_TRUE(extra.WaitForClose());
+        filler.Disconnect();  // makes room for ExpectIsolated's fresh one
+      },
+      [](const ServiceStats& s) {
+        return s.producers.hellos_rejected_too_many == 1 &&
+               s.connections.peer_disconnects == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, VersionMismatch) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient old;
+        ASSERT_TRUE(old.Connect(options_.socket_path));
+        ipc::HelloMsg hello;
+        hello.name = "from the future";
+        hello.protocol_version = ipc::kProtocolVersion + 1;
+        ASSERT_TRUE(old.Hello(hello));
+        EXPECT_EQ(old.reply().status, ipc::HelloStatus::kVersionMismatch);
+        EXPECT_TRUE(old.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.producers.hellos_rejected_version == 1;
+      });
+}
+
+TEST_F(TracingServiceTest, DrainRequestFloodIsServedInTurns) {
+  TracingService::Options options = DefaultOptions();
+  options.messages_per_round = 4;
+  StartService(options);
+  constexpr uint64_t kRequests = 1000;
+  ExpectIsolated(
+      [&] {
+        TestClient noisy;
+        ConnectAndHello(&noisy, "noisy");
+        for (uint64_t i = 0; i < kRequests; ++i)
+          ASSERT_TRUE(noisy.SendDrainRequest());
+      },
+      [&](const ServiceStats& s) {
+        // good's first request and the flood.
+        return s.producers.drain_requests == kRequests + 1;
+      });
+  EXPECT_EQ(summary_.stats.connections.protocol_violations(), 0u);
+}
+
+TEST_F(TracingServiceTest, ConnectionsOwingTheirHelloAreLimited) {
+  TracingService::Options options = DefaultOptions();
+  options.max_pending_connections = 2;
+  StartService(options);
+  TestClient first, second, third;
+  ASSERT_TRUE(first.Connect(options_.socket_path));
+  ASSERT_TRUE(second.Connect(options_.socket_path));
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.connections_accepted == 2;
+  }));
+  ASSERT_TRUE(third.Connect(options_.socket_path));
+  EXPECT_TRUE(third.WaitForClose());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.connections_refused == 1;
+  }));
+  // The first two are still served.
+  ASSERT_TRUE(first.Hello("first"));
+  EXPECT_EQ(first.reply().status, ipc::HelloStatus::kOk);
+  ASSERT_TRUE(second.Hello("second"));
+  EXPECT_EQ(second.reply().status, ipc::HelloStatus::kOk);
+  StopService();
+}
+
+TEST_F(TracingServiceTest, StartFailsCleanly) {
+  TracingService::Options options = DefaultOptions();
+  options.out_path = dir_.path() + "/missing/dir/trace.pftrace";
+  TracingService no_file(options);
+  EXPECT_FALSE(no_file.Start().ok());
+  EXPECT_FALSE(no_file.Stop(nullptr).ok());
+
+  StartService(DefaultOptions());
+  // A live listener is never replaced.
+  TracingService::Options second = DefaultOptions();
+  second.out_path = dir_.File("second.pftrace");
+  TracingService twin(second);
+  EXPECT_FALSE(twin.Start().ok());
+  StopService();
+  EXPECT_FALSE(service_->Stop(nullptr).ok());  // already stopped
+}
+
+}  // namespace
+}  // namespace traced
+}  // namespace ringtrace
