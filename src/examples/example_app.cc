@@ -281,8 +281,13 @@ std::string FormatExampleSummary(const ExampleConfig& config,
            static_cast<unsigned long long>(r.producer.drain_requests_dropped));
   std::string s = buf;
   if (!r.connected_at_end) {
-    s += "  WARNING: the service went away during the run; the committed "
-         "packets may never have been drained\n";
+    snprintf(buf, sizeof(buf),
+             "  WARNING: the service went away during the run (%llu "
+             "notifications after that); the committed packets may never "
+             "have been drained\n",
+             static_cast<unsigned long long>(
+                 r.producer.notifications_after_disconnect));
+    s += buf;
   }
   return s;
 }
