@@ -8,9 +8,10 @@
 //
 // Hostile peers: Receive() reads into a caller buffer of fixed capacity and
 // reports a datagram longer than it (MSG_TRUNC) as an error instead of
-// silently cutting it; at most one received fd is kept and any other fd the
-// peer attached is closed at once (a peer cannot make us leak descriptors);
-// every fd we receive has FD_CLOEXEC (MSG_CMSG_CLOEXEC). Sends use
+// silently cutting it; a datagram carrying more than one fd is refused the
+// same way, and every fd a refused (or unwanted) datagram brought is closed
+// at once (a peer cannot make us leak descriptors); every fd we receive has
+// FD_CLOEXEC (MSG_CMSG_CLOEXEC). Sends use
 // MSG_NOSIGNAL: a peer that went away is an error, never a SIGPIPE.
 //
 // Thread model: one UnixSocket is used by one thread at a time; distinct
