@@ -9,25 +9,17 @@
 namespace ringtrace {
 namespace base {
 
-namespace {
-
-// Whether |normalized| (no '_') equals |name| with '_' read as '-'.
-bool SameName(const std::string& normalized, const char* name) {
-  const size_t size = strlen(name);
-  if (normalized.size() != size)
+bool Flag::Is(const char* spelling) const {
+  // normalized_name has no '_'; read each '_' of |spelling| as '-'.
+  const size_t size = strlen(spelling);
+  if (normalized_name.size() != size)
     return false;
   for (size_t i = 0; i < size; ++i) {
-    const char c = name[i] == '_' ? '-' : name[i];
-    if (normalized[i] != c)
+    const char c = spelling[i] == '_' ? '-' : spelling[i];
+    if (normalized_name[i] != c)
       return false;
   }
   return true;
-}
-
-}  // namespace
-
-bool Flag::Is(const char* other) const {
-  return SameName(normalized_name, other);
 }
 
 FlagReader::FlagReader(int argc, const char* const* argv)

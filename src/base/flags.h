@@ -41,9 +41,9 @@ struct Flag {
   std::string normalized_name;
   std::string value;
 
-  // True if this flag is |name|, '_' and '-' alike: Is("--ring_kb") and
+  // True if this flag is |spelling|, '_' and '-' alike: Is("--ring_kb") and
   // Is("--ring-kb") both match "--ring_kb" and "--ring-kb".
-  bool Is(const char* name) const;
+  bool Is(const char* spelling) const;
 };
 
 // Reads argv[1..argc) one flag at a time:
