@@ -5,7 +5,6 @@
 #include "src/examples/example_app.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,53 +13,19 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/flags.h"
 #include "src/examples/track_event_writer.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 
 namespace ringtrace {
 namespace examples {
 
 namespace {
 
-using shm_ring::BufferExhaustedPolicy;
 using shm_ring::TraceWriterV2;
 
 constexpr uint32_t kMaxThreads = 1024;
 constexpr uint32_t kEventsPerCycle = 5;
-
-bool ParseUint(const std::string& s, uint32_t* out) {
-  if (s.empty() || s[0] == '-' || s[0] == '+')
-    return false;
-  char* end = nullptr;
-  const unsigned long long v = strtoull(s.c_str(), &end, 10);
-  if (*end != '\0' || v > 0xffffffffull)
-    return false;
-  *out = static_cast<uint32_t>(v);
-  return true;
-}
-
-bool ParsePolicy(const std::string& s, BufferExhaustedPolicy* out) {
-  if (s == "drop")
-    *out = BufferExhaustedPolicy::kDrop;
-  else if (s == "stall")
-    *out = BufferExhaustedPolicy::kStall;
-  else if (s == "stall_then_drop")
-    *out = BufferExhaustedPolicy::kStallThenDrop;
-  else
-    return false;
-  return true;
-}
-
-const char* PolicyName(BufferExhaustedPolicy p) {
-  switch (p) {
-    case BufferExhaustedPolicy::kDrop:
-      return "drop";
-    case BufferExhaustedPolicy::kStall:
-      return "stall";
-    case BufferExhaustedPolicy::kStallThenDrop:
-      return "stall_then_drop";
-  }
-  return "?";
-}
 
 // What one thread did, read by the main thread after join().
 struct ThreadResult {
@@ -153,55 +118,46 @@ ParseResult ParseExampleArgs(int argc,
                              const char* const* argv,
                              ExampleConfig* config,
                              std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h")
-      return ParseResult::kHelp;
-    std::string value;
-    const size_t eq = flag.find('=');
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      *error = "missing value for " + flag;
-      return ParseResult::kError;
-    }
-    for (size_t c = 2; c < flag.size(); ++c) {
-      if (flag[c] == '_')
-        flag[c] = '-';
-    }
+  base::FlagReader reader(argc, argv);
+  base::Flag flag;
+  while (reader.Next(&flag)) {
+    const std::string& value = flag.value;
     bool ok = true;
-    if (flag == "--socket") {
+    if (flag.Is("--socket")) {
       config->socket_path = value;
       ok = !value.empty();
-    } else if (flag == "--threads") {
-      ok = ParseUint(value, &config->threads) && config->threads >= 1 &&
+    } else if (flag.Is("--threads")) {
+      ok = base::ParseUint32(value, &config->threads) && config->threads >= 1 &&
            config->threads <= kMaxThreads;
-    } else if (flag == "--events") {
-      ok = ParseUint(value, &config->events_per_thread);
-    } else if (flag == "--name") {
+    } else if (flag.Is("--events")) {
+      ok = base::ParseUint32(value, &config->events_per_thread);
+    } else if (flag.Is("--name")) {
       config->name = value;
-    } else if (flag == "--ring-kb") {
-      ok = ParseUint(value, &config->ring_kb) &&
+    } else if (flag.Is("--ring-kb")) {
+      ok = base::ParseUint32(value, &config->ring_kb) &&
            config->ring_kb <= 0xffffffffu / 1024;
-    } else if (flag == "--chunk-size") {
-      ok = ParseUint(value, &config->chunk_size);
-    } else if (flag == "--policy") {
-      ok = ParsePolicy(value, &config->policy);
-    } else if (flag == "--stall-timeout-ms") {
-      ok = ParseUint(value, &config->stall_timeout_ms);
-    } else if (flag == "--timeout-ms") {
-      ok = ParseUint(value, &config->connect_timeout_ms);
+    } else if (flag.Is("--chunk-size")) {
+      ok = base::ParseUint32(value, &config->chunk_size);
+    } else if (flag.Is("--policy")) {
+      ok = shm_ring::ParseBufferExhaustedPolicy(value, &config->policy);
+    } else if (flag.Is("--stall-timeout-ms")) {
+      ok = base::ParseUint32(value, &config->stall_timeout_ms);
+    } else if (flag.Is("--timeout-ms")) {
+      ok = base::ParseUint32(value, &config->connect_timeout_ms);
     } else {
-      *error = "unknown flag " + flag;
+      *error = "unknown flag " + flag.name;
       return ParseResult::kError;
     }
     if (!ok) {
-      *error = "bad value for " + flag + ": '" + value + "'";
+      *error = "bad value for " + flag.name + ": '" + value + "'";
       return ParseResult::kError;
     }
+  }
+  if (reader.help())
+    return ParseResult::kHelp;
+  if (!reader.error().empty()) {
+    *error = reader.error();
+    return ParseResult::kError;
   }
   if (config->socket_path.empty()) {
     *error = "--socket PATH is required";
@@ -269,7 +225,8 @@ std::string FormatExampleSummary(const ExampleConfig& config,
            "  drain requests sent %llu, coalesced %llu, dropped (socket "
            "full) %llu\n",
            r.producer_id, config.socket_path.c_str(), r.geometry.num_chunks,
-           r.geometry.chunk_size, PolicyName(config.policy), config.threads,
+           r.geometry.chunk_size,
+           shm_ring::BufferExhaustedPolicyName(config.policy), config.threads,
            static_cast<unsigned long long>(r.events_written),
            static_cast<unsigned long long>(r.packets_written),
            static_cast<unsigned long long>(r.packets_committed),

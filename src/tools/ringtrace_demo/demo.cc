@@ -242,7 +242,8 @@ std::string MakeTraceConfig(const DemoConfig& config) {
   std::string buffer;
   ProtoBuilder(&buffer).AppendVarInt(1, config.buffer_kb);  // size_kb
   ProtoBuilder(&buffer).AppendVarInt(
-      4, config.fill_policy == FillPolicy::kRingBuffer ? 1 : 2);
+      4,
+      config.fill_policy == TraceBufferV2::OverwritePolicy::kOverwrite ? 1 : 2);
   std::string ds_config;
   ProtoBuilder(&ds_config).AppendString(1, "track_event");  // name
   ProtoBuilder(&ds_config).AppendVarInt(2, kBufferId);      // target_buffer
@@ -311,11 +312,8 @@ base::Status RunDemo(const DemoConfig& config, DemoResult* result) {
       shm_ring::SharedRingRegion::CreateMemfd(geometry, &status);
   if (!region)
     return status;
-  std::unique_ptr<TraceBufferV2> buffer =
-      TraceBufferV2::Create(size_t{config.buffer_kb} * 1024,
-                            config.fill_policy == FillPolicy::kRingBuffer
-                                ? TraceBufferV2::OverwritePolicy::kOverwrite
-                                : TraceBufferV2::OverwritePolicy::kDiscard);
+  std::unique_ptr<TraceBufferV2> buffer = TraceBufferV2::Create(
+      size_t{config.buffer_kb} * 1024, config.fill_policy);
   if (!buffer)
     return base::ErrStatus("cannot create a %u KiB trace buffer",
                            config.buffer_kb);
@@ -452,8 +450,9 @@ std::string FormatSummary(const DemoConfig& config, const DemoResult& r) {
                config.threads, r.elapsed_s,
                config.ring_kb * 1024 / config.chunk_size, config.chunk_size,
                config.buffer_kb,
-               config.fill_policy == FillPolicy::kRingBuffer ? "RING_BUFFER"
-                                                             : "DISCARD"));
+               config.fill_policy == TraceBufferV2::OverwritePolicy::kOverwrite
+                   ? "RING_BUFFER"
+                   : "DISCARD"));
   add(snprintf(line, sizeof(line),
                "  packets written   %llu (%llu bytes into the ring)\n",
                static_cast<unsigned long long>(r.packets_written),

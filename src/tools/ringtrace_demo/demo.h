@@ -49,6 +49,7 @@
 
 #include "src/base/status.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 
 namespace ringtrace {
@@ -65,8 +66,6 @@ uint64_t ProcessTrackUuid(int32_t pid);
 uint64_t ThreadTrackUuid(int32_t pid, uint32_t thread);
 uint64_t CounterTrackUuid(int32_t pid, uint32_t thread);
 
-enum class FillPolicy { kRingBuffer, kDiscard };
-
 struct DemoConfig {
   std::string out_path = "out/demo.pftrace";
   uint32_t duration_ms = 2000;
@@ -77,7 +76,9 @@ struct DemoConfig {
   uint32_t ring_kb = 1024;     // ring payload: ring_kb * 1024 / chunk_size
   uint32_t chunk_size = 4096;  // chunks (powers of two)
   uint32_t buffer_kb = 16384;  // TraceBufferV2 size
-  FillPolicy fill_policy = FillPolicy::kRingBuffer;
+  // TraceConfig's fill_policy: kOverwrite is RING_BUFFER.
+  trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
+      trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
   shm_ring::BufferExhaustedPolicy writer_policy =
       shm_ring::BufferExhaustedPolicy::kStallThenDrop;
   uint32_t stall_timeout_ms = 100;

@@ -291,7 +291,7 @@ TEST(RingtraceDemoTest, DiscardRunKeepsAPrefixOfEachThread) {
   config.threads = 2;
   config.iterations_per_thread = 600;
   config.buffer_kb = 48;
-  config.fill_policy = FillPolicy::kDiscard;
+  config.fill_policy = trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard;
   DemoResult result;
   ASSERT_TRUE(RunDemo(config, &result).ok());
   EXPECT_GT(result.buffer_stats.chunks_discarded, 0u);

@@ -6,12 +6,13 @@
 // in one process; writes a Perfetto trace file. See demo.h.
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <string>
 
+#include "src/base/flags.h"
 #include "src/tools/ringtrace_demo/demo.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
 namespace demo {
@@ -32,81 +33,54 @@ void PrintUsage(const char* argv0) {
           "                          (stall_then_drop)\n"
           "  --interval_us N         producer sleep between iterations (100)\n"
           "  --head_grace_ms N       drainer head grace before scraping a\n"
-          "                          chunk still being written (50)\n",
+          "                          chunk still being written (50)\n"
+          "Flags take '--flag value' or '--flag=value'; '-' works for '_'.\n",
           argv0);
-}
-
-bool ParseUint(const std::string& s, uint32_t* out) {
-  if (s.empty())
-    return false;
-  char* end = nullptr;
-  const unsigned long long v = strtoull(s.c_str(), &end, 10);
-  if (*end != '\0' || v > 0xffffffffull)
-    return false;
-  *out = static_cast<uint32_t>(v);
-  return true;
 }
 
 // Returns 0 to run, 1 on a usage error, 2 for --help.
 int ParseFlags(int argc, char** argv, DemoConfig* config) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    std::string value;
-    const size_t eq = flag.find('=');
-    if (flag == "--help" || flag == "-h")
-      return 2;
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      fprintf(stderr, "missing value for %s\n", flag.c_str());
-      return 1;
-    }
+  base::FlagReader reader(argc, argv);
+  base::Flag flag;
+  while (reader.Next(&flag)) {
+    const std::string& value = flag.value;
     bool ok = true;
-    if (flag == "--out") {
+    if (flag.Is("--out")) {
       config->out_path = value;
       ok = !value.empty();
-    } else if (flag == "--duration_ms") {
-      ok = ParseUint(value, &config->duration_ms);
-    } else if (flag == "--threads") {
-      ok = ParseUint(value, &config->threads);
-    } else if (flag == "--ring_kb") {
-      ok = ParseUint(value, &config->ring_kb);
-    } else if (flag == "--chunk_size") {
-      ok = ParseUint(value, &config->chunk_size);
-    } else if (flag == "--buffer_kb") {
-      ok = ParseUint(value, &config->buffer_kb);
-    } else if (flag == "--head_grace_ms") {
-      ok = ParseUint(value, &config->head_grace_ms);
-    } else if (flag == "--interval_us") {
-      ok = ParseUint(value, &config->interval_us);
-    } else if (flag == "--fill_policy") {
-      if (value == "ring_buffer")
-        config->fill_policy = FillPolicy::kRingBuffer;
-      else if (value == "discard")
-        config->fill_policy = FillPolicy::kDiscard;
-      else
-        ok = false;
-    } else if (flag == "--writer_policy") {
-      using shm_ring::BufferExhaustedPolicy;
-      if (value == "drop")
-        config->writer_policy = BufferExhaustedPolicy::kDrop;
-      else if (value == "stall")
-        config->writer_policy = BufferExhaustedPolicy::kStall;
-      else if (value == "stall_then_drop")
-        config->writer_policy = BufferExhaustedPolicy::kStallThenDrop;
-      else
-        ok = false;
+    } else if (flag.Is("--duration_ms")) {
+      ok = base::ParseUint32(value, &config->duration_ms);
+    } else if (flag.Is("--threads")) {
+      ok = base::ParseUint32(value, &config->threads);
+    } else if (flag.Is("--ring_kb")) {
+      ok = base::ParseUint32(value, &config->ring_kb);
+    } else if (flag.Is("--chunk_size")) {
+      ok = base::ParseUint32(value, &config->chunk_size);
+    } else if (flag.Is("--buffer_kb")) {
+      ok = base::ParseUint32(value, &config->buffer_kb);
+    } else if (flag.Is("--head_grace_ms")) {
+      ok = base::ParseUint32(value, &config->head_grace_ms);
+    } else if (flag.Is("--interval_us")) {
+      ok = base::ParseUint32(value, &config->interval_us);
+    } else if (flag.Is("--fill_policy")) {
+      ok = trace_buffer::ParseFillPolicy(value, &config->fill_policy);
+    } else if (flag.Is("--writer_policy")) {
+      ok = shm_ring::ParseBufferExhaustedPolicy(value, &config->writer_policy);
     } else {
-      fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      fprintf(stderr, "unknown flag %s\n", flag.name.c_str());
       return 1;
     }
     if (!ok) {
-      fprintf(stderr, "bad value for %s: '%s'\n", flag.c_str(), value.c_str());
+      fprintf(stderr, "bad value for %s: '%s'\n", flag.name.c_str(),
+              value.c_str());
       return 1;
     }
+  }
+  if (reader.help())
+    return 2;
+  if (!reader.error().empty()) {
+    fprintf(stderr, "%s\n", reader.error().c_str());
+    return 1;
   }
   return 0;
 }

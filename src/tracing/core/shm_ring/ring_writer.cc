@@ -14,6 +14,31 @@ constexpr uint32_t kCarriedFlags = kFlagContinuesFromPrev | kFlagDataLoss;
 constexpr uint64_t kNsPerMs = 1000000ull;
 }  // namespace
 
+const char* BufferExhaustedPolicyName(BufferExhaustedPolicy policy) {
+  switch (policy) {
+    case BufferExhaustedPolicy::kDrop:
+      return "drop";
+    case BufferExhaustedPolicy::kStall:
+      return "stall";
+    case BufferExhaustedPolicy::kStallThenDrop:
+      return "stall_then_drop";
+  }
+  return "?";  // not an enumerator (a cast integer)
+}
+
+bool ParseBufferExhaustedPolicy(const std::string& name,
+                                BufferExhaustedPolicy* policy) {
+  for (const BufferExhaustedPolicy p :
+       {BufferExhaustedPolicy::kDrop, BufferExhaustedPolicy::kStall,
+        BufferExhaustedPolicy::kStallThenDrop}) {
+    if (name == BufferExhaustedPolicyName(p)) {
+      *policy = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 RingWriterDelegate::~RingWriterDelegate() = default;
 void RingWriterDelegate::OnPositionBurned(uint32_t) {}
 void RingWriterDelegate::OnChunkPublished(uint32_t) {}

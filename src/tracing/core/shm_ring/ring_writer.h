@@ -90,6 +90,7 @@
 #include <string.h>
 
 #include <memory>
+#include <string>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/logging.h"
@@ -110,6 +111,14 @@ enum class BufferExhaustedPolicy : uint8_t {
   // results drop at once until the writer gets a chunk again.
   kStallThenDrop,
 };
+
+// The policies' names on command lines and in summaries: "drop", "stall",
+// "stall_then_drop".
+const char* BufferExhaustedPolicyName(BufferExhaustedPolicy policy);
+// Sets |*policy| to the policy named |name|; false (|*policy| untouched) for
+// any other string.
+bool ParseBufferExhaustedPolicy(const std::string& name,
+                                BufferExhaustedPolicy* policy);
 
 // Notification hook. The transport (futex, eventfd, socket) is the service's
 // choice; the writer only says what happened. Called on the writer's thread,

@@ -64,6 +64,32 @@ char ThreadState(pid_t tid) {
                                                             : '?';
 }
 
+TEST(RingWriterPolicyTest, NamesRoundTrip) {
+  const struct {
+    BufferExhaustedPolicy policy;
+    const char* name;
+  } kAll[] = {
+      {BufferExhaustedPolicy::kDrop, "drop"},
+      {BufferExhaustedPolicy::kStall, "stall"},
+      {BufferExhaustedPolicy::kStallThenDrop, "stall_then_drop"},
+  };
+  for (const auto& e : kAll) {
+    EXPECT_STREQ(BufferExhaustedPolicyName(e.policy), e.name);
+    // From another value, so that the parse must write.
+    BufferExhaustedPolicy parsed = e.policy == BufferExhaustedPolicy::kDrop
+                                       ? BufferExhaustedPolicy::kStall
+                                       : BufferExhaustedPolicy::kDrop;
+    EXPECT_TRUE(ParseBufferExhaustedPolicy(e.name, &parsed)) << e.name;
+    EXPECT_EQ(parsed, e.policy) << e.name;
+  }
+  for (const char* bad : {"", "Drop", "DROP", "stall-then-drop", "stall ",
+                          " drop", "block", "stall_then", "drop\n"}) {
+    BufferExhaustedPolicy parsed = BufferExhaustedPolicy::kStall;
+    EXPECT_FALSE(ParseBufferExhaustedPolicy(bad, &parsed)) << bad;
+    EXPECT_EQ(parsed, BufferExhaustedPolicy::kStall) << bad;
+  }
+}
+
 TEST(RingWriterPolicyTest, DropReturnsAtOnceOnFull) {
   TestRing ring(256, 2);
   FillRing(&ring);

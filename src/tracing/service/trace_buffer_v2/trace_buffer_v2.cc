@@ -116,6 +116,29 @@ std::string TracePacket::GetRawBytesForTesting() const {
   return out;
 }
 
+const char* FillPolicyName(TraceBufferV2::OverwritePolicy policy) {
+  switch (policy) {
+    case TraceBufferV2::OverwritePolicy::kOverwrite:
+      return "ring_buffer";
+    case TraceBufferV2::OverwritePolicy::kDiscard:
+      return "discard";
+  }
+  return "?";  // not an enumerator (a cast integer)
+}
+
+bool ParseFillPolicy(const std::string& name,
+                     TraceBufferV2::OverwritePolicy* policy) {
+  for (const TraceBufferV2::OverwritePolicy p :
+       {TraceBufferV2::OverwritePolicy::kOverwrite,
+        TraceBufferV2::OverwritePolicy::kDiscard}) {
+    if (name == FillPolicyName(p)) {
+      *policy = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 // ---- Creation ---------------------------------------------------------------
 
 std::unique_ptr<TraceBufferV2> TraceBufferV2::Create(size_t size_bytes,

@@ -387,6 +387,15 @@ class TraceBufferV2 {
 #endif
 };
 
+// The overwrite policies by the names of TraceConfig's fill policies, as the
+// binaries' --fill-policy flags take them: kOverwrite is "ring_buffer"
+// (RING_BUFFER), kDiscard is "discard" (DISCARD).
+const char* FillPolicyName(TraceBufferV2::OverwritePolicy policy);
+// Sets |*policy| to the policy named |name|; false (|*policy| untouched) for
+// any other string.
+bool ParseFillPolicy(const std::string& name,
+                     TraceBufferV2::OverwritePolicy* policy);
+
 }  // namespace trace_buffer
 }  // namespace ringtrace
 

@@ -33,6 +33,22 @@ constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
 
 // ---- Basics and storage -----------------------------------------------------
 
+TEST(TraceBufferV2FillPolicyTest, NamesRoundTrip) {
+  EXPECT_STREQ(FillPolicyName(Policy::kOverwrite), "ring_buffer");
+  EXPECT_STREQ(FillPolicyName(Policy::kDiscard), "discard");
+  Policy p = Policy::kDiscard;
+  EXPECT_TRUE(ParseFillPolicy("ring_buffer", &p));
+  EXPECT_EQ(p, Policy::kOverwrite);
+  EXPECT_TRUE(ParseFillPolicy("discard", &p));
+  EXPECT_EQ(p, Policy::kDiscard);
+  for (const char* bad : {"", "RING_BUFFER", "DISCARD", "ring-buffer",
+                          "overwrite", "discard ", "sometimes"}) {
+    p = Policy::kDiscard;
+    EXPECT_FALSE(ParseFillPolicy(bad, &p)) << bad;
+    EXPECT_EQ(p, Policy::kDiscard) << bad;
+  }
+}
+
 TEST_F(TraceBufferV2Test, CreateRoundsUpAndRejectsZero) {
   EXPECT_EQ(TraceBufferV2::Create(0, Policy::kOverwrite), nullptr);
   Create(5000);

@@ -11,7 +11,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -20,6 +19,8 @@
 #include <string>
 
 #include "src/base/checked_math.h"
+#include "src/base/flags.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
 namespace ringtrace {
@@ -44,20 +45,9 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --chunk-size N         default chunk size, power of two in "
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
-          "(64)\n",
+          "(64)\n"
+          "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n",
           argv0);
-}
-
-bool ParseUint(const std::string& s, uint32_t* out) {
-  if (s.empty() || s[0] < '0' || s[0] > '9')
-    return false;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = strtoull(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v > 0xffffffffull)
-    return false;
-  *out = static_cast<uint32_t>(v);
-  return true;
 }
 
 // Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
@@ -67,48 +57,33 @@ int ParseFlags(int argc,
                TracingService::Options* options,
                uint32_t* duration_ms) {
   RingLimits& limits = options->core.ring_limits;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h")
-      return -1;
-    std::string value;
-    const size_t eq = flag.find('=');
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      fprintf(stderr, "ringtraced: missing value for %s\n", flag.c_str());
-      return kExitUsage;
-    }
+  base::FlagReader reader(argc, argv);
+  base::Flag flag;
+  while (reader.Next(&flag)) {
+    const std::string& value = flag.value;
     uint32_t n = 0;
     const char* error = nullptr;
-    if (flag == "--socket") {
+    if (flag.Is("--socket")) {
       options->socket_path = value;
       if (value.empty())
         error = "must not be empty";
-    } else if (flag == "--out") {
+    } else if (flag.Is("--out")) {
       options->out_path = value;
       if (value.empty())
         error = "must not be empty";
-    } else if (flag == "--duration-ms") {
-      if (!ParseUint(value, duration_ms) || *duration_ms == 0)
+    } else if (flag.Is("--duration-ms")) {
+      if (!base::ParseUint32(value, duration_ms) || *duration_ms == 0)
         error = "must be a number of milliseconds > 0";
-    } else if (flag == "--buffer-kb") {
-      if (!ParseUint(value, &options->core.buffer_kb) ||
+    } else if (flag.Is("--buffer-kb")) {
+      if (!base::ParseUint32(value, &options->core.buffer_kb) ||
           options->core.buffer_kb == 0 || options->core.buffer_kb > (4u << 20))
         error = "must be in [1, 4194304]";
-    } else if (flag == "--fill-policy") {
-      if (value == "ring_buffer")
-        options->core.fill_policy = FillPolicy::kRingBuffer;
-      else if (value == "discard")
-        options->core.fill_policy = FillPolicy::kDiscard;
-      else
+    } else if (flag.Is("--fill-policy")) {
+      if (!trace_buffer::ParseFillPolicy(value, &options->core.fill_policy))
         error = "must be ring_buffer or discard";
-    } else if (flag == "--ring-kb") {
+    } else if (flag.Is("--ring-kb")) {
       // The served default; the limits widen to include it.
-      if (!ParseUint(value, &n) || n == 0 || n > (1u << 20) ||
+      if (!base::ParseUint32(value, &n) || n == 0 || n > (1u << 20) ||
           !base::IsPowerOfTwo(n)) {
         error = "must be a power of two in [1, 1048576]";
       } else {
@@ -118,26 +93,32 @@ int ParseFlags(int argc,
         if (limits.max_ring_bytes < n * 1024)
           limits.max_ring_bytes = n * 1024;
       }
-    } else if (flag == "--chunk-size") {
-      if (!ParseUint(value, &n) || n < shm_ring::kMinChunkSize ||
+    } else if (flag.Is("--chunk-size")) {
+      if (!base::ParseUint32(value, &n) || n < shm_ring::kMinChunkSize ||
           n > shm_ring::kMaxChunkSize || !base::IsPowerOfTwo(n)) {
         error = "must be a power of two in [256, 32768]";
       } else {
         limits.default_chunk_size = n;
       }
-    } else if (flag == "--max-producers") {
-      if (!ParseUint(value, &options->core.max_producers) ||
+    } else if (flag.Is("--max-producers")) {
+      if (!base::ParseUint32(value, &options->core.max_producers) ||
           options->core.max_producers == 0 ||
           options->core.max_producers > 65535)
         error = "must be in [1, 65535]";
     } else {
-      fprintf(stderr, "ringtraced: unknown flag %s\n", flag.c_str());
+      fprintf(stderr, "ringtraced: unknown flag %s\n", flag.name.c_str());
       return kExitUsage;
     }
     if (error) {
-      fprintf(stderr, "ringtraced: %s %s\n", flag.c_str(), error);
+      fprintf(stderr, "ringtraced: %s %s\n", flag.name.c_str(), error);
       return kExitUsage;
     }
+  }
+  if (reader.help())
+    return -1;
+  if (!reader.error().empty()) {
+    fprintf(stderr, "ringtraced: %s\n", reader.error().c_str());
+    return kExitUsage;
   }
   if (options->socket_path.empty() || options->out_path.empty()) {
     fprintf(stderr, "ringtraced: --socket and --out are required\n");

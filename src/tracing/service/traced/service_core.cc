@@ -23,6 +23,7 @@ using ring_drainer::DrainMode;
 using ring_drainer::PassResult;
 using ring_drainer::RingDrainer;
 using ring_drainer::RingId;
+using trace_buffer::TraceBufferV2;
 
 constexpr uint32_t kMaxProducerId = 0xffff;  // ProducerID is 16 bits
 
@@ -131,11 +132,8 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     return nullptr;
   }
   std::unique_ptr<ServiceCore> core(new ServiceCore(options));
-  core->buffer_ = trace_buffer::TraceBufferV2::Create(
-      size_t{options.buffer_kb} * 1024,
-      options.fill_policy == FillPolicy::kRingBuffer
-          ? trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite
-          : trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard);
+  core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
+                                        options.fill_policy);
   if (!core->buffer_) {
     *status = base::ErrStatus("cannot create a %u KiB trace buffer",
                               options.buffer_kb);
@@ -259,7 +257,9 @@ std::string ServiceCore::MakeTraceConfig() const {
   std::string buffer;
   ProtoBuilder(&buffer).AppendVarInt(1, options_.buffer_kb);  // size_kb
   ProtoBuilder(&buffer).AppendVarInt(  // fill_policy: RING_BUFFER 1, DISCARD 2
-      4, options_.fill_policy == FillPolicy::kRingBuffer ? 1 : 2);
+      4, options_.fill_policy == TraceBufferV2::OverwritePolicy::kOverwrite
+             ? 1
+             : 2);
   std::string ds_config;
   ProtoBuilder(&ds_config).AppendString(1, "track_event");  // name
   ProtoBuilder(&ds_config).AppendVarInt(2, kTargetBuffer);  // target_buffer

@@ -63,8 +63,6 @@ namespace traced {
 // the only BufferID a producer's chunks may target.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
 
-enum class FillPolicy { kRingBuffer, kDiscard };
-
 // Ring sizes the service hands out. Sizes are payload bytes (num_chunks *
 // chunk_size; the mapping adds the 256-byte control header). Every value is
 // a power of two, min <= default <= max, chunk sizes within the ABI's
@@ -123,7 +121,9 @@ class ServiceCore {
  public:
   struct Options {
     uint32_t buffer_kb = 16384;
-    FillPolicy fill_policy = FillPolicy::kRingBuffer;
+    // TraceConfig's fill_policy: kOverwrite is RING_BUFFER.
+    trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
+        trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
     RingLimits ring_limits;
     uint32_t max_producers = 64;  // connected at once; 1..65535
     uint64_t drain_tick_ns = 100'000'000;
