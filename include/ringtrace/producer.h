@@ -80,6 +80,11 @@ struct ProducerOptions {
   // rounds them to powers of two); 0: the service's default.
   uint32_t requested_ring_bytes = 0;
   uint32_t requested_chunk_size = 0;
+  // The largest ring (chunk_size * num_chunks) this producer accepts from
+  // the service. A reply beyond it fails Connect(): a broken or hostile
+  // service cannot make the app map (and, as the writers cycle through it,
+  // touch) an arbitrary amount of memory.
+  uint64_t max_ring_bytes = 64ull << 20;
   // Bound on the Hello round trip: Connect() fails if no HelloReply arrived
   // within this time after connecting.
   uint32_t connect_timeout_ms = 2000;

@@ -76,6 +76,15 @@ base::Status Handshake(ipc::UnixSocket* socket,
         reply.chunk_size, reply.num_chunks,
         shm_ring::GeometryErrorToString(ge));
   }
+  const uint64_t ring_bytes = static_cast<uint64_t>(reply.chunk_size) *
+                              static_cast<uint64_t>(reply.num_chunks);
+  if (ring_bytes > options.max_ring_bytes) {
+    return base::ErrStatus(
+        "HelloReply ring of %llu bytes exceeds the producer's limit of %llu "
+        "(ProducerOptions::max_ring_bytes)",
+        static_cast<unsigned long long>(ring_bytes),
+        static_cast<unsigned long long>(options.max_ring_bytes));
+  }
   if (reply.target_buffer > 0xffff) {
     return base::ErrStatus("HelloReply target buffer %u is not a BufferID",
                            reply.target_buffer);

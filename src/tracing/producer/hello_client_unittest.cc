@@ -271,6 +271,14 @@ std::vector<BrokenReply> BrokenReplies() {
                      SendWithRing(s, EncodeReply(r));
                    },
                    "invalid ring geometry"});
+  cases.push_back({"a ring larger than the producer accepts (32 TiB)",
+                   [](UnixSocket* s) {
+                     HelloReplyMsg r = GoodReply();
+                     r.chunk_size = 32768;
+                     r.num_chunks = 1u << 30;
+                     SendWithRing(s, EncodeReply(r));
+                   },
+                   "exceeds the producer's limit"});
   cases.push_back({"target buffer beyond a BufferID",
                    [](UnixSocket* s) {
                      HelloReplyMsg r = GoodReply();
