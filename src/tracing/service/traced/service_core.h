@@ -183,20 +183,22 @@ class ServiceCore {
   //     live buffer: the copy is exported (TraceConfig, ClockSnapshot, its
   //     packets, its TraceStats, a closing ClockSnapshot).
   // What a snapshot holds: every chunk a normal pass takes, i.e. what the
-  // producers had published. A chunk a writer still holds open (Acquired:
-  // its packet in progress, or finished packets whose publication the writer
-  // defers until the chunk is full or flushed) is NOT taken, and neither is
-  // anything behind it in that ring, while the head grace lets a normal pass
-  // leave it (Options::head_grace_ns and RingDrainerOptions; an older one,
-  // or one in a ring under pressure, is scraped as any normal pass does);
-  // those packets come with a later drain, and the final trace. No
-  // kFlush: scraping the chunks live writers are filling would make them
-  // relocate their open packets.
-  // The copy has its own read state: the live buffer is not read, so the
+  // producers had published. A chunk a writer still holds (Acquired: its
+  // packet in progress, finished packets whose publication it defers until
+  // the chunk is full or flushed, or a flushed chunk it took back to go on
+  // filling, published prefix included) is NOT taken, nor is anything behind
+  // it in that ring, while the head grace lets a normal pass leave it
+  // (Options::head_grace_ns; an older one, or one in a ring under pressure,
+  // is scraped as by any normal pass). Those packets come with a later drain
+  // and reach the final trace. No kFlush: scraping the chunks live writers
+  // are filling would make them relocate their open packets.
+  // The copy has its own read state and the live buffer is not read, so the
   // final trace at Finish() still holds every packet a snapshot held (unless
-  // RING_BUFFER overwrote it since). Costs a copy of the used part of the
-  // buffer (up to buffer_kb) while it runs.
-  // Errors: after Finish(); the copy cannot be allocated; a write error.
+  // RING_BUFFER overwrote it since). Cost: a copy of the buffer's used bytes
+  // (at most buffer_kb; the copy's pages are committed as they are written),
+  // on the drain thread, and the export on the calling thread.
+  // Errors: after Finish() (nothing written); the copy cannot be allocated
+  // (nothing written); a write error.
   base::Status Snapshot(int out_fd, ExportSummary* summary);
 
   const ProducerStats& stats() const { return stats_; }
