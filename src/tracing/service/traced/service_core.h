@@ -188,10 +188,12 @@ class ServiceCore {
   // the chunk is full or flushed, or a flushed chunk it took back to go on
   // filling, published prefix included) is NOT taken, nor is anything behind
   // it in that ring, while the head grace lets a normal pass leave it
-  // (Options::head_grace_ns; an older one, or one in a ring under pressure,
-  // is scraped as by any normal pass). Those packets come with a later drain
-  // and reach the final trace. No kFlush: scraping the chunks live writers
-  // are filling would make them relocate their open packets.
+  // (Options::head_grace_ns). Those packets come with a later drain and
+  // reach the final trace. No kFlush: scraping every chunk live writers are
+  // filling would make them relocate their open packets. The passes are
+  // ordinary normal passes: like the periodic drain, they scrape a chunk
+  // older than the grace, one in a ring under pressure, or one whose word
+  // changed under the reader's CAS (docs/ring_drainer.md, "Head grace").
   // The copy has its own read state and the live buffer is not read, so the
   // final trace at Finish() still holds every packet a snapshot held (unless
   // RING_BUFFER overwrote it since). Cost: a copy of the buffer's used bytes

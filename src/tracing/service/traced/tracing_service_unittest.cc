@@ -581,8 +581,9 @@ TEST_F(TracingServiceTest, SnapshotsWhileAWriterThreadWrites) {
     previous = seqs.size();
   }
   writer.join();
+  // (Relocations may happen: a normal pass that loses a CAS race with the
+  // writer resolves the position, snapshot or not; they lose nothing.)
   EXPECT_EQ(w->stats().packets_dropped, 0u);
-  EXPECT_EQ(w->stats().relocations, 0u);
   w.reset();
   StopService();
   EXPECT_EQ(tagged_.at("w").seqs, Seqs(0, kBatches * kPerBatch));
