@@ -48,15 +48,12 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --max-producers N      producers connected at once, 1..65535 "
           "(64)\n"
           "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n"
-          "Signals: SIGINT/SIGTERM stop tracing and write FILE. SIGUSR1 "
-          "writes a\n"
-          "snapshot of the trace buffer to FILE.snapshot-N (N = 1, 2, ...) "
-          "and goes on\n"
-          "tracing; it holds the chunks producers had published, not the "
-          "ones their\n"
-          "writers still hold open (those reach a later snapshot and FILE). "
-          "Send it\n"
-          "once ringtraced is listening.\n",
+          "Signals: SIGINT/SIGTERM stop tracing and write FILE.\n"
+          "SIGUSR1 writes a snapshot of the trace buffer to\n"
+          "FILE.snapshot-N (N = 1, 2, ...); tracing goes on. It holds the\n"
+          "chunks producers had published, not those their writers still\n"
+          "hold open (a later snapshot and FILE have them). Send SIGUSR1\n"
+          "only once ringtraced is listening.\n",
           argv0);
 }
 
