@@ -48,6 +48,7 @@ class EndToEndTest : public ::testing::Test {
     bin_ = ExecutableDir();
   }
   void TearDown() override {
+    unlink((trace_ + ".snapshot-1").c_str());
     unlink(trace_.c_str());
     unlink(socket_.c_str());
     rmdir(dir_.c_str());
@@ -85,12 +86,15 @@ class EndToEndTest : public ::testing::Test {
             "30000"};
   }
 
-  perfetto::protos::Trace ReadTrace() {
-    std::ifstream in(trace_, std::ios::binary);
+  perfetto::protos::Trace ReadTrace() { return ReadTraceAt(trace_); }
+
+  perfetto::protos::Trace ReadTraceAt(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    EXPECT_TRUE(in) << path;
     std::stringstream bytes;
     bytes << in.rdbuf();
     perfetto::protos::Trace trace;
-    EXPECT_TRUE(trace.ParseFromString(bytes.str()));
+    EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
     return trace;
   }
 
@@ -192,6 +196,56 @@ TEST_F(EndToEndTest, TwoAppsThroughRingtracedLoseNothing) {
   EXPECT_GT(a.counters, 0u);
   EXPECT_EQ(a.packets_with_loss, 0u);
   EXPECT_EQ(b.packets_with_loss, 0u);
+}
+
+// SIGUSR1 writes a snapshot of the buffer while ringtraced goes on; the
+// final trace at SIGTERM still holds everything the snapshot held.
+TEST_F(EndToEndTest, Sigusr1WritesASnapshotAndTracingGoesOn) {
+  const std::string snapshot = trace_ + ".snapshot-1";
+  Subprocess service(
+      {bin_ + "/ringtraced", "--socket", socket_, "--out", trace_});
+  ASSERT_NO_FATAL_FAILURE(StartService(&service));
+
+  Subprocess app(AppArgs("e2e_snapshot_app", 2, 300));
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  ASSERT_TRUE(app.Wait(kProcessTimeoutMs)) << app.output();
+  ASSERT_EQ(app.exit_code(), 0) << app.output();
+
+  service.Signal(SIGUSR1);
+  // Bounded polling of ringtraced's stderr for its report.
+  const std::string written = "snapshot 1 written to " + snapshot + " (";
+  bool reported = false;
+  for (int i = 0; i < kProcessTimeoutMs / 10 && !reported; i++) {
+    reported = service.output().find(written) != std::string::npos;
+    if (!reported) {
+      ASSERT_FALSE(service.Wait(10)) << "ringtraced exited:\n"
+                                     << service.output();
+    }
+  }
+  ASSERT_TRUE(reported) << service.output();
+
+  const std::map<int32_t, AppView> in_snapshot =
+      ViewByPid(ReadTraceAt(snapshot), service.pid());
+  ASSERT_EQ(in_snapshot.count(app.pid()), 1u);
+  EXPECT_EQ(in_snapshot.at(app.pid()).track_events, 2u * 300);
+  EXPECT_EQ(in_snapshot.at(app.pid()).packets_with_loss, 0u);
+  EXPECT_EQ(in_snapshot.at(app.pid()).process_name, "e2e_snapshot_app");
+
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs)) << service.output();
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  EXPECT_NE(service.output().find("1 snapshots written, 0 failed"),
+            std::string::npos)
+      << service.output();
+  const std::map<int32_t, AppView> in_trace =
+      ViewByPid(ReadTrace(), service.pid());
+  ASSERT_EQ(in_trace.count(app.pid()), 1u);
+  EXPECT_EQ(in_trace.at(app.pid()).track_events, 2u * 300);
+  // One sequence per writer thread in both files.
+  EXPECT_EQ(in_snapshot.at(app.pid()).sequences.size(), 2u);
+  EXPECT_EQ(in_trace.at(app.pid()).sequences.size(), 2u);
+  EXPECT_EQ(in_trace.at(app.pid()).packets_with_loss, 0u);
 }
 
 TEST_F(EndToEndTest, AppWithoutServiceFailsClearly) {

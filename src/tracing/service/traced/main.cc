@@ -4,8 +4,9 @@
 
 // ringtraced: the tracing service. Listens on a Unix socket for producers,
 // drains their shared rings into one trace buffer and, when the duration
-// elapsed or SIGINT/SIGTERM arrived, writes a Perfetto trace file.
-// See docs/service.md.
+// elapsed or SIGINT/SIGTERM arrived, writes a Perfetto trace file. Each
+// SIGUSR1 meanwhile writes a snapshot of the buffer to <out>.snapshot-<N>
+// and tracing goes on. See docs/service.md.
 
 #include <errno.h>
 #include <poll.h>
@@ -46,7 +47,13 @@ void PrintUsage(FILE* out, const char* argv0) {
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
           "(64)\n"
-          "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n",
+          "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n"
+          "Signals: SIGINT/SIGTERM stop tracing and write FILE.\n"
+          "SIGUSR1 writes a snapshot of the trace buffer to\n"
+          "FILE.snapshot-N (N = 1, 2, ...); tracing goes on. It holds the\n"
+          "chunks producers had published, not those their writers still\n"
+          "hold open (a later snapshot and FILE have them). Send SIGUSR1\n"
+          "only once ringtraced is listening.\n",
           argv0);
 }
 
@@ -133,9 +140,33 @@ int64_t MonotonicMs() {
   return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
 }
 
+// Writes snapshot |n| to <out>.snapshot-<n> and reports it on stderr.
+void WriteSnapshot(TracingService* service, uint32_t n) {
+  const std::string path =
+      service->options().out_path + ".snapshot-" + std::to_string(n);
+  ServiceSummary summary;
+  const base::Status status = service->Snapshot(path, &summary);
+  if (!status.ok()) {
+    // "snapshot PATH: why".
+    fprintf(stderr, "ringtraced: %s\n", status.message().c_str());
+    return;
+  }
+  fprintf(stderr,
+          "ringtraced: snapshot %u written to %s (%llu packets, %llu bytes)\n",
+          n, path.c_str(),
+          static_cast<unsigned long long>(
+              summary.export_summary.export_stats.packets_exported),
+          static_cast<unsigned long long>(summary.export_summary.file_size));
+}
+
 // Blocks until |duration_ms| elapsed (0: forever) or SIGINT/SIGTERM came
-// through |signal_fd|. Returns the signal's name, or null for the duration.
-const char* WaitForEnd(int signal_fd, uint32_t duration_ms) {
+// through |signal_fd|; each SIGUSR1 meanwhile writes a snapshot (several
+// SIGUSR1 sent while one is written may merge into one: the kernel keeps one
+// pending). Returns the signal's name, or null for the duration.
+const char* WaitForEnd(int signal_fd,
+                       uint32_t duration_ms,
+                       TracingService* service) {
+  uint32_t snapshots = 0;
   const int64_t deadline = MonotonicMs() + duration_ms;
   for (;;) {
     int timeout = -1;
@@ -153,8 +184,13 @@ const char* WaitForEnd(int signal_fd, uint32_t duration_ms) {
     }
     if (rc > 0) {
       signalfd_siginfo info;
-      if (read(signal_fd, &info, sizeof(info)) == sizeof(info))
-        return info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+      if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
+        continue;
+      if (info.ssi_signo == SIGUSR1) {
+        WriteSnapshot(service, ++snapshots);
+        continue;
+      }
+      return info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
     }
   }
 }
@@ -173,12 +209,14 @@ int Main(int argc, char** argv) {
   }
   options.core.duration_ms = duration_ms;
 
-  // SIGINT/SIGTERM are blocked in every thread (the service's threads
-  // inherit the mask) and read from a signalfd: no signal handler at all.
+  // SIGINT/SIGTERM/SIGUSR1 are blocked in every thread (the service's
+  // threads inherit the mask) and read from a signalfd: no signal handler at
+  // all.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGUSR1);
   if (sigprocmask(SIG_BLOCK, &signals, nullptr) != 0) {
     fprintf(stderr, "ringtraced: sigprocmask: %s\n", strerror(errno));
     return kExitFailure;
@@ -198,7 +236,7 @@ int Main(int argc, char** argv) {
   }
   fprintf(stderr, "ringtraced: listening on %s, writing %s\n",
           options.socket_path.c_str(), options.out_path.c_str());
-  const char* why = WaitForEnd(signal_fd, duration_ms);
+  const char* why = WaitForEnd(signal_fd, duration_ms, &service);
   close(signal_fd);
   fprintf(stderr, "ringtraced: stopping (%s)\n", why ? why : "duration");
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "src/base/checked_math.h"
 #include "src/base/logging.h"
@@ -40,20 +41,29 @@ uint32_t Clamp(uint64_t v, uint32_t lo, uint32_t hi) {
       std::min<uint64_t>(std::max<uint64_t>(v, lo), hi));
 }
 
-// One last drain of a ring whose producer is gone (or is being dropped):
-// DrainMode::kFlush resolves every reserved position, scraping open chunks,
-// so what the producer wrote before is kept. Bounded even if the producer
-// keeps writing: the positions that existed when the drain began are at most
-// |num_chunks|, so the drain stops once that many were resolved, and after
-// num_chunks + 2 passes in any case (passes that only retry).
-void FinalDrain(RingDrainer* drainer, RingId id, uint32_t num_chunks) {
+// Drains ring |id| with |mode| passes until one makes no progress. Bounded
+// even if the producer keeps writing: the positions that existed when the
+// drain began are at most |num_chunks|, so the drain stops once that many
+// were resolved, and after num_chunks + 2 passes in any case (passes that
+// only retry).
+void DrainBounded(RingDrainer* drainer,
+                  RingId id,
+                  uint32_t num_chunks,
+                  DrainMode mode) {
   uint64_t resolved = 0;
   for (uint64_t pass = 0; pass < uint64_t{num_chunks} + 2; ++pass) {
-    const PassResult r = drainer->DrainRing(id, DrainMode::kFlush);
+    const PassResult r = drainer->DrainRing(id, mode);
     resolved += r.positions_resolved;
     if ((r.positions_resolved == 0 && !r.more) || resolved >= num_chunks)
       break;
   }
+}
+
+// One last drain of a ring whose producer is gone (or is being dropped):
+// DrainMode::kFlush resolves every reserved position, scraping open chunks,
+// so what the producer wrote before is kept.
+void FinalDrain(RingDrainer* drainer, RingId id, uint32_t num_chunks) {
+  DrainBounded(drainer, id, num_chunks, DrainMode::kFlush);
 }
 
 }  // namespace
@@ -140,8 +150,8 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     return nullptr;
   }
   ServiceCore* raw = core.get();
-  // Runs on the drain thread (inside buffer writes); read after Finish()
-  // joined that thread.
+  // Runs on the drain thread (inside buffer writes); read there by
+  // Snapshot(), and after Finish() joined that thread.
   core->buffer_->set_overwrite_observer(
       [raw](const trace_buffer::PacketSequenceProperties&,
             const trace_buffer::TracePacket&) { ++raw->packets_overwritten_; });
@@ -287,26 +297,66 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   // (RunSync on a stopped loop runs inline).
   loop_->RunSync(
       [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
+  summary->packets_overwritten = packets_overwritten_;
+  return Export(buffer_.get(), connected_at_stop, out_fd, summary);
+}
 
+base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
+  *summary = ExportSummary();
+  if (finished_)
+    return base::ErrStatus("the trace was already written: no snapshots");
+  struct RingToDrain {
+    RingId id;
+    uint32_t num_chunks;
+  };
+  std::vector<RingToDrain> rings;
+  rings.reserve(producers_.size());
+  for (const auto& kv : producers_) {
+    rings.push_back(
+        {kv.second.ring_id, kv.second.region->view().geometry().num_chunks});
+  }
+  const uint32_t connected = static_cast<uint32_t>(producers_.size());
+
+  // Step 1, on the drain thread: the buffer is only consistent there.
+  std::unique_ptr<TraceBufferV2> clone;
+  loop_->RunSync([&](RingDrainer* d) {
+    // kNormal, never kFlush: see Snapshot() in the header.
+    for (const RingToDrain& ring : rings)
+      DrainBounded(d, ring.id, ring.num_chunks, DrainMode::kNormal);
+    clone = buffer_->CloneReadOnly();
+    summary->drainer_stats = d->TotalStats();
+    summary->packets_overwritten = packets_overwritten_;
+  });
+  if (!clone) {
+    return base::ErrStatus("cannot allocate a copy of the %u KiB trace buffer",
+                           options_.buffer_kb);
+  }
+  // Step 2, here: the copy is ours alone; the drain thread goes on.
+  return Export(clone.get(), connected, out_fd, summary);
+}
+
+base::Status ServiceCore::Export(TraceBufferV2* buffer,
+                                 uint32_t producers_connected,
+                                 int out_fd,
+                                 ExportSummary* summary) const {
   trace_export::TraceFileWriter file_writer(out_fd);
   trace_export::TraceExporter exporter(&file_writer);
   const std::string trace_config = MakeTraceConfig();
   exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
   exporter.WriteClockSnapshot();
-  exporter.ExportBuffer(buffer_.get());
+  exporter.ExportBuffer(buffer);
   trace_export::TraceExporter::ServiceStats service_stats;
-  service_stats.producers_connected = connected_at_stop;
+  service_stats.producers_connected = producers_connected;
   service_stats.producers_seen = stats_.producers_seen;
   service_stats.chunks_discarded =
       summary->drainer_stats.chunks_unroutable +
       summary->drainer_stats.chunks_rejected_by_sink;
-  exporter.WriteTraceStats({buffer_.get()}, service_stats);
+  exporter.WriteTraceStats({buffer}, service_stats);
   exporter.WriteClockSnapshot();
   const base::Status status = exporter.Finish();
 
   summary->export_stats = exporter.stats();
-  summary->buffer_stats = buffer_->stats();
-  summary->packets_overwritten = packets_overwritten_;
+  summary->buffer_stats = buffer->stats();
   struct stat st = {};
   if (fstat(out_fd, &st) == 0)
     summary->file_size = static_cast<uint64_t>(st.st_size);

@@ -18,6 +18,12 @@
 //   RemoveProducer(id)       the producer left or misbehaved: one last
 //                            DrainMode::kFlush drain of its ring (what it
 //                            wrote before is kept), RemoveRing, then unmap.
+//   Snapshot(fd)             while tracing goes on: a normal drain of every
+//                            ring, a read-only copy of the trace buffer
+//                            (TraceBufferV2::CloneReadOnly, the design's
+//                            CLONE_SNAPSHOT), exported like Finish() does.
+//                            Producers, their sequences and the buffer's
+//                            own read state are untouched.
 //   Finish(fd)               removes every producer the same way, stops the
 //                            DrainLoop and writes the Perfetto trace: the
 //                            TraceConfig, a ClockSnapshot, every packet,
@@ -35,7 +41,8 @@
 //
 // Thread model: one thread (the service thread, or a test) calls every
 // method; the DrainLoop runs its own thread. The TraceBufferV2 is touched
-// only by the drain thread until Finish() stopped it.
+// only by the drain thread until Finish() stopped it (Snapshot() copies it
+// there).
 
 #ifndef SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
 #define SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
@@ -106,13 +113,15 @@ struct ProducerStats {
   uint64_t drain_requests = 0;
 };
 
-// What Finish() produced, for the service's summary and tests.
+// What Finish() or Snapshot() produced, for the service's summary and tests.
 struct ExportSummary {
   trace_export::ExportStats export_stats;
   trace_buffer::TraceBufferStats buffer_stats;
-  // Drainer totals over every ring the core ever had.
+  // Drainer totals over every ring the core ever had (for a snapshot: when
+  // the buffer was copied).
   ring_drainer::RingStats drainer_stats;
-  // Packets the buffer overwrote unread (RING_BUFFER policy).
+  // Packets the buffer overwrote unread (RING_BUFFER policy), up to the
+  // export (for a snapshot: up to the copy).
   uint64_t packets_overwritten = 0;
   uint64_t file_size = 0;
 };
@@ -162,6 +171,38 @@ class ServiceCore {
   // core admits nobody.
   base::Status Finish(int out_fd, ExportSummary* summary);
 
+  // Writes what the trace buffer holds now to |out_fd| (not owned, not
+  // closed), as Finish() would, without stopping anything. Two steps:
+  //  1. On the drain thread (DrainLoop::RunSync; the loop's own passes wait
+  //     meanwhile): every ring gets DrainMode::kNormal passes until one makes
+  //     no progress (at most num_chunks + 2 passes, and no more once
+  //     num_chunks positions were resolved: every position that existed when
+  //     the drain began); then the buffer is copied (CloneReadOnly) and the
+  //     drainer totals and the overwrite count are read.
+  //  2. On the calling thread, while the drain thread goes on filling the
+  //     live buffer: the copy is exported (TraceConfig, ClockSnapshot, its
+  //     packets, its TraceStats, a closing ClockSnapshot).
+  // What a snapshot holds: every chunk a normal pass takes, i.e. what the
+  // producers had published. A chunk a writer still holds (Acquired: its
+  // packet in progress, finished packets whose publication it defers until
+  // the chunk is full or flushed, or a flushed chunk it took back to go on
+  // filling, published prefix included) is NOT taken, nor is anything behind
+  // it in that ring, while the head grace lets a normal pass leave it
+  // (Options::head_grace_ns). Those packets come with a later drain and
+  // reach the final trace. No kFlush: scraping every chunk live writers are
+  // filling would make them relocate their open packets. The passes are
+  // ordinary normal passes: like the periodic drain, they scrape a chunk
+  // older than the grace, one in a ring under pressure, or one whose word
+  // changed under the reader's CAS (docs/ring_drainer.md, "Head grace").
+  // The copy has its own read state and the live buffer is not read, so the
+  // final trace at Finish() still holds every packet a snapshot held (unless
+  // RING_BUFFER overwrote it since). Cost: a copy of the buffer's used bytes
+  // (at most buffer_kb; the copy's pages are committed as they are written),
+  // on the drain thread, and the export on the calling thread.
+  // Errors: after Finish() (nothing written); the copy cannot be allocated
+  // (nothing written); a write error.
+  base::Status Snapshot(int out_fd, ExportSummary* summary);
+
   const ProducerStats& stats() const { return stats_; }
   // The drainer's totals, read on the drain thread (waits for it).
   ring_drainer::RingStats DrainerStats();
@@ -183,6 +224,15 @@ class ServiceCore {
 
   explicit ServiceCore(const Options& options);
   std::string MakeTraceConfig() const;
+  // The export shared by Finish() and Snapshot(): writes the TraceConfig, a
+  // ClockSnapshot, every packet of |buffer| (which the caller's thread owns
+  // now), its TraceStats and a closing ClockSnapshot to |out_fd|. Reads
+  // summary->drainer_stats (for TraceStats.chunks_discarded); sets
+  // export_stats, buffer_stats and file_size.
+  base::Status Export(trace_buffer::TraceBufferV2* buffer,
+                      uint32_t producers_connected,
+                      int out_fd,
+                      ExportSummary* summary) const;
 
   const Options options_;
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +24,19 @@ namespace traced {
 
 namespace {
 
-constexpr size_t kFixedPollFds = 2;  // the eventfd, the listener
+// Indices in the poll set; the connections follow.
+constexpr size_t kWakePollFd = 0;      // Stop()
+constexpr size_t kSnapshotPollFd = 1;  // Snapshot()
+constexpr size_t kListenerPollFd = 2;
+constexpr size_t kFixedPollFds = 3;
+
+// Adds 1 to eventfd |fd|. A write of 1 cannot block (EFD_NONBLOCK) or fail
+// short of a full counter (2^64 - 2 wake-ups without a read).
+void SignalEventFd(int fd) {
+  const uint64_t one = 1;
+  if (write(fd, &one, sizeof(one)) != sizeof(one))
+    RT_ELOG("cannot wake the service thread: %s", strerror(errno));
+}
 
 }  // namespace
 
@@ -42,10 +55,11 @@ base::Status TracingService::Start() {
   if (options_.out_path.empty())
     return base::ErrStatus("no output file");
   if (options_.hello_timeout_ms == 0 || options_.messages_per_round == 0 ||
-      options_.max_pending_connections == 0) {
+      options_.max_pending_connections == 0 ||
+      options_.snapshot_timeout_ms == 0) {
     return base::ErrStatus(
-        "hello timeout, messages per round and pending connections must be "
-        "> 0");
+        "hello timeout, messages per round, pending connections and snapshot "
+        "timeout must be > 0");
   }
   base::Status status;
   std::unique_ptr<ServiceCore> core =
@@ -59,7 +73,8 @@ base::Status TracingService::Start() {
                            strerror(errno));
   }
   ipc::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!wake_fd.valid())
+  ipc::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd.valid() || !snapshot_fd.valid())
     return base::ErrStatus("eventfd: %s", strerror(errno));
   std::unique_ptr<ipc::UnixSocket> listener =
       ipc::UnixSocket::Listen(options_.socket_path, &status);
@@ -69,6 +84,7 @@ base::Status TracingService::Start() {
   core_ = std::move(core);
   out_fd_ = std::move(out_fd);
   wake_fd_ = std::move(wake_fd);
+  snapshot_fd_ = std::move(snapshot_fd);
   listener_ = std::move(listener);
   start_time_ = Clock::now();
   Publish();
@@ -81,10 +97,7 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   if (!running_)
     return base::ErrStatus("the service is not running");
   running_ = false;
-  const uint64_t one = 1;
-  // An eventfd write of 1 cannot block or fail short of a full counter.
-  if (write(wake_fd_.get(), &one, sizeof(one)) != sizeof(one))
-    RT_ELOG("cannot wake the service thread: %s", strerror(errno));
+  SignalEventFd(wake_fd_.get());
   thread_.join();
   listener_.reset();  // unlinks the socket file
 
@@ -106,6 +119,121 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   return status;
 }
 
+base::Status TracingService::Snapshot(const std::string& path,
+                                      ServiceSummary* summary) {
+  if (!running_)
+    return base::ErrStatus("snapshot %s: the service is not running",
+                           path.c_str());
+  if (path.empty())
+    return base::ErrStatus("snapshot: no file name");
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    if (snapshot_.done != snapshot_.requested) {
+      return base::ErrStatus(
+          "snapshot %s: the previous one (%s) is still being written",
+          path.c_str(), snapshot_.path.c_str());
+    }
+    id = ++snapshot_.requested;
+    snapshot_.path = path;
+  }
+  SignalEventFd(snapshot_fd_.get());
+
+  base::Status status;
+  ExportSummary export_summary;
+  {
+    std::unique_lock<std::mutex> lock(snapshot_mutex_);
+    if (!snapshot_cv_.wait_for(
+            lock, std::chrono::milliseconds(options_.snapshot_timeout_ms),
+            [&] { return snapshot_.done == id; })) {
+      return base::ErrStatus(
+          "snapshot %s: the service thread did not finish it within %u ms "
+          "(it may still complete)",
+          path.c_str(), options_.snapshot_timeout_ms);
+    }
+    status = snapshot_.status;
+    export_summary = snapshot_.summary;
+  }
+  if (summary) {
+    *summary = ServiceSummary();
+    summary->stats = stats();  // published before the answer
+    summary->export_summary = export_summary;
+    summary->out_path = path;
+    summary->elapsed_s =
+        std::chrono::duration<double>(Clock::now() - start_time_).count();
+  }
+  return status;
+}
+
+void TracingService::ServeSnapshotRequest() {
+  uint64_t id = 0;
+  std::string path;
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    if (snapshot_.done == snapshot_.requested)
+      return;  // a wake-up left over from a request already served
+    id = snapshot_.requested;
+    path = snapshot_.path;
+  }
+  if (snapshot_hook_for_testing_)
+    snapshot_hook_for_testing_();
+  ExportSummary export_summary;
+  const base::Status status = WriteSnapshot(path, &export_summary);
+  if (status.ok())
+    ++snapshots_written_;
+  else
+    ++snapshot_errors_;
+  Publish();  // the caller's stats() then counts this snapshot
+  std::lock_guard<std::mutex> lock(snapshot_mutex_);
+  snapshot_.done = id;
+  snapshot_.status = status;
+  snapshot_.summary = export_summary;
+  snapshot_cv_.notify_all();
+}
+
+base::Status TracingService::WriteSnapshot(const std::string& path,
+                                           ExportSummary* summary) {
+  // Truncating the trace file would lose what Stop() writes there.
+  struct stat out_st = {};
+  struct stat path_st = {};
+  if (fstat(out_fd_.get(), &out_st) == 0 && stat(path.c_str(), &path_st) == 0 &&
+      out_st.st_dev == path_st.st_dev && out_st.st_ino == path_st.st_ino) {
+    return base::ErrStatus("snapshot %s: that is the trace file", path.c_str());
+  }
+  ipc::ScopedFd fd(
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return base::ErrStatus("snapshot %s: cannot open: %s", path.c_str(),
+                           strerror(errno));
+  }
+  base::Status status = core_->Snapshot(fd.get(), summary);
+  if (!status.ok()) {
+    status = base::ErrStatus("snapshot %s: %s", path.c_str(),
+                             status.message().c_str());
+  }
+  if (status.ok() && fsync(fd.get()) != 0 && errno != EINVAL) {
+    status = base::ErrStatus("snapshot %s: fsync: %s", path.c_str(),
+                             strerror(errno));
+  }
+  if (close(fd.release()) != 0 && status.ok()) {
+    status = base::ErrStatus("snapshot %s: close: %s", path.c_str(),
+                             strerror(errno));
+  }
+  return status;
+}
+
+void TracingService::FailPendingSnapshot() {
+  std::lock_guard<std::mutex> lock(snapshot_mutex_);
+  if (snapshot_.done == snapshot_.requested)
+    return;
+  ++snapshot_errors_;  // published by Run()'s last Publish()
+  snapshot_.done = snapshot_.requested;
+  snapshot_.status = base::ErrStatus("snapshot %s: the service stopped first",
+                                     snapshot_.path.c_str());
+  snapshot_.summary = ExportSummary();
+  snapshot_cv_.notify_all();
+}
+
 ServiceStats TracingService::stats() const {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   return published_;
@@ -123,6 +251,8 @@ void TracingService::Publish() {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   published_.producers = core_->stats();
   published_.connections = conn_stats_;
+  published_.snapshots_written = snapshots_written_;
+  published_.snapshot_errors = snapshot_errors_;
   stats_cv_.notify_all();
 }
 
@@ -146,12 +276,13 @@ int TracingService::NextTimeoutMs(Clock::time_point now) const {
 
 void TracingService::Run() {
   std::vector<pollfd> fds;
-  // One iteration per poll round; ends when Stop() signals the eventfd.
+  // One iteration per poll round; ends when Stop() signals wake_fd_.
   for (;;) {
     Clock::time_point now = Clock::now();
     fds.clear();
-    fds.push_back({wake_fd_.get(), POLLIN, 0});
-    // fd -1: poll ignores the entry (listener in back-off).
+    fds.push_back({wake_fd_.get(), POLLIN, 0});      // kWakePollFd
+    fds.push_back({snapshot_fd_.get(), POLLIN, 0});  // kSnapshotPollFd
+    // kListenerPollFd; fd -1: poll ignores the entry (listener in back-off).
     fds.push_back(
         {accept_backoff_until_ > now ? -1 : listener_->fd(), POLLIN, 0});
     for (const auto& c : connections_)
@@ -162,7 +293,7 @@ void TracingService::Run() {
       RT_ELOG("poll: %s; the service stops accepting", strerror(errno));
       break;
     }
-    if (rc > 0 && fds[0].revents != 0)
+    if (rc > 0 && fds[kWakePollFd].revents != 0)
       break;
     now = Clock::now();
     // Connections accepted below are not in |fds| and wait for next round.
@@ -171,7 +302,17 @@ void TracingService::Run() {
       if (fds[kFixedPollFds + i].revents != 0)
         Serve(connections_[i].get());
     }
-    if (rc > 0 && fds[1].revents != 0)
+    // After the connections: what they sent before the request (a
+    // DrainRequest, an EOF and its final drain) is in the snapshot.
+    if (rc > 0 && fds[kSnapshotPollFd].revents != 0) {
+      uint64_t count = 0;  // resets the eventfd; the slot holds the request
+      if (read(snapshot_fd_.get(), &count, sizeof(count)) < 0 &&
+          errno != EAGAIN) {
+        RT_ELOG("snapshot eventfd: %s", strerror(errno));
+      }
+      ServeSnapshotRequest();
+    }
+    if (rc > 0 && fds[kListenerPollFd].revents != 0)
       AcceptNew(now);
     for (auto& c : connections_) {
       if (c->socket && c->producer_id == 0 && now >= c->hello_deadline) {
@@ -189,6 +330,7 @@ void TracingService::Run() {
   // The producers' rings stay registered: ServiceCore::Finish() gives each
   // its final drain.
   connections_.clear();
+  FailPendingSnapshot();
   Publish();
 }
 
@@ -329,7 +471,7 @@ std::string FormatSummary(const ServiceSummary& s) {
   const ConnectionStats& c = s.stats.connections;
   const ExportSummary& e = s.export_summary;
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  char text[1024];
+  char text[2048];
   const int n = snprintf(
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
@@ -339,7 +481,7 @@ std::string FormatSummary(const ServiceSummary& s) {
       "the buffer, %llu chunks discarded by the buffer, %llu dropped by the "
       "drainer, %llu invalid packets, %llu packets marked "
       "previous_packet_dropped; drainer: %llu chunks, %llu holes, %llu "
-      "rings with a protocol error.\n",
+      "rings with a protocol error. %llu snapshots written, %llu failed.\n",
       s.elapsed_s, u(p.producers_seen),
       u(p.hellos_rejected_version + p.hellos_rejected_too_many +
         p.hellos_rejected_service_error),
@@ -354,7 +496,8 @@ std::string FormatSummary(const ServiceSummary& s) {
         e.drainer_stats.chunks_rejected_by_sink),
       u(e.export_stats.invalid_packets), u(e.export_stats.packets_with_loss),
       u(e.drainer_stats.reader.chunks_emitted), u(e.drainer_stats.reader.holes),
-      u(e.drainer_stats.reader.protocol_errors));
+      u(e.drainer_stats.reader.protocol_errors), u(s.stats.snapshots_written),
+      u(s.stats.snapshot_errors));
   return std::string(text, static_cast<size_t>(std::max(
                                0, std::min<int>(n, sizeof(text) - 1))));
 }

@@ -7,8 +7,9 @@
 // SOCK_SEQPACKET listening socket speaking the wire protocol of
 // src/tracing/ipc/wire_protocol.h. Design: docs/service.md.
 //
-// One service thread runs a poll(2) loop over an eventfd (Stop()'s wake-up),
-// the listening socket and every connection, all non-blocking:
+// One service thread runs a poll(2) loop over two eventfds (Stop()'s wake-up
+// and Snapshot()'s request), the listening socket and every connection, all
+// non-blocking:
 //   - accept: up to kAcceptsPerRound new connections per round; a connection
 //     beyond Options::max_pending_connections (connections still owing their
 //     Hello) is closed at once. The peer's pid and uid come from SO_PEERCRED.
@@ -25,13 +26,21 @@
 //     DrainRequest before the Hello, a HelloReply) closes only that
 //     connection, after the final kFlush drain of its ring, and is counted.
 //
+// Snapshot(path) puts a request in a one-request slot (a mutex) and signals
+// the snapshot eventfd; the service thread, which owns the ServiceCore, opens
+// the file, runs ServiceCore::Snapshot (a drain, a copy of the trace buffer,
+// its export; tracing goes on) and answers through the slot (a condition
+// variable). Connections wait meanwhile: the export runs on the service
+// thread.
+//
 // Stop() wakes the loop, joins the thread (which closes every connection),
 // then ServiceCore::Finish() drains every ring one last time and writes the
 // trace file opened by Start().
 //
-// Thread model: Start() and Stop() are called by the owner (one thread).
-// stats() and WaitForStats() may be called from any thread; they see the
-// counters as of the end of the service thread's last poll round.
+// Thread model: Start(), Snapshot() and Stop() are called by the owner (one
+// thread). stats() and WaitForStats() may be called from any thread; they
+// see the counters as of the end of the service thread's last poll round (or
+// its last snapshot).
 
 #ifndef SRC_TRACING_SERVICE_TRACED_TRACING_SERVICE_H_
 #define SRC_TRACING_SERVICE_TRACED_TRACING_SERVICE_H_
@@ -46,6 +55,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "src/base/status.h"
@@ -88,14 +98,20 @@ struct ConnectionStats {
 struct ServiceStats {
   ProducerStats producers;
   ConnectionStats connections;
+  uint64_t snapshots_written = 0;  // Snapshot() calls that succeeded
+  // Snapshot() requests the service thread failed (the file could not be
+  // opened or written, the buffer could not be copied), or left unanswered
+  // because the service stopped first.
+  uint64_t snapshot_errors = 0;
 };
 
-// What a traced session did, for ringtraced's summary.
+// What a traced session did, for ringtraced's summary; or what a snapshot
+// wrote.
 struct ServiceSummary {
   ServiceStats stats;
   ExportSummary export_summary;
-  std::string out_path;
-  double elapsed_s = 0;  // Start() to Stop()
+  std::string out_path;  // the trace file, or the snapshot's file
+  double elapsed_s = 0;  // Start() to Stop() (or to the snapshot)
 };
 
 // One paragraph: producers, packets exported, losses, violations.
@@ -110,6 +126,9 @@ class TracingService {
     uint32_t max_pending_connections = 32;  // connections owing their Hello
     uint32_t hello_timeout_ms = 5000;
     uint32_t messages_per_round = 16;  // per connection and poll round
+    // How long Snapshot() waits for the service thread (> 0). Only reached
+    // when something is badly wrong, e.g. a hung file system.
+    uint32_t snapshot_timeout_ms = 120000;
   };
   static constexpr uint32_t kAcceptsPerRound = 16;
   // After accept(2) failed (e.g. EMFILE), the listening socket is left out
@@ -130,6 +149,20 @@ class TracingService {
   // |summary| may be null. Fails if not running or on an I/O error.
   base::Status Stop(ServiceSummary* summary);
 
+  // While running, from the owner thread: writes a snapshot of what the
+  // trace buffer holds now to |path| (created or truncated, mode 0644), a
+  // complete Perfetto trace like the final one (ServiceCore::Snapshot says
+  // what it holds: the published chunks, not the ones writers hold open).
+  // Tracing goes on; producers stay connected; the final trace is
+  // unaffected. Waits for the service thread at most
+  // Options::snapshot_timeout_ms; after a timeout the request may still
+  // complete, and the next Snapshot() fails until it did. |path| must not
+  // be the trace file. |summary| may be null; it gets the snapshot's
+  // ExportSummary, the stats after it and |path|. Counted in
+  // ServiceStats::snapshots_written / snapshot_errors. A failed snapshot may
+  // leave a partial file.
+  base::Status Snapshot(const std::string& path, ServiceSummary* summary);
+
   ServiceStats stats() const;
   // Waits until |pred| holds for the published stats or |timeout_ms|
   // passed; returns whether it holds. For tests and tools.
@@ -137,6 +170,12 @@ class TracingService {
                     int timeout_ms) const;
 
   const Options& options() const { return options_; }
+
+  // Runs on the service thread before each snapshot is written (tests of
+  // the slow-snapshot paths). Set before Start().
+  void set_snapshot_hook_for_testing(std::function<void()> hook) {
+    snapshot_hook_for_testing_ = std::move(hook);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -159,12 +198,19 @@ class TracingService {
   // removes it first.
   void Close(Connection* c);
   void Publish();
+  // Service thread: runs the request in the snapshot slot, if any, and
+  // answers it.
+  void ServeSnapshotRequest();
+  base::Status WriteSnapshot(const std::string& path, ExportSummary* summary);
+  // Service thread, when it stops: fails a request nobody served.
+  void FailPendingSnapshot();
 
   const Options options_;
   std::unique_ptr<ServiceCore> core_;
   std::unique_ptr<ipc::UnixSocket> listener_;
-  ipc::ScopedFd wake_fd_;  // eventfd: Stop() wakes the loop
-  ipc::ScopedFd out_fd_;   // the trace file
+  ipc::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
+  ipc::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
+  ipc::ScopedFd out_fd_;       // the trace file
   std::thread thread_;
   bool running_ = false;  // owner thread only
   Clock::time_point start_time_;
@@ -173,10 +219,26 @@ class TracingService {
   std::vector<std::unique_ptr<Connection>> connections_;
   Clock::time_point accept_backoff_until_;
   ConnectionStats conn_stats_;
+  uint64_t snapshots_written_ = 0;
+  uint64_t snapshot_errors_ = 0;
+  std::function<void()> snapshot_hook_for_testing_;
 
   mutable std::mutex stats_mutex_;
   mutable std::condition_variable stats_cv_;
   ServiceStats published_;  // guarded by stats_mutex_
+
+  // The snapshot slot: one request at a time. Requests are numbered; the
+  // owner waits until |done| reaches its number.
+  struct SnapshotSlot {
+    uint64_t requested = 0;  // number of the last request
+    uint64_t done = 0;       // number of the last request answered
+    std::string path;        // of request |requested|
+    base::Status status;     // of request |done|
+    ExportSummary summary;   // of request |done|
+  };
+  std::mutex snapshot_mutex_;
+  std::condition_variable snapshot_cv_;  // |done| moved
+  SnapshotSlot snapshot_;                // guarded by snapshot_mutex_
 };
 
 }  // namespace traced
