@@ -267,17 +267,17 @@ UnixSocket::RecvResult UnixSocket::Receive(uint8_t* buf,
     return RecvResult::kClosed;
   if (msg.msg_flags & MSG_TRUNC) {
     SetStatus(status, base::ErrStatus("datagram longer than %zu bytes", cap));
-    return RecvResult::kError;
+    return RecvResult::kTooLong;
   }
   if (msg.msg_flags & MSG_CTRUNC) {
     SetStatus(status,
               base::ErrStatus("more than %zu fds attached", kMaxReceivedFds));
-    return RecvResult::kError;
+    return RecvResult::kTooManyFds;
   }
   if (num_fds > 1) {
     SetStatus(status, base::ErrStatus("%zu fds attached, at most one expected",
                                       num_fds));
-    return RecvResult::kError;
+    return RecvResult::kTooManyFds;
   }
   *size = static_cast<size_t>(n);
   if (fd)

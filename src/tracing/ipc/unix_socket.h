@@ -103,7 +103,11 @@ class UnixSocket {
     kClosed,      // the peer closed (or reset) the connection; a
                   // zero-length datagram reads the same and is taken as
                   // closed too (SOCK_SEQPACKET cannot tell them apart)
-    kError,       // |status| says what (includes a datagram over |cap|)
+    // The peer sent a datagram we refuse (|status| says what; every fd it
+    // carried is closed; the next datagram can still be received):
+    kTooLong,     // longer than |cap|
+    kTooManyFds,  // more than one fd attached
+    kError,       // recv(2) failed; |status| says why
   };
   // Receives one datagram. |fd| (may be null: then any fd is closed)
   // receives the first attached fd, or is reset to -1 if none came.

@@ -142,7 +142,7 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   ScopedFd received;
   base::Status status;
   EXPECT_EQ(Recv(b.get(), &got, &received, &status),
-            UnixSocket::RecvResult::kError);
+            UnixSocket::RecvResult::kTooManyFds);
   EXPECT_NE(status.message().find("3 fds"), std::string::npos)
       << status.message();
   EXPECT_FALSE(received.valid());
@@ -164,7 +164,7 @@ TEST(UnixSocketTest, OversizedDatagramIsAnErrorNotATruncation) {
   std::string got;
   base::Status status;
   EXPECT_EQ(Recv(b.get(), &got, nullptr, &status),
-            UnixSocket::RecvResult::kError);
+            UnixSocket::RecvResult::kTooLong);
   EXPECT_NE(status.message().find("longer than 64"), std::string::npos)
       << status.message();
   EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);

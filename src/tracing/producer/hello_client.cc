@@ -48,6 +48,8 @@ base::Status Handshake(ipc::UnixSocket* socket,
       return base::ErrStatus(
           "the service closed the connection without "
           "answering the Hello");
+    case ipc::UnixSocket::RecvResult::kTooLong:
+    case ipc::UnixSocket::RecvResult::kTooManyFds:
     case ipc::UnixSocket::RecvResult::kError:
       return base::ErrStatus("receiving HelloReply: %s",
                              status.message().c_str());

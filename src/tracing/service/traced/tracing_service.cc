@@ -374,17 +374,26 @@ void TracingService::Serve(Connection* c) {
     size_t size = 0;
     ipc::ScopedFd fd;
     base::Status status;
-    switch (c->socket->Receive(buf, sizeof(buf), &size, &fd, &status)) {
+    const ipc::UnixSocket::RecvResult result =
+        c->socket->Receive(buf, sizeof(buf), &size, &fd, &status);
+    switch (result) {
       case ipc::UnixSocket::RecvResult::kWouldBlock:
         return;
       case ipc::UnixSocket::RecvResult::kClosed:
         ++conn_stats_.peer_disconnects;
         Close(c);
         return;
+      case ipc::UnixSocket::RecvResult::kTooLong:
+      case ipc::UnixSocket::RecvResult::kTooManyFds:
       case ipc::UnixSocket::RecvResult::kError:
         RT_LOG("pid %d: %s; disconnecting", c->identity.pid,
                status.message().c_str());
-        ++conn_stats_.violations_refused_datagram;
+        if (result == ipc::UnixSocket::RecvResult::kTooLong)
+          ++conn_stats_.violations_oversized_datagram;
+        else if (result == ipc::UnixSocket::RecvResult::kTooManyFds)
+          ++conn_stats_.violations_too_many_fds;
+        else
+          ++conn_stats_.receive_errors;
         Close(c);
         return;
       case ipc::UnixSocket::RecvResult::kMessage:

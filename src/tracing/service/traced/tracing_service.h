@@ -76,10 +76,10 @@ struct ConnectionStats {
   // Protocol violations. Each closes its connection, after the final drain
   // of its ring if it had one.
   uint64_t violations_malformed = 0;  // ipc::DecodeMessage rejected it
-  // UnixSocket::Receive returned kError: a datagram longer than
-  // ipc::kMaxMessageSize or with more than one fd attached (the transport
-  // does not tell these apart, nor from the rare recv(2) failure).
-  uint64_t violations_refused_datagram = 0;
+  // Datagrams the transport refused (UnixSocket::Receive): longer than
+  // ipc::kMaxMessageSize, or with more than one fd attached.
+  uint64_t violations_oversized_datagram = 0;
+  uint64_t violations_too_many_fds = 0;
   uint64_t violations_fd_attached = 0;  // one fd on a producer message
   uint64_t violations_second_hello = 0;
   // A DrainRequest while the Hello was not answered, i.e. instead of it.
@@ -87,11 +87,15 @@ struct ConnectionStats {
   // A well-formed message producers never send (HelloReply).
   uint64_t violations_unexpected_type = 0;
   uint64_t send_errors = 0;  // a HelloReply could not be sent
+  // recv(2) failed on a connection (not the peer's doing as far as we can
+  // tell; the connection is closed after the final drain all the same).
+  uint64_t receive_errors = 0;
 
   uint64_t protocol_violations() const {
-    return violations_malformed + violations_refused_datagram +
-           violations_fd_attached + violations_second_hello +
-           violations_early_drain_request + violations_unexpected_type;
+    return violations_malformed + violations_oversized_datagram +
+           violations_too_many_fds + violations_fd_attached +
+           violations_second_hello + violations_early_drain_request +
+           violations_unexpected_type;
   }
 };
 

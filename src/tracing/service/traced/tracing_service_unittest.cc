@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -288,7 +290,7 @@ TEST_F(TracingServiceTest, OversizedDatagram) {
         EXPECT_TRUE(bad.WaitForClose());
       },
       [](const ServiceStats& s) {
-        return s.connections.violations_refused_datagram == 1;
+        return s.connections.violations_oversized_datagram == 1;
       });
 }
 
@@ -333,6 +335,44 @@ TEST_F(TracingServiceTest, FdAttachedToAProducerMessage) {
       },
       [](const ServiceStats& s) {
         return s.connections.violations_fd_attached == 1 &&
+               s.producers.producers_connected == 1;
+      });
+}
+
+// Two fds on one datagram: refused by the transport (both closed at once)
+// and counted apart from the single-fd case above.
+TEST_F(TracingServiceTest, TwoFdsAttachedToAProducerMessage) {
+  StartService(DefaultOptions());
+  ExpectIsolated(
+      [&] {
+        TestClient bad;
+        ConnectAndHello(&bad, "bad");
+        const int fds[2] = {eventfd(0, EFD_CLOEXEC), eventfd(0, EFD_CLOEXEC)};
+        ASSERT_GE(fds[0], 0);
+        ASSERT_GE(fds[1], 0);
+        uint8_t buf[ipc::kMaxMessageSize];
+        const size_t size = ipc::EncodeDrainRequest(buf, sizeof(buf));
+        iovec iov = {buf, size};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
+        msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(fds));
+        memcpy(CMSG_DATA(cmsg), fds, sizeof(fds));
+        ASSERT_EQ(sendmsg(bad.socket()->fd(), &msg, MSG_NOSIGNAL),
+                  static_cast<ssize_t>(size));
+        close(fds[0]);
+        close(fds[1]);
+        EXPECT_TRUE(bad.WaitForClose());
+      },
+      [](const ServiceStats& s) {
+        return s.connections.violations_too_many_fds == 1 &&
+               s.connections.violations_fd_attached == 0 &&
                s.producers.producers_connected == 1;
       });
 }

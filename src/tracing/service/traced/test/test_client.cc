@@ -105,8 +105,11 @@ bool TestClient::WaitForClose(int timeout_ms) {
         socket_->Receive(buf, sizeof(buf), &got, nullptr, &status);
     if (r == ipc::UnixSocket::RecvResult::kClosed)
       return true;
-    if (r == ipc::UnixSocket::RecvResult::kError)
+    if (r == ipc::UnixSocket::RecvResult::kError ||
+        r == ipc::UnixSocket::RecvResult::kTooLong ||
+        r == ipc::UnixSocket::RecvResult::kTooManyFds) {
       return false;
+    }
   }
   return false;
 }
