@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "src/base/logging.h"
+#include "src/base/scoped_errno.h"
 
 namespace ringtrace {
 namespace producer {
@@ -27,6 +28,9 @@ SocketDrainTransport::SocketDrainTransport(int fd) : fd_(fd) {
 SocketDrainTransport::~SocketDrainTransport() = default;
 
 DrainRequestTransport::SendResult SocketDrainTransport::SendDrainRequest() {
+  // This runs inside the app's own code (a trace point): whatever send(2)
+  // does to errno must not leak into it.
+  const base::ScopedPreserveErrno preserve_errno;
   for (int attempt = 0; attempt <= kMaxEintrRetries; ++attempt) {
     const ssize_t n =
         send(fd_, message_, message_size_, MSG_DONTWAIT | MSG_NOSIGNAL);

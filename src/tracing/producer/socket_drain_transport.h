@@ -18,7 +18,8 @@
 // Results: sent; kWouldBlock for EAGAIN/EWOULDBLOCK and ENOBUFS (the peer is
 // not reading or the kernel is short of buffers: the request is dropped);
 // kDisconnected for any other error (EPIPE, ECONNRESET, ...): the service is
-// gone. EINTR is retried a bounded number of times.
+// gone. EINTR is retried a bounded number of times. errno is preserved:
+// the call runs inside the app's code.
 //
 // Lifetime: the fd is not owned and must stay open (never closed and reused
 // for something else) while any thread may still send: the Producer closes

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <errno.h>
+
 #include <memory>
 
 #include "src/tracing/ipc/unix_socket.h"
@@ -54,7 +56,10 @@ TEST(ProducerSocketDrainTransportTest, FullSocketWouldBlockNeverBlocks) {
     ++sent;
   EXPECT_EQ(r, SendResult::kWouldBlock);
   EXPECT_GT(sent, 0u);
+  // The send runs inside the app's code: its EAGAIN must not reach errno.
+  errno = EDOM;
   EXPECT_EQ(transport.SendDrainRequest(), SendResult::kWouldBlock);
+  EXPECT_EQ(errno, EDOM);
 
   uint8_t buf[ipc::kMaxMessageSize];
   size_t size = 0;
@@ -69,8 +74,11 @@ TEST(ProducerSocketDrainTransportTest, PeerGoneIsDisconnected) {
   ASSERT_TRUE(UnixSocket::Pair(&producer_end, &service_end));
   SocketDrainTransport transport(producer_end->fd());
   service_end.reset();
-  // MSG_NOSIGNAL: EPIPE, not SIGPIPE (the test would die).
+  // MSG_NOSIGNAL: EPIPE, not SIGPIPE (the test would die); and not in
+  // errno either.
+  errno = EDOM;
   EXPECT_EQ(transport.SendDrainRequest(), SendResult::kDisconnected);
+  EXPECT_EQ(errno, EDOM);
   EXPECT_EQ(transport.SendDrainRequest(), SendResult::kDisconnected);
 }
 

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #endif
 
+#include "src/base/scoped_errno.h"
+
 namespace ringtrace {
 namespace shm_ring {
 
@@ -27,6 +29,9 @@ constexpr uint64_t kNsPerSec = 1000000000ull;
 bool FutexWait(std::atomic<uint32_t>* word,
                uint32_t expected,
                uint64_t timeout_ns) {
+  // A stalled writer sleeps inside the app's code: ETIMEDOUT or EAGAIN from
+  // the futex must not leak into the app's errno.
+  const base::ScopedPreserveErrno preserve_errno;
 #if defined(__linux__)
   struct timespec ts;
   ts.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSec);
@@ -46,6 +51,7 @@ bool FutexWait(std::atomic<uint32_t>* word,
 }
 
 void FutexWakeAll(std::atomic<uint32_t>* word) {
+  const base::ScopedPreserveErrno preserve_errno;
 #if defined(__linux__)
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX,
           nullptr, nullptr, 0);
