@@ -16,6 +16,8 @@
 
 #include <string>
 
+#include "src/tracing/ipc/test/raw_send.h"
+
 namespace ringtrace {
 namespace ipc {
 namespace {
@@ -124,21 +126,8 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   EXPECT_EQ(CountOpenFds(), fds_before);
 
   // Three fds in one datagram (raw sendmsg): an error, all closed.
-  int three[3] = {pipe_fds[0], pipe_fds[1], pipe_fds[0]};
-  char control[CMSG_SPACE(sizeof(three))] = {};
-  char byte = 'y';
-  iovec iov = {&byte, 1};
-  msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(three));
-  memcpy(CMSG_DATA(cmsg), three, sizeof(three));
-  ASSERT_EQ(sendmsg(a->fd(), &msg, 0), 1);
+  ASSERT_TRUE(test::SendRawWithFds(a->fd(), "y", 1,
+                                   {pipe_fds[0], pipe_fds[1], pipe_fds[0]}));
   ScopedFd received;
   base::Status status;
   EXPECT_EQ(Recv(b.get(), &got, &received, &status),

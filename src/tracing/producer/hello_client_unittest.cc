@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/ipc/test/raw_send.h"
 #include "src/tracing/producer/test/fake_service.h"
 
 namespace ringtrace {
@@ -71,25 +72,8 @@ HelloReplyMsg GoodReply() {
 // Sends |bytes| with every fd of |fds| attached (UnixSocket::Send attaches
 // at most one; a hostile service may attach more).
 void SendRaw(UnixSocket* s, const std::string& bytes, std::vector<int> fds) {
-  iovec iov;
-  iov.iov_base = const_cast<char*>(bytes.data());
-  iov.iov_len = bytes.size();
-  msghdr msg;
-  memset(&msg, 0, sizeof(msg));
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
-  if (!fds.empty()) {
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
-  }
-  ASSERT_EQ(sendmsg(s->fd(), &msg, MSG_NOSIGNAL),
-            static_cast<ssize_t>(bytes.size()));
+  ASSERT_TRUE(
+      ipc::test::SendRawWithFds(s->fd(), bytes.data(), bytes.size(), fds));
 }
 
 bool SameFile(int a, int b) {

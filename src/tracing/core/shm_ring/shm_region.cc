@@ -38,6 +38,21 @@ bool CheckGeometry(const RingGeometry& geometry, base::Status* status) {
   return false;
 }
 
+// The mapping size of a valid |geometry| as a size_t, or false (and
+// |status|) if it cannot be mapped in this address space.
+bool MappingSizeFits(const RingGeometry& geometry,
+                     size_t* size,
+                     base::Status* status) {
+  const uint64_t size64 = geometry.MappingSize();
+  if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
+    SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
+                                      static_cast<unsigned long long>(size64)));
+    return false;
+  }
+  *size = static_cast<size_t>(size64);
+  return true;
+}
+
 int MakeMemfd() {
 #if defined(__linux__) && defined(SYS_memfd_create)
   // MFD_CLOEXEC | MFD_ALLOW_SEALING (spelled out: older libc headers lack
@@ -73,15 +88,11 @@ SharedRingRegion::~SharedRingRegion() {
 std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     const RingGeometry& geometry,
     base::Status* status) {
-  if (!CheckGeometry(geometry, status))
-    return nullptr;
-  const uint64_t size64 = geometry.MappingSize();
-  if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
-    SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
-                                      static_cast<unsigned long long>(size64)));
+  size_t size = 0;
+  if (!CheckGeometry(geometry, status) ||
+      !MappingSizeFits(geometry, &size, status)) {
     return nullptr;
   }
-  const size_t size = static_cast<size_t>(size64);
   const int fd = MakeMemfd();
   if (fd < 0) {
     SetStatus(status, base::ErrStatus("memfd_create: %s", strerror(errno)));
@@ -124,12 +135,9 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
         close(fd);
     }
   } closer{fd};
-  if (!CheckGeometry(geometry, status))
-    return nullptr;
-  const uint64_t size64 = geometry.MappingSize();
-  if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
-    SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
-                                      static_cast<unsigned long long>(size64)));
+  size_t size = 0;
+  if (!CheckGeometry(geometry, status) ||
+      !MappingSizeFits(geometry, &size, status)) {
     return nullptr;
   }
   struct stat st;
@@ -137,10 +145,10 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
     SetStatus(status, base::ErrStatus("fstat: %s", strerror(errno)));
     return nullptr;
   }
-  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) < size64) {
-    SetStatus(status, base::ErrStatus("ring file too small: %lld < %llu",
-                                      static_cast<long long>(st.st_size),
-                                      static_cast<unsigned long long>(size64)));
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) < size) {
+    SetStatus(status,
+              base::ErrStatus("ring file too small: %lld < %zu",
+                              static_cast<long long>(st.st_size), size));
     return nullptr;
   }
   const int seals = fcntl(fd, F_GET_SEALS);
@@ -149,7 +157,6 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
               base::ErrStatus("ring file is not sealed against shrinking"));
     return nullptr;
   }
-  const size_t size = static_cast<size_t>(size64);
   void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (mem == MAP_FAILED) {
     SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));

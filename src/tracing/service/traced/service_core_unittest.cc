@@ -366,23 +366,11 @@ TEST(TracingServiceCoreTest,
 
 // ---- Snapshots -------------------------------------------------------------
 
-// Writes a snapshot of |core| to |path| and parses it.
-base::Status SnapshotTo(ServiceCore* core,
-                        const std::string& path,
-                        ExportSummary* summary,
-                        perfetto::protos::Trace* trace) {
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return base::ErrStatus("open %s failed", path.c_str());
-  const base::Status status = core->Snapshot(fd, summary);
-  close(fd);
-  if (status.ok() && !ReadTraceFile(path, trace))
-    return base::ErrStatus("%s does not parse", path.c_str());
-  return status;
-}
+enum class Export { kSnapshot, kFinish };
 
-base::Status FinishTo(ServiceCore* core,
+// Writes a snapshot or the final trace of |core| to |path| and parses it.
+base::Status ExportTo(ServiceCore* core,
+                      Export what,
                       const std::string& path,
                       ExportSummary* summary,
                       perfetto::protos::Trace* trace) {
@@ -390,11 +378,27 @@ base::Status FinishTo(ServiceCore* core,
       open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return base::ErrStatus("open %s failed", path.c_str());
-  const base::Status status = core->Finish(fd, summary);
+  const base::Status status = what == Export::kSnapshot
+                                  ? core->Snapshot(fd, summary)
+                                  : core->Finish(fd, summary);
   close(fd);
   if (status.ok() && !ReadTraceFile(path, trace))
     return base::ErrStatus("%s does not parse", path.c_str());
   return status;
+}
+
+base::Status SnapshotTo(ServiceCore* core,
+                        const std::string& path,
+                        ExportSummary* summary,
+                        perfetto::protos::Trace* trace) {
+  return ExportTo(core, Export::kSnapshot, path, summary, trace);
+}
+
+base::Status FinishTo(ServiceCore* core,
+                      const std::string& path,
+                      ExportSummary* summary,
+                      perfetto::protos::Trace* trace) {
+  return ExportTo(core, Export::kFinish, path, summary, trace);
 }
 
 // trusted_packet_sequence_id of every for_testing packet tagged |tag|.

@@ -12,9 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <string.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,6 +27,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/ipc/test/raw_send.h"
 #include "src/tracing/service/traced/test/test_client.h"
 
 namespace ringtrace {
@@ -352,20 +351,8 @@ TEST_F(TracingServiceTest, TwoFdsAttachedToAProducerMessage) {
         ASSERT_GE(fds[1], 0);
         uint8_t buf[ipc::kMaxMessageSize];
         const size_t size = ipc::EncodeDrainRequest(buf, sizeof(buf));
-        iovec iov = {buf, size};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
-        msghdr msg = {};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(fds));
-        memcpy(CMSG_DATA(cmsg), fds, sizeof(fds));
-        ASSERT_EQ(sendmsg(bad.socket()->fd(), &msg, MSG_NOSIGNAL),
-                  static_cast<ssize_t>(size));
+        ASSERT_TRUE(ipc::test::SendRawWithFds(bad.socket()->fd(), buf, size,
+                                              {fds[0], fds[1]}));
         close(fds[0]);
         close(fds[1]);
         EXPECT_TRUE(bad.WaitForClose());
