@@ -183,11 +183,15 @@ void TracingService::ServeSnapshotRequest() {
     ++snapshots_written_;
   else
     ++snapshot_errors_;
-  Publish();  // the caller's stats() then counts this snapshot
   std::lock_guard<std::mutex> lock(snapshot_mutex_);
   snapshot_.done = id;
   snapshot_.status = status;
   snapshot_.summary = export_summary;
+  // Published while the request is already marked done (lock order:
+  // snapshot_mutex_, then stats_mutex_ inside Publish()): whoever sees this
+  // snapshot counted in the stats may request the next one at once, and the
+  // caller woken below reads stats() that count it.
+  Publish();
   snapshot_cv_.notify_all();
 }
 
