@@ -27,7 +27,6 @@
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/ring_drainer/test/packet_util.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -56,21 +55,12 @@ struct StressParams {
 
 void RunStress(const StressParams& p) {
   SCOPED_TRACE(p.name);
-  test::FakeRing ring(p.chunk_size, p.num_chunks);
-  ring.SeedPositions(p.start_position);
-  auto tb =
-      TraceBufferV2::Create(16 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  ASSERT_TRUE(tb);
-  TraceBufferV2Sink sink(tb.get());
-  RingDrainerOptions options;
-  options.head_grace_ns = p.head_grace_ns;
-  RingDrainer drainer(options);
-  RingConfig config;
-  config.view = ring.view();
-  config.initial_read_pos = p.start_position;
-  config.producer_id = 9;
-  config.allowed_buffers = {{kBufferId, &sink}};
-  const RingId id = drainer.AddRing(config);
+  test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 16 << 20,
+                         /*producer_id=*/9, kBufferId, p.head_grace_ns});
+  test::FakeRing& ring = env.ring;
+  std::unique_ptr<TraceBufferV2>& tb = env.tb;
+  RingDrainer& drainer = env.drainer;
+  const RingId id = env.id;
 
   // The writers outlive their threads: the main thread adds end markers.
   std::vector<std::unique_ptr<RingWriter>> ring_writers;

@@ -27,7 +27,6 @@
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -108,20 +107,12 @@ void RunPipeline(const Params& p) {
   SCOPED_TRACE(p.name);
   constexpr uint32_t kWriters = 3;
   constexpr uint32_t kPackets = 200;
-  test::FakeRing ring(p.chunk_size, p.num_chunks);
-  ring.SeedPositions(p.start_position);
-  auto tb =
-      TraceBufferV2::Create(8 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  TraceBufferV2Sink sink(tb.get());
-  RingDrainerOptions options;
-  options.head_grace_ns = p.head_grace_ns;
-  RingDrainer drainer(options);
-  RingConfig config;
-  config.view = ring.view();
-  config.initial_read_pos = p.start_position;
-  config.producer_id = 77;
-  config.allowed_buffers = {{kBufferId, &sink}};
-  const RingId id = drainer.AddRing(config);
+  test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 8 << 20,
+                         /*producer_id=*/77, kBufferId, p.head_grace_ns});
+  test::FakeRing& ring = env.ring;
+  std::unique_ptr<TraceBufferV2>& tb = env.tb;
+  RingDrainer& drainer = env.drainer;
+  const RingId id = env.id;
 
   // The writers outlive their threads: the main thread adds end markers.
   std::vector<std::unique_ptr<TraceWriterV2>> trace_writers;
@@ -249,16 +240,12 @@ void RunPipeline(const Params& p) {
 // so the relocation finds no replacement under kDrop.
 TEST(RingDrainerTraceWriterTest,
      PacketsDroppedCountsFinishedPacketsLostWithASuffix) {
-  test::FakeRing ring(256, 2);
-  auto tb =
-      TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  TraceBufferV2Sink sink(tb.get());
-  RingDrainer drainer;
-  RingConfig config;
-  config.view = ring.view();
-  config.producer_id = 1;
-  config.allowed_buffers = {{kBufferId, &sink}};
-  const RingId id = drainer.AddRing(config);
+  test::DrainedRing env({/*chunk_size=*/256, /*num_chunks=*/2,
+                         /*start_position=*/0, 1 << 20, /*producer_id=*/1,
+                         kBufferId, /*head_grace_ns=*/0});
+  test::FakeRing& ring = env.ring;
+  RingDrainer& drainer = env.drainer;
+  const RingId id = env.id;
   TraceWriterV2::Options o;
   o.writer_id = 1;
   o.target_buffer = kBufferId;

@@ -49,6 +49,33 @@ void BackgroundDrainer::Stop() {
   DrainUntilEmpty(drainer_, id_);
 }
 
+namespace {
+
+RingDrainerOptions DrainerOptions(uint64_t head_grace_ns) {
+  RingDrainerOptions options;
+  options.head_grace_ns = head_grace_ns;
+  return options;
+}
+
+}  // namespace
+
+DrainedRing::DrainedRing(const Params& p)
+    : ring(p.chunk_size, p.num_chunks),
+      tb(trace_buffer::TraceBufferV2::Create(
+          p.buffer_bytes,
+          trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard)),
+      sink(tb.get()),
+      drainer(DrainerOptions(p.head_grace_ns)) {
+  RT_CHECK(tb);
+  ring.SeedPositions(p.start_position);
+  RingConfig config;
+  config.view = ring.view();
+  config.initial_read_pos = p.start_position;
+  config.producer_id = p.producer_id;
+  config.allowed_buffers = {{p.buffer_id, &sink}};
+  id = drainer.AddRing(config);
+}
+
 void DrainUntilEmpty(RingDrainer* drainer, RingId id) {
   // Bounded: nobody writes, so each pass resolves positions or ends the
   // loop (kRetryLater needs a writer racing the reader).

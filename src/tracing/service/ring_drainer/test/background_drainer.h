@@ -14,14 +14,42 @@
 #define SRC_TRACING_SERVICE_RING_DRAINER_TEST_BACKGROUND_DRAINER_H_
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
 namespace ring_drainer {
 namespace test {
+
+// The setup the pipeline tests share: one FakeRing (cursors seeded at
+// |start_position|) registered with its own RingDrainer, which feeds a
+// TraceBufferV2 in DISCARD mode (a test's accounting never meets
+// overwrites) through a TraceBufferV2Sink allowed as |buffer_id|.
+struct DrainedRing {
+  struct Params {
+    uint32_t chunk_size = 256;
+    uint32_t num_chunks = 2;
+    uint32_t start_position = 0;
+    size_t buffer_bytes = 1 << 20;
+    ProducerID producer_id = 1;
+    BufferID buffer_id = 1;
+    uint64_t head_grace_ns = 0;
+  };
+  explicit DrainedRing(const Params& p);
+  DrainedRing(const DrainedRing&) = delete;
+  DrainedRing& operator=(const DrainedRing&) = delete;
+
+  FakeRing ring;
+  std::unique_ptr<trace_buffer::TraceBufferV2> tb;
+  TraceBufferV2Sink sink;
+  RingDrainer drainer;
+  RingId id = 0;
+};
 
 // Resolves every reserved position (DrainMode::kFlush passes) on the
 // caller's thread until the ring is empty. Bounded; nobody may write
