@@ -51,7 +51,6 @@ bool FutexWait(std::atomic<uint32_t>* word,
 }
 
 void FutexWakeAll(std::atomic<uint32_t>* word) {
-  const base::ScopedPreserveErrno preserve_errno;
 #if defined(__linux__)
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX,
           nullptr, nullptr, 0);
