@@ -93,7 +93,8 @@ base::Status Handshake(ipc::UnixSocket* socket,
   }
   if (!fd.valid())
     return base::ErrStatus("HelloReply carries no ring fd");
-  // Exactly one fd: Receive() fails on a datagram with more (kTooManyFds above).
+  // Exactly one fd: Receive() fails on a datagram with more (kTooManyFds
+  // above).
 
   const shm_ring::RingGeometry geometry(reply.chunk_size, reply.num_chunks);
   // MapFd takes the fd, and closes it if it fails.
