@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# Copyright (C) 2026 The ringtrace authors.
+#
+# Writes the hand-made seed inputs of every fuzzer into
+# tools/fuzz-corpus/<fuzzer>/. Each seed is a small, valid or nearly valid
+# input that reaches a branch a random start would take long to find. The
+# files are checked in; rerun this only to change the hand-made seeds
+# (tools/fuzz --merge-seeds adds the inputs found by runs beside them).
+import os
+import struct
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(fuzzer, name, data):
+    d = os.path.join(ROOT, fuzzer)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(data))
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def tag(field, wire_type):
+    return varint(field << 3 | wire_type)
+
+
+# ungrouper_fuzzer: one TracePacket as the encoder writes it.
+plain = tag(8, 0) + varint(12345) + tag(10, 2) + varint(3) + b"abc"
+write("ungrouper_fuzzer", "plain_fields", plain)
+group = tag(11, 3) + tag(1, 0) + varint(7) + tag(2, 2) + varint(2) + b"hi" + tag(11, 4)
+write("ungrouper_fuzzer", "one_group", tag(8, 0) + varint(1) + group)
+nested = (tag(11, 3) + tag(4, 3) + tag(1, 5) + b"\x01\x02\x03\x04" +
+          tag(4, 4) + tag(2, 1) + b"\x00" * 8 + tag(11, 4))
+write("ungrouper_fuzzer", "nested_groups", nested)
+write("ungrouper_fuzzer", "unterminated_group", tag(11, 3) + tag(1, 0) + b"\x80")
+
+# wire_protocol_fuzzer: the three messages (header: magic, type, size).
+def message(msg_type, payload):
+    return struct.pack("<III", 0x50495452, msg_type, len(payload)) + payload
+
+
+name = b"seed_app"
+write("wire_protocol_fuzzer", "hello",
+      message(1, struct.pack("<IIII", 1, 0, 0, len(name)) + name))
+write("wire_protocol_fuzzer", "hello_reply",
+      message(2, struct.pack("<IIIII", 0, 7, 4096, 16, 0)))
+write("wire_protocol_fuzzer", "drain_request", message(3, b""))
+write("wire_protocol_fuzzer", "bad_magic",
+      struct.pack("<III", 0x11223344, 3, 0))
+
+# ring_reader_fuzzer: byte 0 geometry (chunk size index | num_chunks index
+# << 2), bytes 1-4 start position, byte 5 head policy, then the bytes that
+# fill the mapping cyclically (cursors, state words, payload).
+def ring(geometry, start, policy, fill):
+    return bytes([geometry]) + struct.pack("<I", start) + bytes([policy]) + fill
+
+
+write("ring_reader_fuzzer", "empty_ring", ring(0, 0, 0, b""))
+# A 256-byte pattern: every state word reads Complete(w=1, n=1) with one
+# 1-byte fragment whose size entry sits at the end of the chunk.
+complete = struct.pack("<I", (2 << 29) | (1 << 16) | 1)
+write("ring_reader_fuzzer", "complete_chunks",
+      ring(0, 0, 0, complete + b"\x00\x00" + b"\x2a" + b"\x00" * 248 + b"\x01"))
+acquired = struct.pack("<I", (1 << 29) | (1 << 16) | 2)
+write("ring_reader_fuzzer", "acquired_deferred",
+      ring(0, 0, 1, acquired + b"\x00\x00" + b"\x2a" + b"\x00" * 248 + b"\x01"))
+write("ring_reader_fuzzer", "reserved_state",
+      ring(5, 0xfffffff0, 0, struct.pack("<I", 5 << 29)))
+
+# trace_buffer_v2_fuzzer: mode byte, then ops (op, producer, writer,
+# chunk id byte, op arguments).
+def copy_chunk(chunk_id, num_frags, flags, payload):
+    return (bytes([0, 1, 1, chunk_id, num_frags, flags]) +
+            struct.pack("<H", len(payload)) + payload)
+
+
+def read(n):
+    return bytes([3, 0, 0, 0, n])
+
+
+pkt = varint(5) + b"hello"
+write("trace_buffer_v2_fuzzer", "copy_then_read",
+      bytes([0]) + copy_chunk(0, 1, 0, pkt) + copy_chunk(1, 1, 0, pkt) + read(10))
+frag_a = varint(4) + b"abcd"
+write("trace_buffer_v2_fuzzer", "fragmented_packet",
+      bytes([0]) + copy_chunk(0, 1, 2, frag_a) + copy_chunk(1, 1, 1, frag_a) +
+      read(10))
+write("trace_buffer_v2_fuzzer", "out_of_order_clone",
+      bytes([8]) + copy_chunk(2, 1, 0, pkt) + copy_chunk(1, 1, 0, pkt) +
+      copy_chunk(0, 1, 0, pkt) + bytes([4, 0, 0, 0]) + read(255))
+big = varint(200) + b"x" * 200
+write("trace_buffer_v2_fuzzer", "overwrite_small_buffer",
+      bytes([0]) + b"".join(copy_chunk(i, 1, 0, big) for i in range(40)) +
+      read(255))
