@@ -10,7 +10,7 @@
 //   namespace pb = perfetto::protos::rtzero;
 //
 //   auto handle = trace_writer.NewTracePacket();
-//   pb::TracePacket packet(handle.get());
+//   pb::TracePacket packet(handle);
 //   packet.set_timestamp(ts);
 //   pb::TrackEvent event = packet.set_track_event();
 //   event.set_type(pb::TrackEvent::Type::TYPE_INSTANT);
@@ -52,6 +52,13 @@ class TypedMessage {
   explicit TypedMessage(shm_ring::Message* message) : message_(message) {
     RT_DCHECK(message != nullptr);
   }
+
+  // The packet of |handle| (an open TracePacketHandle) as this message type,
+  // e.g. rtzero::TracePacket packet(handle). Unlike handle.get() it does not
+  // test the handle for null: the handle must hold a packet.
+  explicit TypedMessage(
+      const shm_ring::TraceWriterV2::TracePacketHandle& handle)
+      : message_(handle.operator->()) {}
 
   // The untyped message, for fields the .proto does not declare.
   shm_ring::Message* message() const { return message_; }

@@ -78,7 +78,7 @@ void BM_TypedWriter_TrackEvent(benchmark::State& state) {
   uint64_t ts = 1000000;
   for (auto _ : state) {
     auto handle = bench.writer->NewTracePacket();
-    rt::TracePacket packet(handle.get());
+    rt::TracePacket packet(handle);
     packet.set_timestamp(ts++);
     packet.set_sequence_flags(2);
     rt::TrackEvent event = packet.set_track_event();
