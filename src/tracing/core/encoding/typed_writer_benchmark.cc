@@ -12,12 +12,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include <memory>
-
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/base/test/benchmark_utils.h"
-#include "src/tracing/core/shm_ring/test_ring.h"
-#include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/encoding/test/bench_writer.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
@@ -25,39 +21,6 @@ namespace encoding {
 namespace {
 
 namespace rt = perfetto::protos::rtzero;
-
-constexpr uint32_t kChunkSize = 4096;
-constexpr uint32_t kNumChunks = 64;  // 256 KiB
-
-class HalfRingDrainer : public shm_ring::RingWriterDelegate {
- public:
-  explicit HalfRingDrainer(const shm_ring::RingView& ring) : reader_(ring) {
-    reader_.set_copy_payload(false);
-  }
-  void OnChunkPublished(uint32_t) override {
-    if (++published_ >= kNumChunks / 2) {
-      published_ = 0;
-      reader_.DrainAll(nullptr);
-    }
-  }
-  void OnDrainRequested() override { reader_.DrainAll(nullptr); }
-
- private:
-  shm_ring::TestRingReader reader_;
-  uint32_t published_ = 0;
-};
-
-struct BenchWriter {
-  BenchWriter() : ring(kChunkSize, kNumChunks), drainer(ring.view()) {
-    shm_ring::TraceWriterV2::Options options;
-    options.writer_id = 1;
-    options.delegate = &drainer;
-    writer.reset(new shm_ring::TraceWriterV2(ring.view(), options));
-  }
-  shm_ring::TestRing ring;
-  HalfRingDrainer drainer;
-  std::unique_ptr<shm_ring::TraceWriterV2> writer;
-};
 
 void Report(benchmark::State& state, shm_ring::TraceWriterV2* writer) {
   writer->Flush();
