@@ -7,6 +7,7 @@
 
 #include "ringtrace/track_event.h"
 
+#include <errno.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
