@@ -53,11 +53,13 @@ class TypedMessage {
     RT_DCHECK(message != nullptr);
   }
 
-  // The packet of |handle| (an open TracePacketHandle) as this message type,
-  // e.g. rtzero::TracePacket packet(handle). Unlike handle.get() it does not
-  // test the handle for null: the handle must hold a packet.
-  explicit TypedMessage(
-      const shm_ring::TraceWriterV2::TracePacketHandle& handle)
+  // The packet of |handle| (an open TracePacketHandle, or any handle whose
+  // operator-> yields the packet's Message*) as this message type, e.g.
+  // rtzero::TracePacket packet(handle). Unlike handle.get() it does not test
+  // the handle for null: the handle must hold a packet. A template so that
+  // this header names no type of the ring but Message.
+  template <typename PacketHandle>
+  explicit TypedMessage(const PacketHandle& handle)
       : message_(handle.operator->()) {}
 
   // The untyped message, for fields the .proto does not declare.
