@@ -6,59 +6,45 @@
 
 #include <time.h>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
+
 namespace ringtrace {
 namespace examples {
 
 namespace {
 
-using shm_ring::Message;
 using shm_ring::TraceWriterV2;
+namespace rt = perfetto::protos::rtzero;
 
-// TracePacket.
-constexpr uint32_t kPacketTimestamp = 8;
-constexpr uint32_t kPacketTrackEvent = 11;
-constexpr uint32_t kPacketSequenceFlags = 13;
-constexpr uint32_t kPacketTrackDescriptor = 60;
-constexpr uint32_t kSeqIncrementalStateCleared = 1;
-// TrackDescriptor.
-constexpr uint32_t kTrackUuid = 1;
-constexpr uint32_t kTrackName = 2;
-constexpr uint32_t kTrackProcess = 3;
-constexpr uint32_t kTrackThread = 4;
-constexpr uint32_t kTrackParentUuid = 5;
-constexpr uint32_t kTrackCounter = 8;
-// ProcessDescriptor / ThreadDescriptor / CounterDescriptor.
-constexpr uint32_t kProcessPid = 1;
-constexpr uint32_t kProcessName = 6;
-constexpr uint32_t kThreadPid = 1;
-constexpr uint32_t kThreadTid = 2;
-constexpr uint32_t kThreadName = 5;
-constexpr uint32_t kCounterUnit = 3;
-constexpr uint32_t kUnitCount = 2;
-// TrackEvent.
-constexpr uint32_t kEventType = 9;
-constexpr uint32_t kEventTrackUuid = 11;
-constexpr uint32_t kEventCategories = 22;
-constexpr uint32_t kEventName = 23;
-constexpr uint32_t kEventCounterValue = 30;
+static_assert(static_cast<uint32_t>(TrackEventType::kSliceBegin) ==
+              static_cast<uint32_t>(rt::TrackEvent::Type::TYPE_SLICE_BEGIN));
+static_assert(static_cast<uint32_t>(TrackEventType::kSliceEnd) ==
+              static_cast<uint32_t>(rt::TrackEvent::Type::TYPE_SLICE_END));
+static_assert(static_cast<uint32_t>(TrackEventType::kInstant) ==
+              static_cast<uint32_t>(rt::TrackEvent::Type::TYPE_INSTANT));
+static_assert(static_cast<uint32_t>(TrackEventType::kCounter) ==
+              static_cast<uint32_t>(rt::TrackEvent::Type::TYPE_COUNTER));
 
-// A packet with its timestamp; the handle finishes it when it goes.
-TraceWriterV2::TracePacketHandle BeginPacket(TraceWriterV2* writer,
-                                             uint64_t timestamp,
-                                             bool first_on_sequence) {
-  TraceWriterV2::TracePacketHandle packet = writer->NewTracePacket();
-  packet->AppendVarInt(kPacketTimestamp, timestamp);
-  if (first_on_sequence)
-    packet->AppendVarInt(kPacketSequenceFlags, kSeqIncrementalStateCleared);
+// A packet with its timestamp, written through |handle|, which finishes it
+// when it goes.
+rt::TracePacket BeginPacket(const TraceWriterV2::TracePacketHandle& handle,
+                            uint64_t timestamp,
+                            bool first_on_sequence) {
+  rt::TracePacket packet(handle);
+  packet.set_timestamp(timestamp);
+  if (first_on_sequence) {
+    packet.set_sequence_flags(static_cast<uint32_t>(
+        rt::TracePacket::SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED));
+  }
   return packet;
 }
 
-Message* BeginEvent(TraceWriterV2::TracePacketHandle* packet,
-                    TrackEventType type,
-                    uint64_t track_uuid) {
-  Message* event = (*packet)->BeginNestedMessage(kPacketTrackEvent);
-  event->AppendVarInt(kEventType, static_cast<uint32_t>(type));
-  event->AppendVarInt(kEventTrackUuid, track_uuid);
+rt::TrackEvent BeginEvent(rt::TracePacket packet,
+                          TrackEventType type,
+                          uint64_t track_uuid) {
+  rt::TrackEvent event = packet.set_track_event();
+  event.set_type(static_cast<rt::TrackEvent::Type>(type));
+  event.set_track_uuid(track_uuid);
   return event;
 }
 
@@ -92,12 +78,13 @@ void WriteProcessTrack(TraceWriterV2* writer,
                        int32_t pid,
                        std::string_view process_name,
                        bool first_on_sequence) {
-  auto packet = BeginPacket(writer, timestamp, first_on_sequence);
-  Message* track = packet->BeginNestedMessage(kPacketTrackDescriptor);
-  track->AppendVarInt(kTrackUuid, ProcessTrackUuid(pid));
-  Message* process = track->BeginNestedMessage(kTrackProcess);
-  process->AppendVarInt(kProcessPid, pid);
-  process->AppendString(kProcessName, process_name);
+  auto handle = writer->NewTracePacket();
+  rt::TrackDescriptor track =
+      BeginPacket(handle, timestamp, first_on_sequence).set_track_descriptor();
+  track.set_uuid(ProcessTrackUuid(pid));
+  rt::ProcessDescriptor process = track.set_process();
+  process.set_pid(pid);
+  process.set_process_name(process_name);
 }
 
 void WriteThreadTrack(TraceWriterV2* writer,
@@ -106,14 +93,15 @@ void WriteThreadTrack(TraceWriterV2* writer,
                       int64_t tid,
                       std::string_view thread_name,
                       bool first_on_sequence) {
-  auto packet = BeginPacket(writer, timestamp, first_on_sequence);
-  Message* track = packet->BeginNestedMessage(kPacketTrackDescriptor);
-  track->AppendVarInt(kTrackUuid, ThreadTrackUuid(pid, tid));
-  track->AppendVarInt(kTrackParentUuid, ProcessTrackUuid(pid));
-  Message* thread = track->BeginNestedMessage(kTrackThread);
-  thread->AppendVarInt(kThreadPid, pid);
-  thread->AppendVarInt(kThreadTid, tid);
-  thread->AppendString(kThreadName, thread_name);
+  auto handle = writer->NewTracePacket();
+  rt::TrackDescriptor track =
+      BeginPacket(handle, timestamp, first_on_sequence).set_track_descriptor();
+  track.set_uuid(ThreadTrackUuid(pid, tid));
+  track.set_parent_uuid(ProcessTrackUuid(pid));
+  rt::ThreadDescriptor thread = track.set_thread();
+  thread.set_pid(pid);
+  thread.set_tid(tid);
+  thread.set_thread_name(thread_name);
 }
 
 void WriteCounterTrack(TraceWriterV2* writer,
@@ -121,13 +109,13 @@ void WriteCounterTrack(TraceWriterV2* writer,
                        int32_t pid,
                        int64_t tid,
                        std::string_view name) {
-  auto packet = BeginPacket(writer, timestamp, false);
-  Message* track = packet->BeginNestedMessage(kPacketTrackDescriptor);
-  track->AppendVarInt(kTrackUuid, CounterTrackUuid(pid, tid));
-  track->AppendVarInt(kTrackParentUuid, ProcessTrackUuid(pid));
-  track->AppendString(kTrackName, name);
-  Message* counter = track->BeginNestedMessage(kTrackCounter);
-  counter->AppendVarInt(kCounterUnit, kUnitCount);
+  auto handle = writer->NewTracePacket();
+  rt::TrackDescriptor track =
+      BeginPacket(handle, timestamp, false).set_track_descriptor();
+  track.set_uuid(CounterTrackUuid(pid, tid));
+  track.set_parent_uuid(ProcessTrackUuid(pid));
+  track.set_name(name);
+  track.set_counter().set_unit(rt::CounterDescriptor::Unit::UNIT_COUNT);
 }
 
 void WriteSliceBegin(TraceWriterV2* writer,
@@ -135,26 +123,29 @@ void WriteSliceBegin(TraceWriterV2* writer,
                      uint64_t track_uuid,
                      std::string_view category,
                      std::string_view name) {
-  auto packet = BeginPacket(writer, timestamp, false);
-  Message* event = BeginEvent(&packet, TrackEventType::kSliceBegin, track_uuid);
-  event->AppendString(kEventCategories, category);
-  event->AppendString(kEventName, name);
+  auto handle = writer->NewTracePacket();
+  rt::TrackEvent event = BeginEvent(BeginPacket(handle, timestamp, false),
+                                    TrackEventType::kSliceBegin, track_uuid);
+  event.add_categories(category);
+  event.set_name(name);
 }
 
 void WriteSliceEnd(TraceWriterV2* writer,
                    uint64_t timestamp,
                    uint64_t track_uuid) {
-  auto packet = BeginPacket(writer, timestamp, false);
-  BeginEvent(&packet, TrackEventType::kSliceEnd, track_uuid);
+  auto handle = writer->NewTracePacket();
+  BeginEvent(BeginPacket(handle, timestamp, false), TrackEventType::kSliceEnd,
+             track_uuid);
 }
 
 void WriteCounter(TraceWriterV2* writer,
                   uint64_t timestamp,
                   uint64_t track_uuid,
                   int64_t value) {
-  auto packet = BeginPacket(writer, timestamp, false);
-  Message* event = BeginEvent(&packet, TrackEventType::kCounter, track_uuid);
-  event->AppendVarInt(kEventCounterValue, value);
+  auto handle = writer->NewTracePacket();
+  rt::TrackEvent event = BeginEvent(BeginPacket(handle, timestamp, false),
+                                    TrackEventType::kCounter, track_uuid);
+  event.set_counter_value(value);
 }
 
 }  // namespace examples

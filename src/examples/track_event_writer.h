@@ -4,8 +4,10 @@
 
 // A compact encoder of Perfetto TrackEvent packets over a TraceWriterV2, for
 // the example app: the track descriptors that name a process, a thread and a
-// counter track, slice begin/end events and counter values. Field numbers
-// are Perfetto's (shared/perfetto-wire-facts.md; protos/perfetto/trace).
+// counter track, slice begin/end events and counter values. It writes
+// through the typed writers generated from protos/perfetto/trace
+// (trace_packet.rtzero.h, docs/encoding.md), so no field number is spelled
+// out here.
 //
 // Each function writes one whole TracePacket. Timestamps are nanoseconds of
 // CLOCK_BOOTTIME, Perfetto's default trace clock, so no clock id is set.

@@ -1,0 +1,319 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TrackEvent API: one line per event, Perfetto TrackEvent semantics and
+// field numbers, written through the generated typed writers
+// (protos/perfetto/trace/trace_packet.rtzero.h, docs/encoding.md).
+//
+//   // Once per program, at namespace scope, in a header every tracing file
+//   // includes (it defines inline variables):
+//   RT_DEFINE_CATEGORIES("gfx", "io");
+//
+//   // On each thread that traces, bind a writer (from Producer) for a scope:
+//   auto writer = producer->NewTraceWriter();
+//   ringtrace::track_event::ScopedThreadWriter bind(writer.get());
+//
+//   void Draw(int frame) {
+//     RT_TRACE_EVENT("gfx", "Draw", "frame", frame);  // slice until scope end
+//     RT_TRACE_COUNTER("io", "queue_depth", depth);   // int or double
+//   }
+//
+// Categories. Declared statically; using an undeclared name in a macro is a
+// compile error. Each has an enable flag, false until enabled by
+// SetCategoriesEnabled() or by the RT_TRACE_CATEGORIES environment variable
+// (same syntax, applied when the categories are registered at static
+// initialization). A macro of a disabled category costs one relaxed load of
+// the flag and a branch; its arguments are not evaluated.
+//
+// Memory order. The flag is stored and loaded relaxed: it publishes no data
+// (category names are compile-time constants; the writer is the calling
+// thread's own), so a thread may see a change a little late, never wrong
+// data.
+//
+// Writers. The events of a thread go to the TraceWriterV2 bound to it by the
+// innermost live ScopedThreadWriter; the app owns the writer (and destroys
+// it before its Producer). Binding writes the process and thread
+// TrackDescriptors (pid, tid, names from the kernel) as the sequence's first
+// packet, with SEQ_INCREMENTAL_STATE_CLEARED; slices go on the thread's track,
+// counters on a counter track per name (its descriptor written once per
+// binding, before its first value). An enabled event on a thread without a
+// writer is not written and is counted in Stats().events_without_writer.
+//
+// Timestamps are CLOCK_BOOTTIME nanoseconds, Perfetto's default trace clock.
+//
+// Debug annotations: RT_TRACE_EVENT takes name/value pairs after the event
+// name. Values: bool, signed and unsigned integers, float/double, strings
+// (const char*, std::string, std::string_view) and pointers.
+//
+// Thread model: the macros and SetCategoriesEnabled() may be called from any
+// thread; a ScopedThreadWriter is created and destroyed on its thread.
+//
+// One RT_DEFINE_CATEGORIES per namespace: the macros look the categories up
+// in namespace RT_TRACK_EVENT_NAMESPACE (default ringtrace_categories); a
+// library that defines its own categories sets RT_TRACK_EVENT_NAMESPACE to a
+// namespace of its own before including this header.
+
+#ifndef INCLUDE_RINGTRACE_TRACK_EVENT_H_
+#define INCLUDE_RINGTRACE_TRACK_EVENT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_set>
+
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
+#include "src/base/logging.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+
+#ifndef RT_TRACK_EVENT_NAMESPACE
+#define RT_TRACK_EVENT_NAMESPACE ringtrace_categories
+#endif
+
+namespace ringtrace {
+namespace track_event {
+
+struct TrackEventStats {
+  // Enabled events dropped because their thread had no bound writer.
+  uint64_t events_without_writer = 0;
+};
+
+// Applies a category spec to every registered category, in order: a comma-
+// separated list of names, "*" (all), "prefix*", each optionally preceded by
+// '-' to disable. Returns the number of (category, term) matches, so a spec
+// that names no declared category returns 0.
+size_t SetCategoriesEnabled(std::string_view spec);
+
+// Applies $RT_TRACE_CATEGORIES, if set; returns SetCategoriesEnabled()'s.
+size_t ApplyCategoriesFromEnvironment();
+
+// False for an undeclared name.
+bool IsCategoryEnabled(std::string_view name);
+
+TrackEventStats Stats();
+
+// Track uuids of this process's tracks (distinct for distinct arguments).
+uint64_t ProcessTrackUuid();
+uint64_t ThreadTrackUuid(int64_t tid);
+uint64_t CounterTrackUuid(std::string_view name);
+
+// CLOCK_BOOTTIME in ns.
+uint64_t NowNs();
+
+// Binds |writer| to the calling thread for the macros until destroyed, and
+// writes the process and thread descriptors into it. Nests: the previous
+// binding is restored on destruction. Flushes the writer when destroyed.
+class ScopedThreadWriter {
+ public:
+  explicit ScopedThreadWriter(shm_ring::TraceWriterV2* writer);
+  ~ScopedThreadWriter();
+  ScopedThreadWriter(const ScopedThreadWriter&) = delete;
+  ScopedThreadWriter& operator=(const ScopedThreadWriter&) = delete;
+
+  shm_ring::TraceWriterV2* writer() const { return writer_; }
+  uint64_t thread_track_uuid() const { return thread_track_uuid_; }
+
+  // The calling thread's innermost binding, or null.
+  static ScopedThreadWriter* Current();
+
+  // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
+  // writes its descriptor the first time it is used in this binding.
+  uint64_t EnsureCounterTrack(std::string_view name);
+
+ private:
+  shm_ring::TraceWriterV2* writer_;
+  ScopedThreadWriter* previous_;
+  const int32_t pid_;  // getpid() is a system call: taken once
+  const uint64_t process_track_uuid_;
+  uint64_t thread_track_uuid_;
+  std::unordered_set<uint64_t> counter_tracks_;
+};
+
+namespace internal {
+
+// One RT_DEFINE_CATEGORIES table, registered with the runtime at static
+// initialization (so SetCategoriesEnabled and the environment reach it).
+struct CategoryTable {
+  CategoryTable(const char* const* names,
+                std::atomic<bool>* enabled,
+                size_t count);
+  const char* const* names;
+  std::atomic<bool>* enabled;
+  size_t count;
+};
+
+constexpr bool StrEq(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) {
+    ++a;
+    ++b;
+  }
+  return *a == *b;
+}
+
+// The index of |name| in |names|, or |count| if absent (compile time).
+constexpr size_t FindCategory(const char* const* names,
+                              size_t count,
+                              const char* name) {
+  for (size_t i = 0; i < count; i++) {
+    if (StrEq(names[i], name))
+      return i;
+  }
+  return count;
+}
+
+// The calling thread's binding; if none, counts the event as dropped
+// (TrackEventStats::events_without_writer) and returns null.
+ScopedThreadWriter* BindingOrCountDrop();
+
+perfetto::protos::rtzero::TrackEvent BeginEvent(
+    const shm_ring::TraceWriterV2::TracePacketHandle& handle,
+    perfetto::protos::rtzero::TrackEvent::Type type,
+    uint64_t track_uuid);
+
+// Debug annotation values, by type.
+inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, bool v) {
+  a.set_bool_value(v);
+}
+inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a,
+                     std::string_view v) {
+  a.set_string_value(v);
+}
+inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a,
+                     const char* v) {
+  a.set_string_value(v ? std::string_view(v) : std::string_view("(null)"));
+}
+inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a,
+                     const std::string& v) {
+  a.set_string_value(v);
+}
+template <typename T>
+inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, T v) {
+  if constexpr (std::is_pointer<T>::value) {
+    a.set_pointer_value(reinterpret_cast<uintptr_t>(v));
+  } else if constexpr (std::is_floating_point<T>::value) {
+    a.set_double_value(static_cast<double>(v));
+  } else if constexpr (std::is_enum<T>::value) {
+    SetValue(a, static_cast<std::underlying_type_t<T>>(v));
+  } else if constexpr (std::is_signed<T>::value) {
+    static_assert(std::is_integral<T>::value, "unsupported argument type");
+    a.set_int_value(static_cast<int64_t>(v));
+  } else {
+    static_assert(std::is_integral<T>::value, "unsupported argument type");
+    a.set_uint_value(static_cast<uint64_t>(v));
+  }
+}
+
+inline void WriteArgs(perfetto::protos::rtzero::TrackEvent) {}
+template <typename V, typename... Rest>
+inline void WriteArgs(perfetto::protos::rtzero::TrackEvent event,
+                      const char* name,
+                      V&& value,
+                      Rest&&... rest) {
+  perfetto::protos::rtzero::DebugAnnotation a = event.add_debug_annotations();
+  a.set_name(name);
+  SetValue(a, value);
+  WriteArgs(event, static_cast<Rest&&>(rest)...);
+}
+
+// The slice of RT_TRACE_EVENT: Begin() writes SLICE_BEGIN, the destructor
+// SLICE_END on the same track, if and only if Begin() wrote.
+class ScopedSlice {
+ public:
+  ScopedSlice() = default;
+  ScopedSlice(const ScopedSlice&) = delete;
+  ScopedSlice& operator=(const ScopedSlice&) = delete;
+  ~ScopedSlice() {
+    if (RT_UNLIKELY(track_uuid_ != 0))
+      End();
+  }
+
+  template <typename... Args>
+  void Begin(const char* category, const char* name, Args&&... args) {
+    ScopedThreadWriter* binding = BindingOrCountDrop();
+    if (!binding)
+      return;
+    auto handle = binding->writer()->NewTracePacket();
+    track_uuid_ = binding->thread_track_uuid();
+    perfetto::protos::rtzero::TrackEvent event = BeginEvent(
+        handle, perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
+        track_uuid_);
+    event.add_categories(category);
+    event.set_name(name);
+    WriteArgs(event, static_cast<Args&&>(args)...);
+  }
+
+ private:
+  void End();
+  uint64_t track_uuid_ = 0;  // 0: not begun
+};
+
+void WriteCounter(const char* category, const char* name, int64_t value);
+void WriteCounter(const char* category, const char* name, double value);
+template <typename T>
+inline void WriteCounterValue(const char* category, const char* name, T value) {
+  static_assert(std::is_arithmetic<T>::value, "counters are numbers");
+  if constexpr (std::is_floating_point<T>::value)
+    WriteCounter(category, name, static_cast<double>(value));
+  else
+    WriteCounter(category, name, static_cast<int64_t>(value));
+}
+
+}  // namespace internal
+}  // namespace track_event
+}  // namespace ringtrace
+
+// Declares the program's categories (string literals).
+#define RT_DEFINE_CATEGORIES(...)                                           \
+  namespace RT_TRACK_EVENT_NAMESPACE {                                      \
+  inline constexpr const char* kCategoryNames[] = {__VA_ARGS__};            \
+  inline constexpr size_t kCategoryCount =                                  \
+      sizeof(kCategoryNames) / sizeof(kCategoryNames[0]);                   \
+  inline std::atomic<bool> g_category_enabled[kCategoryCount] = {};         \
+  inline const ::ringtrace::track_event::internal::CategoryTable            \
+      g_category_table(kCategoryNames, g_category_enabled, kCategoryCount); \
+  }                                                                         \
+  static_assert(true, "")
+
+#define RT_INTERNAL_CONCAT2(a, b) a##b
+#define RT_INTERNAL_CONCAT(a, b) RT_INTERNAL_CONCAT2(a, b)
+#define RT_INTERNAL_UID(prefix) RT_INTERNAL_CONCAT(prefix, __LINE__)
+
+// The category's index, checked at compile time.
+#define RT_INTERNAL_CATEGORY_INDEX(category)                             \
+  ([] {                                                                  \
+    constexpr size_t rt_index =                                          \
+        ::ringtrace::track_event::internal::FindCategory(                \
+            ::RT_TRACK_EVENT_NAMESPACE::kCategoryNames,                  \
+            ::RT_TRACK_EVENT_NAMESPACE::kCategoryCount, category);       \
+    static_assert(rt_index < ::RT_TRACK_EVENT_NAMESPACE::kCategoryCount, \
+                  "category not declared in RT_DEFINE_CATEGORIES");      \
+    return rt_index;                                                     \
+  }())
+
+// One relaxed load (see "Memory order" above).
+#define RT_INTERNAL_CATEGORY_ENABLED(category)               \
+  RT_UNLIKELY(::RT_TRACK_EVENT_NAMESPACE::g_category_enabled \
+                  [RT_INTERNAL_CATEGORY_INDEX(category)]     \
+                      .load(std::memory_order_relaxed))
+
+// A slice on the thread's track from here to the end of the scope.
+// RT_TRACE_EVENT("cat", "name", "arg", value, ...).
+#define RT_TRACE_EVENT(category, name, ...)                        \
+  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID( \
+      rt_scoped_slice_);                                           \
+  if (RT_INTERNAL_CATEGORY_ENABLED(category))                      \
+  RT_INTERNAL_UID(rt_scoped_slice_).Begin(category, name, ##__VA_ARGS__)
+
+// A counter value (integer or floating point) on the counter track |name|.
+#define RT_TRACE_COUNTER(category, name, value)                             \
+  do {                                                                      \
+    if (RT_INTERNAL_CATEGORY_ENABLED(category))                             \
+      ::ringtrace::track_event::internal::WriteCounterValue(category, name, \
+                                                            value);         \
+  } while (0)
+
+#endif  // INCLUDE_RINGTRACE_TRACK_EVENT_H_

@@ -1,0 +1,56 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/core/encoding/test/packet_capture.h"
+
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/ungrouper.h"
+
+namespace ringtrace {
+namespace encoding {
+
+namespace {
+constexpr shm_ring::WriterID kWriterId = 3;
+}  // namespace
+
+PacketCapture::PacketCapture(uint32_t chunk_size, uint32_t num_chunks)
+    : ring_(chunk_size, num_chunks) {
+  shm_ring::TraceWriterV2::Options options;
+  options.writer_id = kWriterId;
+  options.target_buffer = 1;
+  writer_.reset(new shm_ring::TraceWriterV2(ring_.view(), options));
+}
+
+PacketCapture::~PacketCapture() = default;
+
+std::vector<std::string> PacketCapture::Drain(uint64_t* lost_packets) {
+  if (writer_->packet_open())
+    writer_->FinishTracePacket();
+  writer_->Flush();
+  const uint64_t lost = writer_->stats().packets_dropped;
+  if (lost_packets)
+    *lost_packets = lost;
+  shm_ring::TestRingReader reader(ring_.view());
+  std::vector<shm_ring::ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  if (lost != 0)
+    return {};
+  return shm_ring::Reassemble(chunks, kWriterId);
+}
+
+bool PacketCapture::Ungroup(const std::string& grouped, std::string* flat) {
+  shm_ring::Ungrouper ungrouper;
+  shm_ring::ConstBytes out;
+  if (!ungrouper
+           .Ungroup(reinterpret_cast<const uint8_t*>(grouped.data()),
+                    grouped.size(), &out)
+           .ok()) {
+    return false;
+  }
+  flat->assign(reinterpret_cast<const char*>(out.data), out.size);
+  return true;
+}
+
+}  // namespace encoding
+}  // namespace ringtrace

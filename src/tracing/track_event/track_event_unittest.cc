@@ -1,0 +1,298 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Categories for this test only (see RT_TRACK_EVENT_NAMESPACE).
+#define RT_TRACK_EVENT_NAMESPACE rt_track_event_unittest_categories
+
+#include "ringtrace/track_event.h"
+
+#include <errno.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/core/encoding/test/packet_capture.h"
+
+RT_DEFINE_CATEGORIES("test.gfx", "test.io", "test.off", "other");
+
+namespace ringtrace {
+namespace track_event {
+namespace {
+
+namespace pb = perfetto::protos;
+using encoding::PacketCapture;
+
+std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
+  uint64_t lost = 0;
+  std::vector<pb::TracePacket> out;
+  for (const std::string& grouped : capture->Drain(&lost)) {
+    std::string flat;
+    EXPECT_TRUE(PacketCapture::Ungroup(grouped, &flat));
+    pb::TracePacket packet;
+    EXPECT_TRUE(packet.ParseFromString(flat));
+    out.push_back(packet);
+  }
+  EXPECT_EQ(lost, 0u);
+  return out;
+}
+
+class TrackEventTest : public testing::Test {
+ protected:
+  void SetUp() override { SetCategoriesEnabled("-*"); }
+  void TearDown() override { SetCategoriesEnabled("-*"); }
+};
+
+// The two descriptors every binding writes first; returns the thread track.
+uint64_t CheckDescriptors(const std::vector<pb::TracePacket>& packets) {
+  EXPECT_GE(packets.size(), 2u);
+  if (packets.size() < 2)
+    return 0;
+  const pb::TracePacket& process = packets[0];
+  EXPECT_EQ(
+      process.sequence_flags(),
+      static_cast<uint32_t>(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED));
+  EXPECT_EQ(process.track_descriptor().uuid(), ProcessTrackUuid());
+  EXPECT_EQ(process.track_descriptor().process().pid(), getpid());
+  EXPECT_EQ(process.track_descriptor().process().process_name(),
+            program_invocation_short_name);
+  const pb::TrackDescriptor& thread = packets[1].track_descriptor();
+  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  char name[17] = {};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  EXPECT_EQ(thread.uuid(), ThreadTrackUuid(tid));
+  EXPECT_EQ(thread.parent_uuid(), ProcessTrackUuid());
+  EXPECT_EQ(thread.thread().pid(), getpid());
+  EXPECT_EQ(thread.thread().tid(), tid);
+  EXPECT_EQ(thread.thread().thread_name(), name);
+  return thread.uuid();
+}
+
+TEST_F(TrackEventTest, DisabledCategoryWritesNothingAndSkipsArguments) {
+  PacketCapture capture;
+  int evaluated = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    SetCategoriesEnabled("test.io");  // another category
+    RT_TRACE_EVENT("test.gfx", "Draw", "n", ++evaluated);
+    RT_TRACE_COUNTER("test.gfx", "depth", ++evaluated);
+  }
+  EXPECT_EQ(evaluated, 0);
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  ASSERT_EQ(packets.size(), 2u);  // the descriptors only
+  CheckDescriptors(packets);
+}
+
+TEST_F(TrackEventTest, ScopedSliceWithEveryArgumentType) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  int dummy = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    {
+      RT_TRACE_EVENT("test.gfx", "Draw", "frame", 7, "u", 3u, "ok", true,
+                     "ratio", 0.5, "label", "x", "s", std::string("str"), "ptr",
+                     &dummy);
+      RT_TRACE_EVENT("test.gfx", "Inner");
+    }
+  }
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  ASSERT_EQ(packets.size(), 6u);
+  const uint64_t track = CheckDescriptors(packets);
+
+  const pb::TracePacket& begin = packets[2];
+  EXPECT_GT(begin.timestamp(), 0u);
+  const pb::TrackEvent& e = begin.track_event();
+  EXPECT_EQ(e.type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
+  EXPECT_EQ(e.name(), "Draw");
+  ASSERT_EQ(e.categories_size(), 1);
+  EXPECT_EQ(e.categories(0), "test.gfx");
+  EXPECT_EQ(e.track_uuid(), track);
+  ASSERT_EQ(e.debug_annotations_size(), 7);
+  EXPECT_EQ(e.debug_annotations(0).name(), "frame");
+  EXPECT_EQ(e.debug_annotations(0).int_value(), 7);
+  EXPECT_EQ(e.debug_annotations(1).name(), "u");
+  EXPECT_EQ(e.debug_annotations(1).uint_value(), 3u);
+  EXPECT_EQ(e.debug_annotations(2).name(), "ok");
+  EXPECT_TRUE(e.debug_annotations(2).bool_value());
+  EXPECT_EQ(e.debug_annotations(3).double_value(), 0.5);
+  EXPECT_EQ(e.debug_annotations(4).string_value(), "x");
+  EXPECT_EQ(e.debug_annotations(5).string_value(), "str");
+  EXPECT_EQ(e.debug_annotations(6).name(), "ptr");
+  EXPECT_EQ(e.debug_annotations(6).pointer_value(),
+            reinterpret_cast<uintptr_t>(&dummy));
+
+  // Inner begins after Draw and ends first (scopes end in reverse order).
+  EXPECT_EQ(packets[3].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
+  EXPECT_EQ(packets[3].track_event().name(), "Inner");
+  for (size_t i = 4; i < 6; i++) {
+    EXPECT_EQ(packets[i].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
+    EXPECT_EQ(packets[i].track_event().track_uuid(), track);
+    EXPECT_FALSE(packets[i].track_event().has_name());
+  }
+  for (size_t i = 3; i < 6; i++)
+    EXPECT_GE(packets[i].timestamp(), packets[i - 1].timestamp());
+}
+
+TEST_F(TrackEventTest, CountersIntAndDoubleWithOneDescriptorPerTrack) {
+  SetCategoriesEnabled("test.io");
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_COUNTER("test.io", "depth", 5);
+    RT_TRACE_COUNTER("test.io", "depth", int64_t{-6});
+    RT_TRACE_COUNTER("test.io", "ratio", 0.25);
+  }
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  ASSERT_EQ(packets.size(), 7u);
+  CheckDescriptors(packets);
+  const pb::TrackDescriptor& depth = packets[2].track_descriptor();
+  EXPECT_EQ(depth.uuid(), CounterTrackUuid("depth"));
+  EXPECT_EQ(depth.name(), "depth");
+  EXPECT_EQ(depth.parent_uuid(), ProcessTrackUuid());
+  EXPECT_TRUE(depth.has_counter());
+  for (size_t i : {3u, 4u}) {
+    const pb::TrackEvent& e = packets[i].track_event();
+    EXPECT_EQ(e.type(), pb::TrackEvent::TYPE_COUNTER);
+    EXPECT_EQ(e.track_uuid(), depth.uuid());
+    ASSERT_EQ(e.categories_size(), 1);
+    EXPECT_EQ(e.categories(0), "test.io");
+  }
+  EXPECT_EQ(packets[3].track_event().counter_value(), 5);
+  EXPECT_EQ(packets[4].track_event().counter_value(), -6);
+  const pb::TrackDescriptor& ratio = packets[5].track_descriptor();
+  EXPECT_EQ(ratio.name(), "ratio");
+  EXPECT_NE(ratio.uuid(), depth.uuid());
+  EXPECT_EQ(packets[6].track_event().track_uuid(), ratio.uuid());
+  EXPECT_EQ(packets[6].track_event().double_counter_value(), 0.25);
+}
+
+TEST_F(TrackEventTest, CategorySpecSyntax) {
+  EXPECT_EQ(SetCategoriesEnabled("test.*"), 3u);
+  EXPECT_TRUE(IsCategoryEnabled("test.gfx"));
+  EXPECT_TRUE(IsCategoryEnabled("test.off"));
+  EXPECT_FALSE(IsCategoryEnabled("other"));
+  EXPECT_EQ(SetCategoriesEnabled(" -test.off , other,"), 2u);
+  EXPECT_FALSE(IsCategoryEnabled("test.off"));
+  EXPECT_TRUE(IsCategoryEnabled("other"));
+  EXPECT_TRUE(IsCategoryEnabled("test.io"));
+  EXPECT_EQ(SetCategoriesEnabled("nonexistent"), 0u);
+  EXPECT_FALSE(IsCategoryEnabled("nonexistent"));
+  // "*" reaches every registered table: at least this test's four.
+  EXPECT_GE(SetCategoriesEnabled("-*"), 4u);
+  EXPECT_FALSE(IsCategoryEnabled("test.io"));
+  EXPECT_FALSE(IsCategoryEnabled("other"));
+}
+
+TEST_F(TrackEventTest, EnvironmentVariable) {
+  ASSERT_EQ(setenv("RT_TRACE_CATEGORIES", "test.*,-test.gfx", 1), 0);
+  EXPECT_EQ(ApplyCategoriesFromEnvironment(), 4u);
+  ASSERT_EQ(unsetenv("RT_TRACE_CATEGORIES"), 0);
+  EXPECT_FALSE(IsCategoryEnabled("test.gfx"));
+  EXPECT_TRUE(IsCategoryEnabled("test.io"));
+  EXPECT_TRUE(IsCategoryEnabled("test.off"));
+  EXPECT_EQ(ApplyCategoriesFromEnvironment(), 0u);
+}
+
+TEST_F(TrackEventTest, EventsWithoutWriterAreCountedExactly) {
+  SetCategoriesEnabled("test.gfx,test.io");
+  ASSERT_EQ(ScopedThreadWriter::Current(), nullptr);
+  const uint64_t before = Stats().events_without_writer;
+  {
+    RT_TRACE_EVENT("test.gfx", "NoWriter");  // begin dropped: no end
+  }
+  RT_TRACE_COUNTER("test.io", "depth", 1);
+  EXPECT_EQ(Stats().events_without_writer - before, 2u);
+}
+
+TEST_F(TrackEventTest, NestedBindingsRestoreThePreviousWriter) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture outer_capture;
+  PacketCapture inner_capture;
+  {
+    ScopedThreadWriter outer(outer_capture.writer());
+    {
+      ScopedThreadWriter inner(inner_capture.writer());
+      EXPECT_EQ(ScopedThreadWriter::Current(), &inner);
+      RT_TRACE_EVENT("test.gfx", "InInner");
+    }
+    EXPECT_EQ(ScopedThreadWriter::Current(), &outer);
+    RT_TRACE_EVENT("test.gfx", "InOuter");
+  }
+  EXPECT_EQ(ScopedThreadWriter::Current(), nullptr);
+  const std::vector<pb::TracePacket> outer_packets = Parse(&outer_capture);
+  const std::vector<pb::TracePacket> inner_packets = Parse(&inner_capture);
+  ASSERT_EQ(outer_packets.size(), 4u);
+  ASSERT_EQ(inner_packets.size(), 4u);
+  EXPECT_EQ(inner_packets[2].track_event().name(), "InInner");
+  EXPECT_EQ(outer_packets[2].track_event().name(), "InOuter");
+}
+
+// Two threads, each with its own writer, write slices while the main thread
+// toggles another category: each thread's events land on its own sequence
+// and track, every begin has its end, and the always-enabled category loses
+// nothing.
+TEST_F(TrackEventTest, ThreadsWriteTheirOwnSequencesWhileFlagsToggle) {
+  SetCategoriesEnabled("test.gfx");
+  constexpr int kEvents = 300;
+  PacketCapture captures[2] = {PacketCapture(4096, 256),
+                               PacketCapture(4096, 256)};
+  std::atomic<int> running{2};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; t++) {
+    threads.emplace_back([&, t] {
+      {
+        ScopedThreadWriter bind(captures[t].writer());
+        for (int i = 0; i < kEvents; i++) {
+          RT_TRACE_EVENT("test.gfx", "Work", "i", i);
+          RT_TRACE_EVENT("test.off", "Maybe");
+        }
+      }
+      running.fetch_sub(1, std::memory_order_release);
+    });
+  }
+  int toggles = 0;
+  while (running.load(std::memory_order_acquire) != 0 || toggles < 2) {
+    SetCategoriesEnabled(toggles % 2 == 0 ? "test.off" : "-test.off");
+    toggles++;
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+
+  uint64_t thread_tracks[2] = {};
+  for (int t = 0; t < 2; t++) {
+    const std::vector<pb::TracePacket> packets = Parse(&captures[t]);
+    ASSERT_GE(packets.size(), 2u);
+    thread_tracks[t] = packets[1].track_descriptor().uuid();
+    int work_begins = 0;
+    int begins = 0;
+    int ends = 0;
+    for (size_t i = 2; i < packets.size(); i++) {
+      const pb::TrackEvent& e = packets[i].track_event();
+      EXPECT_EQ(e.track_uuid(), thread_tracks[t]);
+      if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+        begins++;
+        if (e.name() == "Work")
+          work_begins++;
+      } else {
+        EXPECT_EQ(e.type(), pb::TrackEvent::TYPE_SLICE_END);
+        ends++;
+      }
+    }
+    EXPECT_EQ(work_begins, kEvents);
+    EXPECT_EQ(begins, ends);
+  }
+  EXPECT_NE(thread_tracks[0], thread_tracks[1]);
+}
+
+}  // namespace
+}  // namespace track_event
+}  // namespace ringtrace
