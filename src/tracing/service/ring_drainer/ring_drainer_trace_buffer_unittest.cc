@@ -121,7 +121,7 @@ TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
   for (uint32_t i = 0; i < 20; ++i) {
     written.push_back(MakeTestPacket(4, i, 100 + i * 50));
     // The drainer runs while every fragment is open: it scrapes the chunk
-    // and the writer relocates its unpublished suffix and open fragment.
+    // and the writer relocates its open fragment.
     ASSERT_TRUE(WriteRingPacket(&writer, written.back(),
                                 [&] { h.drainer.DrainRing(h.ring_id); }));
   }
