@@ -162,22 +162,22 @@ void RunLossless(const Params& p) {
 // to 8 writers, so most acquisitions find the ring Full or burn positions.
 TEST(RingDrainerMultiWriterStressTest, StallIsLossless256ByteChunks) {
   for (uint32_t n : {2u, 4u, 8u})
-    RunLossless({256, 4, n, 80, 300, BufferExhaustedPolicy::kStall});
+    RunLossless({256, 4, n, 50, 300, BufferExhaustedPolicy::kStall});
 }
 
 TEST(RingDrainerMultiWriterStressTest, StallIsLossless1KiBChunks) {
   for (uint32_t n : {2u, 4u, 8u})
-    RunLossless({1024, 4, n, 80, 1500, BufferExhaustedPolicy::kStall});
+    RunLossless({1024, 4, n, 50, 1500, BufferExhaustedPolicy::kStall});
 }
 
 TEST(RingDrainerMultiWriterStressTest, StallIsLossless4KiBChunks) {
   for (uint32_t n : {2u, 4u, 8u})
-    RunLossless({4096, 4, n, 80, 5000, BufferExhaustedPolicy::kStall});
+    RunLossless({4096, 4, n, 50, 5000, BufferExhaustedPolicy::kStall});
 }
 
 // kStallThenDrop before its first timeout stalls exactly like kStall.
 TEST(RingDrainerMultiWriterStressTest, StallThenDropIsLosslessBeforeTimeout) {
-  RunLossless({256, 4, 8, 80, 300, BufferExhaustedPolicy::kStallThenDrop});
+  RunLossless({256, 4, 8, 50, 300, BufferExhaustedPolicy::kStallThenDrop});
 }
 
 }  // namespace
