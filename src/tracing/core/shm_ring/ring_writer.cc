@@ -50,6 +50,7 @@ RingWriter::RingWriter(const RingView& ring, const Options& options)
       chunk_size_(ring.geometry().chunk_size),
       entry_width_(ring.geometry().size_entry_width()),
       max_fragments_(MaxFragmentsFor(ring.geometry().chunk_size)),
+      publish_per_packet_(options.publication == Publication::kPerPacket),
       scratch_payload_(new uint8_t[ring.geometry().chunk_size]),
       scratch_sizes_(new uint32_t[kMaxFragmentsPerChunk]) {
   RT_CHECK(ring.geometry().IsValid());
@@ -61,14 +62,25 @@ RingWriter::~RingWriter() {
   // The owner (TraceWriterV2) ends or drops its packet first; publish what
   // is closed so the chunk does not stay Acquired forever.
   RT_DCHECK(!fragment_open_);
-  if (hold_ == Hold::kAcquired && !fragment_open_)
+  if (hold_ == Hold::kAcquired && !fragment_open_) {
     PublishComplete(/*continues_on_next=*/false);
+    if (notify_pending_)
+      NotifyPublished();
+  }
+}
+
+void RingWriter::NotifyPublished() {
+  notify_pending_ = false;
+  if (options_.delegate)
+    options_.delegate->OnChunkPublished(position_);
 }
 
 void RingWriter::ResetChunkCursors(uint32_t position, StateWord acquired_word) {
   hold_ = Hold::kAcquired;
   position_ = position;
-  chunk_ = ring_.chunk(ring_.geometry().ChunkIndex(position));
+  const uint32_t index = ring_.geometry().ChunkIndex(position);
+  chunk_ = ring_.chunk(index);
+  state_ = ring_.chunk_state(index);
   word_ = acquired_word;
   published_ = 0;
   closed_ = 0;
@@ -85,17 +97,17 @@ void RingWriter::ResetChunkCursors(uint32_t position, StateWord acquired_word) {
 
 bool RingWriter::BeginPacketSlow(Span* span) {
   if (hold_ == Hold::kAcquired) {
-    // The held chunk cannot take another fragment: retire it. A loss here
-    // (suffix dropped) is recorded inside and does not stop this packet.
+    // kPerChunkRisksLossOnCrash: the held chunk cannot take another
+    // fragment: retire it. A loss here (suffix dropped) is recorded inside
+    // and does not stop this packet.
     PublishComplete(/*continues_on_next=*/false);
     // Relocations while retiring moved earlier packets; the new packet gets
     // its own full allowance.
     relocations_this_packet_ = 0;
   }
-  if (hold_ == Hold::kCachedComplete && TryReuse()) {
-    OpenFragment(span);
-    return true;
-  }
+  // A retired chunk is never cached (it could not take another fragment),
+  // and the inline path already tried to reuse a cached one.
+  RT_DCHECK(hold_ != Hold::kCachedComplete);
   hold_ = Hold::kNone;
   if (!AcquireChunk(/*flags=*/0)) {
     stats_.open_packets_dropped++;  // the packet never started
@@ -103,31 +115,6 @@ bool RingWriter::BeginPacketSlow(Span* span) {
   }
   OpenFragment(span);
   return true;
-}
-
-bool RingWriter::TryReuse() {
-  // Reuse was judged legal when the chunk was cached (never continues-on-next
-  // [I4], room for an entry and a byte, below the fragment cap).
-  RT_DCHECK(CanOpenFragment() && !no_reuse_);
-  RT_DCHECK(GetState(word_) == ChunkState::kComplete);
-  StateWord expected = word_;
-  const StateWord acquired = WithState(word_, ChunkState::kAcquired);
-  // Reuse Complete -> Acquired: relaxed on success and failure (spec 8): the
-  // RMW extends the release sequence of our earlier publication, which the
-  // reader's acquire load in its Complete/Acquired dispatch pairs with.
-  if (ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
-          ->compare_exchange_strong(expected, acquired,
-                                    std::memory_order_relaxed,
-                                    std::memory_order_relaxed)) {
-    hold_ = Hold::kAcquired;
-    word_ = acquired;  // [I5 word]
-    stats_.chunks_reused++;
-    return true;
-  }
-  // The reader consumed it first (Complete -> FreeForWrap(next)); drop the
-  // handle, never touch the chunk again (spec 5.2 "reuse versus consume").
-  hold_ = Hold::kNone;
-  return false;
 }
 
 RingWriter::AcquireResult RingWriter::TryAcquireOnce(
@@ -142,12 +129,11 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
     // acquire; pairs with the reader's release store of read_pos: capacity is
     // advertised only after the reader's physical-chunk transition (spec 8).
     const uint32_t rp = read_pos->load(std::memory_order_acquire);
+    *sampled_read_pos = rp;
     // relaxed; the reservation CAS below validates it.
     uint32_t wp = write_pos->load(std::memory_order_relaxed);
-    if (g.IsFull(wp, rp)) {
-      *sampled_read_pos = rp;
+    if (g.IsFull(wp, rp))
       return AcquireResult::kFull;
-    }
     Step(TestStep::kBeforeReserveCas, wp);
     // Reserve write_pos: relaxed/relaxed (spec 8): allocates a logical
     // position only; ownership is decided by the claim CAS below, which pairs
@@ -199,12 +185,15 @@ bool RingWriter::AcquireChunk(uint32_t flags) {
   RT_DCHECK(hold_ == Hold::kNone);
   if (pending_loss_)
     flags |= kFlagDataLoss;  // [I6 loss]
-  const bool may_stall =
-      options_.policy == BufferExhaustedPolicy::kStall ||
-      (options_.policy == BufferExhaustedPolicy::kStallThenDrop && !drop_mode_);
+  const bool may_stall = MayStall();
   uint64_t deadline_ns = 0;
-  // Bounded: each Full either waits until read_pos moves (then retries) or
-  // until the deadline, after which we stop.
+  // Bounded: each failed attempt either waits until read_pos moves (then
+  // retries) or until the deadline, after which we stop. Full and
+  // NoChunkAvailable are treated alike under a stall policy: both mean the
+  // reader has to make progress first (NoChunkAvailable: the positions we
+  // burned are behind chunks the reader has not freed yet, e.g. scraped
+  // chunks whose writers have not acknowledged). Waiting for read_pos to
+  // move is what makes kStall lossless with any number of writers.
   for (;;) {
     uint32_t sampled_rp = 0;
     const AcquireResult r = TryAcquireOnce(flags, &sampled_rp);
@@ -215,11 +204,10 @@ bool RingWriter::AcquireChunk(uint32_t flags) {
     }
     if (options_.delegate)
       options_.delegate->OnDrainRequested();
-    if (r == AcquireResult::kNoChunkAvailable) {
+    if (r == AcquireResult::kNoChunkAvailable)
       stats_.no_chunk_available++;
-      break;
-    }
-    stats_.full++;
+    else
+      stats_.full++;
     if (!may_stall)
       break;
     if (deadline_ns == 0) {
@@ -267,62 +255,38 @@ bool RingWriter::ContinuePacketImpl(Span* span) {
 
 bool RingWriter::FlushImpl(Span* open_span) {
   RT_DCHECK((open_span != nullptr) == fragment_open_);
-  if (hold_ != Hold::kAcquired)
-    return true;
-  if (!fragment_open_) {
-    PublishComplete(/*continues_on_next=*/false);
-    return true;
+  bool kept = true;
+  if (hold_ == Hold::kAcquired) {
+    if (!fragment_open_) {
+      // kPerChunkRisksLossOnCrash: closed fragments wait for us. (By default
+      // a chunk is never Acquired between packets.)
+      PublishComplete(/*continues_on_next=*/false);
+    } else if (closed_ == published_ || no_reuse_) {
+      // By default every closed fragment is published already. A chunk
+      // holding a relocated suffix is never reused (7.1), so its closed
+      // fragments wait for the end of the open packet.
+      kept = CheckScrape(open_span) == PublishResult::kPublished;
+    } else {
+      kept = PublishAroundOpenFragment(open_span) == PublishResult::kPublished;
+    }
   }
-  // A chunk holding a relocated suffix is never reused (7.1), so its closed
-  // fragments wait for the end of the open packet.
-  if (closed_ == published_ || no_reuse_)
-    return CheckScrape(open_span) == PublishResult::kPublished;
-  return PublishAroundOpenFragment(open_span) == PublishResult::kPublished;
-}
-
-void RingWriter::RetireAfterRelocation() {
-  publish_on_packet_end_ = false;
-  PublishComplete(/*continues_on_next=*/false);
+  if (notify_pending_)
+    NotifyPublished();
+  return kept;
 }
 
 // ---------------------------------------------------------------------------
 // Publication and relocation (spec 6.3, 7, 8).
 // ---------------------------------------------------------------------------
 
-RingWriter::PublishResult RingWriter::PublishComplete(bool continues_on_next) {
-  RT_DCHECK(hold_ == Hold::kAcquired && !fragment_open_);
-  // Bounded by max_relocations_per_packet: Relocate() drops the suffix once
-  // the packet has used them up.
+RingWriter::PublishResult RingWriter::PublishAfterScrape(
+    StateWord returned,
+    bool continues_on_next) {
+  // Bounded by max_relocations_per_packet (or, under a stall policy, the
+  // stall deadline past it): Relocate() drops the suffix once the packet has
+  // used them up.
   for (;;) {
-    const uint32_t flags =
-        GetFlags(word_) | (continues_on_next ? kFlagContinuesOnNext : 0);
-    const StateWord complete =
-        MakeDataWord(ChunkState::kComplete, GetFormat(word_), flags, closed_,
-                     options_.writer_id);
-    StateWord expected = word_;
-    // Publish Acquired -> Complete: release on success, pairs with the
-    // reader's acquire load of the state (it then copies the payload, size
-    // entries and BufferID written before). Acquire on failure, pairs with the
-    // reader's release Acquired -> RewriteRequested so its copy is finished
-    // before we relocate (spec 8).
-    if (ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
-            ->compare_exchange_strong(expected, complete,
-                                      std::memory_order_release,
-                                      std::memory_order_acquire)) {
-      word_ = complete;  // [I5 word]
-      published_ = closed_;
-      published_payload_end_ = payload_cursor_;
-      stats_.publications++;
-      // Cache for reuse only when legal: not continues-on-next [I4], not a
-      // relocated replacement (7.1), room for another fragment (6.2, 3.5).
-      const bool reusable =
-          !continues_on_next && !no_reuse_ && CanOpenFragment();
-      hold_ = reusable ? Hold::kCachedComplete : Hold::kNone;
-      if (options_.delegate)
-        options_.delegate->OnChunkPublished(position_);
-      return PublishResult::kPublished;
-    }
-    const RelocateResult r = Relocate(expected, nullptr, continues_on_next);
+    const RelocateResult r = Relocate(returned, nullptr, continues_on_next);
     if (r == RelocateResult::kLost)
       return PublishResult::kLost;
     if (r == RelocateResult::kNothingToMove) {
@@ -332,16 +296,32 @@ RingWriter::PublishResult RingWriter::PublishComplete(bool continues_on_next) {
     }
     // The replacement holds the finalized suffix: publish it (and never
     // reuse it, no_reuse_ is set).
+    if (PublishOnce(continues_on_next, &returned))
+      return PublishResult::kPublished;
   }
+}
+
+bool RingWriter::MayRelocatePastBound() {
+  if (!MayStall())
+    return false;
+  const uint64_t now = MonotonicNowNs();
+  if (relocations_this_packet_ == options_.max_relocations_per_packet + 1)
+    relocation_deadline_ns_ = now + options_.stall_timeout_ms * kNsPerMs;
+  if (now < relocation_deadline_ns_) {
+    stats_.relocations_past_bound++;
+    return true;
+  }
+  stats_.stall_timeouts++;
+  if (options_.policy == BufferExhaustedPolicy::kStallThenDrop)
+    drop_mode_ = true;
+  return false;
 }
 
 RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
   RT_DCHECK(hold_ == Hold::kAcquired && fragment_open_);
   // acquire; pairs with the reader's release Acquired -> RewriteRequested
   // (the same pairing as the publication CAS's acquire failure, spec 8).
-  const StateWord now =
-      ring_.chunk_state(ring_.geometry().ChunkIndex(position_))
-          ->load(std::memory_order_acquire);
+  const StateWord now = state_->load(std::memory_order_acquire);
   if (now == word_)
     return PublishResult::kPublished;  // not scraped; nothing to publish
   return Relocate(now, open_span, /*last_closed_continues=*/false) ==
@@ -367,8 +347,7 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
   // prefix and the word carries no continues-on-next. Release on success,
   // pairs with the reader's acquire load of the state; acquire on failure,
   // pairs with the reader's release Acquired -> RewriteRequested (spec 8).
-  std::atomic<uint32_t>* const state =
-      ring_.chunk_state(ring_.geometry().ChunkIndex(position_));
+  std::atomic<uint32_t>* const state = state_;
   const StateWord complete =
       MakeDataWord(ChunkState::kComplete, GetFormat(word_), GetFlags(word_),
                    closed_, options_.writer_id);
@@ -386,8 +365,7 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
   published_ = closed_;
   published_payload_end_ = payload_cursor_;
   stats_.publications++;
-  if (options_.delegate)
-    options_.delegate->OnChunkPublished(position_);
+  NotifyPublished();
   Step(TestStep::kFlushPublished, position_);
 
   // Nothing was written while the word said Complete. Reuse Complete ->
@@ -465,8 +443,7 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
     OnProtocolError(returned, open_bytes, last_closed_continues);
     return RelocateResult::kLost;
   }
-  std::atomic<uint32_t>* const state =
-      ring_.chunk_state(ring_.geometry().ChunkIndex(position_));
+  std::atomic<uint32_t>* const state = state_;
 
   // Step 6: copy the unpublished finalized fragments and the open fragment to
   // private scratch. Sizes come from our own directory entries, which live in
@@ -507,12 +484,14 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   hold_ = Hold::kNone;
   publish_on_packet_end_ = false;
 
-  // Step 8: replacement or loss. Bounded per packet (issue 3, section 2).
+  // Step 8: replacement or loss. Bounded per packet (a livelock guard, see
+  // Options::max_relocations_per_packet).
   if (num_finalized == 0 && !had_open)
     return RelocateResult::kNothingToMove;
   bool replaced = false;
   if (corrupt ||
-      ++relocations_this_packet_ > options_.max_relocations_per_packet) {
+      (++relocations_this_packet_ > options_.max_relocations_per_packet &&
+       !MayRelocatePastBound())) {
     RecordLoss();
   } else {
     replaced = AcquireChunk(suffix_flags);  // records the loss on failure

@@ -19,29 +19,48 @@
 //
 // Packet and fragment model:
 //   BeginPacket()    opens a fragment (spec 6.2) for a new packet: in the
-//                    held chunk if it can take one, else in the cached
-//                    Complete chunk (reuse), else in a new chunk.
+//                    cached Complete chunk (reuse, Complete -> Acquired), else
+//                    in the held Acquired chunk if it can take one (per-chunk
+//                    publication only), else in a new chunk.
 //   ContinuePacket() the open fragment is full: close it with "continues on
 //                    next chunk", publish the chunk (Complete), open the
 //                    continuation fragment in a new chunk ("continues from
 //                    previous chunk").
-//   EndPacket()      closes the fragment. Publication is deferred: closed
-//                    fragments accumulate in the Acquired chunk and are
-//                    published when the chunk is retired (it cannot take
-//                    another fragment, or the packet continues on the next
-//                    chunk) or by Flush(). This is what makes small packets
-//                    cheap: one CAS per chunk, not per packet.
-//   Flush()          publishes the closed fragments (Acquired -> Complete)
-//                    and keeps the chunk cached for reuse. With a packet
-//                    still open and closed fragments before it, it copies
-//                    the open fragment to scratch, publishes the closed ones
-//                    (nothing is written while the word says Complete) and
-//                    at once reuses the chunk (Complete -> Acquired) to
-//                    continue the open fragment in place; if the reader
-//                    consumed the chunk in between, the open fragment moves
-//                    to a new chunk from scratch. With nothing closed to
-//                    publish it only checks whether the reader scraped the
-//                    chunk, and relocates the open fragment if so.
+//   EndPacket()      closes the fragment and publishes the new fragment
+//                    count (spec 6.2 step 5): Acquired -> Complete. If the
+//                    chunk can take another fragment it stays cached and the
+//                    next BeginPacket() reuses it. A failed publication means
+//                    the reader scraped the chunk: the closed fragment is
+//                    relocated and published in a replacement (spec 7).
+//   Flush()          publishes what is not yet published. By default that is
+//                    nothing once no packet is open (EndPacket() published
+//                    it); with a packet open it checks whether the reader
+//                    scraped the chunk and relocates the open fragment if so.
+//
+// The guarantee (default publication): once EndPacket() returns, the packet
+// is published. The service's final drain, a snapshot taken after that
+// moment, and the scrape of this process after it was SIGKILLed at any later
+// moment all see it, without any cooperation of the writer; or its loss is
+// counted (RingWriterStats::ended_packets_dropped, loss_events) and flagged
+// (data-loss on the next chunk of this writer). Per packet this costs two
+// CASes on the chunk's state word (publish at EndPacket(), reuse at the next
+// BeginPacket()); the spec's 5.1 graph has no cheaper legal path (there is no
+// Acquired -> Acquired publication).
+//
+// Options::publication = Publication::kPerChunkRisksLossOnCrash is the
+// opt-in exception: EndPacket() closes the fragment without publishing it;
+// closed fragments accumulate in the Acquired chunk and are published when
+// the chunk is retired (it cannot take another fragment, or the packet
+// continues on the next chunk) or by Flush(). Ended packets are then
+// INVISIBLE until one of those happens: a writer that goes idle, a snapshot,
+// or a crash leaves them out (the reader's scrape takes only the published
+// prefix, and a dead writer never relocates the rest), and nothing records
+// that loss. In that mode Flush() with a packet open and closed fragments
+// before it copies the open fragment to scratch, publishes the closed ones
+// (nothing is written while the word says Complete) and at once reuses the
+// chunk (Complete -> Acquired) to continue the open fragment in place; if the
+// reader consumed the chunk in between, the open fragment moves to a new
+// chunk from scratch. docs/shm_ring.md gives the measured gain.
 //
 // Invariants (checked where they matter, cited by name):
 //   [I1 one-open]      at most one fragment is open, always the last one.
@@ -51,7 +70,9 @@
 //   [I3 published]     published_ <= closed_; the published payload is
 //                      [payload_start, published_payload_end_) and the
 //                      published directory is the top published_ entries;
-//                      neither is written again (spec 6.3).
+//                      neither is written again (spec 6.3). With per-packet
+//                      publication, published_ == closed_ whenever no call
+//                      into the writer is in progress.
 //   [I4 no-next-in-acq] an Acquired word never carries continues-on-next; a
 //                      Complete chunk with continues-on-next is never reused
 //                      (spec 7.1). Hence a published prefix seen in Acquired
@@ -89,6 +110,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -130,19 +152,38 @@ class RingWriterDelegate {
   // |position| was reserved but its claim failed: it is a hole the reader
   // must resolve (spec 5.4 "A burned position must notify the reader").
   virtual void OnPositionBurned(uint32_t position);
-  // The chunk reserved at |position| has new published fragments.
+  // The chunk reserved at |position| has new published fragments and the
+  // writer is done with it (it cannot be reused), or Flush() was called.
+  // Publications of a chunk the writer keeps for reuse (every EndPacket()
+  // with per-packet publication) are not signalled one by one: the reader
+  // finds them on its next pass, and the first retirement or Flush()
+  // signals them. So the notification rate is one per chunk, as it would be
+  // without per-packet publication.
   virtual void OnChunkPublished(uint32_t position);
   // The writer could not get a chunk (Full or NoChunkAvailable): please
   // drain.
   virtual void OnDrainRequested();
 };
 
+// When the RingWriter publishes (see the class comment).
+enum class Publication : uint8_t {
+  // EndPacket() publishes the packet. Default; what every producer uses.
+  kPerPacket,
+  // EndPacket() does not publish; the chunk is published when retired or on
+  // Flush(). Ended packets are lost, uncounted, if the process dies (or the
+  // trace stops) before that. Opt-in, for benchmarks and for callers that
+  // flush on their own schedule and accept that risk.
+  kPerChunkRisksLossOnCrash,
+};
+
 struct RingWriterStats {
   uint64_t fragments_closed = 0;
-  uint64_t payload_bytes = 0;     // bytes of closed fragments (incl. dropped)
-  uint64_t chunks_claimed = 0;    // FreeForWrap -> Acquired
-  uint64_t chunks_reused = 0;     // Complete -> Acquired
-  uint64_t publications = 0;      // successful Acquired -> Complete
+  uint64_t payload_bytes = 0;   // bytes of closed fragments (incl. dropped)
+  uint64_t chunks_claimed = 0;  // FreeForWrap -> Acquired
+  uint64_t chunks_reused = 0;   // Complete -> Acquired
+  // Successful Acquired -> Complete: one per ended packet by default, one
+  // per retired chunk or Flush() with kPerChunkRisksLossOnCrash.
+  uint64_t publications = 0;
   uint64_t burned_positions = 0;  // reserved, claim failed
   uint64_t full = 0;              // acquisitions that ended Full
   uint64_t no_chunk_available = 0;
@@ -158,8 +199,9 @@ struct RingWriterStats {
   //   ended_packets_dropped  lost after it ended: its last fragment was in an
   //                          unpublished suffix that was dropped (no
   //                          replacement chunk, the per-packet relocation
-  //                          bound, a corrupt directory) or in a chunk
-  //                          abandoned on a protocol error. A dropped suffix
+  //                          bound (kDrop, or past the stall timeout), a
+  //                          corrupt directory) or in a chunk abandoned on
+  //                          a protocol error. A dropped suffix
   //                          holds one fragment per packet: each finalized
   //                          fragment is the last fragment of an ended
   //                          packet, except the one ContinuePacket() was
@@ -168,8 +210,10 @@ struct RingWriterStats {
   // Only the last fragment of an ended packet can still be unpublished (a
   // continues-on-next fragment is published before the next one opens), so
   // no packet is counted twice. A packet whose head was published and whose
-  // rest was lost counts as dropped. Once no packet is open and Flush()
-  // returned, nothing ended can be lost any more: BeginPacket() calls ==
+  // rest was lost counts as dropped. With per-packet publication, an ended
+  // packet is published (or counted here) when EndPacket() returns; with
+  // kPerChunkRisksLossOnCrash, once no packet is open and Flush() returned.
+  // From then on nothing ended can be lost any more: BeginPacket() calls ==
   // packets published intact + open_packets_dropped + ended_packets_dropped.
   uint64_t open_packets_dropped = 0;
   uint64_t ended_packets_dropped = 0;
@@ -182,12 +226,20 @@ struct RingWriterStats {
   uint64_t dropped_closed_bytes = 0;
   uint64_t loss_events = 0;      // every recorded loss (I6)
   uint64_t protocol_errors = 0;  // unexpected word returned by a CAS
-  uint64_t stalls = 0;           // waits for read_pos (kStall*)
+  // Waits for read_pos (kStall*): on Full, and after the claim budget or
+  // max_reserve_races was spent (NoChunkAvailable).
+  uint64_t stalls = 0;
+  // Stall deadlines that expired: a wait for read_pos, or relocations past
+  // max_relocations_per_packet (kStall*). Each is followed by a recorded
+  // loss.
   uint64_t stall_timeouts = 0;
+  // Relocations past max_relocations_per_packet under a stall policy
+  // (bounded by stall_timeout_ms per packet instead of dropping).
+  uint64_t relocations_past_bound = 0;
   uint64_t reserve_races = 0;  // lost write_pos CAS races (nothing reserved)
-  // Flush() with a packet open published the chunk and the reader consumed
-  // it before the writer could reuse it: the open fragment moved to a new
-  // chunk.
+  // kPerChunkRisksLossOnCrash only: Flush() with a packet open published
+  // the chunk and the reader consumed it before the writer could reuse it:
+  // the open fragment moved to a new chunk.
   uint64_t open_fragments_moved = 0;
 };
 
@@ -198,15 +250,23 @@ class RingWriter {
     WriterID writer_id = 0;
     BufferID target_buffer = 0;
     BufferExhaustedPolicy policy = BufferExhaustedPolicy::kDrop;
-    // Failed claims (burned positions) one acquisition may spend before it
-    // returns NoChunkAvailable.
+    Publication publication = Publication::kPerPacket;
+    // Failed claims (burned positions) one acquisition attempt may spend
+    // before it ends as NoChunkAvailable. kDrop then drops; kStall (and
+    // kStallThenDrop before its first timeout) waits for read_pos to move,
+    // like on Full, and tries again, within the same stall deadline.
     uint32_t claim_budget = 4;
     // Relocations one packet may go through before its suffix is dropped (a
-    // replacement can be scraped at n = 0 again and again).
+    // replacement can be scraped at n = 0 again and again). A livelock guard:
+    // under kDrop the next scrape drops the suffix; under kStall (and
+    // kStallThenDrop before its first timeout) relocation goes on until
+    // stall_timeout_ms after the bound was reached, then the suffix is
+    // dropped and a stall timeout counted.
     uint32_t max_relocations_per_packet = 3;
-    // Lost write_pos CAS races tolerated per acquisition (lock-free, not
-    // wait-free; the bound keeps a hostile or broken ring from spinning us
-    // forever). Exceeding it counts as NoChunkAvailable.
+    // Lost write_pos CAS races tolerated per acquisition attempt (lock-free,
+    // not wait-free; the bound keeps a hostile or broken ring from spinning
+    // us forever). Exceeding it counts as NoChunkAvailable (see
+    // claim_budget for what the policies do then).
     uint32_t max_reserve_races = 1024;
     uint32_t stall_timeout_ms = 1000;
     RingWriterDelegate* delegate = nullptr;  // not owned; may be null
@@ -232,8 +292,13 @@ class RingWriter {
   inline bool BeginPacket(Span* span) {
     RT_DCHECK(!fragment_open_);  // [I1 one-open]
     relocations_this_packet_ = 0;
-    if (RT_LIKELY(hold_ == Hold::kAcquired && CanOpenFragment())) {
-      OpenFragment(span);
+    if (RT_LIKELY(hold_ == Hold::kCachedComplete)) {
+      if (RT_LIKELY(TryReuse())) {
+        OpenFragment(span);
+        return true;
+      }
+    } else if (hold_ == Hold::kAcquired && CanOpenFragment()) {
+      OpenFragment(span);  // kPerChunkRisksLossOnCrash
       return true;
     }
     return BeginPacketSlow(span);
@@ -250,14 +315,21 @@ class RingWriter {
     return false;
   }
 
-  // Closes the open fragment at |wptr| (end of packet).
+  // Closes the open fragment at |wptr| (end of packet) and, by default,
+  // publishes it: when this returns, the packet is published or its loss is
+  // recorded (see "The guarantee" in the class comment).
   inline void EndPacket(uint8_t* wptr) {
     CloseFragment(wptr);
-    if (RT_UNLIKELY(publish_on_packet_end_))
-      RetireAfterRelocation();
+    if (RT_LIKELY(publish_per_packet_) || RT_UNLIKELY(publish_on_packet_end_)) {
+      publish_on_packet_end_ = false;
+      StateWord returned;
+      if (RT_UNLIKELY(!PublishOnce(/*continues_on_next=*/false, &returned)))
+        PublishAfterScrape(returned, /*continues_on_next=*/false);
+    }
   }
 
-  // Publishes closed fragments (see the class comment). |open_span| is the
+  // Publishes what is not yet published (see the class comment) and signals
+  // the delegate if a publication was not signalled yet. |open_span| is the
   // encoder's span if a packet is open, else null. Returns false if the open
   // packet was lost while relocating it (loss recorded).
   bool Flush(Span* open_span) {
@@ -292,7 +364,7 @@ class RingWriter {
     kBeforeAcknowledge,  // suffix copied to scratch, before the CAS
                          // RewriteRequested -> Acknowledged on |position|
     kFlushPublished,     // Flush() with a packet open published |position|,
-                         // before its reuse CAS
+                         // before its reuse CAS (kPerChunkRisksLossOnCrash)
   };
   using StepHook = void (*)(void* arg, TestStep step, uint32_t position);
   void SetStepHookForTesting(StepHook hook, void* arg) {
@@ -342,6 +414,83 @@ class RingWriter {
     stats_.payload_bytes += size;
   }
 
+  // Reuse Complete -> Acquired on the cached chunk. Relaxed on success and
+  // failure (spec 8): the RMW extends the release sequence of our earlier
+  // publication, which the reader's acquire load in its Complete/Acquired
+  // dispatch pairs with. On failure the reader consumed the chunk first
+  // (Complete -> FreeForWrap(next)): drop the handle and never touch the
+  // chunk again (spec 5.2 "reuse versus consume").
+  inline bool TryReuse() {
+    // Reuse was judged legal when the chunk was cached (never
+    // continues-on-next [I4], room for an entry and a byte, below the
+    // fragment cap, not a relocation replacement).
+    RT_DCHECK(CanOpenFragment() && !no_reuse_);
+    RT_DCHECK(GetState(word_) == ChunkState::kComplete);
+    StateWord expected = word_;
+    const StateWord acquired = WithState(word_, ChunkState::kAcquired);
+    if (RT_LIKELY(state_->compare_exchange_strong(expected, acquired,
+                                                  std::memory_order_relaxed,
+                                                  std::memory_order_relaxed))) {
+      hold_ = Hold::kAcquired;
+      word_ = acquired;  // [I5 word]
+      stats_.chunks_reused++;
+      return true;
+    }
+    hold_ = Hold::kNone;
+    notify_pending_ = false;  // the reader has it
+    return false;
+  }
+  // One publication attempt of the closed fragments (6.2 step 5): Acquired
+  // -> Complete. |continues_on_next| marks the last fragment. On success
+  // caches the chunk when reuse is legal, else retires it (and signals the
+  // delegate). On failure returns the word the CAS found in |*returned| and
+  // changes nothing.
+  inline bool PublishOnce(bool continues_on_next, StateWord* returned) {
+    RT_DCHECK(hold_ == Hold::kAcquired && !fragment_open_);
+    const uint32_t flags =
+        GetFlags(word_) | (continues_on_next ? kFlagContinuesOnNext : 0);
+    const StateWord complete =
+        MakeDataWord(ChunkState::kComplete, GetFormat(word_), flags, closed_,
+                     options_.writer_id);
+    StateWord expected = word_;
+    // Publish Acquired -> Complete: release on success, pairs with the
+    // reader's acquire load of the state (it then copies the payload, size
+    // entries and BufferID written before). Acquire on failure, pairs with
+    // the reader's release Acquired -> RewriteRequested so its copy is
+    // finished before we relocate (spec 8).
+    if (RT_UNLIKELY(!state_->compare_exchange_strong(
+            expected, complete, std::memory_order_release,
+            std::memory_order_acquire))) {
+      *returned = expected;
+      return false;
+    }
+    word_ = complete;  // [I5 word]
+    published_ = closed_;
+    published_payload_end_ = payload_cursor_;
+    stats_.publications++;
+    // Cache for reuse only when legal: not continues-on-next [I4], not a
+    // relocated replacement (7.1), room for another fragment (6.2, 3.5).
+    if (RT_LIKELY(!continues_on_next && !no_reuse_ && CanOpenFragment())) {
+      hold_ = Hold::kCachedComplete;
+      notify_pending_ = true;
+    } else {
+      hold_ = Hold::kNone;
+      NotifyPublished();
+    }
+    return true;
+  }
+  void NotifyPublished();
+  // The publication CAS returned |returned|: relocate (spec 7) and publish
+  // the replacement, until published or lost.
+  PublishResult PublishAfterScrape(StateWord returned, bool continues_on_next);
+  // Past max_relocations_per_packet: true if the policy lets the packet
+  // relocate once more (a stall policy before the packet's stall deadline).
+  bool MayRelocatePastBound();
+  bool MayStall() const {
+    return options_.policy == BufferExhaustedPolicy::kStall ||
+           (options_.policy == BufferExhaustedPolicy::kStallThenDrop &&
+            !drop_mode_);
+  }
   bool BeginPacketSlow(Span* span);
   bool ContinuePacketImpl(Span* span);
   bool FlushImpl(Span* open_span);
@@ -349,17 +498,21 @@ class RingWriter {
   // RingWriterStats::ended_packets_dropped).
   void CountDroppedClosedFragments(uint32_t num_closed,
                                    bool last_closed_continues);
-  void RetireAfterRelocation();
 
-  // Reserve once / claim once (4.3, 5.4), with the policy applied on Full.
+  // Reserve once / claim once (4.3, 5.4), with the policy applied on Full
+  // and NoChunkAvailable.
   bool AcquireChunk(uint32_t flags);
+  // |*sampled_read_pos|: the last read_pos it loaded (for a stall).
   AcquireResult TryAcquireOnce(uint32_t flags, uint32_t* sampled_read_pos);
-  // Complete -> Acquired on the cached chunk.
-  bool TryReuse();
 
-  // Publishes closed fragments as Complete (retire). |continues_on_next|
-  // marks the last fragment. Relocates on a scrape.
-  PublishResult PublishComplete(bool continues_on_next);
+  // Publishes closed fragments as Complete. |continues_on_next| marks the
+  // last fragment. Relocates on a scrape.
+  PublishResult PublishComplete(bool continues_on_next) {
+    StateWord returned;
+    if (RT_LIKELY(PublishOnce(continues_on_next, &returned)))
+      return PublishResult::kPublished;
+    return PublishAfterScrape(returned, continues_on_next);
+  }
   // Flush with an open fragment: acquire-loads the word; relocates if the
   // reader scraped the chunk.
   PublishResult CheckScrape(Span* open_span);
@@ -398,10 +551,14 @@ class RingWriter {
   const uint32_t chunk_size_;
   const uint32_t entry_width_;
   const uint32_t max_fragments_;
+  const bool publish_per_packet_;
 
   // Held chunk (valid unless hold_ == kNone).
   Hold hold_ = Hold::kNone;
   bool fragment_open_ = false;
+  // A publication of the cached chunk has not been signalled to the
+  // delegate yet (see RingWriterDelegate::OnChunkPublished).
+  bool notify_pending_ = false;
   // Retire as soon as the open packet ends: the chunk holds a relocated
   // suffix and is "not reused for another packet" (spec 7.1).
   bool publish_on_packet_end_ = false;
@@ -411,14 +568,17 @@ class RingWriter {
   bool drop_mode_ = false;     // kStallThenDrop after a timeout
   uint32_t position_ = 0;      // reserved position of the held chunk
   uint8_t* chunk_ = nullptr;
-  StateWord word_ = 0;           // [I5 word]
-  uint32_t published_ = 0;       // fragments in word_
+  std::atomic<uint32_t>* state_ = nullptr;  // the held chunk's state word
+  StateWord word_ = 0;                      // [I5 word]
+  uint32_t published_ = 0;                  // fragments in word_
   uint32_t closed_ = 0;          // fragments closed, >= published_ [I3]
   uint32_t payload_cursor_ = 0;  // offsets within the chunk
   uint32_t dir_cursor_ = 0;
   uint32_t published_payload_end_ = 0;
   uint32_t fragment_start_ = 0;
   uint32_t relocations_this_packet_ = 0;
+  // Set when the packet first goes past max_relocations_per_packet.
+  uint64_t relocation_deadline_ns_ = 0;
 
   // Relocation scratch, allocated at construction (spec 7 step 6).
   std::unique_ptr<uint8_t[]> scratch_payload_;  // chunk_size_ bytes

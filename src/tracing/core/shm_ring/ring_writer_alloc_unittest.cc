@@ -92,10 +92,12 @@ class AllocationCounter {
 // Keeps the allocation observable, so the compiler cannot elide it.
 void* volatile g_escape = nullptr;
 
-RingWriter::Options MakeOptions() {
+RingWriter::Options MakeOptions(
+    Publication publication = Publication::kPerPacket) {
   RingWriter::Options o;
   o.writer_id = kWid;
   o.target_buffer = 3;
+  o.publication = publication;
   return o;
 }
 
@@ -133,7 +135,10 @@ TEST(RingWriterAllocationTest, RelocationPathDoesNotAllocate) {
 #endif
   TestRing ring(256, 16);
   TestRingReader reader(ring.view());
-  RingWriter w(ring.view(), MakeOptions());  // allocates its scratch here
+  // Deferred publication: every relocation shape, several finalized
+  // fragments included. (The default's shapes are in the next test.)
+  RingWriter w(ring.view(),
+               MakeOptions(Publication::kPerChunkRisksLossOnCrash));
   // Warm up whatever the first use might set up lazily.
   ASSERT_TRUE(WritePacket(&w, "warm"));
   ASSERT_TRUE(w.Flush(nullptr));
@@ -213,6 +218,64 @@ TEST(RingWriterAllocationTest, RelocationPathDoesNotAllocate) {
   ASSERT_TRUE(w.Flush(nullptr));
   ring.set_write_pos(wp);
   EXPECT_EQ(w.stats().suffixes_dropped, 1u);
+
+  EXPECT_EQ(w.stats().protocol_errors, 0u);
+  EXPECT_EQ(counter.count(), 0u);
+}
+
+// The default publication's relocation shapes: the scrape found by the
+// publication at the end of a packet, by Flush() with a packet open, by
+// ContinuePacket(), and the suffix dropped at a packet's end.
+TEST(RingWriterAllocationTest, PerPacketRelocationPathDoesNotAllocate) {
+#if !RT_ALLOC_COUNTING
+  GTEST_SKIP() << "no operator new replacement under TSan";
+#endif
+  TestRing ring(256, 16);
+  TestRingReader reader(ring.view());
+  RingWriter w(ring.view(), MakeOptions());
+  ASSERT_TRUE(WritePacket(&w, "warm"));
+  ASSERT_EQ(reader.DrainAll(nullptr), ResolveResult::kNoData);
+  auto scrape = [&reader] {
+    AllocationCounter::Pause pause;
+    ASSERT_EQ(reader.DrainAll(nullptr), ResolveResult::kNoData);
+  };
+  std::string big;
+  {
+    AllocationCounter::Pause pause;
+    big = Pattern(400, 'x');
+  }
+
+  AllocationCounter counter;
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
+  Append(&span, "e1");
+  scrape();
+  w.EndPacket(span.wptr);  // publication fails: relocate, publish
+  EXPECT_EQ(w.stats().relocations, 1u);
+
+  ASSERT_TRUE(w.BeginPacket(&span));
+  Append(&span, "f1-open");
+  scrape();
+  ASSERT_TRUE(w.Flush(&span));  // the open fragment moves
+  EXPECT_EQ(w.stats().relocations, 2u);
+  w.EndPacket(span.wptr);
+
+  ASSERT_TRUE(w.BeginPacket(&span));
+  Append(&span, "g1");
+  scrape();
+  ASSERT_TRUE(AppendToPacket(&w, &span, big));  // ContinuePacket relocates
+  w.EndPacket(span.wptr);
+  EXPECT_EQ(w.stats().relocations, 3u);
+
+  ASSERT_TRUE(w.BeginPacket(&span));
+  Append(&span, "h1");
+  scrape();
+  const uint32_t wp = ring.write_pos();
+  ring.set_write_pos(ring.read_pos() + 16);  // the ring looks Full
+  w.EndPacket(span.wptr);
+  ring.set_write_pos(wp);
+  EXPECT_EQ(w.stats().suffixes_dropped, 1u);
+  EXPECT_EQ(w.stats().ended_packets_dropped, 1u);
 
   EXPECT_EQ(w.stats().protocol_errors, 0u);
   EXPECT_EQ(counter.count(), 0u);

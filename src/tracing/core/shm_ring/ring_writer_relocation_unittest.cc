@@ -30,6 +30,18 @@ RingWriter::Options MakeOptions() {
   return o;
 }
 
+// Deferred publication: closed fragments stay unpublished until the chunk
+// retires or Flush(), so the reader can scrape a chunk holding several
+// finalized, unpublished fragments (relocation cases (a) and (c) with more
+// than one fragment). With the default per-packet publication a finalized
+// suffix is at most the fragment EndPacket() or ContinuePacket() is
+// publishing; ring_writer_publication_unittest.cc covers that.
+RingWriter::Options MakePerChunkOptions() {
+  RingWriter::Options o = MakeOptions();
+  o.publication = Publication::kPerChunkRisksLossOnCrash;
+  return o;
+}
+
 StateWord Word(ChunkState s, uint32_t flags, uint32_t n) {
   return MakeDataWord(s, kFormatTargetBuffer, flags, n, kWid);
 }
@@ -48,7 +60,7 @@ void ForceLossOnce(TestRing* ring, RingWriter* w, uint32_t num_chunks) {
 // (a), n == 0: the reader took nothing; the whole suffix carries data-loss.
 TEST(RingWriterRelocationTest, FinalizedSuffixEmptyPrefixCarriesDataLoss) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ForceLossOnce(&ring, &w, 8);
   ASSERT_TRUE(WritePacket(&w, "p0"));
   ASSERT_TRUE(WritePacket(&w, "p1"));
@@ -78,7 +90,7 @@ TEST(RingWriterRelocationTest, FinalizedSuffixEmptyPrefixCarriesDataLoss) {
 // (a), n == 0: continues-from-prev moves with the whole suffix.
 TEST(RingWriterRelocationTest, FinalizedSuffixEmptyPrefixCarriesFromPrev) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   const std::string big = Pattern(300, 'b');
   ASSERT_TRUE(WritePacket(&w, big));  // chunk 0 (on-next), chunk 1 (from-prev)
   ASSERT_TRUE(WritePacket(&w, "tail"));
@@ -101,7 +113,7 @@ TEST(RingWriterRelocationTest, FinalizedSuffixEmptyPrefixCarriesFromPrev) {
 // repeat it.
 TEST(RingWriterRelocationTest, FinalizedSuffixAfterNonEmptyPrefix) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ForceLossOnce(&ring, &w, 8);
   ASSERT_TRUE(WritePacket(&w, "p0"));
   ASSERT_TRUE(w.Flush(nullptr));       // Complete(DL, 1), cached
@@ -207,7 +219,7 @@ TEST(RingWriterRelocationTest, OpenFragmentOnlyEmptyPrefixCarriesFromPrev) {
 // (c): finalized suffix and open fragment together, n > 0.
 TEST(RingWriterRelocationTest, FinalizedSuffixAndOpenFragment) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   ASSERT_TRUE(w.Flush(nullptr));
   ASSERT_TRUE(WritePacket(&w, "p1"));  // closed, unpublished
@@ -236,7 +248,7 @@ TEST(RingWriterRelocationTest, FinalizedSuffixAndOpenFragment) {
 // (c) with n == 0: both carried flags move with the suffix.
 TEST(RingWriterRelocationTest, FinalizedAndOpenEmptyPrefixCarriesDataLoss) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ForceLossOnce(&ring, &w, 8);
   ASSERT_TRUE(WritePacket(&w, "p0"));
   RingWriter::Span span;
@@ -274,7 +286,7 @@ TEST(RingWriterRelocationTest, FlushWithOnlyAnOpenFragmentIsNoop) {
 // in place after reusing the chunk.
 TEST(RingWriterRelocationTest, FlushWithOpenPacketPublishesFinishedOnes) {
   TestRing ring(256, 4);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
@@ -323,7 +335,7 @@ TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
   for (const bool fill_ring : {false, true}) {
     SCOPED_TRACE(fill_ring);
     TestRing ring(256, 4);
-    RingWriter w(ring.view(), MakeOptions());
+    RingWriter w(ring.view(), MakePerChunkOptions());
     TestRingReader reader(ring.view());
     ASSERT_TRUE(WritePacket(&w, "p0"));
     RingWriter::Span span;
@@ -366,7 +378,7 @@ TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
 // carries data-loss.
 TEST(RingWriterRelocationTest, NoReplacementDropsSuffix) {
   TestRing ring(256, 2);
-  RingWriter::Options opts = MakeOptions();
+  RingWriter::Options opts = MakePerChunkOptions();
   opts.claim_budget = 1;
   RingWriter w(ring.view(), opts);
   ASSERT_TRUE(WritePacket(&w, "lost!"));  // position 0
@@ -434,7 +446,7 @@ struct ScrapeOnClaim {
 // packet, then the suffix is dropped with the loss recorded.
 TEST(RingWriterRelocationTest, RelocationIsBoundedPerPacket) {
   TestRing ring(256, 16);
-  RingWriter::Options opts = MakeOptions();
+  RingWriter::Options opts = MakePerChunkOptions();
   opts.max_relocations_per_packet = 3;
   RingWriter w(ring.view(), opts);
   TestRingReader reader(ring.view());
@@ -465,7 +477,7 @@ TEST(RingWriterRelocationTest, RelocationIsBoundedPerPacket) {
 // stop using the chunk, record the loss, never touch it again.
 TEST(RingWriterRelocationTest, UnexpectedWordIsAProtocolError) {
   TestRing ring(256, 4);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   const StateWord bogus = Word(ChunkState::kRewriteRequested, 0, 5);  // n!=0
   ring.set_word(0, bogus);
@@ -498,7 +510,7 @@ TEST(RingWriterRelocationTest, OtherWritersWordIsAProtocolError) {
 // and it redispatches on Complete; nothing is relocated, nothing duplicated.
 TEST(RingWriterRelocationTest, PublishWinsAgainstScrape) {
   TestRing ring(256, 4);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   TestRingReader reader(ring.view());
   bool published = false;
@@ -541,7 +553,7 @@ struct HostileAtStep {
 // acknowledge succeeding, is FinalizedSuffixAfterNonEmptyPrefix.)
 TEST(RingWriterRelocationTest, FailedAcknowledgeIsAProtocolError) {
   TestRing ring(256, 8);
-  RingWriter w(ring.view(), MakeOptions());
+  RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
   ASSERT_TRUE(w.Flush(nullptr));
   ASSERT_TRUE(WritePacket(&w, "p1"));  // reuse; closed, unpublished
@@ -659,7 +671,7 @@ struct ScrapeFirstClaims {
 // against the new packet.
 TEST(RingWriterRelocationTest, RetireRelocationsDoNotCountAgainstNextPacket) {
   TestRing ring(256, 16);
-  RingWriter::Options opts = MakeOptions();
+  RingWriter::Options opts = MakePerChunkOptions();
   opts.max_relocations_per_packet = 2;
   RingWriter w(ring.view(), opts);
   TestRingReader reader(ring.view());

@@ -33,15 +33,19 @@ RingWriter::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
   return o;
 }
 
-TEST(RingWriterTest, PublishesOnFlushAndReaderTakesIt) {
+// Spec 6.2 step 5: EndPacket() publishes. The chunk stays cached for reuse,
+// so the delegate hears of it at the next Flush() (one signal per chunk).
+TEST(RingWriterTest, PublishesOnEndPacketAndReaderTakesIt) {
   TestRing ring(256, 4);
   RecordingDelegate delegate;
   RingWriter w(ring.view(), MakeOptions(&delegate));
   ASSERT_TRUE(WritePacket(&w, "hello"));
-  // Closed but not published yet: still Acquired(w, 0).
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0, 0, 0, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_TRUE(delegate.published.empty());
   EXPECT_TRUE(w.Flush(nullptr));
   EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
+  EXPECT_TRUE(w.Flush(nullptr));  // nothing new: no second signal
   EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
 
   TestRingReader reader(ring.view());
@@ -99,11 +103,12 @@ TEST(RingWriterTest, ReusesCachedCompleteChunk) {
   TestRing ring(256, 4);
   RingWriter w(ring.view(), MakeOptions());
   ASSERT_TRUE(WritePacket(&w, "one"));
-  ASSERT_TRUE(w.Flush(nullptr));
-  ASSERT_TRUE(WritePacket(&w, "two"));
+  RingWriter::Span span;
+  ASSERT_TRUE(w.BeginPacket(&span));
   // Complete(w,1) -> Acquired(w,1): same payload bits, only the state.
   EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0, 0, 1, kWid));
-  ASSERT_TRUE(w.Flush(nullptr));
+  memcpy(span.wptr, "two", 3);
+  w.EndPacket(span.wptr + 3);
   EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
   EXPECT_EQ(w.stats().chunks_reused, 1u);
   EXPECT_EQ(w.stats().chunks_claimed, 1u);
@@ -197,14 +202,16 @@ TEST(RingWriterTest, ReuseRefusedAfterContinuesOnNext) {
 TEST(RingWriterTest, ReuseRefusedAt255Fragments) {
   TestRing ring(1024, 4);  // the directory could take more: the cap binds
   RingWriter w(ring.view(), MakeOptions());
-  for (int i = 0; i < 255; i++)
+  for (int i = 0; i < 254; i++)
     ASSERT_TRUE(WritePacket(&w, std::string(1, static_cast<char>(i))));
   EXPECT_EQ(w.held_position(), 0u);
-  ASSERT_TRUE(w.Flush(nullptr));
+  EXPECT_TRUE(w.holds_chunk());  // cached: it can take one more
+  ASSERT_TRUE(WritePacket(&w, "z"));
+  EXPECT_FALSE(w.holds_chunk());  // retired at the cap
   EXPECT_EQ(GetNumFragments(ring.word(0)), 255u);
   ASSERT_TRUE(WritePacket(&w, "x"));
   EXPECT_EQ(w.held_position(), 1u);
-  EXPECT_EQ(w.stats().chunks_reused, 0u);
+  EXPECT_EQ(w.stats().chunks_reused, 254u);  // one per packet after the first
   EXPECT_EQ(GetState(ring.word(0)), ChunkState::kComplete);
 }
 
@@ -301,7 +308,7 @@ TEST(RingWriterTest, StaleClaimBurnsThePositionAndMovesOn) {
   EXPECT_EQ(delegate.burned, std::vector<uint32_t>{0});
   EXPECT_EQ(w.held_position(), 1u);
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
-  EXPECT_EQ(GetState(ring.word(1)), ChunkState::kAcquired);
+  EXPECT_EQ(ring.word(1), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
 }
 
 // Spec 2.1 / 2.2 with its numbers: four chunks; writer_b reserved position 4

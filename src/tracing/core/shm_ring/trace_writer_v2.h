@@ -15,8 +15,7 @@
 //     Message* ev = packet->BeginNestedMessage(11);
 //     ev->AppendString(23, "name");
 //     ev->AppendVarInt(9, 3);
-//   }  // the handle's destructor finishes the packet
-//   writer.Flush();
+//   }  // the handle's destructor finishes AND publishes the packet
 //
 // Wire format: standard protobuf, except that nested messages are written as
 // groups: start-group tag (field_id << 3) | 3, the fields, end-group tag
@@ -52,6 +51,18 @@
 // itself when space frees. A packet larger than the whole ring streams while
 // the reader keeps up and is otherwise dropped the same way.
 //
+// The guarantee: once a packet's end returns (the TracePacketHandle's
+// destructor or Finish(), FinishTracePacket(), or NewTracePacket() ending
+// the previous packet), the packet is published (RingWriter::EndPacket(),
+// spec 6.2 step 5). The service's final drain, a snapshot taken after that
+// moment, and the scrape of this process if it is SIGKILLed after that
+// moment all see it; or its loss is counted (stats().packets_dropped) and
+// flagged (data-loss on this writer's next chunk, hence
+// previous_packet_dropped on its next packet in the trace). No Flush() is
+// needed for that; Flush() only signals the service and relocates an open
+// packet whose chunk the reader scraped. Options::publication must stay at
+// its default for this; Publication::kPerChunkRisksLossOnCrash gives it up.
+//
 // Thread model: not thread-safe; one thread uses a TraceWriterV2 at a time.
 
 #ifndef SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
@@ -79,13 +90,16 @@ class TraceWriterV2;
 //
 //   packets_begun == packets_committed + packets_dropped + (in progress)
 //
-// A committed packet can still be lost while its last fragment is
-// unpublished (the reader scrapes the chunk and no replacement can be had,
-// or the per-packet relocation bound is hit): it then moves from
-// packets_committed to packets_dropped. Once the writer is quiescent (no
-// packet open and Flush() returned, or the writer destroyed) every committed
-// packet is published, and a reader that drains the ring receives exactly
-// packets_committed intact packets of this writer, so
+// With the default per-packet publication a packet is published, or
+// counted dropped, by the time its end returns, and a committed packet
+// stays committed. Only with Publication::kPerChunkRisksLossOnCrash can a
+// committed packet still be lost while its last fragment is unpublished
+// (the reader scrapes the chunk and no replacement can be had, or the
+// relocation bound is hit): it then moves from packets_committed to
+// packets_dropped. Once the writer is quiescent (no packet open; with
+// deferred publication also Flush() returned, or the writer destroyed)
+// every committed packet is published, and a reader that drains the ring
+// receives exactly packets_committed intact packets of this writer, so
 //
 //   packets the reader reassembled intact + packets_dropped == packets_begun.
 //
@@ -243,10 +257,11 @@ class TraceWriterV2 {
   // Ends the current packet (called by the handle).
   void FinishTracePacket();
 
-  // Publishes every finished packet so the reader can take it. With a packet
-  // still open, see RingWriter::Flush(): the packets finished before it are
-  // published, the open one stays unpublished (and is relocated if the
-  // reader scraped its chunk) until it ends.
+  // Finished packets are already published (see the guarantee above);
+  // Flush() signals the service (RingWriterDelegate::OnChunkPublished) and,
+  // with a packet open, relocates it if the reader scraped its chunk (it
+  // stays unpublished until it ends). With kPerChunkRisksLossOnCrash it also
+  // publishes the finished packets (RingWriter::Flush()).
   void Flush();
 
   TraceWriterV2Stats stats() const;

@@ -10,6 +10,12 @@
 // the per-packet relocation bound). Each test drives the reader's scrape at
 // a chosen point and makes the replacement unavailable at the exact step
 // where the writer looks for it (RingWriter::SetStepHookForTesting).
+//
+// PacketLossAccountingTest runs the writer with deferred publication
+// (Publication::kPerChunkRisksLossOnCrash), where a scrape can catch several
+// finished, unpublished packets; PerPacketLossAccountingTest runs the
+// default, where a finished packet is published when it ends and the only
+// finished packet a scrape can put at risk is the one being published.
 
 #include <gtest/gtest.h>
 
@@ -38,10 +44,13 @@ std::string Encoded(size_t size, char seed) {
 
 class PacketLossAccountingTest : public ::testing::Test {
  protected:
-  PacketLossAccountingTest() : reader_(ring_.view()) {
+  explicit PacketLossAccountingTest(
+      Publication publication = Publication::kPerChunkRisksLossOnCrash)
+      : reader_(ring_.view()) {
     TraceWriterV2::Options o;
     o.writer_id = kWid;
     o.target_buffer = 1;
+    o.publication = publication;
     writer_.reset(new TraceWriterV2(ring_.view(), o));
     writer_->ring_writer_for_testing()->SetStepHookForTesting(
         &PacketLossAccountingTest::Hook, this);
@@ -342,6 +351,73 @@ TEST_F(PacketLossAccountingTest, RelocatedPacketsStayCommitted) {
   EXPECT_EQ(s.packets_begun, 3u);
   EXPECT_EQ(s.packets_committed, 3u);
   EXPECT_EQ(s.packets_dropped, 0u);
+}
+
+class PerPacketLossAccountingTest : public PacketLossAccountingTest {
+ protected:
+  PerPacketLossAccountingTest()
+      : PacketLossAccountingTest(Publication::kPerPacket) {}
+};
+
+// The packet ends while the reader has scraped its chunk and no replacement
+// is to be had: the end of the packet (EndPacket()'s publication) finds the
+// scrape, and the finished packet is dropped and counted as ended, once.
+TEST_F(PerPacketLossAccountingTest, ScrapedAtPacketEndNoReplacement) {
+  WritePacket(20, 'a');  // published at its end
+  {
+    auto p = writer_->NewTracePacket();  // reuses the chunk: Acquired(1)
+    p->AppendBytes(1, Pattern(30, 'b').data(), 30);
+    ScrapeWritersChunk();  // takes "a", leaves the open packet
+    no_replacement_ = true;
+  }  // EndPacket(): publish fails, relocation finds no chunk
+  const RingWriterStats& r = writer_->ring_writer().stats();
+  EXPECT_EQ(r.relocations, 0u);
+  EXPECT_EQ(r.suffixes_dropped, 1u);
+  EXPECT_EQ(r.ended_packets_dropped, 1u);
+  EXPECT_EQ(r.open_packets_dropped, 0u);
+  EXPECT_EQ(writer_->stats().packets_committed, 1u);
+  const auto delivered = FinishAndDrain();
+  EXPECT_EQ(delivered,
+            (std::vector<std::string>{Encoded(20, 'a'), Encoded(10, 'z')}));
+  ExpectExactAccounting(delivered, 1);
+}
+
+// The relocation bound hit at the end of a packet (kDrop): every
+// replacement is scraped at n = 0 before its publication.
+TEST_F(PerPacketLossAccountingTest, RelocationBoundAtPacketEnd) {
+  {
+    auto p = writer_->NewTracePacket();
+    p->AppendBytes(1, "open", 4);
+    ScrapeWritersChunk();
+    scrape_on_claim_ = true;
+  }
+  const RingWriterStats& r = writer_->ring_writer().stats();
+  EXPECT_EQ(r.relocations, 3u);
+  EXPECT_EQ(claims_scraped_, 3);
+  EXPECT_EQ(r.suffixes_dropped, 1u);
+  EXPECT_EQ(r.ended_packets_dropped, 1u);
+  const auto delivered = FinishAndDrain();
+  EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
+  ExpectExactAccounting(delivered, 1);
+}
+
+// Control: with a replacement the scraped packet is relocated at its end,
+// published there, and delivered; nothing needs Flush().
+TEST_F(PerPacketLossAccountingTest, ScrapedAtPacketEndIsRelocated) {
+  WritePacket(20, 'a');
+  {
+    auto p = writer_->NewTracePacket();
+    p->AppendBytes(1, Pattern(30, 'b').data(), 30);
+    ScrapeWritersChunk();
+  }
+  EXPECT_EQ(writer_->ring_writer().stats().relocations, 1u);
+  EXPECT_FALSE(writer_->ring_writer().holds_chunk());  // never reused (7.1)
+  std::vector<ReadChunk> more;
+  EXPECT_EQ(reader_.DrainAll(&more), ResolveResult::kNoData);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].fragments, std::vector<std::string>{Encoded(30, 'b')});
+  EXPECT_EQ(writer_->stats().packets_committed, 2u);
+  EXPECT_EQ(writer_->stats().packets_dropped, 0u);
 }
 
 }  // namespace

@@ -597,6 +597,8 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
   TestRing ring(256, 2);
   TraceWriterV2::Options opts = MakeOptions();
   opts.claim_budget = 1;
+  // Deferred publication, so that a finished packet is still unpublished.
+  opts.publication = Publication::kPerChunkRisksLossOnCrash;
   TraceWriterV2 w(ring.view(), opts);
   WriteSizedPacket(&w, 20, 'a');  // closed, unpublished, in chunk 0
   {

@@ -599,12 +599,18 @@ constexpr uint32_t kKilledW1Finished = 6;
 static_assert(sizeof(kKilledW1Lens) / sizeof(kKilledW1Lens[0]) ==
               kKilledW1Finished);
 constexpr uint32_t kKilledW2Finished = 4;
+// Writer 4 (the idle one) ends this many packets and never flushes.
+constexpr uint32_t kKilledIdleFinished = 3;
 constexpr uint32_t kSurvivorPackets = 60;
 
 // Child: two writers leave one open packet each, in the two shapes a dead
 // writer can leave behind, then it waits to be killed. All of it fits in
 // the ring, so nothing stalls and nobody needs to drain meanwhile (the
 // parent does not, so the layout is exactly this):
+//  - writer 4 ends kKilledIdleFinished packets and goes idle: no Flush(),
+//    never destroyed. EndPacket() published each of them, so its chunk is
+//    Complete(4, kKilledIdleFinished) and the dead producer's drain takes
+//    them all;
 //  - writer 1 finishes kKilledW1Finished packets and flushes them, then
 //    writes 6000 bytes into a packet it never finishes: the head is
 //    published (continues-on-next) and the tail is open in a chunk that
@@ -615,6 +621,9 @@ constexpr uint32_t kSurvivorPackets = 60;
 int ProducerKilledMidPacket(const RingView& ring, SharedResults* results) {
   TraceWriterV2 w1(ring, WriterOptions(1, BufferExhaustedPolicy::kStall));
   TraceWriterV2 w2(ring, WriterOptions(2, BufferExhaustedPolicy::kStall));
+  TraceWriterV2 idle(ring, WriterOptions(4, BufferExhaustedPolicy::kStall));
+  for (uint32_t seq = 0; seq < kKilledIdleFinished; ++seq)
+    WritePacket(&idle, nullptr, 4, seq, 50 + seq);
   for (uint32_t seq = 0; seq < kKilledW1Finished; ++seq)
     WritePacket(&w1, nullptr, 1, seq, kKilledW1Lens[seq]);
   w1.Flush();
@@ -751,11 +760,13 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
                                      shm_ring::GetFlags(w1_open), 0, 1));
 
   // What was delivered: every packet finished (and published) before the
-  // kill, none of the two open ones, and all of the survivor's.
+  // kill, the idle writer's included, none of the two open ones, and all of
+  // the survivor's.
   auto received = ReadBack(service.tb());
-  EXPECT_EQ(received.size(), 3u);
+  EXPECT_EQ(received.size(), 4u);
   EXPECT_EQ(Seqs(received[1]), Iota(kKilledW1Finished));
   EXPECT_EQ(Seqs(received[2]), Iota(kKilledW2Finished));
+  EXPECT_EQ(Seqs(received[4]), Iota(kKilledIdleFinished));
   EXPECT_EQ(Seqs(received[3]), Iota(kSurvivorPackets));
   for (const auto& [writer, packets] : received) {
     for (const Received& p : packets)

@@ -89,6 +89,31 @@ TEST(RingDrainerTraceBufferTest, PacketsRoundTripIncludingMultiChunkOnes) {
   EXPECT_EQ(s.chunks_unroutable + s.chunks_rejected_by_sink, 0u);
 }
 
+// A writer that ends packets and goes idle (no Flush(), writer still alive,
+// as in a final drain, a snapshot, or a SIGKILLed producer): the drainer
+// gets every packet it ended, since EndPacket() published it.
+TEST(RingDrainerTraceBufferTest, IdleWriterPacketsArriveWithoutFlush) {
+  Harness h(1024, 8);
+  RingWriter writer(h.ring.view(), h.WriterOptions(5));
+  std::vector<std::string> written;
+  for (uint32_t i = 0; i < 5; ++i) {
+    written.push_back(MakeTestPacket(5, i, 20 + i * 300));  // some span
+    ASSERT_TRUE(WriteRingPacket(&writer, written.back()));
+  }
+  EXPECT_TRUE(writer.holds_chunk());  // the last chunk is cached for reuse
+  while (h.drainer.DrainRing(h.ring_id, DrainMode::kFlush).positions_resolved >
+         0) {
+  }
+  const std::vector<ReadBackPacket> read = ReadAllPackets(h.tb.get());
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].data, written[i]) << i;
+    EXPECT_EQ(read[i].loss, 0u) << i;
+  }
+  EXPECT_EQ(h.drainer.ring_stats(h.ring_id).reader.scrapes, 0u);
+  EXPECT_EQ(writer.stats().loss_events, 0u);
+}
+
 TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
   Harness h(512, 8);
   RingWriter writer(h.ring.view(), h.WriterOptions(4));
@@ -96,7 +121,7 @@ TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
   for (uint32_t i = 0; i < 20; ++i) {
     written.push_back(MakeTestPacket(4, i, 100 + i * 50));
     // The drainer runs while every fragment is open: it scrapes the chunk
-    // and the writer relocates its unpublished suffix and open fragment.
+    // and the writer relocates its open fragment.
     ASSERT_TRUE(WriteRingPacket(&writer, written.back(),
                                 [&] { h.drainer.DrainRing(h.ring_id); }));
   }

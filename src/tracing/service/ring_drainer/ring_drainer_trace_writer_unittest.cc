@@ -236,8 +236,9 @@ void RunPipeline(const Params& p) {
 // A finished packet lost with a dropped relocated suffix counts in
 // TraceWriterV2Stats::packets_dropped, so delivered + packets_dropped ==
 // packets_begun holds exactly. Forced deterministically: the reader scrapes
-// the writer's Acquired chunk at n = 0 while another writer fills the ring,
-// so the relocation finds no replacement under kDrop.
+// the writer's Acquired chunk at n = 0 while the packet is open and another
+// writer fills the ring, so the relocation at the packet's end (its
+// publication fails) finds no replacement under kDrop.
 TEST(RingDrainerTraceWriterTest,
      PacketsDroppedCountsFinishedPacketsLostWithASuffix) {
   test::DrainedRing env({/*chunk_size=*/256, /*num_chunks=*/2,
@@ -251,18 +252,21 @@ TEST(RingDrainerTraceWriterTest,
   o.target_buffer = kBufferId;
   o.policy = shm_ring::BufferExhaustedPolicy::kDrop;
   TraceWriterV2 writer(ring.view(), o);
+  // Another writer's position: created before the scrape so it is ready.
+  test::FakeWriter other(ring.view(), 2, kBufferId);
   {
     auto packet = writer.NewTracePacket();  // Position 0, chunk 0.
     packet->AppendVarInt(kTimestamp, 1);
-  }  // Finished, not yet published: Acquired(1, 0).
-  ASSERT_EQ(drainer.DrainRing(id).positions_resolved, 1u);  // Scrape, n = 0.
-  // Another writer takes position 1; position 2 (chunk 0, pinned) burns.
-  test::FakeWriter other(ring.view(), 2, kBufferId);
-  other.ReserveAndClaim();
-  uint32_t pos = 0;
-  ASSERT_TRUE(other.Reserve(&pos));
-  ASSERT_FALSE(other.Claim(pos));
-  writer.Flush();  // Relocation: acknowledged, no room, suffix dropped.
+    // Open, unpublished: Acquired(1, 0). Scrape, n = 0.
+    ASSERT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+    // The other writer takes position 1; position 2 (chunk 0, pinned)
+    // burns.
+    other.ReserveAndClaim();
+    uint32_t pos = 0;
+    ASSERT_TRUE(other.Reserve(&pos));
+    ASSERT_FALSE(other.Claim(pos));
+  }  // The packet ends: its publication finds the scrape; relocation is
+     // acknowledged, finds no room, and drops the finished packet.
   const shm_ring::TraceWriterV2Stats st = writer.stats();
   ASSERT_GT(st.bytes_dropped, 0u);
   EXPECT_EQ(st.packets_begun, 1u);
