@@ -93,6 +93,11 @@ base::Status ValidateRingLimits(const RingLimits& l) {
                            l.default_ring_bytes, l.min_ring_bytes,
                            l.max_ring_bytes);
   }
+  if (l.max_ring_bytes > kMaxRingKb * 1024u) {
+    return base::ErrStatus(
+        "max ring size %u above %u KiB, the most a default producer accepts",
+        l.max_ring_bytes, kMaxRingKb);
+  }
   // Every served ring has at least two chunks (ChooseRingGeometry grows a
   // ring to two chunks), which must fit the maximum.
   if (uint64_t{l.max_ring_bytes} < 2 * uint64_t{l.max_chunk_size}) {
@@ -128,8 +133,9 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   *status = ValidateRingLimits(options.ring_limits);
   if (!status->ok())
     return nullptr;
-  if (options.buffer_kb == 0) {
-    *status = base::ErrStatus("the trace buffer size must be > 0");
+  if (options.buffer_kb == 0 || options.buffer_kb > kMaxBufferKb) {
+    *status = base::ErrStatus("the trace buffer size must be in [1, %u] KiB",
+                              kMaxBufferKb);
     return nullptr;
   }
   if (options.max_producers == 0 || options.max_producers > kMaxProducerId) {
@@ -145,8 +151,11 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
                                         options.fill_policy);
   if (!core->buffer_) {
-    *status = base::ErrStatus("cannot create a %u KiB trace buffer",
-                              options.buffer_kb);
+    *status = base::ErrStatus(
+        "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
+        "(not enough address space or memory?)",
+        options.buffer_kb,
+        static_cast<unsigned long long>(uint64_t{options.buffer_kb} * 1024));
     return nullptr;
   }
   ServiceCore* raw = core.get();

@@ -70,11 +70,19 @@ namespace traced {
 // the only BufferID a producer's chunks may target.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
 
+// The largest trace buffer, in KiB: TraceBufferV2 holds at most 0xffff0000
+// bytes (its offsets are 32-bit and it keeps the top 64 KiB free).
+constexpr uint32_t kMaxBufferKb = 0xffff0000u / 1024;  // 4194240
+// The largest ring the service serves, in KiB: what a producer accepts by
+// default (ProducerOptions::max_ring_bytes, 64 MiB). A larger ring would be
+// refused by every default producer.
+constexpr uint32_t kMaxRingKb = 65536;
+
 // Ring sizes the service hands out. Sizes are payload bytes (num_chunks *
 // chunk_size; the mapping adds the 256-byte control header). Every value is
 // a power of two, min <= default <= max, chunk sizes within the ABI's
 // [kMinChunkSize, kMaxChunkSize] and max_ring_bytes at least two chunks of
-// max_chunk_size (ValidateRingLimits).
+// max_chunk_size, and at most kMaxRingKb KiB (ValidateRingLimits).
 struct RingLimits {
   uint32_t default_ring_bytes = 1u << 20;  // 1 MiB
   uint32_t min_ring_bytes = 16u << 10;     // 16 KiB

@@ -66,23 +66,24 @@ base::Status TracingService::Start() {
       ServiceCore::Create(options_.core, &status);
   if (!core)
     return status;
-  ipc::ScopedFd out_fd(open(options_.out_path.c_str(),
-                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!out_fd.valid()) {
-    return base::ErrStatus("cannot open %s: %s", options_.out_path.c_str(),
-                           strerror(errno));
-  }
+  if (options_.out_path == options_.socket_path)
+    return base::ErrStatus("the socket and the output file are both %s",
+                           options_.out_path.c_str());
+  std::unique_ptr<trace_export::TraceOutputFile> out_file =
+      trace_export::TraceOutputFile::Create(options_.out_path, &status);
+  if (!out_file)
+    return status;
   ipc::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   ipc::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid() || !snapshot_fd.valid())
     return base::ErrStatus("eventfd: %s", strerror(errno));
-  std::unique_ptr<ipc::UnixSocket> listener =
-      ipc::UnixSocket::Listen(options_.socket_path, &status);
+  std::unique_ptr<ipc::UnixSocket> listener = ipc::UnixSocket::Listen(
+      options_.socket_path, options_.socket_options, &status);
   if (!listener)
     return status;
 
   core_ = std::move(core);
-  out_fd_ = std::move(out_fd);
+  out_file_ = std::move(out_file);
   wake_fd_ = std::move(wake_fd);
   snapshot_fd_ = std::move(snapshot_fd);
   listener_ = std::move(listener);
@@ -104,13 +105,10 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   ServiceSummary local;
   ServiceSummary* s = summary ? summary : &local;
   *s = ServiceSummary();
-  base::Status status = core_->Finish(out_fd_.get(), &s->export_summary);
-  if (status.ok() && fsync(out_fd_.get()) != 0 && errno != EINVAL)
-    status = base::ErrStatus("fsync %s: %s", options_.out_path.c_str(),
-                             strerror(errno));
-  if (close(out_fd_.release()) != 0 && status.ok())
-    status = base::ErrStatus("close %s: %s", options_.out_path.c_str(),
-                             strerror(errno));
+  base::Status status = FinishOutput(
+      out_file_.get(), core_->Finish(out_file_->fd(), &s->export_summary),
+      &s->written);
+  out_file_.reset();
   Publish();
   s->stats = stats();
   s->out_path = options_.out_path;
@@ -159,6 +157,7 @@ base::Status TracingService::Snapshot(const std::string& path,
     summary->stats = stats();  // published before the answer
     summary->export_summary = export_summary;
     summary->out_path = path;
+    summary->written = status.ok();
     summary->elapsed_s =
         std::chrono::duration<double>(Clock::now() - start_time_).count();
   }
@@ -197,32 +196,42 @@ void TracingService::ServeSnapshotRequest() {
 
 base::Status TracingService::WriteSnapshot(const std::string& path,
                                            ExportSummary* summary) {
-  // Truncating the trace file would lose what Stop() writes there.
+  // The trace file is replaced by Stop() only; its temporary file is ours.
   struct stat out_st = {};
   struct stat path_st = {};
-  if (fstat(out_fd_.get(), &out_st) == 0 && stat(path.c_str(), &path_st) == 0 &&
-      out_st.st_dev == path_st.st_dev && out_st.st_ino == path_st.st_ino) {
+  if (path == options_.out_path || path == out_file_->temp_path() ||
+      (fstat(out_file_->fd(), &out_st) == 0 &&
+       stat(path.c_str(), &path_st) == 0 && out_st.st_dev == path_st.st_dev &&
+       out_st.st_ino == path_st.st_ino)) {
     return base::ErrStatus("snapshot %s: that is the trace file", path.c_str());
   }
-  ipc::ScopedFd fd(
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return base::ErrStatus("snapshot %s: cannot open: %s", path.c_str(),
-                           strerror(errno));
+  base::Status status;
+  std::unique_ptr<trace_export::TraceOutputFile> file =
+      trace_export::TraceOutputFile::Create(path, &status);
+  if (!file)
+    return base::ErrStatus("snapshot: %s", status.message().c_str());
+  bool written = false;
+  status =
+      FinishOutput(file.get(), core_->Snapshot(file->fd(), summary), &written);
+  if (!status.ok())
+    return base::ErrStatus("snapshot: %s", status.message().c_str());
+  return status;
+}
+
+// static
+base::Status TracingService::FinishOutput(trace_export::TraceOutputFile* file,
+                                          base::Status export_status,
+                                          bool* written) {
+  *written = false;
+  if (!export_status.ok()) {
+    // The partial file goes away with |file|'s owner; the message says
+    // where the bytes were going, not which fd.
+    return base::ErrStatus("cannot write %s: %s; the trace was not written",
+                           file->path().c_str(),
+                           export_status.message().c_str());
   }
-  base::Status status = core_->Snapshot(fd.get(), summary);
-  if (!status.ok()) {
-    status = base::ErrStatus("snapshot %s: %s", path.c_str(),
-                             status.message().c_str());
-  }
-  if (status.ok() && fsync(fd.get()) != 0 && errno != EINVAL) {
-    status = base::ErrStatus("snapshot %s: fsync: %s", path.c_str(),
-                             strerror(errno));
-  }
-  if (close(fd.release()) != 0 && status.ok()) {
-    status = base::ErrStatus("snapshot %s: close: %s", path.c_str(),
-                             strerror(errno));
-  }
+  base::Status status = file->Commit();
+  *written = file->committed();
   return status;
 }
 
@@ -489,8 +498,8 @@ std::string FormatSummary(const ServiceSummary& s) {
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
       "version, %llu too many, %llu service error), %llu connections, %llu "
-      "protocol violations, %llu Hello timeouts. %llu packets exported "
-      "(%llu bytes) to %s (%llu bytes). Loss: %llu packets overwritten in "
+      "protocol violations, %llu Hello timeouts. %llu packets %s "
+      "(%llu bytes) %s %s (%llu bytes). Loss: %llu packets overwritten in "
       "the buffer, %llu chunks discarded by the buffer, %llu dropped by the "
       "drainer, %llu invalid packets, %llu packets marked "
       "previous_packet_dropped; drainer: %llu chunks, %llu holes, %llu "
@@ -502,8 +511,10 @@ std::string FormatSummary(const ServiceSummary& s) {
       u(p.hellos_rejected_service_error), u(c.connections_accepted),
       u(c.protocol_violations()), u(c.hello_timeouts),
       u(e.export_stats.packets_exported),
-      u(e.export_stats.packet_bytes_exported), s.out_path.c_str(),
-      u(e.file_size), u(e.packets_overwritten),
+      s.written ? "exported" : "NOT written",
+      u(e.export_stats.packet_bytes_exported),
+      s.written ? "to" : "(the export failed; untouched:)", s.out_path.c_str(),
+      u(s.written ? e.file_size : 0), u(e.packets_overwritten),
       u(e.buffer_stats.chunks_discarded),
       u(e.drainer_stats.chunks_unroutable +
         e.drainer_stats.chunks_rejected_by_sink),

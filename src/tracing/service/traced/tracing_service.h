@@ -60,6 +60,7 @@
 
 #include "src/base/status.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/service_core.h"
 
 namespace ringtrace {
@@ -115,6 +116,9 @@ struct ServiceSummary {
   ServiceStats stats;
   ExportSummary export_summary;
   std::string out_path;  // the trace file, or the snapshot's file
+  // The file is complete and in place. False after a write error: the
+  // temporary file was removed and |out_path| holds what it held before.
+  bool written = false;
   double elapsed_s = 0;  // Start() to Stop() (or to the snapshot)
 };
 
@@ -125,7 +129,11 @@ class TracingService {
  public:
   struct Options {
     std::string socket_path;
-    std::string out_path;  // the trace file, created by Start()
+    // Mode and group of the socket file: who may connect.
+    ipc::ListenOptions socket_options;
+    // The trace file (trace_export::TraceOutputFile: written beside it and
+    // renamed into place by Stop(), or written directly to a device/FIFO).
+    std::string out_path;
     ServiceCore::Options core;
     uint32_t max_pending_connections = 32;  // connections owing their Hello
     uint32_t hello_timeout_ms = 5000;
@@ -145,12 +153,13 @@ class TracingService {
   TracingService(const TracingService&) = delete;
   TracingService& operator=(const TracingService&) = delete;
 
-  // Creates the trace file, the core and the listening socket, then starts
-  // the service thread. Fails without side effects beyond a created (empty)
-  // trace file.
+  // Creates the core, the temporary trace file and the listening socket,
+  // then starts the service thread. On failure nothing is left behind: the
+  // temporary file is removed, out_path is untouched.
   base::Status Start();
-  // Stops accepting and serving, drains every ring, writes the trace.
-  // |summary| may be null. Fails if not running or on an I/O error.
+  // Stops accepting and serving, drains every ring, writes the trace and
+  // renames it into place. |summary| may be null. Fails if not running or on
+  // an I/O error (the message names out_path; the partial file is removed).
   base::Status Stop(ServiceSummary* summary);
 
   // While running, from the owner thread: writes a snapshot of what the
@@ -158,13 +167,13 @@ class TracingService {
   // complete Perfetto trace like the final one (ServiceCore::Snapshot says
   // what it holds: the published chunks, not the ones writers hold open).
   // Tracing goes on; producers stay connected; the final trace is
-  // unaffected. Waits for the service thread at most
+  // unaffected. Written like the trace file (TraceOutputFile): complete or
+  // not at all. Waits for the service thread at most
   // Options::snapshot_timeout_ms; after a timeout the request may still
   // complete, and the next Snapshot() fails until it did. |path| must not
   // be the trace file. |summary| may be null; it gets the snapshot's
   // ExportSummary, the stats after it and |path|. Counted in
-  // ServiceStats::snapshots_written / snapshot_errors. A failed snapshot may
-  // leave a partial file.
+  // ServiceStats::snapshots_written / snapshot_errors.
   base::Status Snapshot(const std::string& path, ServiceSummary* summary);
 
   ServiceStats stats() const;
@@ -208,13 +217,18 @@ class TracingService {
   base::Status WriteSnapshot(const std::string& path, ExportSummary* summary);
   // Service thread, when it stops: fails a request nobody served.
   void FailPendingSnapshot();
+  // After an export into |file|: commits it if |export_status| is ok. The
+  // error names the file's path. |*written|: the file is in place.
+  static base::Status FinishOutput(trace_export::TraceOutputFile* file,
+                                   base::Status export_status,
+                                   bool* written);
 
   const Options options_;
   std::unique_ptr<ServiceCore> core_;
   std::unique_ptr<ipc::UnixSocket> listener_;
   ipc::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
   ipc::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
-  ipc::ScopedFd out_fd_;       // the trace file
+  std::unique_ptr<trace_export::TraceOutputFile> out_file_;
   std::thread thread_;
   bool running_ = false;  // owner thread only
   Clock::time_point start_time_;
