@@ -625,7 +625,7 @@ TEST_F(TracingServiceTest, SnapshotErrorsLeaveTheServiceRunning) {
       service_->Snapshot(dir_.path() + "/no/such/dir/snapshot", &s);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("cannot write " + dir_.path() +
-                                   "/no/such/dir/snapshot"),
+                                  "/no/such/dir/snapshot"),
             std::string::npos)
       << status.message();
   EXPECT_EQ(service_->stats().snapshot_errors, 1u);
