@@ -28,7 +28,8 @@ namespace {
 constexpr size_t kWakePollFd = 0;      // Stop()
 constexpr size_t kSnapshotPollFd = 1;  // Snapshot()
 constexpr size_t kListenerPollFd = 2;
-constexpr size_t kFixedPollFds = 3;
+constexpr size_t kStoppedRingsPollFd = 3;  // ServiceCore::stopped_rings_fd
+constexpr size_t kFixedPollFds = 4;
 
 // Adds 1 to eventfd |fd|. A write of 1 cannot block (EFD_NONBLOCK) or fail
 // short of a full counter (2^64 - 2 wake-ups without a read).
@@ -56,7 +57,7 @@ base::Status TracingService::Start() {
     return base::ErrStatus("no output file");
   if (options_.hello_timeout_ms == 0 || options_.messages_per_round == 0 ||
       options_.max_pending_connections == 0 ||
-      options_.snapshot_timeout_ms == 0) {
+      options_.max_pending_per_uid == 0 || options_.snapshot_timeout_ms == 0) {
     return base::ErrStatus(
         "hello timeout, messages per round, pending connections and snapshot "
         "timeout must be > 0");
@@ -105,6 +106,7 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   ServiceSummary local;
   ServiceSummary* s = summary ? summary : &local;
   *s = ServiceSummary();
+  core_->set_service_counters(MakeServiceCounters());  // thread joined
   base::Status status = FinishOutput(
       out_file_.get(), core_->Finish(out_file_->fd(), &s->export_summary),
       &s->written);
@@ -177,6 +179,7 @@ void TracingService::ServeSnapshotRequest() {
   if (snapshot_hook_for_testing_)
     snapshot_hook_for_testing_();
   ExportSummary export_summary;
+  core_->set_service_counters(MakeServiceCounters());
   const base::Status status = WriteSnapshot(path, &export_summary);
   if (status.ok())
     ++snapshots_written_;
@@ -298,6 +301,7 @@ void TracingService::Run() {
     // kListenerPollFd; fd -1: poll ignores the entry (listener in back-off).
     fds.push_back(
         {accept_backoff_until_ > now ? -1 : listener_->fd(), POLLIN, 0});
+    fds.push_back({core_->stopped_rings_fd(), POLLIN, 0});
     for (const auto& c : connections_)
       fds.push_back({c->socket->fd(), POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), NextTimeoutMs(now));
@@ -325,6 +329,8 @@ void TracingService::Run() {
       }
       ServeSnapshotRequest();
     }
+    if (rc > 0 && fds[kStoppedRingsPollFd].revents != 0)
+      DisconnectStoppedProducers();
     if (rc > 0 && fds[kListenerPollFd].revents != 0)
       AcceptNew(now);
     for (auto& c : connections_) {
@@ -360,17 +366,15 @@ void TracingService::AcceptNew(Clock::time_point now) {
       return;
     }
     ++conn_stats_.connections_accepted;
-    const size_t pending = static_cast<size_t>(
-        std::count_if(connections_.begin(), connections_.end(),
-                      [](const std::unique_ptr<Connection>& c) {
-                        return c->socket && c->producer_id == 0;
-                      }));
     ipc::PeerCredentials creds;
-    if (pending >= options_.max_pending_connections ||
-        !socket->GetPeerCredentials(&creds)) {
+    if (!socket->GetPeerCredentials(&creds)) {
+      RT_ELOG("cannot read a new connection's credentials: %s; closing it",
+              strerror(errno));
       ++conn_stats_.connections_refused;
       continue;  // |socket| closes
     }
+    if (!AdmitPending(creds))
+      continue;
     std::unique_ptr<Connection> c(new Connection());
     c->socket = std::move(socket);
     c->identity.pid = static_cast<int32_t>(creds.pid);
@@ -379,6 +383,62 @@ void TracingService::AcceptNew(Clock::time_point now) {
         now + std::chrono::milliseconds(options_.hello_timeout_ms);
     connections_.push_back(std::move(c));
   }
+}
+
+bool TracingService::AdmitPending(const ipc::PeerCredentials& creds) {
+  size_t pending = 0;
+  size_t pending_of_uid = 0;
+  for (const auto& c : connections_) {
+    if (!c->socket || c->producer_id != 0)
+      continue;
+    ++pending;
+    if (static_cast<uid_t>(c->identity.uid) == creds.uid)
+      ++pending_of_uid;
+  }
+  const bool per_uid = pending_of_uid >= options_.max_pending_per_uid;
+  if (!per_uid && pending < options_.max_pending_connections)
+    return true;
+  ++conn_stats_.connections_refused;
+  if (per_uid)
+    ++conn_stats_.connections_refused_per_uid;
+  const uint64_t n = ++refusals_per_uid_[static_cast<uint32_t>(creds.uid)];
+  if ((n & (n - 1)) == 0) {  // the first, then every power of two
+    RT_LOG(
+        "refused a connection from pid %d uid %u: %zu of its connections "
+        "(limit %u) and %zu in all (limit %u) owe their Hello; %llu refused "
+        "for this uid so far",
+        static_cast<int>(creds.pid), static_cast<unsigned>(creds.uid),
+        pending_of_uid, options_.max_pending_per_uid, pending,
+        options_.max_pending_connections, static_cast<unsigned long long>(n));
+  }
+  return false;
+}
+
+void TracingService::DisconnectStoppedProducers() {
+  for (trace_buffer::ProducerID id : core_->TakeStoppedProducers()) {
+    for (auto& c : connections_) {
+      if (!c->socket || c->producer_id != id)
+        continue;
+      RT_LOG(
+          "pid %d (producer %u): its ring broke the ring protocol and is no "
+          "longer read; disconnecting",
+          c->identity.pid, static_cast<unsigned>(id));
+      ++conn_stats_.producers_disconnected_ring_error;
+      Close(c.get());
+    }
+  }
+}
+
+ServiceCounters TracingService::MakeServiceCounters() const {
+  ServiceCounters counters;
+  counters.connections_refused = conn_stats_.connections_refused;
+  counters.connections_refused_per_uid =
+      conn_stats_.connections_refused_per_uid;
+  counters.hello_timeouts = conn_stats_.hello_timeouts;
+  counters.protocol_violations = conn_stats_.protocol_violations();
+  counters.producers_disconnected_ring_error =
+      conn_stats_.producers_disconnected_ring_error;
+  return counters;
 }
 
 void TracingService::Serve(Connection* c) {
@@ -475,8 +535,9 @@ void TracingService::HandleHello(Connection* c, const ipc::HelloMsg& hello) {
     return;
   }
   if (!ok) {
-    RT_LOG("pid %d: Hello refused: %s", c->identity.pid,
-           ipc::HelloStatusToString(admission.reply.status));
+    RT_LOG("pid %d uid %d: Hello refused (%s): %s", c->identity.pid,
+           c->identity.uid, ipc::HelloStatusToString(admission.reply.status),
+           admission.refusal.c_str());
     Close(c);
   }
 }
@@ -498,7 +559,9 @@ std::string FormatSummary(const ServiceSummary& s) {
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
       "version, %llu too many, %llu service error), %llu connections, %llu "
-      "protocol violations, %llu Hello timeouts. %llu packets %s "
+      "protocol violations, %llu Hello timeouts, %llu connections refused "
+      "(%llu by the per-uid limit), %llu producers disconnected for a ring "
+      "protocol error, %llu ProducerIDs reused. %llu packets %s "
       "(%llu bytes) %s %s (%llu bytes). Loss: %llu packets overwritten in "
       "the buffer, %llu chunks discarded by the buffer, %llu dropped by the "
       "drainer, %llu invalid packets, %llu packets marked "
@@ -509,8 +572,9 @@ std::string FormatSummary(const ServiceSummary& s) {
         p.hellos_rejected_service_error),
       u(p.hellos_rejected_version), u(p.hellos_rejected_too_many),
       u(p.hellos_rejected_service_error), u(c.connections_accepted),
-      u(c.protocol_violations()), u(c.hello_timeouts),
-      u(e.export_stats.packets_exported),
+      u(c.protocol_violations()), u(c.hello_timeouts), u(c.connections_refused),
+      u(c.connections_refused_per_uid), u(c.producers_disconnected_ring_error),
+      u(p.producer_ids_reused), u(e.export_stats.packets_exported),
       s.written ? "exported" : "NOT written",
       u(e.export_stats.packet_bytes_exported),
       s.written ? "to" : "(the export failed; untouched:)", s.out_path.c_str(),

@@ -10,9 +10,14 @@
 // One service thread runs a poll(2) loop over two eventfds (Stop()'s wake-up
 // and Snapshot()'s request), the listening socket and every connection, all
 // non-blocking:
-//   - accept: up to kAcceptsPerRound new connections per round; a connection
-//     beyond Options::max_pending_connections (connections still owing their
-//     Hello) is closed at once. The peer's pid and uid come from SO_PEERCRED.
+//   - accept: up to kAcceptsPerRound new connections per round. The peer's
+//     pid and uid come from SO_PEERCRED. A connection still owing its Hello
+//     is "pending"; a new one is closed at once if its uid already has
+//     Options::max_pending_per_uid pending (so one local user cannot lock
+//     the others out) or Options::max_pending_connections are pending in
+//     all. Refusals are counted (connections_refused, of which
+//     connections_refused_per_uid) and logged (the first of a uid and then
+//     every power of two, so a flood cannot flood the log);
 //   - a connection must send its Hello within Options::hello_timeout_ms, else
 //     it is closed (ConnectionStats::hello_timeouts);
 //   - per round at most Options::messages_per_round datagrams are read from
@@ -21,6 +26,10 @@
 //     A rejected Hello (version, producer limit, ring creation) gets its
 //     HelloReply and the connection is closed;
 //   - DrainRequest -> ServiceCore::OnDrainRequest (DrainLoop::Notify);
+//   - a ring the drainer stopped on a protocol error (ServiceCore::
+//     stopped_rings_fd, polled) disconnects its producer: logged, counted
+//     (producers_disconnected_ring_error). Keeping it connected would let
+//     it write into a ring nobody reads while thinking it is traced;
 //   - EOF, a receive error, or any protocol violation (undecodable datagram,
 //     datagram the transport refused, an fd attached, a second Hello, a
 //     DrainRequest before the Hello, a HelloReply) closes only that
@@ -51,6 +60,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,7 +82,11 @@ struct ConnectionStats {
   // Closed right after accept(): too many connections owing their Hello, or
   // the peer's credentials could not be read.
   uint64_t connections_refused = 0;
-  uint64_t hello_timeouts = 0;    // no Hello before the deadline
+  // Of connections_refused: the peer's uid had max_pending_per_uid pending.
+  uint64_t connections_refused_per_uid = 0;
+  uint64_t hello_timeouts = 0;  // no Hello before the deadline
+  // The drainer stopped the producer's ring on a protocol error.
+  uint64_t producers_disconnected_ring_error = 0;
   uint64_t peer_disconnects = 0;  // EOF (or reset) from the peer
   // Protocol violations. Each closes its connection, after the final drain
   // of its ring if it had one.
@@ -135,7 +149,9 @@ class TracingService {
     // renamed into place by Stop(), or written directly to a device/FIFO).
     std::string out_path;
     ServiceCore::Options core;
-    uint32_t max_pending_connections = 32;  // connections owing their Hello
+    // Connections owing their Hello: in all, and per peer uid.
+    uint32_t max_pending_connections = 256;
+    uint32_t max_pending_per_uid = 8;
     uint32_t hello_timeout_ms = 5000;
     uint32_t messages_per_round = 16;  // per connection and poll round
     // How long Snapshot() waits for the service thread (> 0). Only reached
@@ -205,6 +221,13 @@ class TracingService {
   // accept back-off; -1 if none.
   int NextTimeoutMs(Clock::time_point now) const;
   void AcceptNew(Clock::time_point now);
+  // Whether a connection from |creds| may wait for its Hello; counts and
+  // logs a refusal.
+  bool AdmitPending(const ipc::PeerCredentials& creds);
+  // Disconnects the producers whose rings the drainer stopped.
+  void DisconnectStoppedProducers();
+  // The connection counters for ServiceCore's TraceStats.
+  ServiceCounters MakeServiceCounters() const;
   void Serve(Connection* c);
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);
   // Closes |c|; if it is a producer, drains its ring one last time and
@@ -237,6 +260,7 @@ class TracingService {
   std::vector<std::unique_ptr<Connection>> connections_;
   Clock::time_point accept_backoff_until_;
   ConnectionStats conn_stats_;
+  std::map<uint32_t, uint64_t> refusals_per_uid_;  // for log rate limiting
   uint64_t snapshots_written_ = 0;
   uint64_t snapshot_errors_ = 0;
   std::function<void()> snapshot_hook_for_testing_;
