@@ -9,9 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -21,6 +25,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/test/subprocess.h"
 
 namespace ringtrace {
@@ -126,8 +131,50 @@ class RingtracedTest : public ::testing::Test {
     return n;
   }
 
+  // The TraceStats of the trace at |path|.
+  perfetto::protos::TraceStats StatsOf(const std::string& path) {
+    perfetto::protos::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(ReadFile(path))) << path;
+    for (const auto& p : trace.packet()) {
+      if (p.has_trace_stats())
+        return p.trace_stats();
+    }
+    ADD_FAILURE() << "no TraceStats in " << path;
+    return perfetto::protos::TraceStats();
+  }
+
   std::string dir_, socket_, trace_, bin_;
 };
+
+// A child process running as |uid| that opens |count| connections to
+// |socket| and never says Hello; it reports on |ready_fd| once connected
+// and then waits to be killed. Only async-signal-safe calls after fork().
+pid_t SpawnIdleConnections(const std::string& socket_path,
+                           uid_t uid,
+                           int count,
+                           int ready_fd) {
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  const pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0)
+    _exit(3);
+  char ok = 1;
+  for (int i = 0; i < count; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr),
+                          sizeof(addr)) != 0) {
+      ok = 0;
+      break;
+    }
+  }
+  if (write(ready_fd, &ok, 1) != 1)
+    _exit(4);
+  for (;;)
+    pause();
+}
 
 // --socket naming a regular file, a directory or a symlink: refused with
 // the path and its kind; nothing is removed or truncated.
@@ -364,6 +411,129 @@ TEST_F(RingtracedTest, SocketModeAndGroupAreApplied) {
   service.Signal(SIGTERM);
   ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
   EXPECT_EQ(service.exit_code(), 0) << service.output();
+}
+
+// Idle connections of one uid (no Hello) cannot lock other users out: each
+// uid may keep 8 pending, the rest are refused, logged and counted, and an
+// app of another uid is served meanwhile.
+TEST_F(RingtracedTest, IdleConnectionsOfOneUserDoNotLockOthersOut) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to connect as another uid";
+  constexpr uid_t kNobody = 65534;
+  constexpr int kIdle = 40;
+  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);
+  Subprocess service(ServiceArgs(socket_, trace_, {"--socket-mode", "0666"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t idler = SpawnIdleConnections(socket_, kNobody, kIdle, ready[1]);
+  ASSERT_GT(idler, 0);
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 1) << "the idle client could not connect";
+
+  // Another user's app (ours, root) is admitted while they idle.
+  Subprocess app(AppArgs(socket_, 2, 100));
+  EXPECT_EQ(RunToEnd(&app), 0) << app.output();
+
+  kill(idler, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(idler, &status, 0), idler);
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  const std::string out = service.output();
+  EXPECT_NE(out.find("refused a connection from pid " + std::to_string(idler) +
+                     " uid 65534: 8 of its connections (limit 8)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("32 connections refused (32 by the per-uid limit)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 2u * 100);
+  const perfetto::protos::TraceStats stats = StatsOf(trace_);
+  EXPECT_EQ(stats.ringtrace_connections_refused(), 32u);
+  EXPECT_EQ(stats.ringtrace_connections_refused_per_uid(), 32u);
+}
+
+// A producer whose ring breaks the protocol is disconnected, logged and
+// counted, not left connected to a ring nobody reads.
+TEST_F(RingtracedTest, RingProtocolErrorDisconnectsTheProducer) {
+  Subprocess service(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  traced::test::TestClient client;
+  ASSERT_TRUE(client.Connect(socket_));
+  ASSERT_TRUE(client.Hello("ring_breaker"));
+  const shm_ring::RingView& view = client.region()->view();
+  // A reserved state at position 0, published by moving write_pos (release:
+  // pairs with the reader's acquire load of write_pos).
+  view.chunk_state(0)->store(0xbad00000u, std::memory_order_relaxed);
+  view.write_pos()->store(1, std::memory_order_release);
+  ASSERT_TRUE(client.SendDrainRequest());
+  EXPECT_TRUE(client.WaitForClose()) << service.output();
+
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  const std::string out = service.output();
+  EXPECT_NE(out.find("broke the ring protocol and is no longer read; "
+                     "disconnecting"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 producers disconnected for a ring protocol error"),
+            std::string::npos)
+      << out;
+  const perfetto::protos::TraceStats stats = StatsOf(trace_);
+  EXPECT_EQ(stats.ringtrace_producers_disconnected_ring_error(), 1u);
+  EXPECT_EQ(stats.ringtrace_rings_stopped_protocol_error(), 1u);
+}
+
+// A refused Hello is logged with its reason.
+TEST_F(RingtracedTest, RefusedProducerIsLoggedWithTheReason) {
+  Subprocess service(ServiceArgs(socket_, trace_, {"--max-producers", "1"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  traced::test::TestClient holder;
+  ASSERT_TRUE(holder.Connect(socket_));
+  ASSERT_TRUE(holder.Hello("holder"));
+  Subprocess app(AppArgs(socket_, 1, 10));
+  EXPECT_EQ(RunToEnd(&app), 1) << app.output();
+  holder.Disconnect();
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(service.exit_code(), 0) << service.output();
+  EXPECT_NE(service.output().find(
+                "pid " + std::to_string(app.pid()) + " uid " +
+                std::to_string(getuid()) +
+                ": Hello refused (too many producers): max_producers (1) are "
+                "connected"),
+            std::string::npos)
+      << service.output();
+  EXPECT_EQ(StatsOf(trace_).ringtrace_hellos_rejected(), 1u);
+}
+
+// Short-lived producers as real processes: more lifetimes than the
+// connection limits, every one admitted, each with its own packets.
+TEST_F(RingtracedTest, ManyShortLivedProducersAreAllServed) {
+  Subprocess service(ServiceArgs(socket_, trace_, {"--max-producers", "2"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  constexpr int kApps = 20;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kApps; ++i) {
+    Subprocess app(AppArgs(socket_, 1, 20));
+    ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+    pids.push_back(app.pid());
+  }
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  EXPECT_NE(service.output().find(std::to_string(kApps) + " producers seen"),
+            std::string::npos)
+      << service.output();
+  for (pid_t pid : pids)
+    EXPECT_EQ(TrackEventsOf(trace_, pid), 20u) << pid;
 }
 
 }  // namespace
