@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "ringtrace/producer.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/test/subprocess.h"
 
@@ -385,6 +387,18 @@ TEST_F(RingtracedTest, EdgeFlagValuesWorkAndOnePastIsRefused) {
         << service.output();
     EXPECT_FALSE(Exists(trace_));
   }
+}
+
+// The largest ring the service may serve is what a default producer
+// accepts: --ring-kb cannot make every producer refuse its ring.
+TEST(RingtracedLimitsTest, LargestServedRingIsWhatAProducerAccepts) {
+  EXPECT_EQ(ProducerOptions().max_ring_bytes,
+            uint64_t{traced::kMaxRingKb} * 1024);
+  traced::RingLimits limits;
+  limits.max_ring_bytes = traced::kMaxRingKb * 1024;
+  EXPECT_TRUE(traced::ValidateRingLimits(limits).ok());
+  limits.max_ring_bytes *= 2;
+  EXPECT_FALSE(traced::ValidateRingLimits(limits).ok());
 }
 
 // --socket-mode / --socket-group set who may connect; the default is the
