@@ -194,8 +194,10 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     return nullptr;
   }
   loop_options.drainer.on_ring_stopped =
-      [raw](uint32_t, trace_buffer::ProducerID id,
-            const ring_drainer::ProtocolError&) { raw->OnRingStopped(id); };
+      [raw](uint32_t ring_id, trace_buffer::ProducerID,
+            const ring_drainer::ProtocolError&) {
+        raw->OnRingStopped(ring_id);
+      };
   core->loop_.reset(new ring_drainer::DrainLoop(loop_options));
   core->loop_->Start();
   *status = base::OkStatus();
@@ -211,7 +213,7 @@ ServiceCore::~ServiceCore() {
     close(stopped_fd_);
 }
 
-void ServiceCore::OnRingStopped(trace_buffer::ProducerID id) {
+void ServiceCore::OnRingStopped(RingId id) {
   std::lock_guard<std::mutex> lock(stopped_mutex_);
   stopped_.push_back(id);
   const uint64_t one = 1;
@@ -224,12 +226,22 @@ std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
   uint64_t count = 0;
   if (read(stopped_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN)
     RT_ELOG("stopped-ring eventfd: %s", strerror(errno));
-  std::vector<trace_buffer::ProducerID> ids;
+  std::vector<RingId> rings;
   {
     std::lock_guard<std::mutex> lock(stopped_mutex_);
-    ids.swap(stopped_);
+    rings.swap(stopped_);
   }
-  stats_.rings_stopped_protocol_error += ids.size();
+  stats_.rings_stopped_protocol_error += rings.size();
+  // By ring, not by ProducerID: a ring that stopped in the final drain of a
+  // producer already removed has no producer now, and its id may belong to
+  // a newcomer already.
+  std::vector<trace_buffer::ProducerID> ids;
+  for (RingId ring : rings) {
+    for (const auto& kv : producers_) {
+      if (kv.second.ring_id == ring)
+        ids.push_back(kv.first);
+    }
+  }
   return ids;
 }
 
@@ -407,6 +419,7 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   while (!producers_.empty())
     RemoveProducer(producers_.begin()->first);
   loop_->Stop();
+  (void)TakeStoppedProducers();  // counts rings stopped in the final drains
   // The drain thread is joined: the buffer and the drainer are ours now
   // (RunSync on a stopped loop runs inline).
   loop_->RunSync(

@@ -130,7 +130,8 @@ struct ProducerStats {
   uint64_t producers_seen = 0;       // admitted, ever
   uint32_t producers_connected = 0;  // admitted and not removed
   uint64_t hellos_rejected_version = 0;
-  // max_producers connected, or every ProducerID already used.
+  // max_producers connected, or every ProducerID connected or still with
+  // data in the buffer.
   uint64_t hellos_rejected_too_many = 0;
   // The ring could not be created, or Finish() already ran.
   uint64_t hellos_rejected_service_error = 0;
@@ -225,7 +226,9 @@ class ServiceCore {
   // An eventfd, readable when the drainer stopped a ring on a protocol error
   // since the last TakeStoppedProducers(). The owner polls it.
   int stopped_rings_fd() const { return stopped_fd_; }
-  // The producers whose rings stopped, each once; clears the eventfd.
+  // The connected producers whose rings stopped since the last call, each
+  // once (counted in rings_stopped_protocol_error, with those of producers
+  // already removed); clears the eventfd.
   std::vector<trace_buffer::ProducerID> TakeStoppedProducers();
 
   // What the layers above counted, for the TraceStats of the next export.
@@ -298,8 +301,9 @@ class ServiceCore {
   trace_buffer::ProducerID AllocateProducerId();
   // Moves the departed ids the buffer keeps no sequence of to reusable_.
   void RefillReusableIds();
-  // Drain thread (on_ring_stopped): queues |id| and signals stopped_fd_.
-  void OnRingStopped(trace_buffer::ProducerID id);
+  // Drain thread (on_ring_stopped): queues ring |id| and signals
+  // stopped_fd_.
+  void OnRingStopped(ring_drainer::RingId id);
   // The export shared by Finish() and Snapshot(): writes the TraceConfig, a
   // ClockSnapshot, every packet of |buffer| (which the caller's thread owns
   // now), its TraceStats and a closing ClockSnapshot to |out_fd|. Reads
@@ -326,7 +330,7 @@ class ServiceCore {
   // Ring-stopped notifications: filled on the drain thread.
   int stopped_fd_ = -1;  // eventfd, owned
   std::mutex stopped_mutex_;
-  std::vector<trace_buffer::ProducerID> stopped_;  // guarded by stopped_mutex_
+  std::vector<ring_drainer::RingId> stopped_;  // guarded by stopped_mutex_
   ServiceCounters counters_;
   bool finished_ = false;
   ProducerStats stats_;

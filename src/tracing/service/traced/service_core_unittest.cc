@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -370,6 +371,46 @@ TEST(TracingServiceCoreTest, MoreProducerLifetimesThanProducerIds) {
   EXPECT_EQ(tagged.at("last").seqs, Seqs(0, 20));
   EXPECT_EQ(tagged.at("last").trusted_pids, std::set<int32_t>{200});
   EXPECT_EQ(summary.export_stats.packets_with_loss, 0u);
+}
+
+// Puts a reserved state word at position 0 of |a|'s ring and publishes it.
+void BreakRing(const ServiceCore::Admission& a) {
+  base::Status status;
+  std::unique_ptr<shm_ring::SharedRingRegion> region =
+      shm_ring::SharedRingRegion::MapFd(
+          dup(a.ring_fd), RingGeometry(a.reply.chunk_size, a.reply.num_chunks),
+          &status);
+  ASSERT_TRUE(region) << status.message();
+  region->view().chunk_state(0)->store(0xbad00000u, std::memory_order_relaxed);
+  // Release: pairs with the reader's acquire load of write_pos.
+  region->view().write_pos()->store(1, std::memory_order_release);
+}
+
+// A ring the drainer stops is reported through stopped_rings_fd() with its
+// producer; one that stops in the final drain of a producer already gone is
+// counted but names nobody (its id may be someone else's by then).
+TEST(TracingServiceCoreTest, StoppedRingsAreReportedByRing) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  const ServiceCore::Admission b = core->Admit(MakeHello(), Identity(3, 4));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_EQ(b.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_NO_FATAL_FAILURE(BreakRing(a));
+  core->OnDrainRequest(
+      static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+  pollfd p = {core->stopped_rings_fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, test::kTestTimeoutMs), 1);
+  EXPECT_EQ(core->TakeStoppedProducers(),
+            std::vector<trace_buffer::ProducerID>{
+                static_cast<trace_buffer::ProducerID>(a.reply.producer_id)});
+  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 1u);
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the eventfd was cleared";
+
+  ASSERT_NO_FATAL_FAILURE(BreakRing(b));
+  core->RemoveProducer(
+      static_cast<trace_buffer::ProducerID>(b.reply.producer_id));
+  EXPECT_TRUE(core->TakeStoppedProducers().empty());
+  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 2u);
 }
 
 TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {
