@@ -44,7 +44,8 @@
 //
 // Stop() wakes the loop, joins the thread (which closes every connection),
 // then ServiceCore::Finish() drains every ring one last time and writes the
-// trace file opened by Start().
+// temporary trace file opened by Start(), which is then renamed over
+// out_path (trace_export::TraceOutputFile).
 //
 // Thread model: Start(), Snapshot() and Stop() are called by the owner (one
 // thread). stats() and WaitForStats() may be called from any thread; they
