@@ -5,6 +5,7 @@
 #include "src/base/logging.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 namespace ringtrace {
 namespace base {
@@ -13,10 +14,15 @@ namespace {
 void VLog(const char* file, int line, const char* fmt, va_list args) {
   char buf[1024];
   vsnprintf(buf, sizeof(buf), fmt, args);
-  fprintf(stderr, "[%s:%d] %s\n", file, line, buf);
+  fprintf(stderr, "[%s:%d] %s\n", FileBasename(file), line, buf);
 }
 
 }  // namespace
+
+const char* FileBasename(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
 
 void LogFatal(const char* file, int line, const char* fmt, ...) {
   va_list args;

@@ -9,6 +9,10 @@
 // RT_FATAL(...)   : printf-style message, then abort.
 // RT_LOG / RT_ELOG: printf-style info / error lines on stderr.
 //
+// Every line starts with "[file.cc:line]": the source file's base name, so a
+// log names the component (service_core.cc, ring_drainer.cc, ...) and never
+// the build directory's relative path to it.
+//
 // These are for invariants of OUR code only. Anything a producer can cause
 // (shared memory contents, chunk bytes, patches, IPC) must be handled with a
 // status return or a counted data loss, never with RT_CHECK.
@@ -29,11 +33,14 @@
 namespace ringtrace {
 namespace base {
 
-// Prints "[file:line] message" and aborts. Never returns.
+// The part of |path| after its last '/' (all of it if there is none).
+const char* FileBasename(const char* path);
+
+// Prints "[basename:line] message" and aborts. Never returns.
 [[noreturn]] void LogFatal(const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-// Prints "[file:line] message" on stderr.
+// Prints "[basename:line] message" on stderr.
 void LogMessage(const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

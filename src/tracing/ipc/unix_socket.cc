@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,13 +36,76 @@ bool MakeAddress(const std::string& path, sockaddr_un* addr) {
   return true;
 }
 
-// True if something accepts connections at |addr| (a live listener).
-bool IsLive(const sockaddr_un& addr) {
+// What connect(2) to |addr| says: 0 if something accepts connections there
+// (a live listener), else the errno (ECONNREFUSED: a stale socket file).
+int ProbeConnect(const sockaddr_un& addr) {
   ScopedFd probe(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!probe.valid())
-    return false;
-  return connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr),
-                 sizeof(addr)) == 0;
+    return errno;
+  int rc;
+  do {
+    rc = connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr),
+                 sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  return rc == 0 ? 0 : errno;
+}
+
+const char* FileTypeName(mode_t mode) {
+  if (S_ISREG(mode))
+    return "a regular file";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "a file of unknown type";
+}
+
+// Clears |path| for bind(2): ok if nothing is there or a stale socket was
+// removed; an error naming what is there otherwise. Never removes anything
+// but a socket nobody listens on.
+base::Status ClearStaleSocket(const std::string& path,
+                              const sockaddr_un& addr) {
+  struct stat st = {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return base::OkStatus();
+    return base::ErrStatus("%s: %s", path.c_str(), strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return base::ErrStatus(
+        "%s exists and is %s, not a socket; not replacing it (remove it or "
+        "choose another --socket path)",
+        path.c_str(), FileTypeName(st.st_mode));
+  }
+  const int probe = ProbeConnect(addr);
+  if (probe == 0) {
+    return base::ErrStatus("another ringtraced is listening on %s",
+                           path.c_str());
+  }
+  if (probe != ECONNREFUSED) {
+    return base::ErrStatus(
+        "%s is a socket that cannot be probed (connect: %s); not replacing "
+        "it",
+        path.c_str(), strerror(probe));
+  }
+  // Stale. Unlink it only if it is still the socket just probed.
+  struct stat again = {};
+  if (lstat(path.c_str(), &again) != 0 || again.st_dev != st.st_dev ||
+      again.st_ino != st.st_ino) {
+    return base::ErrStatus("%s changed while it was probed; not replacing it",
+                           path.c_str());
+  }
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return base::ErrStatus("cannot remove the stale socket %s: %s",
+                           path.c_str(), strerror(errno));
+  }
+  return base::OkStatus();
 }
 
 // Most fds a received datagram may carry before MSG_CTRUNC; any of them
@@ -56,16 +120,22 @@ void ScopedFd::reset(int fd) {
   fd_ = fd;
 }
 
-UnixSocket::UnixSocket(ScopedFd fd, std::string unlink_path)
-    : fd_(std::move(fd)), unlink_path_(std::move(unlink_path)) {}
+UnixSocket::UnixSocket(ScopedFd fd) : fd_(std::move(fd)) {}
 
 UnixSocket::~UnixSocket() {
   fd_.reset();
-  if (!unlink_path_.empty())
+  if (unlink_path_.empty())
+    return;
+  // Only our own socket file: something else may have replaced it since.
+  struct stat st = {};
+  if (lstat(unlink_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+      st.st_dev == unlink_dev_ && st.st_ino == unlink_ino_) {
     unlink(unlink_path_.c_str());
+  }
 }
 
 std::unique_ptr<UnixSocket> UnixSocket::Listen(const std::string& path,
+                                               const ListenOptions& options,
                                                base::Status* status) {
   sockaddr_un addr;
   if (!MakeAddress(path, &addr)) {
@@ -74,40 +144,67 @@ std::unique_ptr<UnixSocket> UnixSocket::Listen(const std::string& path,
                                       path.c_str(), sizeof(addr.sun_path) - 1));
     return nullptr;
   }
+  if ((options.mode & ~mode_t{0777}) != 0) {
+    SetStatus(status, base::ErrStatus("socket mode %o: only permission bits",
+                                      static_cast<unsigned>(options.mode)));
+    return nullptr;
+  }
   ScopedFd fd(
       socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
     return nullptr;
   }
-  const auto* sa = reinterpret_cast<const sockaddr*>(&addr);
-  if (bind(fd.get(), sa, sizeof(addr)) != 0) {
-    if (errno != EADDRINUSE) {
-      SetStatus(status,
-                base::ErrStatus("bind %s: %s", path.c_str(), strerror(errno)));
-      return nullptr;
-    }
-    // A socket file is there. Replace it only if nobody listens on it (a
-    // service that died without cleaning up); never steal a live one.
-    if (IsLive(addr)) {
-      SetStatus(status, base::ErrStatus("%s: another service is listening",
-                                        path.c_str()));
-      return nullptr;
-    }
-    unlink(path.c_str());
-    if (bind(fd.get(), sa, sizeof(addr)) != 0) {
-      SetStatus(status,
-                base::ErrStatus("bind %s: %s", path.c_str(), strerror(errno)));
-      return nullptr;
-    }
+  base::Status cleared = ClearStaleSocket(path, addr);
+  if (!cleared.ok()) {
+    SetStatus(status, std::move(cleared));
+    return nullptr;
   }
-  if (listen(fd.get(), SOMAXCONN) != 0) {
+  // The file bind(2) creates gets 0777 & ~umask: 0600 here, widened below.
+  // umask is per process; only the service's start-up binds.
+  const mode_t old_umask = umask(0177);
+  const int bind_rc =
+      bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  const int bind_errno = errno;
+  umask(old_umask);
+  if (bind_rc != 0) {
+    SetStatus(status,
+              base::ErrStatus(bind_errno == EADDRINUSE
+                                  ? "bind %s: %s (it appeared after the check)"
+                                  : "bind %s: %s",
+                              path.c_str(), strerror(bind_errno)));
+    return nullptr;
+  }
+  std::unique_ptr<UnixSocket> listener(new UnixSocket(std::move(fd)));
+  struct stat st = {};
+  if (lstat(path.c_str(), &st) != 0) {
+    SetStatus(status, base::ErrStatus("lstat %s after bind: %s", path.c_str(),
+                                      strerror(errno)));
+    return nullptr;  // nothing recorded: nothing to remove
+  }
+  listener->unlink_path_ = path;
+  listener->unlink_dev_ = st.st_dev;
+  listener->unlink_ino_ = st.st_ino;
+  // From here on, an error path destroys |listener|, which removes the file.
+  if (options.group != static_cast<gid_t>(-1) &&
+      chown(path.c_str(), static_cast<uid_t>(-1), options.group) != 0) {
+    SetStatus(status, base::ErrStatus("chown %s to group %u: %s", path.c_str(),
+                                      static_cast<unsigned>(options.group),
+                                      strerror(errno)));
+    return nullptr;
+  }
+  if (chmod(path.c_str(), options.mode) != 0) {
+    SetStatus(status, base::ErrStatus("chmod %s %o: %s", path.c_str(),
+                                      static_cast<unsigned>(options.mode),
+                                      strerror(errno)));
+    return nullptr;
+  }
+  if (listen(listener->fd(), SOMAXCONN) != 0) {
     SetStatus(status, base::ErrStatus("listen: %s", strerror(errno)));
-    unlink(path.c_str());
     return nullptr;
   }
   SetStatus(status, base::OkStatus());
-  return std::unique_ptr<UnixSocket>(new UnixSocket(std::move(fd), path));
+  return listener;
 }
 
 std::unique_ptr<UnixSocket> UnixSocket::Connect(const std::string& path,

@@ -65,13 +65,37 @@ struct PeerCredentials {
   uid_t uid = static_cast<uid_t>(-1);
 };
 
+// How Listen() publishes its socket file.
+struct ListenOptions {
+  // Permission bits of the socket file (connect(2) needs write permission):
+  // the access control of the service. The file is created with 0600 (a
+  // umask around bind(2)) and only then widened to |mode|, so it is never
+  // more open than asked, not even for an instant.
+  mode_t mode = 0600;
+  // Group of the socket file; (gid_t)-1 keeps the creator's group.
+  gid_t group = static_cast<gid_t>(-1);
+};
+
 class UnixSocket {
  public:
   // A listening socket bound at |path| (a filesystem path; its directory
-  // must exist). A stale socket file at |path| (nobody listening) is
-  // replaced; a live one is an error. The socket is non-blocking.
+  // must exist), non-blocking. What may already be at |path|:
+  //   - nothing: the socket is created there;
+  //   - a stale socket (lstat says socket, connect(2) gets ECONNREFUSED:
+  //     a service that died without removing it): replaced;
+  //   - a live socket: an error, "another ringtraced is listening on PATH";
+  //   - anything else (regular file, directory, symlink, FIFO, a socket we
+  //     cannot probe): an error naming it. Nothing but a stale socket is
+  //     ever removed.
+  // The listener removes its socket file when destroyed, only if the file
+  // at |path| is still the one it created (same inode).
   static std::unique_ptr<UnixSocket> Listen(const std::string& path,
+                                            const ListenOptions& options,
                                             base::Status* status);
+  static std::unique_ptr<UnixSocket> Listen(const std::string& path,
+                                            base::Status* status) {
+    return Listen(path, ListenOptions(), status);
+  }
   // A blocking connection to the listener at |path|.
   static std::unique_ptr<UnixSocket> Connect(const std::string& path,
                                              base::Status* status);
@@ -130,10 +154,14 @@ class UnixSocket {
   int fd() const { return fd_.get(); }
 
  private:
-  explicit UnixSocket(ScopedFd fd, std::string unlink_path = std::string());
+  explicit UnixSocket(ScopedFd fd);
 
   ScopedFd fd_;
-  std::string unlink_path_;  // listener: its socket file, removed on close
+  // Listener: its socket file and that file's identity, removed on close if
+  // the path still names it.
+  std::string unlink_path_;
+  dev_t unlink_dev_ = 0;
+  ino_t unlink_ino_ = 0;
 };
 
 }  // namespace ipc

@@ -230,7 +230,9 @@ TEST(UnixSocketTest, LiveListenerIsNotStolenStaleFileIsReplaced) {
   auto first = UnixSocket::Listen(dir.sock(), &status);
   ASSERT_NE(first, nullptr) << status.message();
   EXPECT_EQ(UnixSocket::Listen(dir.sock(), &status), nullptr);
-  EXPECT_NE(status.message().find("another service"), std::string::npos)
+  EXPECT_NE(
+      status.message().find("another ringtraced is listening on " + dir.sock()),
+      std::string::npos)
       << status.message();
 
   // Destroying the listener removes its socket file.
@@ -252,6 +254,114 @@ TEST(UnixSocketTest, LiveListenerIsNotStolenStaleFileIsReplaced) {
   ASSERT_NE(second, nullptr) << status.message();
   auto client = UnixSocket::Connect(dir.sock(), &status);
   EXPECT_NE(client, nullptr) << status.message();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::string out;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "<missing>";
+  char buf[256];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0)
+    out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, data.data(), data.size()),
+            static_cast<ssize_t>(data.size()));
+  close(fd);
+}
+
+// Only a stale socket may be replaced: a regular file, a directory, a
+// symlink or a FIFO at the path is refused with its name and kind, and left
+// exactly as it was.
+TEST(UnixSocketTest, ListenNeverReplacesWhatIsNotAStaleSocket) {
+  TempDir dir;
+  const std::string path = dir.sock();
+  const std::string target = path + ".target";
+  base::Status status;
+
+  WriteFile(path, "precious trace");
+  EXPECT_EQ(UnixSocket::Listen(path, &status), nullptr);
+  EXPECT_NE(status.message().find(path + " exists and is a regular file"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(ReadFile(path), "precious trace");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+
+  ASSERT_EQ(mkdir(path.c_str(), 0700), 0);
+  EXPECT_EQ(UnixSocket::Listen(path, &status), nullptr);
+  EXPECT_NE(status.message().find("is a directory"), std::string::npos)
+      << status.message();
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(rmdir(path.c_str()), 0);
+
+  WriteFile(target, "linked");
+  ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0);
+  EXPECT_EQ(UnixSocket::Listen(path, &status), nullptr);
+  EXPECT_NE(status.message().find("is a symbolic link"), std::string::npos)
+      << status.message();
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(ReadFile(target), "linked");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(unlink(target.c_str()), 0);
+
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(UnixSocket::Listen(path, &status), nullptr);
+  EXPECT_NE(status.message().find("is a FIFO"), std::string::npos)
+      << status.message();
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ASSERT_EQ(unlink(path.c_str()), 0);
+}
+
+// The listener removes its socket file on close only if the path still
+// names it.
+TEST(UnixSocketTest, ListenerRemovesOnlyItsOwnSocketFile) {
+  TempDir dir;
+  base::Status status;
+  auto listener = UnixSocket::Listen(dir.sock(), &status);
+  ASSERT_NE(listener, nullptr) << status.message();
+  ASSERT_EQ(unlink(dir.sock().c_str()), 0);
+  WriteFile(dir.sock(), "someone else's");
+  listener.reset();
+  EXPECT_EQ(ReadFile(dir.sock()), "someone else's");
+}
+
+TEST(UnixSocketTest, ListenAppliesModeAndGroup) {
+  TempDir dir;
+  base::Status status;
+  ListenOptions options;
+  options.mode = 0666;
+  options.group = getegid();  // a group we are in: chown may set it
+  auto listener = UnixSocket::Listen(dir.sock(), options, &status);
+  ASSERT_NE(listener, nullptr) << status.message();
+  struct stat st;
+  ASSERT_EQ(lstat(dir.sock().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0666u);
+  EXPECT_EQ(st.st_gid, getegid());
+  listener.reset();
+
+  // The default: owner only, whatever the umask.
+  const mode_t old_umask = umask(0);
+  listener = UnixSocket::Listen(dir.sock(), &status);
+  umask(old_umask);
+  ASSERT_NE(listener, nullptr) << status.message();
+  ASSERT_EQ(lstat(dir.sock().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+
+  options.mode = 01777;  // not only permission bits
+  listener.reset();
+  EXPECT_EQ(UnixSocket::Listen(dir.sock(), options, &status), nullptr);
+  EXPECT_NE(status.message().find("socket mode"), std::string::npos);
 }
 
 TEST(UnixSocketTest, BadPathsAndMissingServiceAreErrors) {

@@ -162,11 +162,22 @@ class RingDrainer::Ring : public ChunkConsumer {
 
   ChunkID* ChunkIdSlot(WriterID writer_id) {
     if (!cached_slot_ || cached_writer_ != writer_id) {
-      cached_slot_ = drainer_->ChunkIdSlot(config_.producer_id, writer_id);
+      bool inserted = false;
+      cached_slot_ =
+          drainer_->ChunkIdSlot(config_.producer_id, writer_id, &inserted);
       cached_writer_ = writer_id;
+      if (inserted)
+        writer_ids_.push_back(writer_id);
     }
     return cached_slot_;
   }
+
+ public:
+  // The writers whose ChunkID slots this ring created (freed with it).
+  std::vector<WriterID>& writer_ids() { return writer_ids_; }
+
+ private:
+  std::vector<WriterID> writer_ids_;
 
   RingDrainer* const drainer_;
   RingConfig config_;
@@ -206,6 +217,23 @@ void RingDrainer::RemoveRing(RingId id) {
   auto it = rings_.find(id);
   RT_CHECK(it != rings_.end());
   AddRingStats(it->second->Snapshot(), &removed_rings_stats_);
+  const ProducerID producer = it->second->config().producer_id;
+  std::vector<WriterID>& writers = it->second->writer_ids();
+  // Another ring of the same producer shares the slots: it inherits them.
+  Ring* heir = nullptr;
+  for (const auto& kv : rings_) {
+    if (kv.first != id && kv.second->config().producer_id == producer) {
+      heir = kv.second.get();
+      break;
+    }
+  }
+  if (heir) {
+    heir->writer_ids().insert(heir->writer_ids().end(), writers.begin(),
+                              writers.end());
+  } else {
+    for (WriterID w : writers)
+      next_chunk_id_.erase((static_cast<uint32_t>(producer) << 16) | w);
+  }
   rings_.erase(it);
 }
 
@@ -215,9 +243,13 @@ RingDrainer::Ring* RingDrainer::FindRing(RingId id) const {
   return it->second.get();
 }
 
-ChunkID* RingDrainer::ChunkIdSlot(ProducerID producer_id, WriterID writer_id) {
+ChunkID* RingDrainer::ChunkIdSlot(ProducerID producer_id,
+                                  WriterID writer_id,
+                                  bool* inserted) {
   const uint32_t key = (static_cast<uint32_t>(producer_id) << 16) | writer_id;
-  return &next_chunk_id_[key];  // Value-initialized to 0 on first use.
+  auto result = next_chunk_id_.emplace(key, ChunkID{0});
+  *inserted = result.second;
+  return &result.first->second;
 }
 
 PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
@@ -268,6 +300,8 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
               id, ring->config().producer_id, ProtocolErrorKindToString(e.kind),
               e.position, e.word);
       ring->error_logged = true;
+      if (options_.on_ring_stopped)
+        options_.on_ring_stopped(id, ring->config().producer_id, e);
     }
   }
 

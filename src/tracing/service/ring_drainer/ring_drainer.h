@@ -25,7 +25,14 @@
 // stops once max_bytes_per_pass payload bytes were emitted, so one busy
 // producer cannot starve the others; DrainAll() gives each ring one such
 // pass. A ring whose reader hit a protocol error is stopped for good (its
-// error is logged once and reported by protocol_error()); the others go on.
+// error is logged once, reported by protocol_error() and, once, through
+// RingDrainerOptions::on_ring_stopped); the others go on.
+//
+// Per-producer state: the ChunkID counters of a producer's writers live
+// while a ring of that producer is registered; RemoveRing of its last ring
+// frees them (num_chunk_id_entries() returns to where it was), so memory
+// does not grow with the number of producers that ever came and went. A
+// ProducerID registered again later starts its writers at ChunkID 0.
 //
 // Stalled writers: after a pass that advanced a ring's read_pos, the drainer
 // runs the reader half of the writer-wait protocol
@@ -42,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -82,6 +90,11 @@ struct RingDrainerOptions {
   // Monotonic clock in ns for the head grace; null: std::chrono's
   // steady_clock. Tests inject their own.
   uint64_t (*now_ns)() = nullptr;
+  // Called once per ring, on the draining thread, in the pass in which the
+  // ring's reader stopped on a protocol error (the service disconnects that
+  // producer). May be empty.
+  std::function<void(uint32_t ring_id, ProducerID, const ProtocolError&)>
+      on_ring_stopped;
 };
 
 enum class DrainMode {
@@ -163,6 +176,9 @@ class RingDrainer {
   size_t num_rings() const { return rings_.size(); }
   bool has_ring(RingId id) const { return rings_.count(id) != 0; }
   std::vector<RingId> ring_ids() const;
+  // ChunkID counters held, one per {ProducerID, WriterID} of a registered
+  // ring that emitted or dropped a chunk.
+  size_t num_chunk_id_entries() const { return next_chunk_id_.size(); }
 
   RingReader* GetReaderForTesting(RingId id);
 
@@ -173,7 +189,10 @@ class RingDrainer {
   HeadPolicy ChooseHeadPolicy(Ring* ring, DrainMode mode) const;
   uint64_t NowNs() const;
   // The next ChunkID slot for {producer, writer}; stable address.
-  ChunkID* ChunkIdSlot(ProducerID producer_id, WriterID writer_id);
+  // |*inserted|: the slot was created by this call.
+  ChunkID* ChunkIdSlot(ProducerID producer_id,
+                       WriterID writer_id,
+                       bool* inserted);
 
   const RingDrainerOptions options_;
   RingId next_ring_id_ = 1;

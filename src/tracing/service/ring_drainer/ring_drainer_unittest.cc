@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -298,6 +299,71 @@ TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
   const RingStats total = drainer.TotalStats();
   EXPECT_EQ(total.reader.protocol_errors, 1u);
   EXPECT_EQ(total.reader.chunks_emitted, 4u);
+}
+
+// The service learns of a stopped ring through on_ring_stopped, once.
+TEST(RingDrainerTest, ProtocolErrorIsReportedOnceThroughTheCallback) {
+  FakeRing bad(256, 4);
+  RecordingSink sink;
+  RingDrainerOptions options;
+  std::vector<std::pair<uint32_t, ProducerID>> stopped;
+  options.on_ring_stopped = [&](uint32_t ring, ProducerID producer,
+                                const ProtocolError& e) {
+    EXPECT_EQ(e.kind, ProtocolErrorKind::kReservedState);
+    stopped.emplace_back(ring, producer);
+  };
+  RingDrainer drainer(options);
+  const RingId id = drainer.AddRing(MakeConfig(bad, 7, {{1, &sink}}));
+  bad.set_state(0, 0xbad0'0000u);
+  bad.set_write_pos(1);
+  for (int round = 0; round < 3; ++round)
+    drainer.DrainAll();
+  ASSERT_EQ(stopped.size(), 1u);
+  EXPECT_EQ(stopped[0].first, id);
+  EXPECT_EQ(stopped[0].second, 7u);
+}
+
+// A producer's ChunkID counters go with its ring: after 10,000 producer
+// lifetimes (3 writers each) the map is back at its baseline, and a
+// ProducerID registered again starts its writers at ChunkID 0.
+TEST(RingDrainerTest, ChunkIdEntriesReturnToBaselineAfterProducersLeave) {
+  RecordingSink sink;
+  RingDrainer drainer;
+  FakeRing resident(256, 4);
+  drainer.AddRing(MakeConfig(resident, 1, {{1, &sink}}));
+  FakeWriter r1(resident.view(), 1, 1), r2(resident.view(), 2, 1);
+  WriteChunk(&r1, {"r"});
+  WriteChunk(&r2, {"r"});
+  drainer.DrainAll();
+  const size_t baseline = drainer.num_chunk_id_entries();
+  ASSERT_EQ(baseline, 2u);
+
+  size_t peak = 0;
+  for (int i = 0; i < 10000; ++i) {
+    FakeRing ring(256, 4);
+    // Ids 2..1001, each used ten times.
+    const ProducerID producer = static_cast<ProducerID>(2 + i % 1000);
+    const RingId id = drainer.AddRing(MakeConfig(ring, producer, {{1, &sink}}));
+    for (WriterID w = 1; w <= 3; ++w) {
+      FakeWriter writer(ring.view(), w, 1);
+      WriteChunk(&writer, {"x"});
+    }
+    drainer.DrainRing(id);
+    peak = std::max(peak, drainer.num_chunk_id_entries());
+    drainer.RemoveRing(id);
+    ASSERT_EQ(drainer.num_chunk_id_entries(), baseline) << i;
+  }
+  EXPECT_EQ(peak, baseline + 3);
+  // Every one of the 30,000 chunks got ChunkID 0: a fresh start per
+  // lifetime, not a continuation of the previous owner's sequence.
+  size_t from_leavers = 0;
+  for (const RecordedChunk& c : sink.chunks) {
+    if (c.producer_id == 1)
+      continue;
+    ++from_leavers;
+    EXPECT_EQ(c.chunk_id, 0u);
+  }
+  EXPECT_EQ(from_leavers, 30000u);
 }
 
 TEST(RingDrainerTest, WakesWritersOnlyWhenSomeoneWaits) {

@@ -283,6 +283,15 @@ class TraceBufferV2 {
   bool has_data() const { return num_live_chunks_ != 0; }
   OverwritePolicy overwrite_policy() const { return policy_; }
 
+  // Calls |fn| with the ProducerID of every SequenceState the buffer keeps
+  // (empty ones included; a producer with several writers comes several
+  // times). The service reuses a ProducerID only when none is left.
+  void ForEachSequenceProducer(
+      const std::function<void(ProducerID)>& fn) const {
+    for (const auto& kv : sequences_)
+      fn(static_cast<ProducerID>(kv.first >> 16));  // key: producer << 16
+  }
+
   // For tests: number of SequenceStates alive (including empty ones).
   size_t num_sequences_for_testing() const { return sequences_.size(); }
   // For tests: the buffer memory (to simulate a stray write).

@@ -136,6 +136,9 @@ class TraceExporter {
     // drainer's unroutable / rejected chunks). Added to the buffers'
     // chunks_discarded in TraceStats.chunks_discarded.
     uint64_t chunks_discarded = 0;
+    // Serialized TraceStats fields of the service's own (ringtrace-specific
+    // numbers), appended to the TraceStats message as they are.
+    std::string extra_fields;
   };
 
   // |writer| is not owned and must outlive the exporter.

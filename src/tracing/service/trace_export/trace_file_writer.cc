@@ -5,7 +5,13 @@
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,8 +59,8 @@ void TraceFileWriter::WriteFully(const uint8_t* data, size_t size) {
   uint32_t no_progress = 0;
   while (size > 0) {
     if (no_progress >= kMaxNoProgressRetries) {
-      status_ = base::ErrStatus("write(fd=%d): no progress after %u tries", fd_,
-                                no_progress);
+      status_ =
+          base::ErrStatus("write: no progress after %u tries", no_progress);
       return;
     }
     stats_.write_calls++;
@@ -62,8 +68,7 @@ void TraceFileWriter::WriteFully(const uint8_t* data, size_t size) {
     if (r > 0) {
       const size_t written = static_cast<size_t>(r);
       if (RT_UNLIKELY(written > size)) {
-        status_ =
-            base::ErrStatus("write(fd=%d) returned %zd > %zu", fd_, r, size);
+        status_ = base::ErrStatus("write returned %zd > %zu", r, size);
         return;
       }
       if (written < size)
@@ -89,14 +94,205 @@ void TraceFileWriter::WriteFully(const uint8_t* data, size_t size) {
       pfd.events = POLLOUT;
       // Blocks like write(2) on a blocking fd would; EINTR just loops.
       if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
-        status_ = base::ErrStatus("poll(fd=%d): %s", fd_, strerror(errno));
+        status_ = base::ErrStatus("poll: %s", strerror(errno));
         return;
       }
       continue;
     }
-    status_ = base::ErrStatus("write(fd=%d): %s", fd_, strerror(err));
+    status_ = base::ErrStatus("write: %s", strerror(err));
     return;
   }
+}
+
+namespace {
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Opens a device or FIFO for writing, without truncating it. A FIFO is
+// opened non-blocking (open(2) would otherwise wait for a reader forever),
+// then made blocking for the writes.
+int OpenDirect(const std::string& path, bool fifo, base::Status* status) {
+  int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
+  if (fifo)
+    flags |= O_NONBLOCK;
+  const int fd = open(path.c_str(), flags);
+  if (fd < 0) {
+    *status = base::ErrStatus(errno == ENXIO && fifo
+                                  ? "cannot write %s: a FIFO nobody reads"
+                                  : "cannot open %s: %s",
+                              path.c_str(), strerror(errno));
+    return -1;
+  }
+  if (fifo) {
+    const int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+      *status = base::ErrStatus("%s: fcntl: %s", path.c_str(), strerror(errno));
+      close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
+// Why |temp| could not be created with O_EXCL because it exists: a live
+// writer holds its flock, or a dead one left it.
+base::Status ExplainExistingTemp(const std::string& path,
+                                 const std::string& temp) {
+  const int fd =
+      open(temp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd >= 0) {
+    const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    if (held) {
+      return base::ErrStatus(
+          "another ringtraced is writing %s (it holds %s); choose another "
+          "output file",
+          path.c_str(), temp.c_str());
+    }
+  }
+  return base::ErrStatus(
+      "cannot write %s: %s exists, left by a writer that did not finish "
+      "(killed?); remove it if no ringtraced is writing %s",
+      path.c_str(), temp.c_str(), path.c_str());
+}
+
+}  // namespace
+
+std::unique_ptr<TraceOutputFile> TraceOutputFile::Create(
+    const std::string& path,
+    base::Status* status) {
+  if (path.empty()) {
+    *status = base::ErrStatus("no output file name");
+    return nullptr;
+  }
+  std::unique_ptr<TraceOutputFile> out(new TraceOutputFile());
+  out->path_ = path;
+  out->final_path_ = path;
+  struct stat st = {};
+  bool exists = false;
+  if (lstat(path.c_str(), &st) == 0) {
+    exists = true;
+    if (S_ISLNK(st.st_mode)) {
+      char resolved[PATH_MAX];
+      if (stat(path.c_str(), &st) != 0 || !realpath(path.c_str(), resolved)) {
+        *status = base::ErrStatus("cannot write %s: a symbolic link to nothing",
+                                  path.c_str());
+        return nullptr;
+      }
+      out->final_path_ = resolved;
+    }
+  } else if (errno != ENOENT) {
+    *status =
+        base::ErrStatus("cannot write %s: %s", path.c_str(), strerror(errno));
+    return nullptr;
+  }
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      out->fd_ = OpenDirect(out->final_path_, S_ISFIFO(st.st_mode), status);
+      if (out->fd_ < 0)
+        return nullptr;
+      *status = base::OkStatus();
+      return out;
+    }
+    *status =
+        base::ErrStatus("cannot write %s: it is %s", path.c_str(),
+                        S_ISDIR(st.st_mode) ? "a directory"
+                        : S_ISSOCK(st.st_mode)
+                            ? "a socket"
+                            : "not a regular file, character device or FIFO");
+    return nullptr;
+  }
+  const std::string temp = out->final_path_ + kTempSuffix;
+  const int fd = open(
+      temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    *status =
+        errno == EEXIST
+            ? ExplainExistingTemp(path, temp)
+            : base::ErrStatus("cannot write %s: cannot create %s: %s",
+                              path.c_str(), temp.c_str(), strerror(errno));
+    return nullptr;
+  }
+  out->fd_ = fd;
+  out->temp_path_ = temp;
+  struct stat tst = {};
+  if (fstat(fd, &tst) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    *status = base::ErrStatus("cannot write %s: cannot lock %s: %s",
+                              path.c_str(), temp.c_str(), strerror(errno));
+    // We created the name with O_EXCL just now: remove it (the inode check
+    // of Discard() needs an fstat that may be what failed).
+    unlink(temp.c_str());
+    out->temp_path_.clear();
+    return nullptr;
+  }
+  out->temp_dev_ = tst.st_dev;
+  out->temp_ino_ = tst.st_ino;
+  *status = base::OkStatus();
+  return out;
+}
+
+TraceOutputFile::~TraceOutputFile() {
+  if (!committed_)
+    Discard();
+}
+
+void TraceOutputFile::Discard() {
+  if (!temp_path_.empty() && temp_ino_ != 0) {
+    struct stat st = {};
+    if (lstat(temp_path_.c_str(), &st) == 0 && st.st_dev == temp_dev_ &&
+        st.st_ino == temp_ino_) {
+      unlink(temp_path_.c_str());
+    }
+  }
+  if (fd_ >= 0)
+    close(fd_);
+  fd_ = -1;
+}
+
+base::Status TraceOutputFile::Commit() {
+  RT_CHECK(!committed_ && fd_ >= 0);
+  base::Status status;
+  if (fsync(fd_) != 0 && errno != EINVAL && errno != EROFS)
+    status = base::ErrStatus("%s: fsync: %s", path_.c_str(), strerror(errno));
+  if (writes_directly()) {
+    const int rc = close(fd_);
+    fd_ = -1;
+    committed_ = true;
+    if (rc != 0 && status.ok())
+      status = base::ErrStatus("%s: close: %s", path_.c_str(), strerror(errno));
+    return status;
+  }
+  if (!status.ok()) {
+    Discard();
+    return status;
+  }
+  // Renamed while our fd (and flock) is still open: a second writer cannot
+  // create the temporary name before it is gone.
+  if (rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    status = base::ErrStatus("cannot write %s: rename %s: %s", path_.c_str(),
+                             temp_path_.c_str(), strerror(errno));
+    Discard();
+    return status;
+  }
+  committed_ = true;
+  close(fd_);  // fsync'ed above: nothing left for close to report
+  fd_ = -1;
+  const int dir =
+      open(DirName(final_path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    // The rename itself is durable once the directory is synced; a failure
+    // here is reported, the file is in place all the same.
+    if (fsync(dir) != 0 && errno != EINVAL && errno != EROFS)
+      status = base::ErrStatus("%s: fsync of its directory: %s", path_.c_str(),
+                               strerror(errno));
+    close(dir);
+  }
+  return status;
 }
 
 }  // namespace trace_export

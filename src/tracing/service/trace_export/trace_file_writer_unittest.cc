@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -174,6 +176,138 @@ TEST(TraceFileWriterTest, NonBlockingPipeShortWritesAndWaits) {
   EXPECT_GT(writer.stats().short_writes, 0u);
   EXPECT_GT(writer.stats().eagain_waits, 0u);
   EXPECT_EQ(writer.stats().bytes_written, data.size());
+}
+
+class TraceOutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ringtrace_out_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/trace";
+    temp_ = path_ + TraceOutputFile::kTempSuffix;
+  }
+  void TearDown() override {
+    EXPECT_EQ(system(("rm -rf '" + dir_ + "'").c_str()), 0);
+  }
+  static std::string Read(const std::string& path) {
+    std::string out;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return "<missing>";
+    char buf[256];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+      out.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return out;
+  }
+  static void Write(const std::string& path, const std::string& data) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, data.data(), data.size()),
+              static_cast<ssize_t>(data.size()));
+    close(fd);
+  }
+  static bool Exists(const std::string& path) {
+    struct stat st;
+    return lstat(path.c_str(), &st) == 0;
+  }
+  std::string dir_, path_, temp_;
+};
+
+// The target keeps its old content until Commit() renames the new one in.
+TEST_F(TraceOutputFileTest, CommitReplacesTheTargetOnlyWhenComplete) {
+  Write(path_, "old");
+  base::Status status;
+  std::unique_ptr<TraceOutputFile> out =
+      TraceOutputFile::Create(path_, &status);
+  ASSERT_NE(out, nullptr) << status.message();
+  EXPECT_EQ(out->temp_path(), temp_);
+  ASSERT_EQ(write(out->fd(), "new trace", 9), 9);
+  EXPECT_EQ(Read(path_), "old");
+  ASSERT_TRUE(out->Commit().ok());
+  EXPECT_TRUE(out->committed());
+  out.reset();
+  EXPECT_EQ(Read(path_), "new trace");
+  EXPECT_FALSE(Exists(temp_));
+}
+
+// Without Commit() only our temporary file goes; the target is untouched.
+TEST_F(TraceOutputFileTest, DestructionWithoutCommitRemovesOnlyTheTemp) {
+  Write(path_, "old");
+  base::Status status;
+  std::unique_ptr<TraceOutputFile> out =
+      TraceOutputFile::Create(path_, &status);
+  ASSERT_NE(out, nullptr) << status.message();
+  ASSERT_EQ(write(out->fd(), "partial", 7), 7);
+  out.reset();
+  EXPECT_EQ(Read(path_), "old");
+  EXPECT_FALSE(Exists(temp_));
+}
+
+// A second writer is refused while the first holds the temporary file; a
+// temporary file nobody holds (its writer died) is named, never removed.
+TEST_F(TraceOutputFileTest, SecondWriterAndLeftoverTempAreRefused) {
+  base::Status status;
+  std::unique_ptr<TraceOutputFile> first =
+      TraceOutputFile::Create(path_, &status);
+  ASSERT_NE(first, nullptr) << status.message();
+  EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
+  EXPECT_NE(status.message().find("another ringtraced is writing " + path_),
+            std::string::npos)
+      << status.message();
+  ASSERT_EQ(write(first->fd(), "first", 5), 5);
+  ASSERT_TRUE(first->Commit().ok());
+  EXPECT_EQ(Read(path_), "first");
+
+  Write(temp_, "left by a dead writer");
+  EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
+  EXPECT_NE(status.message().find(temp_ + " exists"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(Read(temp_), "left by a dead writer");
+  EXPECT_EQ(Read(path_), "first");
+}
+
+// A link is followed (the link stays); a directory, a dangling link and a
+// missing directory are refused with the path; a device is written
+// directly.
+TEST_F(TraceOutputFileTest, LinksDirectoriesAndDevices) {
+  const std::string target = dir_ + "/real";
+  Write(target, "old");
+  ASSERT_EQ(symlink(target.c_str(), path_.c_str()), 0);
+  base::Status status;
+  std::unique_ptr<TraceOutputFile> out =
+      TraceOutputFile::Create(path_, &status);
+  ASSERT_NE(out, nullptr) << status.message();
+  ASSERT_EQ(write(out->fd(), "via link", 8), 8);
+  ASSERT_TRUE(out->Commit().ok());
+  out.reset();
+  struct stat st;
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(Read(target), "via link");
+
+  const std::string dangling = dir_ + "/dangling";
+  ASSERT_EQ(symlink((dir_ + "/nowhere").c_str(), dangling.c_str()), 0);
+  EXPECT_EQ(TraceOutputFile::Create(dangling, &status), nullptr);
+  EXPECT_NE(status.message().find("symbolic link to nothing"),
+            std::string::npos);
+
+  EXPECT_EQ(TraceOutputFile::Create(dir_, &status), nullptr);
+  EXPECT_NE(status.message().find(dir_ + ": it is a directory"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(TraceOutputFile::Create(dir_ + "/no/such/trace", &status), nullptr);
+  EXPECT_NE(status.message().find("cannot write " + dir_ + "/no/such/trace"),
+            std::string::npos)
+      << status.message();
+
+  out = TraceOutputFile::Create("/dev/null", &status);
+  ASSERT_NE(out, nullptr) << status.message();
+  EXPECT_TRUE(out->writes_directly());
+  ASSERT_EQ(write(out->fd(), "x", 1), 1);
+  EXPECT_TRUE(out->Commit().ok());
 }
 
 }  // namespace

@@ -4,11 +4,12 @@
 
 // ringtraced: the tracing service. Listens on a Unix socket for producers,
 // drains their shared rings into one trace buffer and, when the duration
-// elapsed or SIGINT/SIGTERM arrived, writes a Perfetto trace file. Each
-// SIGUSR1 meanwhile writes a snapshot of the buffer to <out>.snapshot-<N>
-// and tracing goes on. See docs/service.md.
+// elapsed or SIGINT/SIGTERM/SIGHUP/SIGQUIT arrived, writes a Perfetto trace
+// file. Each SIGUSR1 meanwhile writes a snapshot of the buffer to
+// <out>.snapshot-<N> and tracing goes on. See docs/service.md ("Signals").
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "src/base/checked_math.h"
 #include "src/base/flags.h"
@@ -39,22 +41,69 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --out FILE             Perfetto trace file to write\n"
           "  --duration-ms N        stop after N ms (default: until SIGINT "
           "or SIGTERM)\n"
-          "  --buffer-kb N          trace buffer size in KiB (16384)\n"
+          "  --buffer-kb N          trace buffer size in KiB, 1..4194240 "
+          "(16384)\n"
           "  --fill-policy P        ring_buffer | discard (ring_buffer)\n"
           "  --ring-kb N            default ring per producer in KiB, power "
-          "of two (1024)\n"
+          "of two,\n"
+          "                         1..65536 (1024)\n"
           "  --chunk-size N         default chunk size, power of two in "
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
           "(64)\n"
+          "  --socket-mode MODE     octal permissions of the socket file; "
+          "who may\n"
+          "                         connect (0600: this user only; 0666: "
+          "everyone)\n"
+          "  --socket-group GROUP   group (name or number) of the socket "
+          "file\n"
           "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n"
-          "Signals: SIGINT/SIGTERM stop tracing and write FILE.\n"
+          "FILE is written beside itself (FILE.ringtraced-tmp) and renamed "
+          "into\n"
+          "place when complete; a device or FIFO is written directly.\n"
+          "Signals: SIGINT/SIGTERM/SIGHUP/SIGQUIT stop tracing and write "
+          "FILE\n"
+          "(run under nohup to keep tracing when the terminal closes).\n"
           "SIGUSR1 writes a snapshot of the trace buffer to\n"
           "FILE.snapshot-N (N = 1, 2, ...); tracing goes on. It holds the\n"
           "chunks producers had published, not those their writers still\n"
           "hold open (a later snapshot and FILE have them). Send SIGUSR1\n"
           "only once ringtraced is listening.\n",
           argv0);
+}
+
+// Octal digits only, at most 0777.
+bool ParseSocketMode(const std::string& s, mode_t* mode) {
+  if (s.empty() || s.size() > 4)
+    return false;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '7')
+      return false;
+    v = v * 8 + static_cast<unsigned>(c - '0');
+  }
+  if (v > 0777)
+    return false;
+  *mode = static_cast<mode_t>(v);
+  return true;
+}
+
+// A group name from the group database, or a number.
+bool ParseGroup(const std::string& s, gid_t* gid) {
+  uint32_t n = 0;
+  if (base::ParseUint32(s, &n) && n != static_cast<uint32_t>(-1)) {
+    *gid = static_cast<gid_t>(n);
+    return true;
+  }
+  std::vector<char> buf(16384);
+  group grp = {};
+  group* found = nullptr;
+  if (getgrnam_r(s.c_str(), &grp, buf.data(), buf.size(), &found) != 0 ||
+      !found) {
+    return false;
+  }
+  *gid = found->gr_gid;
+  return true;
 }
 
 // Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
@@ -83,16 +132,17 @@ int ParseFlags(int argc,
         error = "must be a number of milliseconds > 0";
     } else if (flag.Is("--buffer-kb")) {
       if (!base::ParseUint32(value, &options->core.buffer_kb) ||
-          options->core.buffer_kb == 0 || options->core.buffer_kb > (4u << 20))
-        error = "must be in [1, 4194304]";
+          options->core.buffer_kb == 0 ||
+          options->core.buffer_kb > kMaxBufferKb)
+        error = "must be in [1, 4194240]";
     } else if (flag.Is("--fill-policy")) {
       if (!trace_buffer::ParseFillPolicy(value, &options->core.fill_policy))
         error = "must be ring_buffer or discard";
     } else if (flag.Is("--ring-kb")) {
       // The served default; the limits widen to include it.
-      if (!base::ParseUint32(value, &n) || n == 0 || n > (1u << 20) ||
+      if (!base::ParseUint32(value, &n) || n == 0 || n > kMaxRingKb ||
           !base::IsPowerOfTwo(n)) {
-        error = "must be a power of two in [1, 1048576]";
+        error = "must be a power of two in [1, 65536]";
       } else {
         limits.default_ring_bytes = n * 1024;
         if (limits.min_ring_bytes > n * 1024)
@@ -112,6 +162,12 @@ int ParseFlags(int argc,
           options->core.max_producers == 0 ||
           options->core.max_producers > 65535)
         error = "must be in [1, 65535]";
+    } else if (flag.Is("--socket-mode")) {
+      if (!ParseSocketMode(value, &options->socket_options.mode))
+        error = "must be octal permission bits in [0, 0777], e.g. 0660";
+    } else if (flag.Is("--socket-group")) {
+      if (!ParseGroup(value, &options->socket_options.group))
+        error = "must name an existing group (or be a group number)";
     } else {
       fprintf(stderr, "ringtraced: unknown flag %s\n", flag.name.c_str());
       return kExitUsage;
@@ -129,6 +185,11 @@ int ParseFlags(int argc,
   }
   if (options->socket_path.empty() || options->out_path.empty()) {
     fprintf(stderr, "ringtraced: --socket and --out are required\n");
+    return kExitUsage;
+  }
+  if (options->socket_path == options->out_path) {
+    fprintf(stderr, "ringtraced: --socket and --out are the same path (%s)\n",
+            options->out_path.c_str());
     return kExitUsage;
   }
   return kExitOk;
@@ -159,7 +220,22 @@ void WriteSnapshot(TracingService* service, uint32_t n) {
           static_cast<unsigned long long>(summary.export_summary.file_size));
 }
 
-// Blocks until |duration_ms| elapsed (0: forever) or SIGINT/SIGTERM came
+const char* StopSignalName(uint32_t signo) {
+  switch (signo) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGQUIT:
+      return "SIGQUIT";
+    default:
+      return "signal";
+  }
+}
+
+// Blocks until |duration_ms| elapsed (0: forever) or a stop signal came
 // through |signal_fd|; each SIGUSR1 meanwhile writes a snapshot (several
 // SIGUSR1 sent while one is written may merge into one: the kernel keeps one
 // pending). Returns the signal's name, or null for the duration.
@@ -190,7 +266,7 @@ const char* WaitForEnd(int signal_fd,
         WriteSnapshot(service, ++snapshots);
         continue;
       }
-      return info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+      return StopSignalName(info.ssi_signo);
     }
   }
 }
@@ -209,14 +285,22 @@ int Main(int argc, char** argv) {
   }
   options.core.duration_ms = duration_ms;
 
-  // SIGINT/SIGTERM/SIGUSR1 are blocked in every thread (the service's
+  // The stop signals and SIGUSR1 are blocked in every thread (the service's
   // threads inherit the mask) and read from a signalfd: no signal handler at
-  // all.
+  // all. SIGHUP (the terminal closed) and SIGQUIT stop tracing like SIGTERM:
+  // the trace is written, never left empty. A SIGHUP that was already
+  // ignored when ringtraced started (nohup) stays ignored. SIGPIPE is
+  // ignored: writing to a FIFO whose reader left is a reported error.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGQUIT);
   sigaddset(&signals, SIGUSR1);
+  struct sigaction hup = {};
+  if (sigaction(SIGHUP, nullptr, &hup) != 0 || hup.sa_handler != SIG_IGN)
+    sigaddset(&signals, SIGHUP);
+  signal(SIGPIPE, SIG_IGN);
   if (sigprocmask(SIG_BLOCK, &signals, nullptr) != 0) {
     fprintf(stderr, "ringtraced: sigprocmask: %s\n", strerror(errno));
     return kExitFailure;

@@ -4,7 +4,11 @@
 
 #include "src/tracing/service/traced/service_core.h"
 
+#include <errno.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -68,6 +72,22 @@ void FinalDrain(RingDrainer* drainer, RingId id, uint32_t num_chunks) {
 
 }  // namespace
 
+std::string EncodeServiceCounters(const ServiceCounters& c,
+                                  const ProducerStats& p) {
+  std::string out;
+  trace_export::ProtoBuilder b(&out);
+  b.AppendVarInt(1000, c.connections_refused);
+  b.AppendVarInt(1001, c.connections_refused_per_uid);
+  b.AppendVarInt(1002, c.hello_timeouts);
+  b.AppendVarInt(1003, c.protocol_violations);
+  b.AppendVarInt(1004, c.producers_disconnected_ring_error);
+  b.AppendVarInt(1005, p.hellos_rejected_version + p.hellos_rejected_too_many +
+                           p.hellos_rejected_service_error);
+  b.AppendVarInt(1006, p.producer_ids_reused);
+  b.AppendVarInt(1007, p.rings_stopped_protocol_error);
+  return out;
+}
+
 base::Status ValidateRingLimits(const RingLimits& l) {
   const uint32_t values[] = {l.default_ring_bytes, l.min_ring_bytes,
                              l.max_ring_bytes,     l.default_chunk_size,
@@ -92,6 +112,11 @@ base::Status ValidateRingLimits(const RingLimits& l) {
     return base::ErrStatus("default ring size %u not in [%u, %u]",
                            l.default_ring_bytes, l.min_ring_bytes,
                            l.max_ring_bytes);
+  }
+  if (l.max_ring_bytes > kMaxRingKb * 1024u) {
+    return base::ErrStatus(
+        "max ring size %u above %u KiB, the most a default producer accepts",
+        l.max_ring_bytes, kMaxRingKb);
   }
   // Every served ring has at least two chunks (ChooseRingGeometry grows a
   // ring to two chunks), which must fit the maximum.
@@ -128,8 +153,9 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   *status = ValidateRingLimits(options.ring_limits);
   if (!status->ok())
     return nullptr;
-  if (options.buffer_kb == 0) {
-    *status = base::ErrStatus("the trace buffer size must be > 0");
+  if (options.buffer_kb == 0 || options.buffer_kb > kMaxBufferKb) {
+    *status = base::ErrStatus("the trace buffer size must be in [1, %u] KiB",
+                              kMaxBufferKb);
     return nullptr;
   }
   if (options.max_producers == 0 || options.max_producers > kMaxProducerId) {
@@ -145,8 +171,11 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
                                         options.fill_policy);
   if (!core->buffer_) {
-    *status = base::ErrStatus("cannot create a %u KiB trace buffer",
-                              options.buffer_kb);
+    *status = base::ErrStatus(
+        "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
+        "(not enough address space or memory?)",
+        options.buffer_kb,
+        static_cast<unsigned long long>(uint64_t{options.buffer_kb} * 1024));
     return nullptr;
   }
   ServiceCore* raw = core.get();
@@ -159,6 +188,16 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   ring_drainer::DrainLoop::Options loop_options;
   loop_options.tick_ns = options.drain_tick_ns;
   loop_options.drainer.head_grace_ns = options.head_grace_ns;
+  core->stopped_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (core->stopped_fd_ < 0) {
+    *status = base::ErrStatus("eventfd: %s", strerror(errno));
+    return nullptr;
+  }
+  loop_options.drainer.on_ring_stopped =
+      [raw](uint32_t ring_id, trace_buffer::ProducerID,
+            const ring_drainer::ProtocolError&) {
+        raw->OnRingStopped(ring_id);
+      };
   core->loop_.reset(new ring_drainer::DrainLoop(loop_options));
   core->loop_->Start();
   *status = base::OkStatus();
@@ -170,6 +209,75 @@ ServiceCore::~ServiceCore() {
   if (loop_)
     loop_->Stop();
   producers_.clear();
+  if (stopped_fd_ >= 0)
+    close(stopped_fd_);
+}
+
+void ServiceCore::OnRingStopped(RingId id) {
+  std::lock_guard<std::mutex> lock(stopped_mutex_);
+  stopped_.push_back(id);
+  const uint64_t one = 1;
+  // Cannot block (EFD_NONBLOCK) nor fail short of 2^64 - 2 pending signals.
+  if (write(stopped_fd_, &one, sizeof(one)) != sizeof(one))
+    RT_ELOG("cannot signal a stopped ring: %s", strerror(errno));
+}
+
+std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
+  uint64_t count = 0;
+  if (read(stopped_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN)
+    RT_ELOG("stopped-ring eventfd: %s", strerror(errno));
+  std::vector<RingId> rings;
+  {
+    std::lock_guard<std::mutex> lock(stopped_mutex_);
+    rings.swap(stopped_);
+  }
+  stats_.rings_stopped_protocol_error += rings.size();
+  // By ring, not by ProducerID: a ring that stopped in the final drain of a
+  // producer already removed has no producer now, and its id may belong to
+  // a newcomer already.
+  std::vector<trace_buffer::ProducerID> ids;
+  for (RingId ring : rings) {
+    for (const auto& kv : producers_) {
+      if (kv.second.ring_id == ring)
+        ids.push_back(kv.first);
+    }
+  }
+  return ids;
+}
+
+trace_buffer::ProducerID ServiceCore::AllocateProducerId() {
+  if (next_producer_id_ <= kMaxProducerId)
+    return static_cast<trace_buffer::ProducerID>(next_producer_id_++);
+  if (reusable_ids_.empty() && !departed_ids_.empty() &&
+      (!scanned_since_departure_ ||
+       ++admissions_since_scan_ >= kRecycleScanInterval)) {
+    RefillReusableIds();
+  }
+  if (reusable_ids_.empty())
+    return 0;
+  const trace_buffer::ProducerID id = reusable_ids_.back();
+  reusable_ids_.pop_back();
+  ++stats_.producer_ids_reused;
+  return id;
+}
+
+void ServiceCore::RefillReusableIds() {
+  admissions_since_scan_ = 0;
+  scanned_since_departure_ = true;
+  std::vector<bool> held(kMaxProducerId + 1, false);
+  // The buffer is only consistent on the drain thread.
+  loop_->RunSync([&](RingDrainer*) {
+    buffer_->ForEachSequenceProducer(
+        [&](trace_buffer::ProducerID id) { held[id] = true; });
+  });
+  size_t kept = 0;
+  for (trace_buffer::ProducerID id : departed_ids_) {
+    if (held[id])
+      departed_ids_[kept++] = id;
+    else
+      reusable_ids_.push_back(id);
+  }
+  departed_ids_.resize(kept);
 }
 
 ServiceCore::Admission ServiceCore::Admit(
@@ -180,17 +288,31 @@ ServiceCore::Admission ServiceCore::Admit(
   if (hello.protocol_version != ipc::kProtocolVersion) {
     ++stats_.hellos_rejected_version;
     reply.status = ipc::HelloStatus::kVersionMismatch;
+    admission.refusal = "protocol version " +
+                        std::to_string(hello.protocol_version) + ", not " +
+                        std::to_string(ipc::kProtocolVersion);
     return admission;
   }
   if (finished_) {
     ++stats_.hellos_rejected_service_error;
     reply.status = ipc::HelloStatus::kServiceError;
+    admission.refusal = "the trace was already written";
     return admission;
   }
-  if (producers_.size() >= options_.max_producers ||
-      next_producer_id_ > kMaxProducerId) {
+  if (producers_.size() >= options_.max_producers) {
     ++stats_.hellos_rejected_too_many;
     reply.status = ipc::HelloStatus::kTooManyProducers;
+    admission.refusal = "max_producers (" +
+                        std::to_string(options_.max_producers) +
+                        ") are connected";
+    return admission;
+  }
+  const trace_buffer::ProducerID id = AllocateProducerId();
+  if (id == 0) {
+    ++stats_.hellos_rejected_too_many;
+    reply.status = ipc::HelloStatus::kTooManyProducers;
+    admission.refusal =
+        "every ProducerID is connected or still has data in the trace buffer";
     return admission;
   }
   const shm_ring::RingGeometry geometry =
@@ -204,10 +326,12 @@ ServiceCore::Admission ServiceCore::Admit(
             hello.name.c_str(), identity.pid, status.message().c_str());
     ++stats_.hellos_rejected_service_error;
     reply.status = ipc::HelloStatus::kServiceError;
+    admission.refusal = "cannot create its ring: " + status.message();
+    departed_ids_.push_back(id);  // never used: reusable at the next scan
+    scanned_since_departure_ = false;
     return admission;
   }
 
-  const auto id = static_cast<trace_buffer::ProducerID>(next_producer_id_++);
   ring_drainer::RingConfig config;
   config.view = region->view();  // the service's mapping and geometry
   config.producer_id = id;
@@ -253,6 +377,8 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   });
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
+  departed_ids_.push_back(id);
+  scanned_since_departure_ = false;
   stats_.producers_connected = static_cast<uint32_t>(producers_.size());
 }
 
@@ -293,6 +419,7 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   while (!producers_.empty())
     RemoveProducer(producers_.begin()->first);
   loop_->Stop();
+  (void)TakeStoppedProducers();  // counts rings stopped in the final drains
   // The drain thread is joined: the buffer and the drainer are ours now
   // (RunSync on a stopped loop runs inline).
   loop_->RunSync(
@@ -351,6 +478,7 @@ base::Status ServiceCore::Export(TraceBufferV2* buffer,
   service_stats.chunks_discarded =
       summary->drainer_stats.chunks_unroutable +
       summary->drainer_stats.chunks_rejected_by_sink;
+  service_stats.extra_fields = EncodeServiceCounters(counters_, stats_);
   exporter.WriteTraceStats({buffer}, service_stats);
   exporter.WriteClockSnapshot();
   const base::Status status = exporter.Finish();

@@ -29,11 +29,25 @@
 //                            TraceConfig, a ClockSnapshot, every packet,
 //                            the TraceStats, a closing ClockSnapshot.
 //
-// ProducerIDs start at 1 and are never reused during the core's life (the
-// drainer's ChunkIDs, the buffer's sequences and the exporter's sequence ids
-// are keyed by {ProducerID, WriterID}: a reused id would splice two
-// producers' sequences). ProducerID is 16 bits, so a core admits at most
-// 65535 producers in its life; later Hellos get kTooManyProducers.
+// ProducerIDs. The drainer's ChunkIDs, the buffer's sequences and the
+// exporter's sequence ids are keyed by {ProducerID, WriterID}: an id reused
+// while the buffer still holds a sequence of its previous owner would splice
+// two producers' sequences (and give the newcomer the old owner's pid). So
+// ids 1..65535 are handed out fresh first; once every one was used, the id
+// of a departed producer is reused only when the trace buffer keeps no
+// SequenceState of it (not even an empty one: TraceBufferV2::
+// ForEachSequenceProducer, read on the drain thread) and the drainer freed
+// its ChunkID counters (RingDrainer::RemoveRing). Departed ids are checked
+// in batches (one scan of the buffer's sequences when the reusable list is
+// empty, at most once per kRecycleScanInterval admissions while it finds
+// nothing), so Hello+close cycles cost O(1) each amortized. A Hello gets
+// kTooManyProducers only while max_producers are connected or every id is
+// connected or still has data in the buffer (counted and logged).
+//
+// Ring protocol errors: the drainer stops a ring whose shared words break
+// the protocol (RingDrainerOptions::on_ring_stopped, drain thread); the
+// core queues that ProducerID and signals stopped_rings_fd(); the owner
+// takes them with TakeStoppedProducers() and disconnects them.
 //
 // Lifetime of a ring's mapping: the SharedRingRegion is destroyed only after
 // RingDrainer::RemoveRing ran on the drain thread (DrainLoop::RunSync), so
@@ -52,7 +66,9 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/status.h"
@@ -70,11 +86,19 @@ namespace traced {
 // the only BufferID a producer's chunks may target.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
 
+// The largest trace buffer, in KiB: TraceBufferV2 holds at most 0xffff0000
+// bytes (its offsets are 32-bit and it keeps the top 64 KiB free).
+constexpr uint32_t kMaxBufferKb = 0xffff0000u / 1024;  // 4194240
+// The largest ring the service serves, in KiB: what a producer accepts by
+// default (ProducerOptions::max_ring_bytes, 64 MiB). A larger ring would be
+// refused by every default producer.
+constexpr uint32_t kMaxRingKb = 65536;
+
 // Ring sizes the service hands out. Sizes are payload bytes (num_chunks *
 // chunk_size; the mapping adds the 256-byte control header). Every value is
 // a power of two, min <= default <= max, chunk sizes within the ABI's
 // [kMinChunkSize, kMaxChunkSize] and max_ring_bytes at least two chunks of
-// max_chunk_size (ValidateRingLimits).
+// max_chunk_size, and at most kMaxRingKb KiB (ValidateRingLimits).
 struct RingLimits {
   uint32_t default_ring_bytes = 1u << 20;  // 1 MiB
   uint32_t min_ring_bytes = 16u << 10;     // 16 KiB
@@ -106,12 +130,36 @@ struct ProducerStats {
   uint64_t producers_seen = 0;       // admitted, ever
   uint32_t producers_connected = 0;  // admitted and not removed
   uint64_t hellos_rejected_version = 0;
-  // max_producers connected, or every ProducerID already used.
+  // max_producers connected, or every ProducerID connected or still with
+  // data in the buffer.
   uint64_t hellos_rejected_too_many = 0;
   // The ring could not be created, or Finish() already ran.
   uint64_t hellos_rejected_service_error = 0;
   uint64_t drain_requests = 0;
+  // Admissions that reused the id of a departed producer.
+  uint64_t producer_ids_reused = 0;
+  // Rings the drainer stopped on a protocol error (their producers are
+  // disconnected by the owner).
+  uint64_t rings_stopped_protocol_error = 0;
 };
+
+// Counters of the layers above the core (TracingService), for TraceStats.
+struct ServiceCounters {
+  uint64_t connections_refused = 0;
+  uint64_t connections_refused_per_uid = 0;  // part of connections_refused
+  uint64_t hello_timeouts = 0;
+  uint64_t protocol_violations = 0;
+  uint64_t producers_disconnected_ring_error = 0;
+};
+
+// The service's own TraceStats fields, ringtrace-specific numbers clear of
+// Perfetto's (protos/perfetto/trace/trace_packet.proto, TraceStats):
+//   1000 connections_refused            1004 producers_disconnected_ring_error
+//   1001 connections_refused_per_uid    1005 hellos_rejected (every reason)
+//   1002 hello_timeouts                 1006 producer_ids_reused
+//   1003 protocol_violations            1007 rings_stopped_protocol_error
+std::string EncodeServiceCounters(const ServiceCounters& c,
+                                  const ProducerStats& p);
 
 // What Finish() or Snapshot() produced, for the service's summary and tests.
 struct ExportSummary {
@@ -161,6 +209,8 @@ class ServiceCore {
 
   struct Admission {
     ipc::HelloReplyMsg reply;
+    // reply.status != kOk: why, for the service's log.
+    std::string refusal;
     // reply.status == kOk: the ring's memfd, to attach to the reply. Owned
     // by the core (valid until RemoveProducer).
     int ring_fd = -1;
@@ -172,6 +222,17 @@ class ServiceCore {
 
   // Unknown ids are ignored.
   void OnDrainRequest(trace_buffer::ProducerID id);
+
+  // An eventfd, readable when the drainer stopped a ring on a protocol error
+  // since the last TakeStoppedProducers(). The owner polls it.
+  int stopped_rings_fd() const { return stopped_fd_; }
+  // The connected producers whose rings stopped since the last call, each
+  // once (counted in rings_stopped_protocol_error, with those of producers
+  // already removed); clears the eventfd.
+  std::vector<trace_buffer::ProducerID> TakeStoppedProducers();
+
+  // What the layers above counted, for the TraceStats of the next export.
+  void set_service_counters(const ServiceCounters& c) { counters_ = c; }
   void RemoveProducer(trace_buffer::ProducerID id);
 
   // Removes every producer (final drain), stops the drain thread and writes
@@ -222,6 +283,9 @@ class ServiceCore {
   // Makes |id| the next ProducerID to assign (tests of id exhaustion).
   void set_next_producer_id_for_testing(uint32_t id) { next_producer_id_ = id; }
 
+  // Admissions between two buffer scans that found no reusable id.
+  static constexpr uint32_t kRecycleScanInterval = 64;
+
  private:
   struct Producer {
     std::unique_ptr<shm_ring::SharedRingRegion> region;
@@ -232,6 +296,14 @@ class ServiceCore {
 
   explicit ServiceCore(const Options& options);
   std::string MakeTraceConfig() const;
+  // The id for a new producer: fresh, else reused (see the file comment);
+  // 0 if none may be given now.
+  trace_buffer::ProducerID AllocateProducerId();
+  // Moves the departed ids the buffer keeps no sequence of to reusable_.
+  void RefillReusableIds();
+  // Drain thread (on_ring_stopped): queues ring |id| and signals
+  // stopped_fd_.
+  void OnRingStopped(ring_drainer::RingId id);
   // The export shared by Finish() and Snapshot(): writes the TraceConfig, a
   // ClockSnapshot, every packet of |buffer| (which the caller's thread owns
   // now), its TraceStats and a closing ClockSnapshot to |out_fd|. Reads
@@ -251,6 +323,15 @@ class ServiceCore {
   std::map<trace_buffer::ProducerID, Producer> producers_;
   // The next ProducerID to assign; 65536 once every id was used.
   uint32_t next_producer_id_ = 1;
+  std::vector<trace_buffer::ProducerID> departed_ids_;  // may hold data
+  std::vector<trace_buffer::ProducerID> reusable_ids_;  // hold none
+  uint32_t admissions_since_scan_ = 0;
+  bool scanned_since_departure_ = false;
+  // Ring-stopped notifications: filled on the drain thread.
+  int stopped_fd_ = -1;  // eventfd, owned
+  std::mutex stopped_mutex_;
+  std::vector<ring_drainer::RingId> stopped_;  // guarded by stopped_mutex_
+  ServiceCounters counters_;
   bool finished_ = false;
   ProducerStats stats_;
 };

@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <memory>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "protos/perfetto/trace/trace.pb.h"
@@ -201,7 +204,7 @@ TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
   EXPECT_NE(fcntl(a.ring_fd, F_ADD_SEALS, F_SEAL_WRITE), 0);
 }
 
-TEST(TracingServiceCoreTest, ProducerIdsAreNeverReused) {
+TEST(TracingServiceCoreTest, FreshProducerIdsComeFirst) {
   std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
   std::vector<uint32_t> ids;
   for (int i = 0; i < 3; ++i) {
@@ -253,17 +256,161 @@ TEST(TracingServiceCoreTest, EnforcesMaxProducers) {
             ipc::HelloStatus::kOk);
 }
 
-TEST(TracingServiceCoreTest, ProducerIdsRunOutForGood) {
-  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
-  core->set_next_producer_id_for_testing(0xffff);
-  const ServiceCore::Admission last = core->Admit(MakeHello(), Identity(1, 2));
-  ASSERT_EQ(last.reply.status, ipc::HelloStatus::kOk);
-  EXPECT_EQ(last.reply.producer_id, 0xffffu);
+// Writes |count| tagged packets through a fresh writer of |a|'s ring and
+// removes the producer (its final drain puts them in the buffer).
+void WriteAndLeave(ServiceCore* core,
+                   const ServiceCore::Admission& a,
+                   const std::string& tag,
+                   uint32_t count) {
+  ProducerSide side(a);
+  std::unique_ptr<shm_ring::TraceWriterV2> w = side.NewWriter();
+  WriteTestPackets(w.get(), tag, 0, count);
+  w->Flush();
+  core->RemoveProducer(
+      static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+}
+
+perfetto::protos::Trace FinishInto(ServiceCore* core,
+                                   const std::string& path,
+                                   ExportSummary* summary) {
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0);
+  EXPECT_TRUE(core->Finish(fd, summary).ok());
+  close(fd);
+  perfetto::protos::Trace trace;
+  EXPECT_TRUE(ReadTraceFile(path, &trace));
+  return trace;
+}
+
+// Once every id was used, a departed producer's id is reused only when the
+// buffer keeps no sequence of it: the id of a producer that wrote nothing
+// comes back at once; one whose packets are in the buffer does not.
+TEST(TracingServiceCoreTest, ProducerIdWithDataInTheBufferIsNotReused) {
+  TempDir dir;
+  ServiceCore::Options options = CoreOptions();
+  options.drain_tick_ns = 3'600'000'000'000;  // only final drains read
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  core->set_next_producer_id_for_testing(0xfffe);
+  const ServiceCore::Admission writer =
+      core->Admit(MakeHello(), Identity(7, 70));
+  const ServiceCore::Admission idle = core->Admit(MakeHello(), Identity(8, 80));
+  ASSERT_EQ(writer.reply.producer_id, 0xfffeu);
+  ASSERT_EQ(idle.reply.producer_id, 0xffffu);
+  WriteAndLeave(core.get(), writer, "kept", 40);
   core->RemoveProducer(0xffff);
-  // Nobody is connected, but every id was used.
-  EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
-            ipc::HelloStatus::kTooManyProducers);
+
+  // Only the idle producer's id may come back, and only once.
+  const ServiceCore::Admission again =
+      core->Admit(MakeHello(), Identity(9, 90));
+  ASSERT_EQ(again.reply.status, ipc::HelloStatus::kOk);
+  EXPECT_EQ(again.reply.producer_id, 0xffffu);
+  EXPECT_EQ(core->stats().producer_ids_reused, 1u);
+  const ServiceCore::Admission refused =
+      core->Admit(MakeHello(), Identity(10, 100));
+  EXPECT_EQ(refused.reply.status, ipc::HelloStatus::kTooManyProducers);
+  EXPECT_NE(refused.refusal.find("still has data"), std::string::npos)
+      << refused.refusal;
   EXPECT_EQ(core->stats().hellos_rejected_too_many, 1u);
+  WriteAndLeave(core.get(), again, "newcomer", 25);
+
+  ExportSummary summary;
+  const perfetto::protos::Trace trace =
+      FinishInto(core.get(), dir.File("trace.pftrace"), &summary);
+  const auto tagged = CollectTestPackets(trace);
+  ASSERT_EQ(tagged.size(), 2u);
+  EXPECT_EQ(tagged.at("kept").seqs, Seqs(0, 40));
+  EXPECT_EQ(tagged.at("kept").trusted_pids, std::set<int32_t>{7});
+  EXPECT_EQ(tagged.at("newcomer").seqs, Seqs(0, 25));
+  EXPECT_EQ(tagged.at("newcomer").trusted_pids, std::set<int32_t>{9});
+}
+
+// More producer lifetimes than there are ProducerIDs: Hello+close cycles
+// never exhaust the ids, the producers that wrote keep their own ids until
+// the export, and every packet is attributed to the process that wrote it.
+TEST(TracingServiceCoreTest, MoreProducerLifetimesThanProducerIds) {
+  TempDir dir;
+  ServiceCore::Options options = CoreOptions();
+  options.drain_tick_ns = 3'600'000'000'000;
+  options.ring_limits.default_ring_bytes = 16 << 10;  // cheap rings
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  const ServiceCore::Admission first =
+      core->Admit(MakeHello(), Identity(100, 1));
+  ASSERT_EQ(first.reply.producer_id, 1u);
+  WriteAndLeave(core.get(), first, "first", 30);
+
+  constexpr uint32_t kLifetimes = 65600;
+  uint32_t refused = 0;
+  for (uint32_t i = 0; i < kLifetimes; ++i) {
+    const ServiceCore::Admission a =
+        core->Admit(MakeHello(), Identity(1000, 1));
+    if (a.reply.status != ipc::HelloStatus::kOk) {
+      ++refused;
+      continue;
+    }
+    ASSERT_NE(a.reply.producer_id, 1u) << "id 1 still has data";
+    core->RemoveProducer(
+        static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+  }
+  EXPECT_EQ(refused, 0u);
+  EXPECT_EQ(core->stats().producers_seen, 1u + kLifetimes);
+  // 65534 fresh ids after id 1; the rest reused.
+  EXPECT_EQ(core->stats().producer_ids_reused, kLifetimes - 65534u);
+
+  const ServiceCore::Admission last =
+      core->Admit(MakeHello(), Identity(200, 2));
+  ASSERT_EQ(last.reply.status, ipc::HelloStatus::kOk);
+  WriteAndLeave(core.get(), last, "last", 20);
+  ExportSummary summary;
+  const perfetto::protos::Trace trace =
+      FinishInto(core.get(), dir.File("trace.pftrace"), &summary);
+  const auto tagged = CollectTestPackets(trace);
+  ASSERT_EQ(tagged.size(), 2u);
+  EXPECT_EQ(tagged.at("first").seqs, Seqs(0, 30));
+  EXPECT_EQ(tagged.at("first").trusted_pids, std::set<int32_t>{100});
+  EXPECT_EQ(tagged.at("last").seqs, Seqs(0, 20));
+  EXPECT_EQ(tagged.at("last").trusted_pids, std::set<int32_t>{200});
+  EXPECT_EQ(summary.export_stats.packets_with_loss, 0u);
+}
+
+// Puts a reserved state word at position 0 of |a|'s ring and publishes it.
+void BreakRing(const ServiceCore::Admission& a) {
+  base::Status status;
+  std::unique_ptr<shm_ring::SharedRingRegion> region =
+      shm_ring::SharedRingRegion::MapFd(
+          dup(a.ring_fd), RingGeometry(a.reply.chunk_size, a.reply.num_chunks),
+          &status);
+  ASSERT_TRUE(region) << status.message();
+  region->view().chunk_state(0)->store(0xbad00000u, std::memory_order_relaxed);
+  // Release: pairs with the reader's acquire load of write_pos.
+  region->view().write_pos()->store(1, std::memory_order_release);
+}
+
+// A ring the drainer stops is reported through stopped_rings_fd() with its
+// producer; one that stops in the final drain of a producer already gone is
+// counted but names nobody (its id may be someone else's by then).
+TEST(TracingServiceCoreTest, StoppedRingsAreReportedByRing) {
+  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  const ServiceCore::Admission b = core->Admit(MakeHello(), Identity(3, 4));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_EQ(b.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_NO_FATAL_FAILURE(BreakRing(a));
+  core->OnDrainRequest(
+      static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
+  pollfd p = {core->stopped_rings_fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, test::kTestTimeoutMs), 1);
+  EXPECT_EQ(core->TakeStoppedProducers(),
+            std::vector<trace_buffer::ProducerID>{
+                static_cast<trace_buffer::ProducerID>(a.reply.producer_id)});
+  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 1u);
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the eventfd was cleared";
+
+  ASSERT_NO_FATAL_FAILURE(BreakRing(b));
+  core->RemoveProducer(
+      static_cast<trace_buffer::ProducerID>(b.reply.producer_id));
+  EXPECT_TRUE(core->TakeStoppedProducers().empty());
+  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 2u);
 }
 
 TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {

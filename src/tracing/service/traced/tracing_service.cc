@@ -28,7 +28,8 @@ namespace {
 constexpr size_t kWakePollFd = 0;      // Stop()
 constexpr size_t kSnapshotPollFd = 1;  // Snapshot()
 constexpr size_t kListenerPollFd = 2;
-constexpr size_t kFixedPollFds = 3;
+constexpr size_t kStoppedRingsPollFd = 3;  // ServiceCore::stopped_rings_fd
+constexpr size_t kFixedPollFds = 4;
 
 // Adds 1 to eventfd |fd|. A write of 1 cannot block (EFD_NONBLOCK) or fail
 // short of a full counter (2^64 - 2 wake-ups without a read).
@@ -56,7 +57,7 @@ base::Status TracingService::Start() {
     return base::ErrStatus("no output file");
   if (options_.hello_timeout_ms == 0 || options_.messages_per_round == 0 ||
       options_.max_pending_connections == 0 ||
-      options_.snapshot_timeout_ms == 0) {
+      options_.max_pending_per_uid == 0 || options_.snapshot_timeout_ms == 0) {
     return base::ErrStatus(
         "hello timeout, messages per round, pending connections and snapshot "
         "timeout must be > 0");
@@ -66,23 +67,24 @@ base::Status TracingService::Start() {
       ServiceCore::Create(options_.core, &status);
   if (!core)
     return status;
-  ipc::ScopedFd out_fd(open(options_.out_path.c_str(),
-                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!out_fd.valid()) {
-    return base::ErrStatus("cannot open %s: %s", options_.out_path.c_str(),
-                           strerror(errno));
-  }
+  if (options_.out_path == options_.socket_path)
+    return base::ErrStatus("the socket and the output file are both %s",
+                           options_.out_path.c_str());
+  std::unique_ptr<trace_export::TraceOutputFile> out_file =
+      trace_export::TraceOutputFile::Create(options_.out_path, &status);
+  if (!out_file)
+    return status;
   ipc::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   ipc::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid() || !snapshot_fd.valid())
     return base::ErrStatus("eventfd: %s", strerror(errno));
-  std::unique_ptr<ipc::UnixSocket> listener =
-      ipc::UnixSocket::Listen(options_.socket_path, &status);
+  std::unique_ptr<ipc::UnixSocket> listener = ipc::UnixSocket::Listen(
+      options_.socket_path, options_.socket_options, &status);
   if (!listener)
     return status;
 
   core_ = std::move(core);
-  out_fd_ = std::move(out_fd);
+  out_file_ = std::move(out_file);
   wake_fd_ = std::move(wake_fd);
   snapshot_fd_ = std::move(snapshot_fd);
   listener_ = std::move(listener);
@@ -104,13 +106,11 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   ServiceSummary local;
   ServiceSummary* s = summary ? summary : &local;
   *s = ServiceSummary();
-  base::Status status = core_->Finish(out_fd_.get(), &s->export_summary);
-  if (status.ok() && fsync(out_fd_.get()) != 0 && errno != EINVAL)
-    status = base::ErrStatus("fsync %s: %s", options_.out_path.c_str(),
-                             strerror(errno));
-  if (close(out_fd_.release()) != 0 && status.ok())
-    status = base::ErrStatus("close %s: %s", options_.out_path.c_str(),
-                             strerror(errno));
+  core_->set_service_counters(MakeServiceCounters());  // thread joined
+  base::Status status = FinishOutput(
+      out_file_.get(), core_->Finish(out_file_->fd(), &s->export_summary),
+      &s->written);
+  out_file_.reset();
   Publish();
   s->stats = stats();
   s->out_path = options_.out_path;
@@ -159,6 +159,7 @@ base::Status TracingService::Snapshot(const std::string& path,
     summary->stats = stats();  // published before the answer
     summary->export_summary = export_summary;
     summary->out_path = path;
+    summary->written = status.ok();
     summary->elapsed_s =
         std::chrono::duration<double>(Clock::now() - start_time_).count();
   }
@@ -178,6 +179,7 @@ void TracingService::ServeSnapshotRequest() {
   if (snapshot_hook_for_testing_)
     snapshot_hook_for_testing_();
   ExportSummary export_summary;
+  core_->set_service_counters(MakeServiceCounters());
   const base::Status status = WriteSnapshot(path, &export_summary);
   if (status.ok())
     ++snapshots_written_;
@@ -197,32 +199,42 @@ void TracingService::ServeSnapshotRequest() {
 
 base::Status TracingService::WriteSnapshot(const std::string& path,
                                            ExportSummary* summary) {
-  // Truncating the trace file would lose what Stop() writes there.
+  // The trace file is replaced by Stop() only; its temporary file is ours.
   struct stat out_st = {};
   struct stat path_st = {};
-  if (fstat(out_fd_.get(), &out_st) == 0 && stat(path.c_str(), &path_st) == 0 &&
-      out_st.st_dev == path_st.st_dev && out_st.st_ino == path_st.st_ino) {
+  if (path == options_.out_path || path == out_file_->temp_path() ||
+      (fstat(out_file_->fd(), &out_st) == 0 &&
+       stat(path.c_str(), &path_st) == 0 && out_st.st_dev == path_st.st_dev &&
+       out_st.st_ino == path_st.st_ino)) {
     return base::ErrStatus("snapshot %s: that is the trace file", path.c_str());
   }
-  ipc::ScopedFd fd(
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return base::ErrStatus("snapshot %s: cannot open: %s", path.c_str(),
-                           strerror(errno));
+  base::Status status;
+  std::unique_ptr<trace_export::TraceOutputFile> file =
+      trace_export::TraceOutputFile::Create(path, &status);
+  if (!file)
+    return base::ErrStatus("snapshot: %s", status.message().c_str());
+  bool written = false;
+  status =
+      FinishOutput(file.get(), core_->Snapshot(file->fd(), summary), &written);
+  if (!status.ok())
+    return base::ErrStatus("snapshot: %s", status.message().c_str());
+  return status;
+}
+
+// static
+base::Status TracingService::FinishOutput(trace_export::TraceOutputFile* file,
+                                          base::Status export_status,
+                                          bool* written) {
+  *written = false;
+  if (!export_status.ok()) {
+    // The partial file goes away with |file|'s owner; the message says
+    // where the bytes were going, not which fd.
+    return base::ErrStatus("cannot write %s: %s; the trace was not written",
+                           file->path().c_str(),
+                           export_status.message().c_str());
   }
-  base::Status status = core_->Snapshot(fd.get(), summary);
-  if (!status.ok()) {
-    status = base::ErrStatus("snapshot %s: %s", path.c_str(),
-                             status.message().c_str());
-  }
-  if (status.ok() && fsync(fd.get()) != 0 && errno != EINVAL) {
-    status = base::ErrStatus("snapshot %s: fsync: %s", path.c_str(),
-                             strerror(errno));
-  }
-  if (close(fd.release()) != 0 && status.ok()) {
-    status = base::ErrStatus("snapshot %s: close: %s", path.c_str(),
-                             strerror(errno));
-  }
+  base::Status status = file->Commit();
+  *written = file->committed();
   return status;
 }
 
@@ -289,6 +301,7 @@ void TracingService::Run() {
     // kListenerPollFd; fd -1: poll ignores the entry (listener in back-off).
     fds.push_back(
         {accept_backoff_until_ > now ? -1 : listener_->fd(), POLLIN, 0});
+    fds.push_back({core_->stopped_rings_fd(), POLLIN, 0});
     for (const auto& c : connections_)
       fds.push_back({c->socket->fd(), POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), NextTimeoutMs(now));
@@ -316,6 +329,8 @@ void TracingService::Run() {
       }
       ServeSnapshotRequest();
     }
+    if (rc > 0 && fds[kStoppedRingsPollFd].revents != 0)
+      DisconnectStoppedProducers();
     if (rc > 0 && fds[kListenerPollFd].revents != 0)
       AcceptNew(now);
     for (auto& c : connections_) {
@@ -351,17 +366,15 @@ void TracingService::AcceptNew(Clock::time_point now) {
       return;
     }
     ++conn_stats_.connections_accepted;
-    const size_t pending = static_cast<size_t>(
-        std::count_if(connections_.begin(), connections_.end(),
-                      [](const std::unique_ptr<Connection>& c) {
-                        return c->socket && c->producer_id == 0;
-                      }));
     ipc::PeerCredentials creds;
-    if (pending >= options_.max_pending_connections ||
-        !socket->GetPeerCredentials(&creds)) {
+    if (!socket->GetPeerCredentials(&creds)) {
+      RT_ELOG("cannot read a new connection's credentials: %s; closing it",
+              strerror(errno));
       ++conn_stats_.connections_refused;
       continue;  // |socket| closes
     }
+    if (!AdmitPending(creds))
+      continue;
     std::unique_ptr<Connection> c(new Connection());
     c->socket = std::move(socket);
     c->identity.pid = static_cast<int32_t>(creds.pid);
@@ -370,6 +383,62 @@ void TracingService::AcceptNew(Clock::time_point now) {
         now + std::chrono::milliseconds(options_.hello_timeout_ms);
     connections_.push_back(std::move(c));
   }
+}
+
+bool TracingService::AdmitPending(const ipc::PeerCredentials& creds) {
+  size_t pending = 0;
+  size_t pending_of_uid = 0;
+  for (const auto& c : connections_) {
+    if (!c->socket || c->producer_id != 0)
+      continue;
+    ++pending;
+    if (static_cast<uid_t>(c->identity.uid) == creds.uid)
+      ++pending_of_uid;
+  }
+  const bool per_uid = pending_of_uid >= options_.max_pending_per_uid;
+  if (!per_uid && pending < options_.max_pending_connections)
+    return true;
+  ++conn_stats_.connections_refused;
+  if (per_uid)
+    ++conn_stats_.connections_refused_per_uid;
+  const uint64_t n = ++refusals_per_uid_[static_cast<uint32_t>(creds.uid)];
+  if ((n & (n - 1)) == 0) {  // the first, then every power of two
+    RT_LOG(
+        "refused a connection from pid %d uid %u: %zu of its connections "
+        "(limit %u) and %zu in all (limit %u) owe their Hello; %llu refused "
+        "for this uid so far",
+        static_cast<int>(creds.pid), static_cast<unsigned>(creds.uid),
+        pending_of_uid, options_.max_pending_per_uid, pending,
+        options_.max_pending_connections, static_cast<unsigned long long>(n));
+  }
+  return false;
+}
+
+void TracingService::DisconnectStoppedProducers() {
+  for (trace_buffer::ProducerID id : core_->TakeStoppedProducers()) {
+    for (auto& c : connections_) {
+      if (!c->socket || c->producer_id != id)
+        continue;
+      RT_LOG(
+          "pid %d (producer %u): its ring broke the ring protocol and is no "
+          "longer read; disconnecting",
+          c->identity.pid, static_cast<unsigned>(id));
+      ++conn_stats_.producers_disconnected_ring_error;
+      Close(c.get());
+    }
+  }
+}
+
+ServiceCounters TracingService::MakeServiceCounters() const {
+  ServiceCounters counters;
+  counters.connections_refused = conn_stats_.connections_refused;
+  counters.connections_refused_per_uid =
+      conn_stats_.connections_refused_per_uid;
+  counters.hello_timeouts = conn_stats_.hello_timeouts;
+  counters.protocol_violations = conn_stats_.protocol_violations();
+  counters.producers_disconnected_ring_error =
+      conn_stats_.producers_disconnected_ring_error;
+  return counters;
 }
 
 void TracingService::Serve(Connection* c) {
@@ -466,8 +535,9 @@ void TracingService::HandleHello(Connection* c, const ipc::HelloMsg& hello) {
     return;
   }
   if (!ok) {
-    RT_LOG("pid %d: Hello refused: %s", c->identity.pid,
-           ipc::HelloStatusToString(admission.reply.status));
+    RT_LOG("pid %d uid %d: Hello refused (%s): %s", c->identity.pid,
+           c->identity.uid, ipc::HelloStatusToString(admission.reply.status),
+           admission.refusal.c_str());
     Close(c);
   }
 }
@@ -489,8 +559,10 @@ std::string FormatSummary(const ServiceSummary& s) {
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
       "version, %llu too many, %llu service error), %llu connections, %llu "
-      "protocol violations, %llu Hello timeouts. %llu packets exported "
-      "(%llu bytes) to %s (%llu bytes). Loss: %llu packets overwritten in "
+      "protocol violations, %llu Hello timeouts, %llu connections refused "
+      "(%llu by the per-uid limit), %llu producers disconnected for a ring "
+      "protocol error, %llu ProducerIDs reused. %llu packets %s "
+      "(%llu bytes) %s %s (%llu bytes). Loss: %llu packets overwritten in "
       "the buffer, %llu chunks discarded by the buffer, %llu dropped by the "
       "drainer, %llu invalid packets, %llu packets marked "
       "previous_packet_dropped; drainer: %llu chunks, %llu holes, %llu "
@@ -500,10 +572,13 @@ std::string FormatSummary(const ServiceSummary& s) {
         p.hellos_rejected_service_error),
       u(p.hellos_rejected_version), u(p.hellos_rejected_too_many),
       u(p.hellos_rejected_service_error), u(c.connections_accepted),
-      u(c.protocol_violations()), u(c.hello_timeouts),
-      u(e.export_stats.packets_exported),
-      u(e.export_stats.packet_bytes_exported), s.out_path.c_str(),
-      u(e.file_size), u(e.packets_overwritten),
+      u(c.protocol_violations()), u(c.hello_timeouts), u(c.connections_refused),
+      u(c.connections_refused_per_uid), u(c.producers_disconnected_ring_error),
+      u(p.producer_ids_reused), u(e.export_stats.packets_exported),
+      s.written ? "exported" : "NOT written",
+      u(e.export_stats.packet_bytes_exported),
+      s.written ? "to" : "(the export failed; untouched:)", s.out_path.c_str(),
+      u(s.written ? e.file_size : 0), u(e.packets_overwritten),
       u(e.buffer_stats.chunks_discarded),
       u(e.drainer_stats.chunks_unroutable +
         e.drainer_stats.chunks_rejected_by_sink),

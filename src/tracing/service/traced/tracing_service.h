@@ -10,9 +10,14 @@
 // One service thread runs a poll(2) loop over two eventfds (Stop()'s wake-up
 // and Snapshot()'s request), the listening socket and every connection, all
 // non-blocking:
-//   - accept: up to kAcceptsPerRound new connections per round; a connection
-//     beyond Options::max_pending_connections (connections still owing their
-//     Hello) is closed at once. The peer's pid and uid come from SO_PEERCRED.
+//   - accept: up to kAcceptsPerRound new connections per round. The peer's
+//     pid and uid come from SO_PEERCRED. A connection still owing its Hello
+//     is "pending"; a new one is closed at once if its uid already has
+//     Options::max_pending_per_uid pending (so one local user cannot lock
+//     the others out) or Options::max_pending_connections are pending in
+//     all. Refusals are counted (connections_refused, of which
+//     connections_refused_per_uid) and logged (the first of a uid and then
+//     every power of two, so a flood cannot flood the log);
 //   - a connection must send its Hello within Options::hello_timeout_ms, else
 //     it is closed (ConnectionStats::hello_timeouts);
 //   - per round at most Options::messages_per_round datagrams are read from
@@ -21,6 +26,10 @@
 //     A rejected Hello (version, producer limit, ring creation) gets its
 //     HelloReply and the connection is closed;
 //   - DrainRequest -> ServiceCore::OnDrainRequest (DrainLoop::Notify);
+//   - a ring the drainer stopped on a protocol error (ServiceCore::
+//     stopped_rings_fd, polled) disconnects its producer: logged, counted
+//     (producers_disconnected_ring_error). Keeping it connected would let
+//     it write into a ring nobody reads while thinking it is traced;
 //   - EOF, a receive error, or any protocol violation (undecodable datagram,
 //     datagram the transport refused, an fd attached, a second Hello, a
 //     DrainRequest before the Hello, a HelloReply) closes only that
@@ -35,7 +44,8 @@
 //
 // Stop() wakes the loop, joins the thread (which closes every connection),
 // then ServiceCore::Finish() drains every ring one last time and writes the
-// trace file opened by Start().
+// temporary trace file opened by Start(), which is then renamed over
+// out_path (trace_export::TraceOutputFile).
 //
 // Thread model: Start(), Snapshot() and Stop() are called by the owner (one
 // thread). stats() and WaitForStats() may be called from any thread; they
@@ -51,6 +61,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +71,7 @@
 
 #include "src/base/status.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/service_core.h"
 
 namespace ringtrace {
@@ -71,7 +83,11 @@ struct ConnectionStats {
   // Closed right after accept(): too many connections owing their Hello, or
   // the peer's credentials could not be read.
   uint64_t connections_refused = 0;
-  uint64_t hello_timeouts = 0;    // no Hello before the deadline
+  // Of connections_refused: the peer's uid had max_pending_per_uid pending.
+  uint64_t connections_refused_per_uid = 0;
+  uint64_t hello_timeouts = 0;  // no Hello before the deadline
+  // The drainer stopped the producer's ring on a protocol error.
+  uint64_t producers_disconnected_ring_error = 0;
   uint64_t peer_disconnects = 0;  // EOF (or reset) from the peer
   // Protocol violations. Each closes its connection, after the final drain
   // of its ring if it had one.
@@ -115,6 +131,9 @@ struct ServiceSummary {
   ServiceStats stats;
   ExportSummary export_summary;
   std::string out_path;  // the trace file, or the snapshot's file
+  // The file is complete and in place. False after a write error: the
+  // temporary file was removed and |out_path| holds what it held before.
+  bool written = false;
   double elapsed_s = 0;  // Start() to Stop() (or to the snapshot)
 };
 
@@ -125,9 +144,15 @@ class TracingService {
  public:
   struct Options {
     std::string socket_path;
-    std::string out_path;  // the trace file, created by Start()
+    // Mode and group of the socket file: who may connect.
+    ipc::ListenOptions socket_options;
+    // The trace file (trace_export::TraceOutputFile: written beside it and
+    // renamed into place by Stop(), or written directly to a device/FIFO).
+    std::string out_path;
     ServiceCore::Options core;
-    uint32_t max_pending_connections = 32;  // connections owing their Hello
+    // Connections owing their Hello: in all, and per peer uid.
+    uint32_t max_pending_connections = 256;
+    uint32_t max_pending_per_uid = 8;
     uint32_t hello_timeout_ms = 5000;
     uint32_t messages_per_round = 16;  // per connection and poll round
     // How long Snapshot() waits for the service thread (> 0). Only reached
@@ -145,12 +170,13 @@ class TracingService {
   TracingService(const TracingService&) = delete;
   TracingService& operator=(const TracingService&) = delete;
 
-  // Creates the trace file, the core and the listening socket, then starts
-  // the service thread. Fails without side effects beyond a created (empty)
-  // trace file.
+  // Creates the core, the temporary trace file and the listening socket,
+  // then starts the service thread. On failure nothing is left behind: the
+  // temporary file is removed, out_path is untouched.
   base::Status Start();
-  // Stops accepting and serving, drains every ring, writes the trace.
-  // |summary| may be null. Fails if not running or on an I/O error.
+  // Stops accepting and serving, drains every ring, writes the trace and
+  // renames it into place. |summary| may be null. Fails if not running or on
+  // an I/O error (the message names out_path; the partial file is removed).
   base::Status Stop(ServiceSummary* summary);
 
   // While running, from the owner thread: writes a snapshot of what the
@@ -158,13 +184,13 @@ class TracingService {
   // complete Perfetto trace like the final one (ServiceCore::Snapshot says
   // what it holds: the published chunks, not the ones writers hold open).
   // Tracing goes on; producers stay connected; the final trace is
-  // unaffected. Waits for the service thread at most
+  // unaffected. Written like the trace file (TraceOutputFile): complete or
+  // not at all. Waits for the service thread at most
   // Options::snapshot_timeout_ms; after a timeout the request may still
   // complete, and the next Snapshot() fails until it did. |path| must not
   // be the trace file. |summary| may be null; it gets the snapshot's
   // ExportSummary, the stats after it and |path|. Counted in
-  // ServiceStats::snapshots_written / snapshot_errors. A failed snapshot may
-  // leave a partial file.
+  // ServiceStats::snapshots_written / snapshot_errors.
   base::Status Snapshot(const std::string& path, ServiceSummary* summary);
 
   ServiceStats stats() const;
@@ -196,6 +222,13 @@ class TracingService {
   // accept back-off; -1 if none.
   int NextTimeoutMs(Clock::time_point now) const;
   void AcceptNew(Clock::time_point now);
+  // Whether a connection from |creds| may wait for its Hello; counts and
+  // logs a refusal.
+  bool AdmitPending(const ipc::PeerCredentials& creds);
+  // Disconnects the producers whose rings the drainer stopped.
+  void DisconnectStoppedProducers();
+  // The connection counters for ServiceCore's TraceStats.
+  ServiceCounters MakeServiceCounters() const;
   void Serve(Connection* c);
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);
   // Closes |c|; if it is a producer, drains its ring one last time and
@@ -208,13 +241,18 @@ class TracingService {
   base::Status WriteSnapshot(const std::string& path, ExportSummary* summary);
   // Service thread, when it stops: fails a request nobody served.
   void FailPendingSnapshot();
+  // After an export into |file|: commits it if |export_status| is ok. The
+  // error names the file's path. |*written|: the file is in place.
+  static base::Status FinishOutput(trace_export::TraceOutputFile* file,
+                                   base::Status export_status,
+                                   bool* written);
 
   const Options options_;
   std::unique_ptr<ServiceCore> core_;
   std::unique_ptr<ipc::UnixSocket> listener_;
   ipc::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
   ipc::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
-  ipc::ScopedFd out_fd_;       // the trace file
+  std::unique_ptr<trace_export::TraceOutputFile> out_file_;
   std::thread thread_;
   bool running_ = false;  // owner thread only
   Clock::time_point start_time_;
@@ -223,6 +261,7 @@ class TracingService {
   std::vector<std::unique_ptr<Connection>> connections_;
   Clock::time_point accept_backoff_until_;
   ConnectionStats conn_stats_;
+  std::map<uint32_t, uint64_t> refusals_per_uid_;  // for log rate limiting
   uint64_t snapshots_written_ = 0;
   uint64_t snapshot_errors_ = 0;
   std::function<void()> snapshot_hook_for_testing_;

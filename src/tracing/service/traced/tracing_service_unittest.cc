@@ -494,6 +494,33 @@ TEST_F(TracingServiceTest, ConnectionsOwingTheirHelloAreLimited) {
   StopService();
 }
 
+// The per-uid bound counts connections still owing their Hello: once one
+// of them said Hello, the uid may open another.
+TEST_F(TracingServiceTest, PendingConnectionsAreLimitedPerUid) {
+  TracingService::Options options = DefaultOptions();
+  options.max_pending_per_uid = 2;
+  StartService(options);
+  TestClient first, second, third, fourth;
+  ASSERT_TRUE(first.Connect(options_.socket_path));
+  ASSERT_TRUE(second.Connect(options_.socket_path));
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.connections_accepted == 2;
+  }));
+  ASSERT_TRUE(third.Connect(options_.socket_path));
+  EXPECT_TRUE(third.WaitForClose());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.connections_refused == 1 &&
+           s.connections.connections_refused_per_uid == 1;
+  }));
+  ASSERT_TRUE(first.Hello("first"));
+  EXPECT_EQ(first.reply().status, ipc::HelloStatus::kOk);
+  ASSERT_TRUE(fourth.Connect(options_.socket_path));
+  ASSERT_TRUE(fourth.Hello("fourth"));
+  EXPECT_EQ(fourth.reply().status, ipc::HelloStatus::kOk);
+  StopService();
+  EXPECT_EQ(summary_.stats.connections.connections_refused_per_uid, 1u);
+}
+
 TEST_F(TracingServiceTest, StartFailsCleanly) {
   TracingService::Options options = DefaultOptions();
   options.out_path = dir_.path() + "/missing/dir/trace.pftrace";
@@ -624,7 +651,9 @@ TEST_F(TracingServiceTest, SnapshotErrorsLeaveTheServiceRunning) {
   base::Status status =
       service_->Snapshot(dir_.path() + "/no/such/dir/snapshot", &s);
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("cannot open"), std::string::npos)
+  EXPECT_NE(status.message().find("cannot write " + dir_.path() +
+                                  "/no/such/dir/snapshot"),
+            std::string::npos)
       << status.message();
   EXPECT_EQ(service_->stats().snapshot_errors, 1u);
   // The trace file itself is refused (it would be truncated).

@@ -1,0 +1,555 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ringtraced as a real process against what a careless or hostile local
+// user can put in its way: files at its paths, a second service, signals,
+// edge flag values. Each test starts the real binaries.
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "ringtrace/producer.h"
+#include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/service/traced/service_core.h"
+#include "src/tracing/service/traced/test/test_client.h"
+#include "src/tracing/test/subprocess.h"
+
+namespace ringtrace {
+namespace test {
+namespace {
+
+// Deadlines against hangs on a loaded machine, not timing assertions.
+constexpr int kProcessTimeoutMs = 120000;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "<missing>";
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+class RingtracedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ringtraced_test_XXXXXX";
+    const char* dir = mkdtemp(tmpl);
+    ASSERT_NE(dir, nullptr);
+    dir_ = dir;
+    socket_ = dir_ + "/traced.sock";
+    trace_ = dir_ + "/trace.pftrace";
+    bin_ = ExecutableDir();
+  }
+  void TearDown() override {
+    // Whatever a test left: plain files, links, sockets, one subdirectory.
+    const std::string rm = "rm -rf '" + dir_ + "'";
+    EXPECT_EQ(system(rm.c_str()), 0);
+  }
+
+  std::vector<std::string> ServiceArgs(const std::string& socket,
+                                       const std::string& out,
+                                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {bin_ + "/ringtraced", "--socket", socket,
+                                     "--out", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  // Starts |service| and waits until it accepts connections on |socket|.
+  void StartService(Subprocess* service, const std::string& socket) {
+    std::string error;
+    ASSERT_TRUE(service->Start(&error)) << error;
+    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
+      base::Status status;
+      if (ipc::UnixSocket::Connect(socket, &status))
+        return;
+      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
+                                      << service->output();
+    }
+    FAIL() << "ringtraced never listened on " << socket;
+  }
+
+  // Runs a process to completion; returns its exit code.
+  int RunToEnd(Subprocess* p) {
+    std::string error;
+    EXPECT_TRUE(p->Start(&error)) << error;
+    EXPECT_TRUE(p->Wait(kProcessTimeoutMs)) << p->output();
+    return p->exit_code();
+  }
+
+  std::vector<std::string> AppArgs(const std::string& socket,
+                                   int threads,
+                                   int events) {
+    return {bin_ + "/ringtrace_example_app",
+            "--socket",
+            socket,
+            "--name",
+            "ringtraced_test_app",
+            "--threads",
+            std::to_string(threads),
+            "--events",
+            std::to_string(events),
+            "--policy",
+            "stall",
+            "--stall-timeout-ms",
+            "30000"};
+  }
+
+  // TrackEvents in |path| written by process |pid|.
+  uint64_t TrackEventsOf(const std::string& path, pid_t pid) {
+    perfetto::protos::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(ReadFile(path))) << path;
+    uint64_t n = 0;
+    for (const auto& p : trace.packet())
+      n += p.trusted_pid() == pid && p.has_track_event() ? 1 : 0;
+    return n;
+  }
+
+  // The TraceStats of the trace at |path|.
+  perfetto::protos::TraceStats StatsOf(const std::string& path) {
+    perfetto::protos::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(ReadFile(path))) << path;
+    for (const auto& p : trace.packet()) {
+      if (p.has_trace_stats())
+        return p.trace_stats();
+    }
+    ADD_FAILURE() << "no TraceStats in " << path;
+    return perfetto::protos::TraceStats();
+  }
+
+  std::string dir_, socket_, trace_, bin_;
+};
+
+// A child process running as |uid| that opens |count| connections to
+// |socket| and never says Hello; it reports on |ready_fd| once connected
+// and then waits to be killed. Only async-signal-safe calls after fork().
+pid_t SpawnIdleConnections(const std::string& socket_path,
+                           uid_t uid,
+                           int count,
+                           int ready_fd) {
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  const pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0)
+    _exit(3);
+  char ok = 1;
+  for (int i = 0; i < count; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr),
+                          sizeof(addr)) != 0) {
+      ok = 0;
+      break;
+    }
+  }
+  if (write(ready_fd, &ok, 1) != 1)
+    _exit(4);
+  for (;;)
+    pause();
+}
+
+// --socket naming a regular file, a directory or a symlink: refused with
+// the path and its kind; nothing is removed or truncated.
+TEST_F(RingtracedTest, SocketPathHoldingAnythingButAStaleSocketIsKept) {
+  WriteFile(socket_, "not a socket");
+  Subprocess on_file(ServiceArgs(socket_, trace_));
+  EXPECT_EQ(RunToEnd(&on_file), 1) << on_file.output();
+  EXPECT_NE(on_file.output().find(socket_ + " exists and is a regular file"),
+            std::string::npos)
+      << on_file.output();
+  EXPECT_EQ(ReadFile(socket_), "not a socket");
+  EXPECT_FALSE(Exists(trace_));
+  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+
+  const std::string link = dir_ + "/link.sock";
+  ASSERT_EQ(symlink(socket_.c_str(), link.c_str()), 0);
+  Subprocess on_link(ServiceArgs(link, trace_));
+  EXPECT_EQ(RunToEnd(&on_link), 1) << on_link.output();
+  EXPECT_NE(on_link.output().find("is a symbolic link"), std::string::npos)
+      << on_link.output();
+  EXPECT_TRUE(Exists(link));
+  EXPECT_EQ(ReadFile(socket_), "not a socket");
+
+  const std::string subdir = dir_ + "/subdir";
+  ASSERT_EQ(mkdir(subdir.c_str(), 0700), 0);
+  Subprocess on_dir(ServiceArgs(subdir, trace_));
+  EXPECT_EQ(RunToEnd(&on_dir), 1) << on_dir.output();
+  EXPECT_NE(on_dir.output().find(subdir + " exists and is a directory"),
+            std::string::npos)
+      << on_dir.output();
+
+  // The same path for both: refused before anything is created.
+  WriteFile(trace_, "previous trace");
+  Subprocess same(ServiceArgs(trace_, trace_));
+  EXPECT_EQ(RunToEnd(&same), 2) << same.output();
+  EXPECT_NE(same.output().find("same path"), std::string::npos)
+      << same.output();
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+}
+
+// A stale socket (its service was killed) is replaced.
+TEST_F(RingtracedTest, StaleSocketOfAKilledServiceIsReplaced) {
+  Subprocess first(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&first, socket_));
+  first.Signal(SIGKILL);
+  ASSERT_TRUE(first.Wait(kProcessTimeoutMs));
+  struct stat st;
+  ASSERT_EQ(lstat(socket_.c_str(), &st), 0);
+  ASSERT_TRUE(S_ISSOCK(st.st_mode));
+  // The killed service's temporary file is its own business: use another
+  // output.
+  const std::string out2 = dir_ + "/second.pftrace";
+  Subprocess second(ServiceArgs(socket_, out2));
+  ASSERT_NO_FATAL_FAILURE(StartService(&second, socket_));
+  second.Signal(SIGTERM);
+  ASSERT_TRUE(second.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(second.exit_code(), 0) << second.output();
+  EXPECT_FALSE(Exists(socket_)) << "the socket is removed on exit";
+}
+
+// A start that fails leaves an existing --out exactly as it was; a live
+// service is not disturbed.
+TEST_F(RingtracedTest, FailedStartLeavesTheOutputFileUntouched) {
+  const std::string other_out = dir_ + "/live.pftrace";
+  Subprocess live(ServiceArgs(socket_, other_out));
+  ASSERT_NO_FATAL_FAILURE(StartService(&live, socket_));
+
+  WriteFile(trace_, "previous trace");
+  Subprocess taken(ServiceArgs(socket_, trace_));
+  EXPECT_EQ(RunToEnd(&taken), 1) << taken.output();
+  EXPECT_NE(
+      taken.output().find("another ringtraced is listening on " + socket_),
+      std::string::npos)
+      << taken.output();
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+
+  Subprocess no_dir(ServiceArgs(dir_ + "/no/such/dir/s.sock", trace_));
+  EXPECT_EQ(RunToEnd(&no_dir), 1) << no_dir.output();
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+
+  live.Signal(SIGTERM);
+  ASSERT_TRUE(live.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(live.exit_code(), 0) << live.output();
+}
+
+// Two services with the same --out: the second is refused; the first
+// writes a complete trace.
+TEST_F(RingtracedTest, SecondWriterOfTheSameOutputIsRefused) {
+  WriteFile(trace_, "previous trace");
+  Subprocess first(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&first, socket_));
+  // Until the first one finishes, the previous trace is in place.
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+
+  Subprocess second(ServiceArgs(dir_ + "/second.sock", trace_));
+  EXPECT_EQ(RunToEnd(&second), 1) << second.output();
+  EXPECT_NE(second.output().find("another ringtraced is writing " + trace_),
+            std::string::npos)
+      << second.output();
+
+  Subprocess app(AppArgs(socket_, 2, 200));
+  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  first.Signal(SIGTERM);
+  ASSERT_TRUE(first.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(first.exit_code(), 0) << first.output();
+  EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 2u * 200);
+  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+}
+
+// A service killed outright leaves the previous trace in place (and its
+// temporary file, which the next start names instead of touching).
+TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
+  WriteFile(trace_, "previous trace");
+  Subprocess killed(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&killed, socket_));
+  killed.Signal(SIGKILL);
+  ASSERT_TRUE(killed.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+
+  Subprocess next(ServiceArgs(socket_, trace_));
+  EXPECT_EQ(RunToEnd(&next), 1) << next.output();
+  EXPECT_NE(next.output().find(trace_ + ".ringtraced-tmp exists"),
+            std::string::npos)
+      << next.output();
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+  EXPECT_TRUE(Exists(trace_ + ".ringtraced-tmp")) << "not ours to remove";
+}
+
+// A write error is a failure that names the path.
+TEST_F(RingtracedTest, WriteErrorFailsAndNamesThePath) {
+  Subprocess service(ServiceArgs(socket_, "/dev/full"));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  Subprocess app(AppArgs(socket_, 1, 100));
+  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(service.exit_code(), 1) << service.output();
+  const std::string out = service.output();
+  EXPECT_NE(out.find("cannot write /dev/full: write: No space left on device"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("NOT written"), std::string::npos) << out;
+  EXPECT_EQ(out.find("fd="), std::string::npos) << out;
+  EXPECT_FALSE(Exists(socket_));
+}
+
+// SIGHUP (the terminal closed) and SIGQUIT stop tracing like SIGTERM: the
+// trace is complete, the socket removed.
+TEST_F(RingtracedTest, SighupAndSigquitWriteTheTraceAndRemoveTheSocket) {
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    SCOPED_TRACE(sig);
+    Subprocess service(ServiceArgs(socket_, trace_));
+    ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+    Subprocess app(AppArgs(socket_, 2, 150));
+    ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+    service.Signal(sig);
+    ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+    EXPECT_EQ(service.exit_code(), 0) << service.output();
+    EXPECT_NE(service.output().find(sig == SIGHUP ? "stopping (SIGHUP)"
+                                                  : "stopping (SIGQUIT)"),
+              std::string::npos)
+        << service.output();
+    EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 2u * 150);
+    EXPECT_FALSE(Exists(socket_));
+    ASSERT_EQ(unlink(trace_.c_str()), 0);
+  }
+}
+
+// Every accepted flag value works, at both ends of each range; one past
+// each end is refused at parse time.
+TEST_F(RingtracedTest, EdgeFlagValuesWorkAndOnePastIsRefused) {
+  const std::vector<std::vector<std::string>> edges = {
+      {"--ring-kb", "1", "--chunk-size", "256"},
+      {"--ring-kb", "65536", "--chunk-size", "256"},
+      {"--ring-kb", "65536", "--chunk-size", "32768"},
+      {"--ring-kb", "1", "--chunk-size", "32768"},
+      {"--buffer-kb", "1"},
+      {"--buffer-kb", "4194240"},
+      {"--max-producers", "1"},
+      {"--max-producers", "65535"},
+  };
+  for (const auto& flags : edges) {
+    SCOPED_TRACE(flags[0] + " " + flags[1]);
+    Subprocess service(ServiceArgs(socket_, trace_, flags));
+    ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+    Subprocess app(AppArgs(socket_, 1, 50));
+    EXPECT_EQ(RunToEnd(&app), 0) << app.output();
+    service.Signal(SIGTERM);
+    ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+    EXPECT_EQ(service.exit_code(), 0) << service.output();
+    EXPECT_NE(service.output().find("1 producers seen"), std::string::npos)
+        << service.output();
+    ASSERT_EQ(unlink(trace_.c_str()), 0);
+  }
+  const std::vector<std::vector<std::string>> past = {
+      {"--ring-kb", "131072"},  {"--buffer-kb", "4194241"},
+      {"--buffer-kb", "0"},     {"--chunk-size", "65536"},
+      {"--max-producers", "0"}, {"--socket-mode", "1777"},
+      {"--socket-mode", "8"},   {"--socket-group", "no_such_group_xyz"},
+  };
+  for (const auto& flags : past) {
+    SCOPED_TRACE(flags[0] + " " + flags[1]);
+    Subprocess service(ServiceArgs(socket_, trace_, flags));
+    EXPECT_EQ(RunToEnd(&service), 2) << service.output();
+    EXPECT_NE(service.output().find(flags[0]), std::string::npos)
+        << service.output();
+    EXPECT_FALSE(Exists(trace_));
+  }
+}
+
+// The largest ring the service may serve is what a default producer
+// accepts: --ring-kb cannot make every producer refuse its ring.
+TEST(RingtracedLimitsTest, LargestServedRingIsWhatAProducerAccepts) {
+  EXPECT_EQ(ProducerOptions().max_ring_bytes,
+            uint64_t{traced::kMaxRingKb} * 1024);
+  traced::RingLimits limits;
+  limits.max_ring_bytes = traced::kMaxRingKb * 1024;
+  EXPECT_TRUE(traced::ValidateRingLimits(limits).ok());
+  limits.max_ring_bytes *= 2;
+  EXPECT_FALSE(traced::ValidateRingLimits(limits).ok());
+}
+
+// --socket-mode / --socket-group set who may connect; the default is the
+// owner only.
+TEST_F(RingtracedTest, SocketModeAndGroupAreApplied) {
+  {
+    Subprocess service(ServiceArgs(socket_, trace_));
+    ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+    struct stat st;
+    ASSERT_EQ(lstat(socket_.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    service.Signal(SIGTERM);
+    ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+    ASSERT_EQ(unlink(trace_.c_str()), 0);
+  }
+  Subprocess service(ServiceArgs(
+      socket_, trace_,
+      {"--socket-mode", "0660", "--socket-group", std::to_string(getegid())}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  struct stat st;
+  ASSERT_EQ(lstat(socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, getegid());
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(service.exit_code(), 0) << service.output();
+}
+
+// Idle connections of one uid (no Hello) cannot lock other users out: each
+// uid may keep 8 pending, the rest are refused, logged and counted, and an
+// app of another uid is served meanwhile.
+TEST_F(RingtracedTest, IdleConnectionsOfOneUserDoNotLockOthersOut) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to connect as another uid";
+  constexpr uid_t kNobody = 65534;
+  constexpr int kIdle = 40;
+  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);
+  Subprocess service(ServiceArgs(socket_, trace_, {"--socket-mode", "0666"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t idler = SpawnIdleConnections(socket_, kNobody, kIdle, ready[1]);
+  ASSERT_GT(idler, 0);
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 1) << "the idle client could not connect";
+
+  // Another user's app (ours, root) is admitted while they idle.
+  Subprocess app(AppArgs(socket_, 2, 100));
+  EXPECT_EQ(RunToEnd(&app), 0) << app.output();
+
+  kill(idler, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(idler, &status, 0), idler);
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  const std::string out = service.output();
+  EXPECT_NE(out.find("refused a connection from pid " + std::to_string(idler) +
+                     " uid 65534: 8 of its connections (limit 8)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("32 connections refused (32 by the per-uid limit)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 2u * 100);
+  const perfetto::protos::TraceStats stats = StatsOf(trace_);
+  EXPECT_EQ(stats.ringtrace_connections_refused(), 32u);
+  EXPECT_EQ(stats.ringtrace_connections_refused_per_uid(), 32u);
+}
+
+// A producer whose ring breaks the protocol is disconnected, logged and
+// counted, not left connected to a ring nobody reads.
+TEST_F(RingtracedTest, RingProtocolErrorDisconnectsTheProducer) {
+  Subprocess service(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  traced::test::TestClient client;
+  ASSERT_TRUE(client.Connect(socket_));
+  ASSERT_TRUE(client.Hello("ring_breaker"));
+  const shm_ring::RingView& view = client.region()->view();
+  // A reserved state at position 0, published by moving write_pos (release:
+  // pairs with the reader's acquire load of write_pos).
+  view.chunk_state(0)->store(0xbad00000u, std::memory_order_relaxed);
+  view.write_pos()->store(1, std::memory_order_release);
+  ASSERT_TRUE(client.SendDrainRequest());
+  EXPECT_TRUE(client.WaitForClose()) << service.output();
+
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  const std::string out = service.output();
+  EXPECT_NE(out.find("broke the ring protocol and is no longer read; "
+                     "disconnecting"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 producers disconnected for a ring protocol error"),
+            std::string::npos)
+      << out;
+  const perfetto::protos::TraceStats stats = StatsOf(trace_);
+  EXPECT_EQ(stats.ringtrace_producers_disconnected_ring_error(), 1u);
+  EXPECT_EQ(stats.ringtrace_rings_stopped_protocol_error(), 1u);
+}
+
+// A refused Hello is logged with its reason.
+TEST_F(RingtracedTest, RefusedProducerIsLoggedWithTheReason) {
+  Subprocess service(ServiceArgs(socket_, trace_, {"--max-producers", "1"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  traced::test::TestClient holder;
+  ASSERT_TRUE(holder.Connect(socket_));
+  ASSERT_TRUE(holder.Hello("holder"));
+  Subprocess app(AppArgs(socket_, 1, 10));
+  EXPECT_EQ(RunToEnd(&app), 1) << app.output();
+  holder.Disconnect();
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(service.exit_code(), 0) << service.output();
+  EXPECT_NE(service.output().find(
+                "pid " + std::to_string(app.pid()) + " uid " +
+                std::to_string(getuid()) +
+                ": Hello refused (too many producers): max_producers (1) are "
+                "connected"),
+            std::string::npos)
+      << service.output();
+  EXPECT_EQ(StatsOf(trace_).ringtrace_hellos_rejected(), 1u);
+}
+
+// Short-lived producers as real processes: more lifetimes than the
+// connection limits, every one admitted, each with its own packets.
+TEST_F(RingtracedTest, ManyShortLivedProducersAreAllServed) {
+  Subprocess service(ServiceArgs(socket_, trace_, {"--max-producers", "2"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  constexpr int kApps = 20;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kApps; ++i) {
+    Subprocess app(AppArgs(socket_, 1, 20));
+    ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+    pids.push_back(app.pid());
+  }
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  EXPECT_NE(service.output().find(std::to_string(kApps) + " producers seen"),
+            std::string::npos)
+      << service.output();
+  for (pid_t pid : pids)
+    EXPECT_EQ(TrackEventsOf(trace_, pid), 20u) << pid;
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace ringtrace
