@@ -288,8 +288,9 @@ TEST_F(RingtracedTest, SecondWriterOfTheSameOutputIsRefused) {
   EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
 }
 
-// A service killed outright leaves the previous trace in place (and its
-// temporary file, which the next start names instead of touching).
+// A service killed outright leaves the previous trace in place; the next
+// start with the same output takes over the temporary file the killed one
+// left and writes a complete trace.
 TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
   WriteFile(trace_, "previous trace");
   Subprocess killed(ServiceArgs(socket_, trace_));
@@ -297,14 +298,21 @@ TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
   killed.Signal(SIGKILL);
   ASSERT_TRUE(killed.Wait(kProcessTimeoutMs));
   EXPECT_EQ(ReadFile(trace_), "previous trace");
+  EXPECT_TRUE(Exists(trace_ + ".ringtraced-tmp"));
 
   Subprocess next(ServiceArgs(socket_, trace_));
-  EXPECT_EQ(RunToEnd(&next), 1) << next.output();
-  EXPECT_NE(next.output().find(trace_ + ".ringtraced-tmp exists"),
+  ASSERT_NO_FATAL_FAILURE(StartService(&next, socket_));
+  EXPECT_EQ(ReadFile(trace_), "previous trace");
+  Subprocess app(AppArgs(socket_, 1, 100));
+  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  next.Signal(SIGTERM);
+  ASSERT_TRUE(next.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(next.exit_code(), 0) << next.output();
+  EXPECT_NE(next.output().find("taking over " + trace_ + ".ringtraced-tmp"),
             std::string::npos)
       << next.output();
-  EXPECT_EQ(ReadFile(trace_), "previous trace");
-  EXPECT_TRUE(Exists(trace_ + ".ringtraced-tmp")) << "not ours to remove";
+  EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 100u);
+  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
 }
 
 // A write error is a failure that names the path.

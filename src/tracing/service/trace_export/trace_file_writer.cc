@@ -139,26 +139,43 @@ int OpenDirect(const std::string& path, bool fifo, base::Status* status) {
   return fd;
 }
 
-// Why |temp| could not be created with O_EXCL because it exists: a live
-// writer holds its flock, or a dead one left it.
-base::Status ExplainExistingTemp(const std::string& path,
-                                 const std::string& temp) {
-  const int fd =
-      open(temp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+// |temp| exists (O_EXCL failed). If it is the leftover of a ringtraced that
+// died while writing (a regular file with one link, owned by our effective
+// uid, under nobody's flock), takes it over: returns its fd, truncated and
+// locked by us. Otherwise returns -1 with |*status| saying why: a live
+// writer holds it, or it is something we will not touch.
+int ReclaimLeftoverTemp(const std::string& path,
+                        const std::string& temp,
+                        base::Status* status) {
+  const int fd = open(temp.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd >= 0) {
-    const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd);
-    if (held) {
-      return base::ErrStatus(
-          "another ringtraced is writing %s (it holds %s); choose another "
-          "output file",
-          path.c_str(), temp.c_str());
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const bool held = errno == EWOULDBLOCK;
+      close(fd);
+      if (held) {
+        *status = base::ErrStatus(
+            "another ringtraced is writing %s (it holds %s); choose another "
+            "output file",
+            path.c_str(), temp.c_str());
+        return -1;
+      }
+    } else {
+      struct stat st = {};
+      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+          st.st_uid == geteuid() && ftruncate(fd, 0) == 0) {
+        RT_LOG("%s: taking over %s, left by a ringtraced that did not finish",
+               path.c_str(), temp.c_str());
+        return fd;
+      }
+      close(fd);
     }
   }
-  return base::ErrStatus(
-      "cannot write %s: %s exists, left by a writer that did not finish "
-      "(killed?); remove it if no ringtraced is writing %s",
+  *status = base::ErrStatus(
+      "cannot write %s: %s exists and is not a leftover of ours (not a "
+      "regular file of this user, or linked elsewhere); remove it if no "
+      "ringtraced is writing %s",
       path.c_str(), temp.c_str(), path.c_str());
+  return -1;
 }
 
 }  // namespace
@@ -208,20 +225,24 @@ std::unique_ptr<TraceOutputFile> TraceOutputFile::Create(
     return nullptr;
   }
   const std::string temp = out->final_path_ + kTempSuffix;
-  const int fd = open(
-      temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    *status =
-        errno == EEXIST
-            ? ExplainExistingTemp(path, temp)
-            : base::ErrStatus("cannot write %s: cannot create %s: %s",
+  int fd = open(temp.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  bool reclaimed = false;
+  if (fd < 0 && errno == EEXIST) {
+    fd = ReclaimLeftoverTemp(path, temp, status);
+    if (fd < 0)
+      return nullptr;
+    reclaimed = true;
+  } else if (fd < 0) {
+    *status = base::ErrStatus("cannot write %s: cannot create %s: %s",
                               path.c_str(), temp.c_str(), strerror(errno));
     return nullptr;
   }
   out->fd_ = fd;
   out->temp_path_ = temp;
   struct stat tst = {};
-  if (fstat(fd, &tst) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (fstat(fd, &tst) != 0 ||
+      (!reclaimed && flock(fd, LOCK_EX | LOCK_NB) != 0)) {
     *status = base::ErrStatus("cannot write %s: cannot lock %s: %s",
                               path.c_str(), temp.c_str(), strerror(errno));
     // We created the name with O_EXCL just now: remove it (the inode check

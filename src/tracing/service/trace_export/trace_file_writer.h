@@ -122,10 +122,13 @@ class TraceFileWriter {
 // followed: the file it points to is replaced, the link stays.
 //
 // A second writer of the same path is refused by Create(): the temporary
-// name exists. If its flock is held, "another ringtraced is writing PATH";
-// if not, its writer died without cleaning up (SIGKILL, power loss) and the
-// message says to remove it: a file this process did not create is never
-// touched.
+// name exists and its flock is held ("another ringtraced is writing PATH").
+// If nobody holds it, its writer died without cleaning up (SIGKILL, power
+// loss): a leftover that is ours beyond doubt (a regular file with one
+// link, owned by this effective uid) is taken over (locked, truncated, and
+// renamed into place at Commit(), like a file we created), so a restart
+// after a crash just works; anything else at that name (another user's
+// file, a hard link, a symlink, a directory) is refused, named, untouched.
 //
 // Not a regular file: a character device (/dev/null, /dev/full, a tty) or a
 // FIFO is written directly (no temporary file, nothing to rename; a FIFO

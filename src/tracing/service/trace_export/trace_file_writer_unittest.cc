@@ -246,9 +246,8 @@ TEST_F(TraceOutputFileTest, DestructionWithoutCommitRemovesOnlyTheTemp) {
   EXPECT_FALSE(Exists(temp_));
 }
 
-// A second writer is refused while the first holds the temporary file; a
-// temporary file nobody holds (its writer died) is named, never removed.
-TEST_F(TraceOutputFileTest, SecondWriterAndLeftoverTempAreRefused) {
+// A second writer is refused while the first holds the temporary file.
+TEST_F(TraceOutputFileTest, SecondWriterIsRefused) {
   base::Status status;
   std::unique_ptr<TraceOutputFile> first =
       TraceOutputFile::Create(path_, &status);
@@ -260,13 +259,56 @@ TEST_F(TraceOutputFileTest, SecondWriterAndLeftoverTempAreRefused) {
   ASSERT_EQ(write(first->fd(), "first", 5), 5);
   ASSERT_TRUE(first->Commit().ok());
   EXPECT_EQ(Read(path_), "first");
+}
 
+// A temporary file nobody holds, regular and ours, was left by a writer
+// that died: the next writer takes it over, and the target keeps its old
+// content until that writer commits.
+TEST_F(TraceOutputFileTest, LeftoverTempOfADeadWriterIsTakenOver) {
+  Write(path_, "old");
   Write(temp_, "left by a dead writer");
+  base::Status status;
+  std::unique_ptr<TraceOutputFile> out =
+      TraceOutputFile::Create(path_, &status);
+  ASSERT_NE(out, nullptr) << status.message();
+  EXPECT_EQ(Read(temp_), "") << "truncated";
+  EXPECT_EQ(Read(path_), "old");
+  // Ours now: a third writer is refused.
+  EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
+  EXPECT_NE(status.message().find("another ringtraced is writing"),
+            std::string::npos)
+      << status.message();
+  ASSERT_EQ(write(out->fd(), "new", 3), 3);
+  ASSERT_TRUE(out->Commit().ok());
+  EXPECT_EQ(Read(path_), "new");
+  EXPECT_FALSE(Exists(temp_));
+}
+
+// What sits at the temporary name but is not beyond doubt a leftover of
+// ours is refused, named and left alone: a hard link to another file, a
+// symbolic link, a directory.
+TEST_F(TraceOutputFileTest, TempNameHoldingSomethingElseIsRefused) {
+  const std::string other = dir_ + "/precious";
+  Write(other, "precious");
+  ASSERT_EQ(link(other.c_str(), temp_.c_str()), 0);
+  base::Status status;
   EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
   EXPECT_NE(status.message().find(temp_ + " exists"), std::string::npos)
       << status.message();
-  EXPECT_EQ(Read(temp_), "left by a dead writer");
-  EXPECT_EQ(Read(path_), "first");
+  EXPECT_EQ(Read(other), "precious");
+  ASSERT_EQ(unlink(temp_.c_str()), 0);
+
+  ASSERT_EQ(symlink(other.c_str(), temp_.c_str()), 0);
+  EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
+  EXPECT_EQ(Read(other), "precious");
+  ASSERT_EQ(unlink(temp_.c_str()), 0);
+
+  ASSERT_EQ(mkdir(temp_.c_str(), 0755), 0);
+  EXPECT_EQ(TraceOutputFile::Create(path_, &status), nullptr);
+  struct stat st;
+  ASSERT_EQ(lstat(temp_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_FALSE(Exists(path_));
 }
 
 // A link is followed (the link stays); a directory, a dangling link and a
