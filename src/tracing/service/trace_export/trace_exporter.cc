@@ -362,6 +362,7 @@ void TraceExporter::WriteTraceStats(
   b.AppendVarInt(3, service_stats.producers_seen);
   b.AppendVarInt(8, chunks_discarded);
   b.AppendVarInt(10, stats_.invalid_packets);
+  stats += service_stats.extra_fields;
   std::string body;
   ProtoBuilder(&body).AppendMessage(pf::kTraceStats, stats);
   WriteServicePacket(body);

@@ -136,6 +136,9 @@ class TraceExporter {
     // drainer's unroutable / rejected chunks). Added to the buffers'
     // chunks_discarded in TraceStats.chunks_discarded.
     uint64_t chunks_discarded = 0;
+    // Encoded TraceStats fields appended as they are (the service's
+    // ringtrace-specific fields, e.g. the producers' loss reports).
+    std::string extra_fields;
   };
 
   // |writer| is not owned and must outlive the exporter.

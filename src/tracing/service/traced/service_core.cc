@@ -241,6 +241,14 @@ void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {
   loop_->Notify(it->second.ring_id);
 }
 
+void ServiceCore::OnLossReport(trace_buffer::ProducerID id,
+                               const ipc::DrainRequestMsg& report) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return;
+  losses_.OnReport(id, it->second.name, it->second.identity, report);
+}
+
 void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   auto it = producers_.find(id);
   if (it == producers_.end())
@@ -251,6 +259,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
     FinalDrain(d, ring_id, num_chunks);
     d->RemoveRing(ring_id);
   });
+  losses_.OnProducerRemoved(id, it->second.name, it->second.identity);
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
   stats_.producers_connected = static_cast<uint32_t>(producers_.size());
@@ -351,6 +360,11 @@ base::Status ServiceCore::Export(TraceBufferV2* buffer,
   service_stats.chunks_discarded =
       summary->drainer_stats.chunks_unroutable +
       summary->drainer_stats.chunks_rejected_by_sink;
+  service_stats.extra_fields = losses_.EncodeTraceStatsFields(
+      [&exporter](trace_buffer::ProducerID producer, uint32_t writer) {
+        return exporter.SequenceIdFor(
+            producer, static_cast<trace_buffer::WriterID>(writer));
+      });
   exporter.WriteTraceStats({buffer}, service_stats);
   exporter.WriteClockSnapshot();
   const base::Status status = exporter.Finish();

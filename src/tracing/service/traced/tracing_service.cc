@@ -438,6 +438,8 @@ void TracingService::Serve(Connection* c) {
           return;
         }
         core_->OnDrainRequest(c->producer_id);
+        if (msg.drain_request.has_loss_report)
+          core_->OnLossReport(c->producer_id, msg.drain_request);
         break;
       case ipc::MessageType::kHelloReply:
         RT_LOG("pid %d: sent a HelloReply; disconnecting", c->identity.pid);
