@@ -109,6 +109,8 @@ struct ForkHandlers {
   }
   static void Unregister(Producer* p) {
     std::lock_guard<std::mutex> lock(Mutex());
+    if (!p->prev_ && Head() != p)
+      return;  // never registered
     if (p->prev_)
       p->prev_->next_ = p->next_;
     else
