@@ -197,6 +197,8 @@ class TracingService {
   int NextTimeoutMs(Clock::time_point now) const;
   void AcceptNew(Clock::time_point now);
   void Serve(Connection* c);
+  // At stop: reads what the producers already sent (bounded).
+  void ServeQueuedBeforeStop();
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);
   // Closes |c|; if it is a producer, drains its ring one last time and
   // removes it first.
