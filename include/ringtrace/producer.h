@@ -28,13 +28,28 @@
 //
 // When the service goes away (it exits, crashes or hangs up), the producer
 // notices on its next DrainRequest (or connected()), marks itself
-// disconnected and stops sending; the ring stays mapped and the writers keep
-// working into it: nothing crashes and nothing hangs. Nobody drains the ring
-// any more, so once it is full the writers lose data per
-// buffer_exhausted_policy (kDrop: drop and count at once; kStall: wait up
-// to stall_timeout_ms on every chunk acquisition, then drop — slow; prefer
-// kDrop or kStallThenDrop if the service may go away). A Producer never
-// reconnects; an app that wants to trace again connects a new one.
+// disconnected and stops sending; the ring stays mapped: nothing crashes and
+// nothing hangs. Nobody drains the ring any more, so from then on every new
+// packet is dropped at once and counted (TraceWriterV2Stats::
+// packets_refused), whatever buffer_exhausted_policy says: a stall could
+// only wait for nobody. A packet already begun finishes as usual (at most
+// one stall of stall_timeout_ms). A Producer never reconnects; an app that
+// wants to trace again connects a new one.
+//
+// Losses reach the trace: the producer reports its writers' cumulative loss
+// counters (packets dropped before and after they ended, bytes, stall
+// timeouts) to the service, piggybacked on DrainRequests whenever a counter
+// changed, and in a final report when the Producer is destroyed. The
+// service writes them into the trace's TraceStats per producer and writer
+// (docs/service.md, "Loss reports").
+//
+// fork(): the library registers pthread_atfork handlers. In the child, every
+// Producer inherited from the parent (and its writers) becomes inert: its
+// ring mapping is replaced by private memory, it never uses the socket
+// again, connected() is false, and every packet its writers are asked to
+// write is dropped and counted. Writers of threads that do not exist in the
+// child must simply never be used (nor destroyed). The child may Connect() a
+// Producer of its own. docs/service.md, "fork()".
 //
 // Lifetime: every writer must be destroyed before its Producer (the writers
 // write into the Producer's mapping and notify through it).
@@ -66,6 +81,8 @@ namespace producer {
 class DrainNotifier;
 class ProducerRing;
 class SocketDrainTransport;
+class WriterLossRegistry;
+struct ForkHandlers;
 }  // namespace producer
 
 // The service's identifier for this producer (HelloReply.producer_id).
@@ -85,9 +102,12 @@ struct ProducerOptions {
   // service cannot make the app map (and, as the writers cycle through it,
   // touch) an arbitrary amount of memory.
   uint64_t max_ring_bytes = 64ull << 20;
-  // Bound on the Hello round trip: Connect() fails if no HelloReply arrived
-  // within this time after connecting.
+  // Bound on all of Connect(): connecting to the socket (which would block
+  // while the service's listen backlog is full) and the Hello round trip.
   uint32_t connect_timeout_ms = 2000;
+  // Bound on the final loss report the destructor sends (a stopped service
+  // does not read its socket): after this long it gives up and closes.
+  uint32_t disconnect_timeout_ms = 1000;
   // What a writer does when the ring is full (ring_writer.h).
   shm_ring::BufferExhaustedPolicy buffer_exhausted_policy =
       shm_ring::BufferExhaustedPolicy::kDrop;
@@ -107,6 +127,8 @@ struct ProducerStats {
   uint64_t drain_requests_dropped = 0;
   // Notifications ignored after the service went away.
   uint64_t notifications_after_disconnect = 0;
+  // True in a child process for a Producer inherited across fork().
+  bool inert_after_fork = false;
 };
 
 class Producer {
@@ -119,8 +141,10 @@ class Producer {
   static std::unique_ptr<Producer> Connect(const ProducerOptions& options,
                                            base::Status* status);
 
-  // Closes the connection (the service then drains the ring one last time).
-  // Every writer must have been destroyed.
+  // Sends the final loss report (bounded by disconnect_timeout_ms) and
+  // closes the connection (the service then drains the ring one last time).
+  // Every writer must have been destroyed. In a child after fork(), only
+  // releases the child's copies (no report, nothing sent).
   ~Producer();
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
@@ -142,14 +166,29 @@ class Producer {
   const shm_ring::RingGeometry& geometry() const;
 
  private:
+  friend struct producer::ForkHandlers;
   Producer();
 
+  // The atfork child handler (single-threaded, async-signal-safe work only).
+  void BecomeInertAfterFork();
+  void SendFinalLossReport();
+
+  ProducerOptions options_;
+  // Declared first, destroyed last: the writers' slots outlive everything
+  // that could still update or read them.
+  std::unique_ptr<producer::WriterLossRegistry> losses_;
   std::unique_ptr<ipc::UnixSocket> socket_;
   std::unique_ptr<producer::SocketDrainTransport> transport_;
   std::unique_ptr<producer::DrainNotifier> notifier_;
   std::unique_ptr<producer::ProducerRing> ring_;
   ProducerID producer_id_ = 0;
   shm_ring::BufferID target_buffer_ = 0;
+  // Set only in a fork child, by the atfork handler, before any other code
+  // runs there; read by that process's threads afterwards.
+  bool inert_after_fork_ = false;
+  // The process-wide list of live Producers (for the atfork handlers).
+  Producer* prev_ = nullptr;
+  Producer* next_ = nullptr;
 };
 
 }  // namespace ringtrace

@@ -233,6 +233,85 @@ std::unique_ptr<UnixSocket> UnixSocket::Connect(const std::string& path,
   return std::unique_ptr<UnixSocket>(new UnixSocket(std::move(fd)));
 }
 
+namespace {
+
+uint64_t NowMs() {
+  struct timespec ts = {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u +
+         static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
+}
+
+// One non-blocking connect attempt, waiting for an in-progress connect (not
+// seen on Linux for AF_UNIX, handled anyway) up to |wait_ms|. Returns 0, or
+// the errno that ended it.
+int ConnectOnce(int fd, const sockaddr_un& addr, int wait_ms) {
+  int rc;
+  do {
+    rc = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0)
+    return 0;
+  if (errno != EINPROGRESS)
+    return errno;
+  pollfd p = {};
+  p.fd = fd;
+  p.events = POLLOUT;
+  if (poll(&p, 1, wait_ms) <= 0)
+    return ETIMEDOUT;
+  int error = 0;
+  socklen_t len = sizeof(error);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+    return errno;
+  return error;
+}
+
+}  // namespace
+
+std::unique_ptr<UnixSocket> UnixSocket::ConnectWithTimeout(
+    const std::string& path,
+    int timeout_ms,
+    base::Status* status) {
+  sockaddr_un addr;
+  if (!MakeAddress(path, &addr)) {
+    SetStatus(status, base::ErrStatus("bad socket path '%s'", path.c_str()));
+    return nullptr;
+  }
+  ScopedFd fd(
+      socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) {
+    SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
+    return nullptr;
+  }
+  const uint64_t deadline_ms =
+      NowMs() + static_cast<uint64_t>(timeout_ms < 0 ? 0 : timeout_ms);
+  // Sleep between attempts on a full backlog: short at first (a listener
+  // that accepts frees a slot soon), then at most 10 ms.
+  int sleep_ms = 1;
+  for (;;) {
+    const uint64_t now = NowMs();
+    const int left =
+        now >= deadline_ms ? 0 : static_cast<int>(deadline_ms - now);
+    const int error = ConnectOnce(fd.get(), addr, left);
+    if (error == 0)
+      break;
+    if (error != EAGAIN || left == 0) {
+      SetStatus(status, base::ErrStatus(
+                            "connect %s: %s", path.c_str(),
+                            error == EAGAIN || error == ETIMEDOUT
+                                ? "timed out (the listener's backlog is full)"
+                                : strerror(error)));
+      return nullptr;
+    }
+    poll(nullptr, 0, sleep_ms < left ? sleep_ms : left);
+    sleep_ms = sleep_ms * 2 > 10 ? 10 : sleep_ms * 2;
+  }
+  std::unique_ptr<UnixSocket> socket(new UnixSocket(std::move(fd)));
+  socket->SetNonBlocking(false);
+  SetStatus(status, base::OkStatus());
+  return socket;
+}
+
 bool UnixSocket::Pair(std::unique_ptr<UnixSocket>* a,
                       std::unique_ptr<UnixSocket>* b) {
   int fds[2];

@@ -99,6 +99,14 @@ class UnixSocket {
   // A blocking connection to the listener at |path|.
   static std::unique_ptr<UnixSocket> Connect(const std::string& path,
                                              base::Status* status);
+  // Like Connect(), but gives up after |timeout_ms| (>= 0). connect(2) on a
+  // Unix socket blocks while the listener's backlog is full; here the
+  // connect is non-blocking and retried (EAGAIN: the backlog is full) with
+  // short sleeps until it succeeds or the time is up. The socket returned
+  // is blocking.
+  static std::unique_ptr<UnixSocket> ConnectWithTimeout(const std::string& path,
+                                                        int timeout_ms,
+                                                        base::Status* status);
   // Two connected sockets (socketpair), for tests.
   static bool Pair(std::unique_ptr<UnixSocket>* a,
                    std::unique_ptr<UnixSocket>* b);

@@ -11,8 +11,10 @@ namespace ipc {
 namespace {
 
 // Payload sizes fixed by the layout in the header.
-constexpr size_t kHelloFixedSize = 16;  // 4 x u32 before the name
-constexpr size_t kHelloReplySize = 20;  // 5 x u32
+constexpr size_t kHelloFixedSize = 16;      // 4 x u32 before the name
+constexpr size_t kHelloReplySize = 20;      // 5 x u32
+constexpr size_t kLossReportFixedSize = 8;  // flags, num_entries
+constexpr size_t kLossEntrySize = 36;       // u32 + 4 x u64
 
 void PutU32(uint8_t* p, uint32_t v) {
   p[0] = static_cast<uint8_t>(v);
@@ -24,6 +26,28 @@ void PutU32(uint8_t* p, uint32_t v) {
 uint32_t GetU32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+void PutU64(uint8_t* p, uint64_t v) {
+  PutU32(p, static_cast<uint32_t>(v));
+  PutU32(p + 4, static_cast<uint32_t>(v >> 32));
+}
+
+uint64_t GetU64(const uint8_t* p) {
+  return static_cast<uint64_t>(GetU32(p)) | static_cast<uint64_t>(GetU32(p + 4))
+                                                << 32;
+}
+
+bool IsValidLossReportHeader(uint32_t flags, uint32_t num_entries) {
+  if ((flags & ~kLossReportFinal) != 0)
+    return false;
+  if (num_entries > kMaxLossEntriesPerMessage)
+    return false;
+  return num_entries > 0 || (flags & kLossReportFinal) != 0;
+}
+
+bool IsValidReportedWriterId(uint32_t writer_id) {
+  return writer_id >= 1 && writer_id <= 0xffff;
 }
 
 bool IsValidName(const uint8_t* name, size_t size) {
@@ -104,6 +128,72 @@ size_t EncodeDrainRequest(uint8_t* buf, size_t cap) {
   return PutHeader(MessageType::kDrainRequest, 0, buf, cap);
 }
 
+size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap) {
+  if (!IsValidLossReportHeader(msg.flags, msg.num_entries))
+    return 0;
+  for (uint32_t i = 0; i < msg.num_entries; i++) {
+    if (!IsValidReportedWriterId(msg.entries[i].writer_id))
+      return 0;
+  }
+  const size_t total = PutHeader(
+      MessageType::kDrainRequest,
+      kLossReportFixedSize + kLossEntrySize * msg.num_entries, buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutU32(p, msg.flags);
+  PutU32(p + 4, msg.num_entries);
+  p += kLossReportFixedSize;
+  for (uint32_t i = 0; i < msg.num_entries; i++, p += kLossEntrySize) {
+    const WriterLossEntry& e = msg.entries[i];
+    PutU32(p, e.writer_id);
+    PutU64(p + 4, e.packets_dropped_before_end);
+    PutU64(p + 12, e.packets_dropped_after_end);
+    PutU64(p + 20, e.bytes_dropped);
+    PutU64(p + 28, e.stall_timeouts);
+  }
+  return total;
+}
+
+namespace {
+
+// |p| holds |payload_size| (> 0) bytes of a DrainRequest payload.
+base::Status DecodeLossReport(const uint8_t* p,
+                              uint32_t payload_size,
+                              DrainRequestMsg* out) {
+  if (payload_size < kLossReportFixedSize)
+    return base::ErrStatus("DrainRequest payload of %u bytes is too short",
+                           payload_size);
+  const uint32_t flags = GetU32(p);
+  const uint32_t num_entries = GetU32(p + 4);
+  if (!IsValidLossReportHeader(flags, num_entries)) {
+    return base::ErrStatus("loss report with flags 0x%x and %u entries", flags,
+                           num_entries);
+  }
+  // num_entries <= kMaxLossEntriesPerMessage: the product cannot overflow.
+  if (payload_size != kLossReportFixedSize + kLossEntrySize * num_entries) {
+    return base::ErrStatus("loss report of %u entries in %u bytes", num_entries,
+                           payload_size);
+  }
+  out->has_loss_report = true;
+  out->flags = flags;
+  out->num_entries = num_entries;
+  p += kLossReportFixedSize;
+  for (uint32_t i = 0; i < num_entries; i++, p += kLossEntrySize) {
+    WriterLossEntry& e = out->entries[i];
+    e.writer_id = GetU32(p);
+    if (!IsValidReportedWriterId(e.writer_id))
+      return base::ErrStatus("loss report for writer id %u", e.writer_id);
+    e.packets_dropped_before_end = GetU64(p + 4);
+    e.packets_dropped_after_end = GetU64(p + 12);
+    e.bytes_dropped = GetU64(p + 20);
+    e.stall_timeouts = GetU64(p + 28);
+  }
+  return base::OkStatus();
+}
+
+}  // namespace
+
 base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
   if (size < kHeaderSize)
     return base::ErrStatus("message of %zu bytes is shorter than a header",
@@ -153,12 +243,17 @@ base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
       out->hello_reply.target_buffer = GetU32(p + 16);
       return base::OkStatus();
     }
-    case static_cast<uint32_t>(MessageType::kDrainRequest):
-      if (payload_size != 0)
-        return base::ErrStatus("DrainRequest with a %u-byte payload",
-                               payload_size);
+    case static_cast<uint32_t>(MessageType::kDrainRequest): {
+      out->drain_request = DrainRequestMsg();
+      if (payload_size != 0) {
+        const base::Status s =
+            DecodeLossReport(p, payload_size, &out->drain_request);
+        if (!s.ok())
+          return s;
+      }
       out->type = MessageType::kDrainRequest;
       return base::OkStatus();
+    }
   }
   return base::ErrStatus("unknown message type %u", type);
 }

@@ -35,10 +35,27 @@
 //                  shrinking and growing. On any other status: no fd, and the
 //                  service closes the connection.
 //   kDrainRequest  producer -> service, any number of times after the reply.
-//                  Empty payload. "Chunks were published / a writer wants
-//                  room": the service schedules a drain pass of this
-//                  producer's ring. Coalescing is the producer's job; the
-//                  service also rate-limits.
+//                  "Chunks were published / a writer wants room": the
+//                  service schedules a drain pass of this producer's ring.
+//                  Coalescing is the producer's job; the service also
+//                  rate-limits. The payload is empty, or a loss report:
+//                    u32 flags        kLossReportFinal, no other bit
+//                    u32 num_entries  0..kMaxLossEntriesPerMessage (0 only
+//                                     with kLossReportFinal)
+//                    num_entries x 36-byte entries:
+//                      u32 writer_id (1..65535)
+//                      u64 packets_dropped_before_end
+//                      u64 packets_dropped_after_end
+//                      u64 bytes_dropped
+//                      u64 stall_timeouts
+//                  Each entry holds the CUMULATIVE counters of one writer
+//                  (TraceWriterV2 / RingWriter stats) at the time it was
+//                  sent; a later entry for the same writer supersedes it. A
+//                  producer sends entries only for writers whose counters
+//                  changed since they were last sent, and on an orderly
+//                  disconnect a final report (every datagram flagged
+//                  kLossReportFinal) with every writer that ever lost
+//                  anything, then closes. docs/service.md, "Loss reports".
 //
 // Anything else (unknown type, a second Hello, a DrainRequest before the
 // reply, a message with an fd attached, a malformed message) is a protocol
@@ -62,6 +79,11 @@ constexpr uint32_t kProtocolVersion = 1;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxMessageSize = 256;
 constexpr size_t kMaxProducerNameSize = 64;
+// Loss report entries per DrainRequest: 12 + 8 + 6 * 36 = 236 bytes.
+constexpr size_t kMaxLossEntriesPerMessage = 6;
+// DrainRequest loss report flag: part of the report sent on an orderly
+// disconnect (the producer sends nothing after it).
+constexpr uint32_t kLossReportFinal = 1u << 0;
 
 enum class MessageType : uint32_t {
   kHello = 1,
@@ -93,11 +115,29 @@ struct HelloReplyMsg {
   uint32_t target_buffer = 0;
 };
 
+// The cumulative loss counters of one writer (see kDrainRequest).
+struct WriterLossEntry {
+  uint32_t writer_id = 0;
+  uint64_t packets_dropped_before_end = 0;
+  uint64_t packets_dropped_after_end = 0;
+  uint64_t bytes_dropped = 0;
+  uint64_t stall_timeouts = 0;
+};
+
+struct DrainRequestMsg {
+  // False: the plain, empty DrainRequest; the fields below are unused.
+  bool has_loss_report = false;
+  uint32_t flags = 0;
+  uint32_t num_entries = 0;
+  WriterLossEntry entries[kMaxLossEntriesPerMessage];
+};
+
 // One decoded message: |type| says which member is meaningful.
 struct Message {
   MessageType type = MessageType::kDrainRequest;
   HelloMsg hello;
   HelloReplyMsg hello_reply;
+  DrainRequestMsg drain_request;
 };
 
 // Encoders. Return the number of bytes written to |buf| (at most
@@ -106,6 +146,10 @@ struct Message {
 size_t EncodeHello(const HelloMsg& msg, uint8_t* buf, size_t cap);
 size_t EncodeHelloReply(const HelloReplyMsg& msg, uint8_t* buf, size_t cap);
 size_t EncodeDrainRequest(uint8_t* buf, size_t cap);
+// A DrainRequest carrying a loss report (|msg.has_loss_report| is ignored).
+// 0 if the report is not one DecodeMessage accepts (unknown flags, too many
+// entries, none without kLossReportFinal, a writer_id outside 1..65535).
+size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap);
 
 // Parses one whole datagram. On error |out| is unspecified and the Status
 // says what was wrong (for the service's log; never echoed to the peer).

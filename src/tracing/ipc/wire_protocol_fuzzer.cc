@@ -33,7 +33,9 @@ void FuzzOne(const uint8_t* data, size_t size) {
       n = EncodeHelloReply(msg.hello_reply, buf, sizeof(buf));
       break;
     case MessageType::kDrainRequest:
-      n = EncodeDrainRequest(buf, sizeof(buf));
+      n = msg.drain_request.has_loss_report
+              ? EncodeLossReport(msg.drain_request, buf, sizeof(buf))
+              : EncodeDrainRequest(buf, sizeof(buf));
       break;
   }
   RT_CHECK(n == size);

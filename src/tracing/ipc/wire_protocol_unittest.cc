@@ -89,6 +89,106 @@ TEST(WireProtocolTest, HelloReplyAndDrainRequestLayouts) {
   EXPECT_EQ(msg.type, MessageType::kDrainRequest);
 }
 
+TEST(WireProtocolTest, LossReportLayoutIsByteExact) {
+  DrainRequestMsg report;
+  report.flags = kLossReportFinal;
+  report.num_entries = 1;
+  report.entries[0].writer_id = 0x0102;
+  report.entries[0].packets_dropped_before_end = 0x0a0b0c0d0e0f1011ull;
+  report.entries[0].packets_dropped_after_end = 3;
+  report.entries[0].bytes_dropped = 0x100000000ull;
+  report.entries[0].stall_timeouts = 5;
+  uint8_t buf[kMaxMessageSize];
+  const size_t n = EncodeLossReport(report, buf, sizeof(buf));
+  const std::vector<uint8_t> expected = {
+      'R',  'T',  'I',  'P',  3,    0,    0,    0,    44, 0, 0, 0,  // header
+      1,    0,    0,    0,                             // flags: final
+      1,    0,    0,    0,                             // num_entries
+      2,    1,    0,    0,                             // writer_id
+      0x11, 0x10, 0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a,  // before end
+      3,    0,    0,    0,    0,    0,    0,    0,     // after end
+      0,    0,    0,    0,    1,    0,    0,    0,     // bytes
+      5,    0,    0,    0,    0,    0,    0,    0};    // stall timeouts
+  EXPECT_EQ(Bytes(buf, n), expected);
+  Message msg;
+  ASSERT_TRUE(Decode(expected, &msg).ok());
+  EXPECT_EQ(msg.type, MessageType::kDrainRequest);
+  ASSERT_TRUE(msg.drain_request.has_loss_report);
+  EXPECT_EQ(msg.drain_request.flags, kLossReportFinal);
+  ASSERT_EQ(msg.drain_request.num_entries, 1u);
+  const WriterLossEntry& e = msg.drain_request.entries[0];
+  EXPECT_EQ(e.writer_id, 0x0102u);
+  EXPECT_EQ(e.packets_dropped_before_end, 0x0a0b0c0d0e0f1011ull);
+  EXPECT_EQ(e.packets_dropped_after_end, 3u);
+  EXPECT_EQ(e.bytes_dropped, 0x100000000ull);
+  EXPECT_EQ(e.stall_timeouts, 5u);
+
+  // A plain DrainRequest decodes without a report (a reused Message too).
+  const size_t plain = EncodeDrainRequest(buf, sizeof(buf));
+  ASSERT_TRUE(DecodeMessage(buf, plain, &msg).ok());
+  EXPECT_FALSE(msg.drain_request.has_loss_report);
+
+  // The largest report fits a message.
+  report.flags = 0;
+  report.num_entries = kMaxLossEntriesPerMessage;
+  for (size_t i = 0; i < kMaxLossEntriesPerMessage; i++)
+    report.entries[i].writer_id = static_cast<uint32_t>(0xffff - i);
+  const size_t full = EncodeLossReport(report, buf, sizeof(buf));
+  EXPECT_EQ(full, kHeaderSize + 8 + 36 * kMaxLossEntriesPerMessage);
+  ASSERT_TRUE(DecodeMessage(buf, full, &msg).ok());
+  EXPECT_EQ(msg.drain_request.num_entries, kMaxLossEntriesPerMessage);
+}
+
+TEST(WireProtocolTest, MalformedLossReportsAreRejected) {
+  DrainRequestMsg report;
+  report.num_entries = 1;
+  report.entries[0].writer_id = 7;
+  uint8_t buf[kMaxMessageSize];
+  const size_t n = EncodeLossReport(report, buf, sizeof(buf));
+  ASSERT_GT(n, 0u);
+  Message msg;
+  ASSERT_TRUE(DecodeMessage(buf, n, &msg).ok());
+
+  // Each mutation of a valid report, and what it breaks.
+  struct Mutation {
+    const char* what;
+    size_t offset;
+    uint8_t value;
+  };
+  const Mutation mutations[] = {
+      {"unknown flag", kHeaderSize, 2},
+      {"more entries than sent", kHeaderSize + 4, 2},
+      {"more entries than allowed", kHeaderSize + 4, 7},
+      {"no entry without the final flag", kHeaderSize + 4, 0},
+      {"writer id 0", kHeaderSize + 8, 0},
+      {"writer id above 65535", kHeaderSize + 8 + 2, 1},
+  };
+  for (const Mutation& m : mutations) {
+    std::vector<uint8_t> bytes(buf, buf + n);
+    bytes[m.offset] = m.value;
+    EXPECT_FALSE(Decode(bytes, &msg).ok()) << m.what;
+  }
+  for (size_t cut = kHeaderSize + 1; cut < n; cut++) {
+    std::vector<uint8_t> bytes(buf, buf + cut);
+    bytes[8] = static_cast<uint8_t>(cut - kHeaderSize);  // consistent size
+    EXPECT_FALSE(Decode(bytes, &msg).ok()) << cut;
+  }
+
+  // The encoder refuses the same reports.
+  report.flags = 2;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+  report.flags = 0;
+  report.num_entries = 0;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+  report.flags = kLossReportFinal;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), kHeaderSize + 8);
+  report.num_entries = kMaxLossEntriesPerMessage + 1;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+  report.num_entries = 1;
+  report.entries[0].writer_id = 0x10000;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+}
+
 TEST(WireProtocolTest, EncodersRefuseWhatTheDecoderWouldReject) {
   HelloMsg hello;
   hello.name = "";

@@ -115,6 +115,9 @@ void DrainNotifier::MarkDisconnected() {
   // relaxed: the bit is terminal and guards nothing; pairs with the relaxed
   // loads and CAS in Notify(), which stop sending once they see it.
   state_.fetch_or(kDisconnected, std::memory_order_relaxed);
+  // relaxed: the switch guards no data; pairs with the writers' relaxed
+  // loads in TraceWriterV2::NewTracePacket().
+  refuse_writers_.store(true, std::memory_order_relaxed);
 }
 
 bool DrainNotifier::disconnected() const {

@@ -146,9 +146,19 @@ class DrainNotifier : public shm_ring::RingWriterDelegate {
   void OnDrainRequested() override;
 
   // Stops sending for good, as if the transport had reported kDisconnected
-  // (e.g. the producer saw the socket hang up).
+  // (e.g. the producer saw the socket hang up), and turns on
+  // writers_refuse_switch().
   void MarkDisconnected();
   bool disconnected() const;
+
+  // True once the service is known to be gone: the writers' refuse switch
+  // (TraceWriterV2::AttachProducerControls). With nobody left to drain the
+  // ring, every later packet is dropped at once and counted, whatever the
+  // buffer-exhausted policy, instead of filling the ring and then stalling
+  // on every chunk.
+  const std::atomic<bool>* writers_refuse_switch() const {
+    return &refuse_writers_;
+  }
 
   DrainNotifierStats stats() const;
 
@@ -193,6 +203,9 @@ class DrainNotifier : public shm_ring::RingWriterDelegate {
   // by every notification. Alone in its cache line so that the counters'
   // writes do not invalidate it.
   alignas(64) std::atomic<uint64_t> state_{0};
+
+  // Set with the disconnected bit; read by every writer's NewTracePacket().
+  alignas(64) std::atomic<bool> refuse_writers_{false};
 
   // Fast-path counters, striped per thread.
   StripedCounter coalesced_;

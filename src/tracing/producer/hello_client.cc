@@ -14,6 +14,13 @@ namespace producer {
 base::Status Handshake(ipc::UnixSocket* socket,
                        const ProducerOptions& options,
                        HandshakeResult* result) {
+  return Handshake(socket, options, options.connect_timeout_ms, result);
+}
+
+base::Status Handshake(ipc::UnixSocket* socket,
+                       const ProducerOptions& options,
+                       uint32_t timeout_ms,
+                       HandshakeResult* result) {
   ipc::HelloMsg hello;
   hello.requested_ring_bytes = options.requested_ring_bytes;
   hello.requested_chunk_size = options.requested_chunk_size;
@@ -29,12 +36,13 @@ base::Status Handshake(ipc::UnixSocket* socket,
   if (!status.ok())
     return base::ErrStatus("sending Hello: %s", status.message().c_str());
 
-  const int timeout_ms = options.connect_timeout_ms > INT_MAX
-                             ? INT_MAX
-                             : static_cast<int>(options.connect_timeout_ms);
-  if (!socket->WaitReadable(timeout_ms)) {
-    return base::ErrStatus("the service did not answer the Hello within %u ms",
-                           options.connect_timeout_ms);
+  const int wait_ms =
+      timeout_ms > INT_MAX ? INT_MAX : static_cast<int>(timeout_ms);
+  if (!socket->WaitReadable(wait_ms)) {
+    return base::ErrStatus(
+        "the service did not answer the Hello within %u ms "
+        "(ProducerOptions::connect_timeout_ms)",
+        options.connect_timeout_ms);
   }
   size_t size = 0;
   ipc::ScopedFd fd;  // closed on every return below unless handed to MapFd

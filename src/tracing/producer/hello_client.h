@@ -38,9 +38,16 @@ struct HandshakeResult {
 };
 
 // Uses options.name, requested_ring_bytes, requested_chunk_size and
-// connect_timeout_ms. On success |*result| holds the reply and the mapping.
+// connect_timeout_ms (the wait for the reply). On success |*result| holds
+// the reply and the mapping.
 base::Status Handshake(ipc::UnixSocket* socket,
                        const ProducerOptions& options,
+                       HandshakeResult* result);
+// The same, waiting at most |timeout_ms| for the reply (Producer::Connect
+// passes what is left of connect_timeout_ms after connecting).
+base::Status Handshake(ipc::UnixSocket* socket,
+                       const ProducerOptions& options,
+                       uint32_t timeout_ms,
                        HandshakeResult* result);
 
 }  // namespace producer

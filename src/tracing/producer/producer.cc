@@ -6,16 +6,24 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <mutex>
 #include <utility>
+#include <vector>
 
+#include "src/base/logging.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/producer/drain_notifier.h"
 #include "src/tracing/producer/hello_client.h"
 #include "src/tracing/producer/producer_ring.h"
 #include "src/tracing/producer/socket_drain_transport.h"
+#include "src/tracing/producer/writer_loss_registry.h"
 
 namespace ringtrace {
 
@@ -26,14 +34,158 @@ void SetStatus(base::Status* status, base::Status s) {
     *status = std::move(s);
 }
 
+uint64_t NowMs() {
+  struct timespec ts = {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u +
+         static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
+}
+
+// Sends one datagram on the (blocking) socket without blocking for longer
+// than until |deadline_ms|. False if it could not be sent.
+bool SendBefore(int fd,
+                const uint8_t* data,
+                size_t size,
+                uint64_t deadline_ms) {
+  for (;;) {
+    const ssize_t n = send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(size))
+      return true;
+    if (n >= 0)
+      return false;  // SEQPACKET: cannot be short
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+      return false;  // the service is gone
+    const uint64_t now = NowMs();
+    if (now >= deadline_ms)
+      return false;
+    pollfd p = {};
+    p.fd = fd;
+    p.events = POLLOUT;
+    const uint64_t left = deadline_ms - now;
+    poll(&p, 1, left > 1000 ? 1000 : static_cast<int>(left));
+  }
+}
+
 }  // namespace
+
+namespace producer {
+
+// The process-wide list of live Producers and the pthread_atfork handlers
+// that make them inert in a fork child.
+//
+// prepare (parent, before fork) takes the list's lock, so that no Producer
+// is half constructed or half destroyed when the address space is copied;
+// parent releases it; child walks the list, makes every Producer inert, and
+// releases it. The child handler runs in the only thread of the new process
+// and does async-signal-safe work only (atomic stores, mmap).
+struct ForkHandlers {
+  static std::mutex& Mutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static Producer*& Head() {
+    static Producer* head = nullptr;
+    return head;
+  }
+  static void Install() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      // Mutex() and Head() exist before any handler can run.
+      Mutex();
+      Head();
+      const int rc = pthread_atfork(&Prepare, &Parent, &Child);
+      RT_CHECK(rc == 0);
+    });
+  }
+  static void Register(Producer* p) {
+    std::lock_guard<std::mutex> lock(Mutex());
+    p->prev_ = nullptr;
+    p->next_ = Head();
+    if (Head())
+      Head()->prev_ = p;
+    Head() = p;
+  }
+  static void Unregister(Producer* p) {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (!p->prev_ && Head() != p)
+      return;  // never registered
+    if (p->prev_)
+      p->prev_->next_ = p->next_;
+    else
+      Head() = p->next_;
+    if (p->next_)
+      p->next_->prev_ = p->prev_;
+    p->prev_ = p->next_ = nullptr;
+  }
+  static void Prepare() { Mutex().lock(); }
+  static void Parent() { Mutex().unlock(); }
+  static void Child() {
+    for (Producer* p = Head(); p; p = p->next_)
+      p->BecomeInertAfterFork();
+    Mutex().unlock();
+  }
+};
+
+}  // namespace producer
 
 Producer::Producer() = default;
 
-// Members go in reverse order: the ring (unmapped: no writer is left), the
-// notifier, the transport, and last the socket, whose close tells the
-// service to drain the ring one last time.
-Producer::~Producer() = default;
+// After the final report, members go in reverse order: the ring (unmapped:
+// no writer is left), the notifier, the transport, the socket, whose close
+// tells the service to drain the ring one last time, and last the loss
+// registry.
+Producer::~Producer() {
+  producer::ForkHandlers::Unregister(this);
+  if (!inert_after_fork_ && !notifier_->disconnected())
+    SendFinalLossReport();
+}
+
+void Producer::SendFinalLossReport() {
+  // Every writer is gone: the counters are final. Each datagram carries
+  // kLossReportFinal; one without entries if nothing was ever lost, so the
+  // service knows the producer's counts are complete.
+  std::vector<ipc::WriterLossEntry> entries;
+  losses_->ForEachLoss(
+      [&entries](const ipc::WriterLossEntry& e) { entries.push_back(e); });
+  const uint64_t deadline_ms = NowMs() + options_.disconnect_timeout_ms;
+  size_t next = 0;
+  do {
+    ipc::DrainRequestMsg msg;
+    msg.flags = ipc::kLossReportFinal;
+    while (next < entries.size() &&
+           msg.num_entries < ipc::kMaxLossEntriesPerMessage) {
+      msg.entries[msg.num_entries++] = entries[next++];
+    }
+    uint8_t buf[ipc::kMaxMessageSize];
+    const size_t size = ipc::EncodeLossReport(msg, buf, sizeof(buf));
+    RT_CHECK(size > 0);
+    if (!SendBefore(socket_->fd(), buf, size, deadline_ms)) {
+      RT_ELOG(
+          "ringtrace producer %u: the final loss report could not be sent "
+          "within %u ms; the trace may not show every loss",
+          producer_id_, options_.disconnect_timeout_ms);
+      return;
+    }
+  } while (next < entries.size());
+}
+
+void Producer::BecomeInertAfterFork() {
+  if (inert_after_fork_)
+    return;  // a Producer inherited across two forks
+  inert_after_fork_ = true;
+  // No DrainRequest is sent again, and every writer refuses new packets.
+  notifier_->MarkDisconnected();
+  if (!ring_->MakeInertAfterFork()) {
+    static const char kMessage[] =
+        "ringtrace: fork child: cannot replace the inherited ring mapping; "
+        "do not use the inherited trace writers\n";
+    // write(2): async-signal-safe; nothing to do if it fails.
+    ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    (void)ignored;
+  }
+}
 
 std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
                                             base::Status* status) {
@@ -43,9 +195,14 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
                                       producer::DrainNotifier::kMaxRetryMs));
     return nullptr;
   }
+  producer::ForkHandlers::Install();
+  const uint64_t deadline_ms = NowMs() + options.connect_timeout_ms;
   base::Status s;
+  const int connect_ms = options.connect_timeout_ms > INT32_MAX
+                             ? INT32_MAX
+                             : static_cast<int>(options.connect_timeout_ms);
   std::unique_ptr<ipc::UnixSocket> socket =
-      ipc::UnixSocket::Connect(options.socket_path, &s);
+      ipc::UnixSocket::ConnectWithTimeout(options.socket_path, connect_ms, &s);
   if (!socket) {
     SetStatus(status, base::ErrStatus(
                           "cannot connect to the ringtrace service at "
@@ -54,7 +211,10 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
     return nullptr;
   }
   producer::HandshakeResult hello;
-  s = producer::Handshake(socket.get(), options, &hello);
+  const uint64_t now_ms = NowMs();
+  const uint32_t hello_ms =
+      now_ms >= deadline_ms ? 0 : static_cast<uint32_t>(deadline_ms - now_ms);
+  s = producer::Handshake(socket.get(), options, hello_ms, &hello);
   if (!s.ok()) {
     SetStatus(status, base::ErrStatus("ringtrace service at '%s': %s",
                                       options.socket_path.c_str(),
@@ -63,11 +223,13 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   }
 
   std::unique_ptr<Producer> p(new Producer());
+  p->options_ = options;
   p->producer_id_ = hello.reply.producer_id;
   p->target_buffer_ =
       static_cast<shm_ring::BufferID>(hello.reply.target_buffer);
-  p->transport_ =
-      std::make_unique<producer::SocketDrainTransport>(socket->fd());
+  p->losses_ = std::make_unique<producer::WriterLossRegistry>();
+  p->transport_ = std::make_unique<producer::SocketDrainTransport>(
+      socket->fd(), p->losses_.get());
   producer::DrainNotifier::Options notifier_options;
   notifier_options.read_pos = hello.region->view().read_pos();
   notifier_options.retry_ms = options.drain_request_retry_ms;
@@ -78,9 +240,12 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   ring_options.policy = options.buffer_exhausted_policy;
   ring_options.stall_timeout_ms = options.stall_timeout_ms;
   ring_options.delegate = p->notifier_.get();
+  ring_options.refuse = p->notifier_->writers_refuse_switch();
+  ring_options.losses = p->losses_.get();
   p->ring_ = std::make_unique<producer::ProducerRing>(std::move(hello.region),
                                                       ring_options);
   p->socket_ = std::move(socket);
+  producer::ForkHandlers::Register(p.get());
   SetStatus(status, base::OkStatus());
   return p;
 }
@@ -91,7 +256,7 @@ std::unique_ptr<shm_ring::TraceWriterV2> Producer::NewTraceWriter(
 }
 
 bool Producer::connected() const {
-  if (notifier_->disconnected())
+  if (inert_after_fork_ || notifier_->disconnected())
     return false;
   // The service sends nothing after the HelloReply, so the socket becomes
   // readable only when it hangs up (or breaks the protocol).
@@ -130,6 +295,7 @@ ProducerStats Producer::stats() const {
   s.drain_requests_coalesced = n.requests_coalesced;
   s.drain_requests_dropped = n.requests_dropped;
   s.notifications_after_disconnect = n.notifications_after_disconnect;
+  s.inert_after_fork = inert_after_fork_;
   return s;
 }
 

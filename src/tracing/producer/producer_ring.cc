@@ -4,6 +4,8 @@
 
 #include "src/tracing/producer/producer_ring.h"
 
+#include <sys/mman.h>
+
 #include <utility>
 
 #include "src/base/logging.h"
@@ -39,7 +41,39 @@ std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
   writer_options.delegate = options_.delegate;
   if (status)
     *status = base::OkStatus();
-  return std::make_unique<shm_ring::TraceWriterV2>(view_, writer_options);
+  auto writer =
+      std::make_unique<shm_ring::TraceWriterV2>(view_, writer_options);
+  if (options_.refuse || options_.losses) {
+    writer->AttachProducerControls(
+        options_.refuse,
+        options_.losses ? &options_.losses->Add(id)->counters : nullptr);
+  }
+  return writer;
+}
+
+bool ProducerRing::MakeInertAfterFork() {
+  // Fresh private zero pages at the same address, atomically replacing the
+  // shared ones (MAP_FIXED). No writer thread exists in the child but the
+  // caller's, which is inside fork().
+  void* const base = region_->base();
+  const size_t size = region_->size();
+  if (mmap(base, size, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != base) {
+    return false;
+  }
+  // Zero pages: every chunk word reads FreeForWrap(0), which no writer that
+  // holds a chunk expects (its publish or reuse CAS fails: a protocol error,
+  // the unpublished packets are counted lost). Only a new claim could match
+  // FreeForWrap(0), at a position of wrap count 0; put both positions at
+  // num_chunks (wrap count 1), so a claim, if any writer ever tried one,
+  // would find FreeForWrap(0) != FreeForWrap(1) and burn the position. The
+  // refuse switch keeps them from trying in the first place.
+  // relaxed: private memory, this thread only.
+  view_.read_pos()->store(view_.geometry().num_chunks,
+                          std::memory_order_relaxed);
+  view_.write_pos()->store(view_.geometry().num_chunks,
+                           std::memory_order_relaxed);
+  return true;
 }
 
 }  // namespace producer

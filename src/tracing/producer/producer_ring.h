@@ -8,8 +8,18 @@
 // (WriterIdAllocator: 1..65535, then NewTraceWriter() fails for good).
 //
 // Every writer gets the same options (target buffer, buffer-exhausted
-// policy, stall timeout) and the same delegate (the producer's
-// DrainNotifier).
+// policy, stall timeout), the same delegate (the producer's DrainNotifier),
+// the same refuse switch and a slot of the loss registry
+// (TraceWriterV2::AttachProducerControls).
+//
+// After fork(), in the child, MakeInertAfterFork() replaces the shared
+// mapping by private memory at the same address: whatever the inherited
+// writers still do (finish a packet they had begun, flush, be destroyed)
+// touches only the child's own pages, never the ring the parent and the
+// service share. The private pages are laid out so that every operation a
+// writer can attempt on them fails as a protocol error or finds no chunk:
+// the loss is counted, nothing is published anywhere (docs/service.md,
+// "fork()").
 //
 // Lifetime: the writers write into this object's mapping and call the
 // delegate, so the ProducerRing (and the delegate) must outlive every writer
@@ -35,6 +45,7 @@
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
+#include "src/tracing/producer/writer_loss_registry.h"
 
 namespace ringtrace {
 namespace producer {
@@ -47,6 +58,9 @@ class ProducerRing {
         shm_ring::BufferExhaustedPolicy::kDrop;
     uint32_t stall_timeout_ms = 100;
     shm_ring::RingWriterDelegate* delegate = nullptr;  // not owned; may be null
+    // TraceWriterV2::AttachProducerControls(); not owned, may be null.
+    const std::atomic<bool>* refuse = nullptr;
+    WriterLossRegistry* losses = nullptr;
   };
 
   // |region| is a live mapping of a valid ring (SharedRingRegion validated
@@ -60,6 +74,12 @@ class ProducerRing {
   // A writer with a fresh WriterID, or null with |*status| set (may be null)
   // once the ring's 65535 IDs are used up.
   std::unique_ptr<shm_ring::TraceWriterV2> NewTraceWriter(base::Status* status);
+
+  // In a child process after fork(), before anything else uses the ring
+  // (the atfork child handler: async-signal-safe, single-threaded). Returns
+  // false if the mapping could not be replaced; then the child must not use
+  // the inherited writers at all (the shared mapping is still there).
+  bool MakeInertAfterFork();
 
   uint32_t writers_created() const { return ids_.allocated(); }
   const shm_ring::RingView& view() const { return view_; }

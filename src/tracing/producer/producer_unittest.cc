@@ -10,6 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -187,9 +192,8 @@ void ExpectExactAccounting(const TraceWriterV2& w) {
 }
 
 // The service dies before the producer writes: the first DrainRequest fails
-// with EPIPE and marks the producer disconnected; the writers keep going
-// into the ring nobody drains and, with kDrop, drop and count once it is
-// full. No crash, no hang, no SIGPIPE.
+// with EPIPE and marks the producer disconnected. From then on every new
+// packet is refused at once and counted. No crash, no hang, no SIGPIPE.
 TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
   TempDir dir;
   FakeService::Config config;
@@ -207,25 +211,26 @@ TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
   const ProducerStats stats = producer->stats();
   EXPECT_EQ(stats.drain_requests_sent, 0u);
   EXPECT_GT(stats.notifications_after_disconnect, 0u);
-  EXPECT_GT(w->stats().packets_committed, 0u);
-  EXPECT_GT(w->stats().packets_dropped, 0u);
+  const shm_ring::TraceWriterV2Stats ws = w->stats();
+  EXPECT_GT(ws.packets_committed, 0u);
+  EXPECT_GT(ws.packets_refused, 0u);
+  EXPECT_EQ(ws.packets_begun, 500u);
   ExpectExactAccounting(*w);
   w.reset();
 }
 
-// The same, noticed by connected() (the socket hung up), and with
-// kStallThenDrop: the writer stalls once for the timeout, then drops.
-TEST(ProducerConnectTest,
-     ServiceGoneIsNoticedByConnectedAndWritersStayBounded) {
+// The same, noticed by connected() (the socket hung up), with the stall
+// policy: once the producer knows, every packet is refused at once; the
+// writer never stalls although the ring is full.
+TEST(ProducerConnectTest, ServiceGoneIsNoticedByConnectedAndWritersRefuse) {
   TempDir dir;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
   auto service = FakeService::Start(dir.File("svc.sock"), config);
   ASSERT_TRUE(service);
   ProducerOptions options = OptionsFor(dir.File("svc.sock"));
-  options.buffer_exhausted_policy =
-      shm_ring::BufferExhaustedPolicy::kStallThenDrop;
-  options.stall_timeout_ms = 5;
+  options.buffer_exhausted_policy = shm_ring::BufferExhaustedPolicy::kStall;
+  options.stall_timeout_ms = 60000;  // a stall would hang the test
   base::Status status;
   auto producer = Producer::Connect(options, &status);
   ASSERT_TRUE(producer) << status.message();
@@ -238,12 +243,55 @@ TEST(ProducerConnectTest,
   EXPECT_FALSE(producer->connected());
   EXPECT_FALSE(producer->connected());  // for good
   WritePackets(w.get(), 500);
-  EXPECT_GT(w->stats().packets_dropped, 0u);
-  EXPECT_EQ(w->ring_writer().stats().stall_timeouts, 1u);
+  const shm_ring::TraceWriterV2Stats ws = w->stats();
+  EXPECT_EQ(ws.packets_committed, 5u);
+  EXPECT_EQ(ws.packets_refused, 500u);
+  EXPECT_EQ(ws.packets_dropped, 500u);
+  EXPECT_EQ(w->ring_writer().stats().stalls, 0u);
   ExpectExactAccounting(*w);
   EXPECT_EQ(producer->stats().drain_requests_sent, 1u);
-  EXPECT_GT(producer->stats().notifications_after_disconnect, 0u);
   w.reset();
+}
+
+// A listener whose backlog is full and that never accepts: connect(2) would
+// block forever; Connect() gives up after connect_timeout_ms.
+TEST(ProducerConnectTest, FullListenBacklogTimesOut) {
+  TempDir dir;
+  const std::string path = dir.File("full_backlog.sock");
+  ipc::ScopedFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(listener.valid());
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  memcpy(addr.sun_path, path.data(), path.size());
+  ASSERT_EQ(
+      bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+      0);
+  ASSERT_EQ(listen(listener.get(), 0), 0);
+  // Fill the backlog with non-blocking connects until one would block.
+  std::vector<ipc::ScopedFd> queued;
+  bool full = false;
+  for (int i = 0; i < 64 && !full; i++) {
+    ipc::ScopedFd c(
+        socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    ASSERT_TRUE(c.valid());
+    if (connect(c.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+        0) {
+      ASSERT_EQ(errno, EAGAIN) << strerror(errno);
+      full = true;
+    }
+    queued.push_back(std::move(c));
+  }
+  ASSERT_TRUE(full);
+
+  const int fds_before = CountOpenFds();
+  ProducerOptions options = OptionsFor(path);
+  options.connect_timeout_ms = 50;
+  base::Status status;
+  EXPECT_FALSE(Producer::Connect(options, &status));
+  EXPECT_NE(status.message().find("backlog is full"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(CountOpenFds(), fds_before);
 }
 
 }  // namespace

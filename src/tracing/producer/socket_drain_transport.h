@@ -13,7 +13,11 @@
 //     or not at all, so concurrent sends cannot interleave bytes;
 //   - MSG_DONTWAIT makes this one call non-blocking while the socket stays
 //     blocking for the Hello round trip and connected().
-// The message bytes are encoded once, at construction.
+// A plain DrainRequest is encoded once, at construction. With a
+// WriterLossRegistry, a request carries the loss counters of up to
+// ipc::kMaxLossEntriesPerMessage writers whose counters changed since they
+// were last sent (writer_loss_registry.h); when nothing changed, which the
+// registry tells with two loads, the plain request goes out.
 //
 // Results: sent; kWouldBlock for EAGAIN/EWOULDBLOCK and ENOBUFS (the peer is
 // not reading or the kernel is short of buffers: the request is dropped);
@@ -33,19 +37,25 @@
 
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/producer/drain_notifier.h"
+#include "src/tracing/producer/writer_loss_registry.h"
 
 namespace ringtrace {
 namespace producer {
 
 class SocketDrainTransport : public DrainRequestTransport {
  public:
-  explicit SocketDrainTransport(int fd);
+  // |losses| (not owned, may be null) must outlive the transport.
+  explicit SocketDrainTransport(int fd, WriterLossRegistry* losses = nullptr);
   ~SocketDrainTransport() override;
 
   SendResult SendDrainRequest() override;
 
+  // Sends |size| bytes with the same rules (never blocks).
+  SendResult SendMessage(const uint8_t* data, size_t size);
+
  private:
   const int fd_;
+  WriterLossRegistry* const losses_;
   uint8_t message_[ipc::kMaxMessageSize];
   size_t message_size_ = 0;
 };

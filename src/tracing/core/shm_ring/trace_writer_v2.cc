@@ -11,6 +11,9 @@ namespace {
 using base::kWireFixed32;
 using base::kWireFixed64;
 
+// What refuse_ points at until AttachProducerControls().
+const std::atomic<bool> kNeverRefuse{false};
+
 inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
   for (size_t i = 0; i < n; i++)
     *p++ = static_cast<uint8_t>(v >> (8 * i));  // little-endian
@@ -79,12 +82,44 @@ Message* Message::BeginNestedInvalid(uint32_t field_id) {
 // ---------------------------------------------------------------------------
 
 TraceWriterV2::TraceWriterV2(const RingView& ring, const Options& options)
-    : ring_writer_(ring, options) {}
+    : ring_writer_(ring, options), refuse_(&kNeverRefuse) {}
 
 TraceWriterV2::~TraceWriterV2() {
   if (packet_open_)
     FinishTracePacket();
-  Flush();
+  Flush();  // publishes the loss counters if they changed
+}
+
+void TraceWriterV2::AttachProducerControls(const std::atomic<bool>* refuse,
+                                           WriterLossCounters* losses) {
+  if (refuse)
+    refuse_ = refuse;
+  losses_ = losses;
+  // Counters that are already non-zero (the caller attached late) are
+  // published at once; a fresh writer has nothing to publish.
+  if (ring_writer_.stats().loss_events + stats_.packets_refused != 0)
+    SyncLosses();
+}
+
+void TraceWriterV2::SyncLosses() {
+  const RingWriterStats& r = ring_writer_.stats();
+  synced_loss_events_ = r.loss_events + stats_.packets_refused;
+  if (!losses_)
+    return;
+  const TraceWriterV2Stats s = stats();
+  // relaxed: this thread is the only writer of the counters; the release
+  // increment of |version| below publishes them (see WriterLossCounters).
+  losses_->packets_dropped_before_end.store(
+      r.open_packets_dropped + s.packets_refused, std::memory_order_relaxed);
+  losses_->packets_dropped_after_end.store(r.ended_packets_dropped,
+                                           std::memory_order_relaxed);
+  losses_->bytes_dropped.store(s.bytes_dropped, std::memory_order_relaxed);
+  losses_->stall_timeouts.store(r.stall_timeouts, std::memory_order_relaxed);
+  // release: pairs with the reporter's acquire load of |version| (and of
+  // |*changes|), so it reads the counters stored above or newer ones.
+  losses_->version.fetch_add(1, std::memory_order_release);
+  if (losses_->changes)
+    losses_->changes->fetch_add(1, std::memory_order_release);
 }
 
 TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
@@ -93,11 +128,17 @@ TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
   packet_open_ = true;
   stats_.packets_begun++;
   messages_[0].Reset(this, 0, 0, /*enabled=*/true);
-  if (RT_LIKELY(ring_writer_.BeginPacket(&span_))) {
+  // relaxed: the switch guards no data (AttachProducerControls); pairs with
+  // the owner's store.
+  if (RT_UNLIKELY(refuse_->load(std::memory_order_relaxed))) {
+    stats_.packets_refused++;
+    EnterDiscardMode();
+  } else if (RT_LIKELY(ring_writer_.BeginPacket(&span_))) {
     discarding_ = false;
   } else {
     EnterDiscardMode();
   }
+  MaybeSyncLosses();
   return TracePacketHandle(this);
 }
 
@@ -111,16 +152,20 @@ void TraceWriterV2::FinishTracePacket() {
     stats_.bytes_dropped += static_cast<uint64_t>(span_.wptr - discard_);
     discarding_ = false;
     span_ = RingWriter::Span();
+    if (losses_)
+      SyncLosses();  // the dropped packet's bytes
     return;
   }
   ring_writer_.EndPacket(span_.wptr);
   span_ = RingWriter::Span();
+  MaybeSyncLosses();
 }
 
 void TraceWriterV2::EnterDiscardMode() {
   // The packet (or its rest) is lost; RingWriter recorded the loss, so the
   // next chunk carries data-loss, and counted the packet in
-  // open_packets_dropped. Swallow the rest of the packet privately.
+  // open_packets_dropped (or the refuse switch counted it in
+  // packets_refused). Swallow the rest of the packet privately.
   discarding_ = true;
   span_.wptr = discard_;
   span_.end = discard_ + kDiscardSize;
@@ -139,6 +184,7 @@ void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
       }
       if (!ring_writer_.ContinuePacket(&span_))
         EnterDiscardMode();
+      MaybeSyncLosses();
       continue;
     }
     const size_t chunk = room < n ? room : n;
@@ -153,9 +199,10 @@ void TraceWriterV2::Flush() {
   if (packet_open_ && !discarding_) {
     if (!ring_writer_.Flush(&span_))
       EnterDiscardMode();  // the open packet was lost while relocating it
-    return;
+  } else {
+    ring_writer_.Flush(nullptr);
   }
-  ring_writer_.Flush(nullptr);
+  MaybeSyncLosses();
 }
 
 TraceWriterV2Stats TraceWriterV2::stats() const {
@@ -168,7 +215,8 @@ TraceWriterV2Stats TraceWriterV2::stats() const {
   // RingWriter counts each lost packet once: open_packets_dropped for the
   // packet it was writing (exactly the calls that put us in discard mode),
   // ended_packets_dropped for finished packets lost with a dropped suffix.
-  s.packets_dropped = r.open_packets_dropped + r.ended_packets_dropped;
+  s.packets_dropped =
+      r.open_packets_dropped + r.ended_packets_dropped + s.packets_refused;
   const uint64_t in_progress = packet_open_ && !discarding_ ? 1 : 0;
   RT_DCHECK(s.packets_begun >= s.packets_dropped + in_progress);
   s.packets_committed = s.packets_begun - s.packets_dropped - in_progress;

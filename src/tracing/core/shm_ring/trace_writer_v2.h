@@ -72,6 +72,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <atomic>
 #include <string_view>
 
 #include "ringtrace/shm_ring_abi.h"
@@ -83,6 +84,27 @@ namespace ringtrace {
 namespace shm_ring {
 
 class TraceWriterV2;
+
+// The loss counters of one writer, readable by any thread while the writer
+// runs (the producer library reports them to the service). Owned by whoever
+// attaches them (TraceWriterV2::AttachProducerControls) and must outlive the
+// writer. The writer's thread is the only one that stores the counters
+// (relaxed: each is a single-writer monotonic value), then bumps |version|
+// (release) and, if set, |*changes| (release). A reader that loads
+// |version| (acquire) and sees a new value reads counters at least as new
+// as that version's. The counters are cumulative and follow
+// TraceWriterV2Stats:
+struct WriterLossCounters {
+  // Lost before they ended (BeginPacket/ContinuePacket/Flush failed, or
+  // the packet was refused, see AttachProducerControls).
+  std::atomic<uint64_t> packets_dropped_before_end{0};
+  // Lost after they ended (a dropped suffix, a protocol error).
+  std::atomic<uint64_t> packets_dropped_after_end{0};
+  std::atomic<uint64_t> bytes_dropped{0};  // TraceWriterV2Stats::bytes_dropped
+  std::atomic<uint64_t> stall_timeouts{0};
+  std::atomic<uint32_t> version{0};
+  std::atomic<uint64_t>* changes = nullptr;  // not owned; may be null
+};
 
 // Packet accounting is exact. Every packet begun is counted in exactly one
 // of packets_committed and packets_dropped, except the packet in progress
@@ -120,6 +142,9 @@ struct TraceWriterV2Stats {
   uint64_t burned_positions = 0;
   uint64_t nesting_overflows = 0;
   uint64_t invalid_field_ids = 0;  // calls ignored, see the file comment
+  // Packets dropped at once because the owner's refuse switch was on (see
+  // AttachProducerControls); included in packets_dropped.
+  uint64_t packets_refused = 0;
 };
 
 // A protobuf message being written. Obtained from TraceWriterV2 (the packet)
@@ -171,6 +196,28 @@ class Message {
 
  private:
   friend class TraceWriterV2;
+
+  // The loss counters of one writer, readable by any thread while the writer
+  // runs (the producer library reports them to the service). Owned by whoever
+  // attaches them (TraceWriterV2::AttachProducerControls) and must outlive the
+  // writer. The writer's thread is the only one that stores the counters
+  // (relaxed: each is a single-writer monotonic value), then bumps |version|
+  // (release) and, if set, |*changes| (release). A reader that loads
+  // |version| (acquire) and sees a new value reads counters at least as new
+  // as that version's. The counters are cumulative and follow
+  // TraceWriterV2Stats:
+  struct WriterLossCounters {
+    // Lost before they ended (BeginPacket/ContinuePacket/Flush failed, or
+    // the packet was refused, see AttachProducerControls).
+    std::atomic<uint64_t> packets_dropped_before_end{0};
+    // Lost after they ended (a dropped suffix, a protocol error).
+    std::atomic<uint64_t> packets_dropped_after_end{0};
+    std::atomic<uint64_t> bytes_dropped{
+        0};  // TraceWriterV2Stats::bytes_dropped
+    std::atomic<uint64_t> stall_timeouts{0};
+    std::atomic<uint32_t> version{0};
+    std::atomic<uint64_t>* changes = nullptr;  // not owned; may be null
+  };
 
   void Reset(TraceWriterV2* writer,
              uint32_t depth,
@@ -265,6 +312,19 @@ class TraceWriterV2 {
   void Flush();
 
   TraceWriterV2Stats stats() const;
+
+  // For the owner of the ring (the producer library); call once, before the
+  // writer is used. Both pointers are not owned and must outlive the writer.
+  //  |refuse|: once it reads true (relaxed: it guards no data), every new
+  //    packet is dropped at once and counted (packets_refused), whatever the
+  //    policy: no chunk is acquired, nothing waits. A packet already begun
+  //    goes on as usual. Used when the service is gone and after fork() in
+  //    the child (docs/service.md).
+  //  |losses|: kept equal to this writer's loss counters after every call
+  //    that can change them (and in the destructor).
+  void AttachProducerControls(const std::atomic<bool>* refuse,
+                              WriterLossCounters* losses);
+
   const RingWriter& ring_writer() const { return ring_writer_; }
   // For tests (e.g. RingWriter::SetStepHookForTesting).
   RingWriter* ring_writer_for_testing() { return &ring_writer_; }
@@ -293,12 +353,25 @@ class TraceWriterV2 {
   inline void WriteTagAndVarInt(uint32_t tag, uint64_t value);
   void WriteBytesSlow(const uint8_t* data, size_t n);
   void EnterDiscardMode();
+  // Publishes the loss counters if they changed since the last call.
+  inline void MaybeSyncLosses() {
+    if (RT_UNLIKELY(ring_writer_.stats().loss_events + stats_.packets_refused !=
+                    synced_loss_events_)) {
+      SyncLosses();
+    }
+  }
+  void SyncLosses();
 
   RingWriter ring_writer_;
   RingWriter::Span span_;
   bool packet_open_ = false;
   bool discarding_ = false;  // the current packet lost its rest
   TraceWriterV2Stats stats_;
+  // AttachProducerControls(); |refuse_| points at a constant false until
+  // then, so that the hot path tests one flag without a null check.
+  const std::atomic<bool>* refuse_;
+  WriterLossCounters* losses_ = nullptr;
+  uint64_t synced_loss_events_ = 0;  // loss_events + packets_refused
   Message messages_[kMaxNestingDepth + 1];
   Message sink_;  // beyond kMaxNestingDepth
   static constexpr size_t kDiscardSize = 256;

@@ -185,6 +185,15 @@ void FakeService::Run() {
         ipc::DecodeMessage(buf, size, &msg).ok() &&
         msg.type == ipc::MessageType::kDrainRequest) {
       drain_requests_++;
+      const ipc::DrainRequestMsg& d = msg.drain_request;
+      if (d.has_loss_report) {
+        if (d.flags & ipc::kLossReportFinal)
+          final_reports_++;
+        for (uint32_t i = 0; i < d.num_entries; i++) {
+          losses_[d.entries[i].writer_id] = d.entries[i];
+          loss_entries_received_++;
+        }
+      }
     } else if (r == ipc::UnixSocket::RecvResult::kClosed) {
       producer_gone_ = true;
     } else if (r != ipc::UnixSocket::RecvResult::kWouldBlock) {
@@ -219,6 +228,21 @@ shm_ring::SharedRingRegion* FakeService::region() {
 uint64_t FakeService::drain_requests() {
   std::lock_guard<std::mutex> lock(mutex_);
   return drain_requests_;
+}
+
+std::map<uint32_t, ipc::WriterLossEntry> FakeService::losses() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return losses_;
+}
+
+uint64_t FakeService::final_reports() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return final_reports_;
+}
+
+uint64_t FakeService::loss_entries_received() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loss_entries_received_;
 }
 
 bool FakeService::WaitForDrainRequests(uint64_t n) {

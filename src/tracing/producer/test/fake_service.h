@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,6 +85,12 @@ class FakeService {
   bool WaitForDrainRequests(uint64_t n);
   // Waits until the producer hung up. False after kWaitMs.
   bool WaitForProducerGone();
+  // The latest loss counters reported per WriterID (every DrainRequest's
+  // entries, in arrival order), and how many datagrams carried the final
+  // flag.
+  std::map<uint32_t, ipc::WriterLossEntry> losses();
+  uint64_t final_reports();
+  uint64_t loss_entries_received();
   // The service "dies": closes the producer's connection (and stops
   // listening) now. Returns once the socket is closed.
   void CloseConnection();
@@ -108,6 +115,9 @@ class FakeService {
   bool protocol_error_ = false;
   bool producer_gone_ = false;
   uint64_t drain_requests_ = 0;
+  std::map<uint32_t, ipc::WriterLossEntry> losses_;
+  uint64_t final_reports_ = 0;
+  uint64_t loss_entries_received_ = 0;
   ipc::HelloMsg hello_;
   std::unique_ptr<shm_ring::SharedRingRegion> region_;
 };

@@ -136,8 +136,8 @@ class TraceExporter {
     // drainer's unroutable / rejected chunks). Added to the buffers'
     // chunks_discarded in TraceStats.chunks_discarded.
     uint64_t chunks_discarded = 0;
-    // Serialized TraceStats fields of the service's own (ringtrace-specific
-    // numbers), appended to the TraceStats message as they are.
+    // Encoded TraceStats fields appended as they are (the service's
+    // ringtrace-specific fields, e.g. the producers' loss reports).
     std::string extra_fields;
   };
 

@@ -365,6 +365,14 @@ void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {
   loop_->Notify(it->second.ring_id);
 }
 
+void ServiceCore::OnLossReport(trace_buffer::ProducerID id,
+                               const ipc::DrainRequestMsg& report) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return;
+  losses_.OnReport(id, it->second.name, it->second.identity, report);
+}
+
 void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   auto it = producers_.find(id);
   if (it == producers_.end())
@@ -375,6 +383,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
     FinalDrain(d, ring_id, num_chunks);
     d->RemoveRing(ring_id);
   });
+  losses_.OnProducerRemoved(id, it->second.name, it->second.identity);
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
   departed_ids_.push_back(id);
@@ -479,6 +488,16 @@ base::Status ServiceCore::Export(TraceBufferV2* buffer,
       summary->drainer_stats.chunks_unroutable +
       summary->drainer_stats.chunks_rejected_by_sink;
   service_stats.extra_fields = EncodeServiceCounters(counters_, stats_);
+  service_stats.extra_fields += losses_.EncodeTraceStatsFields(
+      [this, &exporter](trace_buffer::ProducerID producer, uint32_t writer,
+                        bool connected) -> uint32_t {
+        // A departed producer whose id a connected one holds now: the
+        // buffer's sequences of that id are the newcomer's.
+        if (!connected && producers_.count(producer) != 0)
+          return 0;
+        return exporter.SequenceIdFor(
+            producer, static_cast<trace_buffer::WriterID>(writer));
+      });
   exporter.WriteTraceStats({buffer}, service_stats);
   exporter.WriteClockSnapshot();
   const base::Status status = exporter.Finish();

@@ -78,6 +78,7 @@
 #include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
+#include "src/tracing/service/traced/producer_loss_table.h"
 
 namespace ringtrace {
 namespace traced {
@@ -233,6 +234,12 @@ class ServiceCore {
 
   // What the layers above counted, for the TraceStats of the next export.
   void set_service_counters(const ServiceCounters& c) { counters_ = c; }
+
+  // A DrainRequest that carried a loss report (producer_loss_table.h): kept
+  // for the TraceStats of every later export. Unknown ids are ignored.
+  void OnLossReport(trace_buffer::ProducerID id,
+                    const ipc::DrainRequestMsg& report);
+  const ProducerLossTable& loss_table() const { return losses_; }
   void RemoveProducer(trace_buffer::ProducerID id);
 
   // Removes every producer (final drain), stops the drain thread and writes
@@ -334,6 +341,7 @@ class ServiceCore {
   ServiceCounters counters_;
   bool finished_ = false;
   ProducerStats stats_;
+  ProducerLossTable losses_;
 };
 
 }  // namespace traced

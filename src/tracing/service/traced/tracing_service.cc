@@ -290,6 +290,20 @@ int TracingService::NextTimeoutMs(Clock::time_point now) const {
   return static_cast<int>(std::min<int64_t>((us + 999) / 1000, 1 << 30));
 }
 
+void TracingService::ServeQueuedBeforeStop() {
+  // What producers sent before the stop (their loss reports, the final
+  // report of one that just disconnected) is read before Finish() removes
+  // them, so the trace's TraceStats has it. Bounded per connection, so a
+  // flooding producer cannot hold the stop back.
+  constexpr int kRounds = 64;
+  for (auto& c : connections_) {
+    for (int round = 0; round < kRounds && c->socket && c->producer_id != 0;
+         ++round) {
+      Serve(c.get());
+    }
+  }
+}
+
 void TracingService::Run() {
   std::vector<pollfd> fds;
   // One iteration per poll round; ends when Stop() signals wake_fd_.
@@ -346,6 +360,7 @@ void TracingService::Run() {
                        connections_.end());
     Publish();
   }
+  ServeQueuedBeforeStop();
   // The producers' rings stay registered: ServiceCore::Finish() gives each
   // its final drain.
   connections_.clear();
@@ -507,6 +522,8 @@ void TracingService::Serve(Connection* c) {
           return;
         }
         core_->OnDrainRequest(c->producer_id);
+        if (msg.drain_request.has_loss_report)
+          core_->OnLossReport(c->producer_id, msg.drain_request);
         break;
       case ipc::MessageType::kHelloReply:
         RT_LOG("pid %d: sent a HelloReply; disconnecting", c->identity.pid);

@@ -230,6 +230,8 @@ class TracingService {
   // The connection counters for ServiceCore's TraceStats.
   ServiceCounters MakeServiceCounters() const;
   void Serve(Connection* c);
+  // At stop: reads what the producers already sent (bounded).
+  void ServeQueuedBeforeStop();
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);
   // Closes |c|; if it is a producer, drains its ring one last time and
   // removes it first.

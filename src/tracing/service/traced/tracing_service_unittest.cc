@@ -471,6 +471,55 @@ TEST_F(TracingServiceTest, DrainRequestFloodIsServedInTurns) {
   EXPECT_EQ(summary_.stats.connections.protocol_violations(), 0u);
 }
 
+// A producer's loss report (here its final one, sent just before the
+// service stops: what was queued is read before the producers are removed)
+// reaches the trace's TraceStats, with the producer's identity.
+TEST_F(TracingServiceTest, LossReportSentJustBeforeStopReachesTraceStats) {
+  TracingService::Options options = DefaultOptions();
+  options.messages_per_round = 1;
+  StartService(options);
+  TestClient client;
+  ConnectAndHello(&client, "reporter");
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.producers.producers_connected == 1;
+  }));
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(client.SendDrainRequest());
+  ipc::DrainRequestMsg report;
+  report.flags = ipc::kLossReportFinal;
+  report.num_entries = 1;
+  report.entries[0].writer_id = 3;
+  report.entries[0].packets_dropped_before_end = 7;
+  report.entries[0].packets_dropped_after_end = 2;
+  report.entries[0].bytes_dropped = 900;
+  report.entries[0].stall_timeouts = 1;
+  uint8_t buf[ipc::kMaxMessageSize];
+  const size_t size = ipc::EncodeLossReport(report, buf, sizeof(buf));
+  ASSERT_GT(size, 0u);
+  ASSERT_TRUE(client.SendRaw(buf, size));
+  StopService();
+
+  const perfetto::protos::TraceStats* stats = nullptr;
+  for (const perfetto::protos::TracePacket& p : trace_.packet()) {
+    if (p.has_trace_stats())
+      stats = &p.trace_stats();
+  }
+  ASSERT_NE(stats, nullptr);
+  ASSERT_EQ(stats->ringtrace_producer_loss_size(), 1);
+  const auto& producer = stats->ringtrace_producer_loss(0);
+  EXPECT_EQ(producer.producer_name(), "reporter");
+  EXPECT_EQ(producer.pid(), getpid());
+  EXPECT_TRUE(producer.final_report());
+  ASSERT_EQ(producer.writers_size(), 1);
+  EXPECT_EQ(producer.writers(0).writer_id(), 3u);
+  EXPECT_EQ(producer.writers(0).packets_dropped_before_end(), 7u);
+  EXPECT_EQ(producer.writers(0).packets_dropped_after_end(), 2u);
+  EXPECT_EQ(producer.writers(0).bytes_dropped(), 900u);
+  EXPECT_EQ(producer.writers(0).stall_timeouts(), 1u);
+  EXPECT_EQ(stats->ringtrace_packets_dropped_by_producers(), 9u);
+  EXPECT_EQ(summary_.stats.connections.protocol_violations(), 0u);
+}
+
 TEST_F(TracingServiceTest, ConnectionsOwingTheirHelloAreLimited) {
   TracingService::Options options = DefaultOptions();
   options.max_pending_connections = 2;

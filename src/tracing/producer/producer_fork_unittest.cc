@@ -1,0 +1,256 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// fork() with a connected Producer: the parent's data stays intact, the
+// child's inherited Producer and writers are inert (nothing reaches the
+// shared ring, every packet is dropped and counted), and the child connects
+// a Producer of its own. The child runs no gtest code: it checks what it can
+// and reports through its exit status (a bit per failed check), then
+// _exit()s. Runs under ASan and TSan too (docs/service.md, "fork()").
+
+#include <gtest/gtest.h>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ringtrace/producer.h"
+#include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/producer/test/fake_service.h"
+
+namespace ringtrace {
+namespace producer {
+namespace {
+
+using shm_ring::ProtoTestEncoder;
+using shm_ring::ReadChunk;
+using shm_ring::ResolveResult;
+using shm_ring::TestPacketReassembler;
+using shm_ring::TestRingReader;
+using shm_ring::TraceWriterV2;
+using shm_ring::TraceWriterV2Stats;
+using shm_ring::WriterID;
+
+ProducerOptions OptionsFor(const std::string& socket_path) {
+  ProducerOptions options;
+  options.socket_path = socket_path;
+  options.name = "fork_test";
+  return options;
+}
+
+void Write(TraceWriterV2* w, const std::string& tag, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    auto packet = w->NewTracePacket();
+    packet->AppendString(2, tag + std::to_string(i));
+  }
+}
+
+std::vector<std::string> Expected(const std::string& tag, uint32_t n) {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    ProtoTestEncoder e;
+    e.BytesField(2, tag + std::to_string(i));
+    out.push_back(e.str());
+  }
+  return out;
+}
+
+std::string TwoStrings(const std::string& a, const std::string& b) {
+  ProtoTestEncoder e;
+  e.BytesField(2, a).BytesField(2, b);
+  return e.str();
+}
+
+// Failed checks of the child, one bit each.
+enum ChildFailure : int {
+  kNotInert = 1 << 0,
+  kStillConnected = 1 << 1,
+  kNotRefused = 1 << 2,
+  kOpenPacketNotCounted = 1 << 3,
+  kOwnConnectFailed = 1 << 4,
+  kOwnWriterLost = 1 << 5,
+};
+
+// Runs in the child (one thread). |open| is the packet the forking thread
+// had begun on |inherited_writer| before fork().
+int ChildMain(Producer* inherited,
+              TraceWriterV2* inherited_writer,
+              TraceWriterV2::TracePacketHandle* open,
+              const std::string& own_socket) {
+  int failures = 0;
+  if (!inherited->stats().inert_after_fork)
+    failures |= kNotInert;
+  if (inherited->connected())
+    failures |= kStillConnected;
+  const TraceWriterV2Stats before = inherited_writer->stats();
+  // Finishing the open packet writes the child's private pages only; its
+  // publication fails there, so it is counted lost (not committed).
+  open->get()->AppendString(2, "child-rest");
+  open->Finish();
+  Write(inherited_writer, "child-inherited-", 10);
+  inherited_writer->Flush();
+  const TraceWriterV2Stats after = inherited_writer->stats();
+  if (after.packets_refused - before.packets_refused != 10)
+    failures |= kNotRefused;
+  if (after.packets_dropped - before.packets_dropped != 11 ||
+      after.packets_committed != before.packets_committed) {
+    failures |= kOpenPacketNotCounted;
+  }
+
+  base::Status status;
+  std::unique_ptr<Producer> own =
+      Producer::Connect(OptionsFor(own_socket), &status);
+  if (!own)
+    return failures | kOwnConnectFailed;
+  {
+    std::unique_ptr<TraceWriterV2> w = own->NewTraceWriter();
+    Write(w.get(), "child-", 20);
+    w->Flush();
+    if (w->stats().packets_committed != 20 || w->stats().packets_dropped != 0)
+      failures |= kOwnWriterLost;
+  }
+  own.reset();
+  return failures;
+}
+
+TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
+  TempDir dir;
+  FakeService::Config config_a;
+  config_a.geometry = shm_ring::RingGeometry(1024, 64);
+  auto service_a = FakeService::Start(dir.File("a.sock"), config_a);
+  ASSERT_TRUE(service_a);
+  FakeService::Config config_b = config_a;
+  config_b.producer_id = 8;
+  auto service_b = FakeService::Start(dir.File("b.sock"), config_b);
+  ASSERT_TRUE(service_b);
+
+  base::Status status;
+  auto producer = Producer::Connect(OptionsFor(dir.File("a.sock")), &status);
+  ASSERT_TRUE(producer) << status.message();
+  std::unique_ptr<TraceWriterV2> main_writer = producer->NewTraceWriter();
+  const WriterID main_id = main_writer->ring_writer().options().writer_id;
+  Write(main_writer.get(), "main-before-", 5);
+  main_writer->Flush();
+
+  // Another thread holds an Acquired chunk, a packet half written, across
+  // the fork.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool holding = false;
+  bool forked = false;
+  bool held_acquired = false;
+  WriterID other_id = 0;
+  TraceWriterV2Stats other_stats;
+  std::thread other([&] {
+    std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+    Write(w.get(), "other-before-", 3);
+    {
+      auto packet = w->NewTracePacket();
+      packet->AppendString(2, "other-open-1");
+      std::unique_lock<std::mutex> lock(mutex);
+      other_id = w->ring_writer().options().writer_id;
+      held_acquired = w->ring_writer().holds_acquired_chunk();
+      holding = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return forked; });
+      packet->AppendString(2, "other-open-2");
+    }
+    Write(w.get(), "other-after-", 3);
+    w->Flush();
+    other_stats = w->stats();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return holding; });
+  }
+  // The forking thread has a packet open too.
+  auto open = main_writer->NewTracePacket();
+  open->AppendString(2, "main-open");
+
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    _exit(ChildMain(producer.get(), main_writer.get(), &open,
+                    dir.File("b.sock")));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    forked = true;
+    cv.notify_all();
+  }
+  open->AppendString(2, "parent-rest");
+  open.Finish();
+  Write(main_writer.get(), "main-after-", 5);
+  main_writer->Flush();
+  other.join();
+
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
+  ASSERT_TRUE(WIFEXITED(wstatus)) << "child status " << wstatus;
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "child failure bits";
+  EXPECT_TRUE(held_acquired);
+  EXPECT_FALSE(producer->stats().inert_after_fork);
+  EXPECT_TRUE(producer->connected());
+
+  // The parent's ring holds exactly the parent's packets, intact.
+  TraceWriterV2Stats main_stats = main_writer->stats();
+  EXPECT_EQ(main_stats.packets_committed, 11u);
+  EXPECT_EQ(main_stats.packets_dropped, 0u);
+  EXPECT_EQ(other_stats.packets_committed, 7u);
+  EXPECT_EQ(other_stats.packets_dropped, 0u);
+  TestRingReader reader_a(service_a->region()->view());
+  std::vector<ReadChunk> chunks;
+  ASSERT_EQ(reader_a.DrainAll(&chunks), ResolveResult::kNoData);
+  TestPacketReassembler parent;
+  for (const ReadChunk& c : chunks) {
+    EXPECT_TRUE(c.writer_id == main_id || c.writer_id == other_id)
+        << "writer " << c.writer_id;
+    EXPECT_EQ(c.flags & shm_ring::kFlagDataLoss, 0u);
+    parent.Add(c);
+  }
+  std::vector<std::string> want = Expected("main-before-", 5);
+  want.push_back(TwoStrings("main-open", "parent-rest"));
+  for (const std::string& p : Expected("main-after-", 5))
+    want.push_back(p);
+  EXPECT_EQ(parent.packets(main_id), want);
+  want = Expected("other-before-", 3);
+  want.push_back(TwoStrings("other-open-1", "other-open-2"));
+  for (const std::string& p : Expected("other-after-", 3))
+    want.push_back(p);
+  EXPECT_EQ(parent.packets(other_id), want);
+
+  // The child's own producer delivered its packets to its own service and
+  // said goodbye with an empty final report.
+  ASSERT_TRUE(service_b->WaitForProducerGone());
+  EXPECT_EQ(service_b->final_reports(), 1u);
+  EXPECT_TRUE(service_b->losses().empty());
+  TestRingReader reader_b(service_b->region()->view());
+  chunks.clear();
+  ASSERT_EQ(reader_b.DrainAll(&chunks), ResolveResult::kNoData);
+  TestPacketReassembler child;
+  ASSERT_FALSE(chunks.empty());
+  const WriterID child_id = chunks[0].writer_id;
+  for (const ReadChunk& c : chunks) {
+    EXPECT_EQ(c.writer_id, child_id);
+    child.Add(c);
+  }
+  EXPECT_EQ(child.packets(child_id), Expected("child-", 20));
+
+  main_writer.reset();
+  producer.reset();
+  ASSERT_TRUE(service_a->WaitForProducerGone());
+  EXPECT_EQ(service_a->final_reports(), 1u);
+}
+
+}  // namespace
+}  // namespace producer
+}  // namespace ringtrace

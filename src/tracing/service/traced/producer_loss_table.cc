@@ -1,0 +1,199 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/service/traced/producer_loss_table.h"
+
+#include <utility>
+
+#include "src/tracing/service/trace_export/proto_wire.h"
+
+namespace ringtrace {
+namespace traced {
+
+namespace {
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+// True if every counter of |next| is >= the one in |prev|.
+bool IsMonotonic(const ipc::WriterLossEntry& prev,
+                 const ipc::WriterLossEntry& next) {
+  return next.packets_dropped_before_end >= prev.packets_dropped_before_end &&
+         next.packets_dropped_after_end >= prev.packets_dropped_after_end &&
+         next.bytes_dropped >= prev.bytes_dropped &&
+         next.stall_timeouts >= prev.stall_timeouts;
+}
+
+// TraceStats fields of the ringtrace extension (docs/service.md).
+constexpr uint32_t kTraceStatsProducerLoss = 1010;
+constexpr uint32_t kTraceStatsPacketsDropped = 1011;
+constexpr uint32_t kTraceStatsBytesDropped = 1012;
+constexpr uint32_t kTraceStatsStallTimeouts = 1013;
+constexpr uint32_t kTraceStatsEntriesIgnored = 1014;
+constexpr uint32_t kTraceStatsRecordsEvicted = 1015;
+
+}  // namespace
+
+ProducerLossTable::ProducerLossTable() = default;
+ProducerLossTable::~ProducerLossTable() = default;
+
+ProducerLossTable::Record& ProducerLossTable::LiveRecord(
+    trace_buffer::ProducerID id,
+    const std::string& name,
+    const trace_buffer::ClientIdentity& identity) {
+  auto it = live_.find(id);
+  if (it == live_.end()) {
+    Record r;
+    r.producer_id = id;
+    r.name = name;
+    r.identity = identity;
+    it = live_.emplace(id, std::move(r)).first;
+  }
+  return it->second;
+}
+
+void ProducerLossTable::OnReport(trace_buffer::ProducerID id,
+                                 const std::string& name,
+                                 const trace_buffer::ClientIdentity& identity,
+                                 const ipc::DrainRequestMsg& report) {
+  if (!report.has_loss_report)
+    return;
+  Record& r = LiveRecord(id, name, identity);
+  if (report.flags & ipc::kLossReportFinal)
+    r.final_report = true;
+  // DecodeMessage bounded num_entries by the array's size.
+  for (uint32_t i = 0; i < report.num_entries; i++) {
+    const ipc::WriterLossEntry& e = report.entries[i];
+    auto it = r.writers.find(e.writer_id);
+    if (it == r.writers.end()) {
+      if (r.writers.size() >= kMaxWritersPerProducer ||
+          writers_ >= kMaxWriters) {
+        r.writers_over_limit = SaturatingAdd(r.writers_over_limit, 1);
+        continue;
+      }
+      r.writers.emplace(e.writer_id, e);
+      writers_++;
+      continue;
+    }
+    if (!IsMonotonic(it->second, e)) {
+      r.entries_ignored = SaturatingAdd(r.entries_ignored, 1);
+      continue;
+    }
+    it->second = e;
+  }
+}
+
+void ProducerLossTable::OnProducerRemoved(
+    trace_buffer::ProducerID id,
+    const std::string& name,
+    const trace_buffer::ClientIdentity& identity) {
+  Record& live = LiveRecord(id, name, identity);
+  Record r = std::move(live);
+  live_.erase(id);
+  r.connected = false;
+  if (!Worth(r)) {
+    writers_ -= r.writers.size();
+    return;  // an orderly producer that lost nothing: nothing to say
+  }
+  if (departed_.size() >= kMaxDepartedProducers) {
+    writers_ -= departed_.front().writers.size();
+    departed_.pop_front();
+    records_evicted_ = SaturatingAdd(records_evicted_, 1);
+  }
+  departed_.push_back(std::move(r));
+}
+
+bool ProducerLossTable::Worth(const Record& r) {
+  if (!r.connected && !r.final_report)
+    return true;
+  if (r.entries_ignored != 0 || r.writers_over_limit != 0)
+    return true;
+  for (const auto& kv : r.writers) {
+    const ipc::WriterLossEntry& e = kv.second;
+    if (e.packets_dropped_before_end || e.packets_dropped_after_end ||
+        e.bytes_dropped || e.stall_timeouts) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void ProducerLossTable::ForEachRecord(
+    const std::function<void(const Record&)>& fn) const {
+  for (const Record& r : departed_)
+    fn(r);
+  for (const auto& kv : live_) {
+    if (Worth(kv.second))
+      fn(kv.second);
+  }
+}
+
+ProducerLossTable::Totals ProducerLossTable::totals() const {
+  Totals t;
+  t.records_evicted = records_evicted_;
+  ForEachRecord([&t](const Record& r) {
+    t.entries_ignored = SaturatingAdd(t.entries_ignored, r.entries_ignored);
+    for (const auto& kv : r.writers) {
+      const ipc::WriterLossEntry& e = kv.second;
+      t.packets_dropped = SaturatingAdd(
+          t.packets_dropped, SaturatingAdd(e.packets_dropped_before_end,
+                                           e.packets_dropped_after_end));
+      t.bytes_dropped = SaturatingAdd(t.bytes_dropped, e.bytes_dropped);
+      t.stall_timeouts = SaturatingAdd(t.stall_timeouts, e.stall_timeouts);
+    }
+  });
+  return t;
+}
+
+std::string ProducerLossTable::EncodeTraceStatsFields(
+    const std::function<uint32_t(trace_buffer::ProducerID, uint32_t, bool)>&
+        sequence_id_for) const {
+  using trace_export::ProtoBuilder;
+  // ProducerIDs are reused once the buffer holds nothing of their previous
+  // owner: only the latest record of an id may name that id's sequences.
+  std::map<trace_buffer::ProducerID, const Record*> latest;
+  ForEachRecord([&latest](const Record& r) { latest[r.producer_id] = &r; });
+  std::string out;
+  ProtoBuilder b(&out);
+  ForEachRecord([&](const Record& r) {
+    const bool owns_sequences = latest[r.producer_id] == &r;
+    std::string producer;
+    ProtoBuilder p(&producer);
+    p.AppendVarInt(1, r.producer_id);
+    p.AppendString(2, r.name);
+    p.AppendInt32(3, r.identity.pid);
+    p.AppendInt32(4, r.identity.uid);
+    p.AppendVarInt(5, r.final_report ? 1 : 0);
+    p.AppendVarInt(6, r.connected ? 1 : 0);
+    for (const auto& kv : r.writers) {
+      const ipc::WriterLossEntry& e = kv.second;
+      std::string writer;
+      ProtoBuilder w(&writer);
+      w.AppendVarInt(1, e.writer_id);
+      w.AppendVarInt(
+          2, owns_sequences
+                 ? sequence_id_for(r.producer_id, e.writer_id, r.connected)
+                 : 0);
+      w.AppendVarInt(3, e.packets_dropped_before_end);
+      w.AppendVarInt(4, e.packets_dropped_after_end);
+      w.AppendVarInt(5, e.bytes_dropped);
+      w.AppendVarInt(6, e.stall_timeouts);
+      p.AppendMessage(7, writer);
+    }
+    p.AppendVarInt(8, r.entries_ignored);
+    p.AppendVarInt(9, r.writers_over_limit);
+    b.AppendMessage(kTraceStatsProducerLoss, producer);
+  });
+  const Totals t = totals();
+  b.AppendVarInt(kTraceStatsPacketsDropped, t.packets_dropped);
+  b.AppendVarInt(kTraceStatsBytesDropped, t.bytes_dropped);
+  b.AppendVarInt(kTraceStatsStallTimeouts, t.stall_timeouts);
+  b.AppendVarInt(kTraceStatsEntriesIgnored, t.entries_ignored);
+  b.AppendVarInt(kTraceStatsRecordsEvicted, t.records_evicted);
+  return out;
+}
+
+}  // namespace traced
+}  // namespace ringtrace

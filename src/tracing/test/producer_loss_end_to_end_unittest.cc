@@ -1,0 +1,291 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// End to end over a real ringtraced process, with this test process as the
+// app (the producer library in-process): what happens to an app's packets
+// when the service is killed or stopped under it, and how every loss the
+// app counted reaches the trace's TraceStats.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "ringtrace/producer.h"
+#include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/test/subprocess.h"
+
+namespace ringtrace {
+namespace test {
+namespace {
+
+// Deadlines against hangs (sanitizer builds on a loaded machine), not
+// timing assertions.
+constexpr int kProcessTimeoutMs = 120000;
+
+using shm_ring::TraceWriterV2;
+using shm_ring::TraceWriterV2Stats;
+
+class EndToEndLossTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ringtrace_loss_XXXXXX";
+    const char* dir = mkdtemp(tmpl);
+    ASSERT_NE(dir, nullptr);
+    dir_ = dir;
+    socket_ = dir_ + "/traced.sock";
+    trace_ = dir_ + "/trace.pftrace";
+    bin_ = ExecutableDir();
+  }
+  void TearDown() override {
+    unlink(trace_.c_str());
+    unlink(socket_.c_str());
+    rmdir(dir_.c_str());
+  }
+
+  std::unique_ptr<Subprocess> StartService() {
+    auto service = std::make_unique<Subprocess>(std::vector<std::string>{
+        bin_ + "/ringtraced", "--socket", socket_, "--out", trace_});
+    std::string error;
+    EXPECT_TRUE(service->Start(&error)) << error;
+    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
+      base::Status status;
+      if (ipc::UnixSocket::Connect(socket_, &status))
+        return service;
+      if (service->Wait(10)) {
+        ADD_FAILURE() << "ringtraced exited early:\n" << service->output();
+        return nullptr;
+      }
+    }
+    ADD_FAILURE() << "ringtraced never listened on " << socket_;
+    return nullptr;
+  }
+
+  ProducerOptions Options(shm_ring::BufferExhaustedPolicy policy) {
+    ProducerOptions options;
+    options.socket_path = socket_;
+    options.name = "loss_e2e_app";
+    options.requested_ring_bytes = 16 << 10;
+    options.requested_chunk_size = 1024;
+    options.buffer_exhausted_policy = policy;
+    return options;
+  }
+
+  perfetto::protos::Trace ReadTrace() {
+    std::ifstream in(trace_, std::ios::binary);
+    EXPECT_TRUE(in) << trace_;
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    perfetto::protos::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(bytes.str())) << trace_;
+    return trace;
+  }
+
+  void StopService(Subprocess* service) {
+    service->Signal(SIGTERM);
+    ASSERT_TRUE(service->Wait(kProcessTimeoutMs)) << service->output();
+    ASSERT_EQ(service->exit_code(), 0) << service->output();
+  }
+
+  std::string dir_, socket_, trace_, bin_;
+};
+
+// One test event: TracePacket.for_testing (900) { str (1) }.
+void WriteEvents(TraceWriterV2* w, uint32_t n, size_t size) {
+  const std::string body(size, 'e');
+  for (uint32_t i = 0; i < n; i++) {
+    auto packet = w->NewTracePacket();
+    packet->BeginNestedMessage(900)->AppendString(1, body);
+  }
+}
+
+// Waits until |pid| is stopped (state 'T' in /proc/PID/stat): kill(SIGSTOP)
+// returns before the process actually stops.
+bool WaitStopped(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  for (int i = 0; i < kProcessTimeoutMs; i++) {
+    std::ifstream in(path);
+    std::string stat((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    // "pid (comm) S ...": the state follows the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() &&
+        stat[paren + 2] == 'T') {
+      return true;
+    }
+    usleep(1000);
+  }
+  return false;
+}
+
+const perfetto::protos::TraceStats* FindTraceStats(
+    const perfetto::protos::Trace& trace) {
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (p.has_trace_stats())
+      return &p.trace_stats();
+  }
+  return nullptr;
+}
+
+// The service is SIGKILLed under an app using the stall policy: the app
+// learns it is disconnected from its next DrainRequest, and from then on
+// its writers drop at once instead of stalling 100 ms per chunk. The old
+// behaviour took about 450 s for these 5,000 events; the bound below is a
+// generous deadline against that, not a timing measurement.
+TEST_F(EndToEndLossTest, KilledServiceMakesStallingWritersDropAtOnce) {
+  std::unique_ptr<Subprocess> service = StartService();
+  ASSERT_TRUE(service);
+  ProducerOptions options = Options(shm_ring::BufferExhaustedPolicy::kStall);
+  options.stall_timeout_ms = 100;
+  base::Status status;
+  auto producer = Producer::Connect(options, &status);
+  ASSERT_TRUE(producer) << status.message();
+  std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+  WriteEvents(w.get(), 100, 100);
+  w->Flush();
+
+  service->Signal(SIGKILL);
+  ASSERT_TRUE(service->Wait(kProcessTimeoutMs));
+
+  const auto start = std::chrono::steady_clock::now();
+  WriteEvents(w.get(), 5000, 100);
+  w->Flush();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  EXPECT_LT(seconds, 20);
+  EXPECT_FALSE(producer->connected());
+  const TraceWriterV2Stats s = w->stats();
+  EXPECT_EQ(s.packets_begun, 5100u);
+  EXPECT_EQ(s.packets_begun, s.packets_committed + s.packets_dropped);
+  // 5,000 events of ~105 bytes cannot fit a 16 KiB ring: once it filled,
+  // every packet was refused at once, without a stall.
+  EXPECT_GT(s.packets_refused, 4000u);
+  w.reset();
+  producer.reset();  // no final report: the service is gone; no hang
+}
+
+// The service is SIGSTOPped: the app (drop policy) loses most of its
+// packets, and its last packet is larger than the whole ring. After SIGCONT
+// and an orderly disconnect, the trace's TraceStats carries the writer's
+// exact loss counters, and the trace holds exactly the packets the writer
+// committed: delivered + reported lost == written.
+TEST_F(EndToEndLossTest, LossesOfAStoppedServiceReachTraceStats) {
+  std::unique_ptr<Subprocess> service = StartService();
+  ASSERT_TRUE(service);
+  base::Status status;
+  auto producer = Producer::Connect(
+      Options(shm_ring::BufferExhaustedPolicy::kDrop), &status);
+  ASSERT_TRUE(producer) << status.message();
+  std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+  const uint32_t writer_id = w->ring_writer().options().writer_id;
+  WriteEvents(w.get(), 50, 100);
+  w->Flush();
+
+  service->Signal(SIGSTOP);
+  ASSERT_TRUE(WaitStopped(service->pid()));
+  WriteEvents(w.get(), 2000, 200);    // ~420 KB into a 16 KiB ring
+  WriteEvents(w.get(), 1, 64 << 10);  // larger than the ring
+  w->Flush();
+  service->Signal(SIGCONT);
+
+  const TraceWriterV2Stats s = w->stats();
+  const shm_ring::RingWriterStats r = w->ring_writer().stats();
+  ASSERT_EQ(s.packets_begun, 2051u);
+  ASSERT_GT(s.packets_dropped, 1000u);
+  ASSERT_EQ(s.packets_begun, s.packets_committed + s.packets_dropped);
+  w.reset();
+  producer.reset();  // the final report, then the close
+  StopService(service.get());
+
+  const perfetto::protos::Trace trace = ReadTrace();
+  uint64_t delivered = 0;
+  uint32_t sequence_id = 0;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (p.has_for_testing() && p.trusted_pid() == getpid()) {
+      delivered++;
+      sequence_id = p.trusted_packet_sequence_id();
+    }
+  }
+  EXPECT_EQ(delivered, s.packets_committed);
+
+  const perfetto::protos::TraceStats* stats = FindTraceStats(trace);
+  ASSERT_NE(stats, nullptr);
+  ASSERT_EQ(stats->ringtrace_producer_loss_size(), 1);
+  const auto& producer_loss = stats->ringtrace_producer_loss(0);
+  EXPECT_EQ(producer_loss.pid(), getpid());
+  EXPECT_EQ(producer_loss.producer_name(), "loss_e2e_app");
+  EXPECT_TRUE(producer_loss.final_report());
+  EXPECT_FALSE(producer_loss.connected());
+  EXPECT_EQ(producer_loss.entries_ignored(), 0u);
+  ASSERT_EQ(producer_loss.writers_size(), 1);
+  const auto& writer = producer_loss.writers(0);
+  EXPECT_EQ(writer.writer_id(), writer_id);
+  EXPECT_EQ(writer.trusted_packet_sequence_id(), sequence_id);
+  EXPECT_EQ(writer.packets_dropped_before_end(), r.open_packets_dropped);
+  EXPECT_EQ(writer.packets_dropped_after_end(), r.ended_packets_dropped);
+  EXPECT_EQ(
+      writer.packets_dropped_before_end() + writer.packets_dropped_after_end(),
+      s.packets_dropped);
+  EXPECT_EQ(writer.bytes_dropped(), s.bytes_dropped);
+  EXPECT_EQ(stats->ringtrace_packets_dropped_by_producers(), s.packets_dropped);
+  EXPECT_EQ(stats->ringtrace_bytes_dropped_by_producers(), s.bytes_dropped);
+}
+
+// An app SIGKILLed while connected never sends its final report: its record
+// in TraceStats says so (final_report false), so a reader knows that the
+// app's last losses may be missing from the counts.
+TEST_F(EndToEndLossTest, KilledAppIsMarkedWithoutAFinalReport) {
+  std::unique_ptr<Subprocess> service = StartService();
+  ASSERT_TRUE(service);
+  const pid_t app = fork();
+  ASSERT_GE(app, 0);
+  if (app == 0) {
+    base::Status status;
+    auto producer = Producer::Connect(
+        Options(shm_ring::BufferExhaustedPolicy::kDrop), &status);
+    if (!producer)
+      _exit(1);
+    std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+    WriteEvents(w.get(), 10, 100);
+    w->Flush();
+    raise(SIGKILL);
+    _exit(2);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(app, &wstatus, 0), app);
+  ASSERT_TRUE(WIFSIGNALED(wstatus)) << wstatus;
+  StopService(service.get());
+
+  const perfetto::protos::Trace trace = ReadTrace();
+  uint64_t delivered = 0;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (p.has_for_testing() && p.trusted_pid() == app)
+      delivered++;
+  }
+  EXPECT_EQ(delivered, 10u);  // flushed before the kill
+  const perfetto::protos::TraceStats* stats = FindTraceStats(trace);
+  ASSERT_NE(stats, nullptr);
+  ASSERT_EQ(stats->ringtrace_producer_loss_size(), 1);
+  EXPECT_EQ(stats->ringtrace_producer_loss(0).pid(), app);
+  EXPECT_FALSE(stats->ringtrace_producer_loss(0).final_report());
+  EXPECT_EQ(stats->ringtrace_producer_loss(0).writers_size(), 0);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace ringtrace
