@@ -197,6 +197,15 @@ SequenceState* TraceBufferV2::GetOrCreateSequence(
   seq->producer_id = producer_id;
   seq->writer_id = writer_id;
   seq->client_identity = client_identity;
+  if (!remembered_losses_.empty()) {
+    auto lost = remembered_losses_.find(key);
+    if (lost != remembered_losses_.end()) {
+      // It was deleted with a loss not reported yet: report it now.
+      seq->pending_loss = lost->second;
+      seq->past_first_packet = true;
+      remembered_losses_.erase(lost);
+    }
+  }
   OnSequenceMaybeEmpty(seq);  // Born empty.
   return seq;
 }
@@ -230,6 +239,15 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
   for (auto it = sequences_.begin(); it != sequences_.end();) {
     if (it->second.chunks.empty() &&
         it->second.empty_stamp <= max_deleted_stamp) {
+      // A loss still to be reported must outlive the sequence: it is
+      // flagged on the next packet if the writer comes back.
+      if (const uint32_t bits = it->second.UnreportedLoss()) {
+        if (remembered_losses_.size() < kMaxRememberedLosses) {
+          remembered_losses_[it->first] = bits;
+        } else {
+          stats_.sequence_losses_forgotten++;
+        }
+      }
       it = sequences_.erase(it);
       num_empty_sequences_--;
     } else {
@@ -676,11 +694,15 @@ void TraceBufferV2::CommitPendingChunk() {
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
   const size_t outer = chunk->outer_size();
+  const bool writer_lost_data = chunk->flags & kTBDataLoss;
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);
   stats_.chunks_written++;
   stats_.bytes_written += outer;
+  // The writer lost data before this chunk (e.g. its ring was full).
+  if (writer_lost_data)
+    stats_.trace_writer_packet_loss++;
 }
 
 void TraceBufferV2::AbortPendingChunk() {
@@ -745,15 +767,13 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
          base::RangeInBounds(off, 4, chunk->payload_size());
   }
   if (!ok) {
+    // All-or-nothing: nothing is applied and the chunk is left as it was
+    // (bytes, pending patches, stall), so that a later valid patch still
+    // applies. If none ever comes, the chunk is read or erased with its last
+    // fragment dropped and reported like any unpatched chunk.
     stats_.patches_failed++;
-    if (chunk->flags & kTBNeedsPatching) {
-      // A patch that does not fit: the fragment that needed it (the last,
-      // per protocol) cannot be fixed. Drop it and end the stall.
-      stats_.abi_violations++;
-      DropLastFragment(chunk);
-      chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
-      seq->stalled_generation = ~0ull;
-    }
+    if (chunk->flags & kTBNeedsPatching)
+      stats_.abi_violations++;  // A patch outside the chunk.
     return false;
   }
   for (size_t i = 0; i < num_patches; i++)
@@ -765,20 +785,6 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
     seq->stalled_generation = ~0ull;  // Readable again in this pass.
   }
   return true;
-}
-
-void TraceBufferV2::DropLastFragment(TBChunk* chunk) {
-  FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
-  FragIterator::Frag frag;
-  size_t last_start = chunk->read_offset;
-  // Bounded by valid_size.
-  while (it.Next(&frag) == FragIterator::Result::kOk) {
-    if (it.at_end())
-      break;
-    last_start = it.pos();
-  }
-  chunk->valid_size = static_cast<uint16_t>(last_start);
-  chunk->flags |= kTBCorrupted;
 }
 
 // ---- Readback (outer, buffer-order walk) ------------------------------------
@@ -798,7 +804,18 @@ bool TraceBufferV2::ReadNextTracePacket(
     TracePacket* packet,
     PacketSequenceProperties* sequence_properties,
     uint32_t* previous_packet_dropped) {
+  bool unused_first = false;
+  return ReadNextTracePacket(packet, sequence_properties,
+                             previous_packet_dropped, &unused_first);
+}
+
+bool TraceBufferV2::ReadNextTracePacket(
+    TracePacket* packet,
+    PacketSequenceProperties* sequence_properties,
+    uint32_t* previous_packet_dropped,
+    bool* first_packet_on_sequence) {
   RT_DCHECK(!has_pending_);
+  *first_packet_on_sequence = false;
   if (read_write_generation_ != write_generation_)
     BeginRead();  // Writes since the last pass moved the data: restart.
   // Bounded: every iteration either returns or advances rd_ by a chunk,
@@ -812,6 +829,7 @@ bool TraceBufferV2::ReadNextTracePacket(
         sequence_properties->writer_id = seq->writer_id;
         sequence_properties->client_identity_trusted = seq->client_identity;
         *previous_packet_dropped = loss;
+        *first_packet_on_sequence = reader_->last_packet_was_first();
         stats_.bytes_read += packet->size();
         return true;
       }
@@ -855,6 +873,7 @@ std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
   clone->data_end_ = data_end_;
   clone->used_size_ = used_size_;
   clone->sequences_ = sequences_;
+  clone->remembered_losses_ = remembered_losses_;
   clone->num_empty_sequences_ = num_empty_sequences_;
   clone->empty_stamp_ = empty_stamp_;
   clone->num_live_chunks_ = num_live_chunks_;
@@ -880,6 +899,9 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
              kv.second.deferred_losses.capacity() *
                  sizeof(SequenceState::DeferredLoss);
   }
+  bytes += remembered_losses_.bucket_count() * sizeof(void*) +
+           remembered_losses_.size() *
+               (sizeof(std::pair<const uint32_t, uint32_t>) + sizeof(void*));
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +
