@@ -137,8 +137,11 @@ class TraceExporter {
     uint32_t producers_connected = 0;
     uint64_t producers_seen = 0;
     // Chunks the service dropped before any buffer saw them (e.g. the
-    // drainer's unroutable / rejected chunks). Added to the buffers'
-    // chunks_discarded in TraceStats.chunks_discarded.
+    // drainer's unroutable chunks). Added to the buffers' chunks_discarded
+    // in TraceStats.chunks_discarded. Not the chunks a buffer rejected:
+    // the buffer counts those itself (chunks_discarded when a DISCARD
+    // buffer is full, abi_violations when malformed), so each chunk counts
+    // once.
     uint64_t chunks_discarded = 0;
   };
 
