@@ -225,8 +225,16 @@ void ChunkSeqReader::DropFront() {
   EnterChunk(chunk);
   CountOverwrite(target_, chunk);
   const bool unread_frags = chunk->read_offset < chunk->valid_size;
-  if (unread_frags)
-    CountUnreadPackets(chunk);
+  if (unread_frags) {
+    // Nothing of it read: the count taken at admission is the same as
+    // walking its fragments, without touching them.
+    const uint16_t admitted = chunk->packet_count();
+    if (chunk->read_offset == 0 && admitted != kPacketCountUnknown) {
+      tb_->stats_.packets_overwritten += admitted;
+    } else {
+      CountUnreadPackets(chunk);
+    }
+  }
   if (HasUnreadData(chunk))
     AddLoss(kDataLossOverwrite);
   if (chunk->flags & kTBCorrupted)
@@ -248,8 +256,10 @@ void ChunkSeqReader::DropFront() {
 // (its packet cannot be completed any more) or needing patches, writer drop
 // markers (in
 // trace_writer_packet_loss, with WRITER_ABORT). Continuations and empty
-// packets are not packets lost. Reads only the size headers (the erase
-// point is prefetched, see TraceBufferV2::PrefetchAhead()).
+// packets are not packets lost. Reads only the size headers. Used when the
+// count taken at admission (TBChunk::packet_count()) does not apply: the
+// chunk was partly read, or the count is unknown. StartsCountedPacket() in
+// trace_buffer_v2.cc must match this.
 void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
   const bool final_last = !(chunk->flags & (kTBIncomplete | kTBCorrupted));
   FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);

@@ -60,19 +60,35 @@ bool FragmentMatters(size_t index,
          (index + 1 == num_frags && continues_on_next);
 }
 
+// True if the fragment starts a packet that counts as lost if erased unread
+// (see ChunkSeqReader::CountUnreadPackets(), which this must match).
+bool StartsCountedPacket(size_t index,
+                         size_t num_frags,
+                         uint32_t size,
+                         bool continues_from_prev,
+                         bool continues_on_next) {
+  if (index == 0 && continues_from_prev)
+    return false;  // The end of a packet started earlier.
+  return size != 0 || (index + 1 == num_frags && continues_on_next);
+}
+
 // Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
 // end of the last complete one; *corrupted if one was malformed.
 // *trimmed_end: the end of the last fragment that matters (FragmentMatters,
 // or a dropped-packet marker); the empty packets after it carry nothing.
+// *packets: StartsCountedPacket() fragments, or kPacketCountUnknown if there
+// is a drop marker.
 size_t ValidFragmentsEnd(const uint8_t* payload,
                          size_t size,
                          size_t num_frags,
                          bool continues_from_prev,
                          bool continues_on_next,
                          bool* corrupted,
-                         size_t* trimmed_end) {
+                         size_t* trimmed_end,
+                         size_t* packets) {
   *corrupted = false;
   *trimmed_end = 0;
+  *packets = 0;
   FragIterator it(payload, 0, size);
   FragIterator::Frag frag;
   // Bounded by num_frags (and by size: each fragment has a header byte).
@@ -85,6 +101,13 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
     if (frag.dropped || FragmentMatters(i, num_frags, frag.size,
                                         continues_from_prev, continues_on_next))
       *trimmed_end = it.pos();
+    if (frag.dropped) {
+      *packets = kPacketCountUnknown;
+    } else if (*packets != kPacketCountUnknown &&
+               StartsCountedPacket(i, num_frags, frag.size, continues_from_prev,
+                                   continues_on_next)) {
+      ++*packets;
+    }
   }
   return it.pos();
 }
@@ -509,10 +532,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                     : (num_fragments ? num_fragments - 1u : 0u);
   bool corrupted = false;
   size_t trimmed_end = 0;
-  size_t valid_size = ValidFragmentsEnd(
-      src, size, readable_frags,
-      chunk_flags & kFirstPacketContinuesFromPrevChunk,
-      chunk_flags & kLastPacketContinuesOnNextChunk, &corrupted, &trimmed_end);
+  size_t packets = 0;
+  size_t valid_size =
+      ValidFragmentsEnd(src, size, readable_frags,
+                        chunk_flags & kFirstPacketContinuesFromPrevChunk,
+                        chunk_flags & kLastPacketContinuesOnNextChunk,
+                        &corrupted, &trimmed_end, &packets);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -553,6 +578,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   }
   TBChunk* chunk = ChunkAt(offset);
   chunk->flags = flags;
+  // Exact only for a final, well-formed chunk (readable_end is then the
+  // trimmed end, which only drops empty packets).
+  chunk->SetPacketCount(
+      (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
+          ? kPacketCountUnknown
+          : packets);
   chunk->size_field = static_cast<uint16_t>(payload_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
@@ -609,6 +640,7 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
   // Keep the local read state, take the new ABI flags.
   const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
   chunk->flags = static_cast<uint16_t>(flags | kept);
+  chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
   // The consumed prefix may already cover the trailing empty packets.
   chunk->valid_size = static_cast<uint16_t>(
       std::max(readable_end, static_cast<size_t>(consumed)));
@@ -669,16 +701,19 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
   chunk->writer_id = writer_id;
   uint8_t* p = chunk->payload();
   size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
+  size_t packets = 0;
+  const bool from_prev = flags & kChunkContinuesFromPrev;
+  const bool on_next = flags & kChunkContinuesOnNext;
   for (size_t i = 0; i < num_fragments; i++) {
     WriteRedundantVarint(sizes[i], p);
     frag_dst[i] = p + 4;
     p += 4 + sizes[i];
-    if (FragmentMatters(i, num_fragments, sizes[i],
-                        flags & kChunkContinuesFromPrev,
-                        flags & kChunkContinuesOnNext)) {
+    if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next))
       trimmed_end = static_cast<size_t>(p - chunk->payload());
-    }
+    packets +=
+        StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
   }
+  chunk->SetPacketCount(packets);
   chunk->valid_size = static_cast<uint16_t>(trimmed_end);
   chunk->read_offset = 0;
   has_pending_ = true;

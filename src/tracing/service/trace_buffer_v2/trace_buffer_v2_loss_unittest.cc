@@ -196,6 +196,43 @@ TEST_P(TraceBufferV2LossTest, CompleteUnreadPacketsOverwritten) {
             (std::vector<ReadPacket>{RP(1, 1, "a3", kOverwriteLoss)}));
 }
 
+// packets_overwritten is exact whichever way it is counted: from the count
+// taken at admission (up to 62 packets), by walking the fragments (more
+// packets, a drop marker, empty packets in between), through the observer.
+TEST_P(TraceBufferV2LossTest, ManyPacketsAndDropMarkersOverwritten) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 70; i++)
+    many.push_back(i % 10 == 9 ? std::string() : "p" + std::to_string(i));
+  ASSERT_TRUE(Commit(1, 1, 0, many));  // 63 non-empty packets.
+  std::vector<uint8_t> payload = test::MakePayload({"q0", ""});
+  test::AppendDropMarker(&payload);
+  test::AppendFragment(&payload, "q1");
+  ASSERT_TRUE(CommitRaw(1, 1, 1, payload, 4));
+  // Stored: [0, 472) (16 + 70 headers + 180 bytes, the trailing empty
+  // packet left out) and [472, 508). Sequence 2 then fills [508, 3908);
+  // 500 bytes do not fit in the 188 left: they wrap and erase [0, 500), both
+  // chunks of sequence 1, unread.
+  for (ChunkID id = 0; id < 3; id++)
+    ASSERT_TRUE(Commit(2, 1, id, {OneFragChunk("B", 1000)}));
+  ASSERT_TRUE(Commit(2, 1, 3, {OneFragChunk("B", 400)}));
+  ASSERT_EQ(tb_->stats().write_wrap_count, 0u);
+  ASSERT_TRUE(Commit(2, 1, 4, {OneFragChunk("L", 500)}));
+  const TraceBufferStats& st = tb_->stats();
+  ASSERT_EQ(st.write_wrap_count, 1u);
+  EXPECT_EQ(st.chunks_overwritten, 2u);
+  EXPECT_EQ(st.bytes_overwritten, 508u);
+  EXPECT_EQ(st.packets_overwritten, 63u + 2u);
+  EXPECT_EQ(st.trace_writer_packet_loss, 1u);
+  if (GetParam()) {
+    EXPECT_EQ(observed_.size(), 65u);
+  }
+  ASSERT_TRUE(Commit(1, 1, 2, {"r"}));
+  EXPECT_EQ(ReadSeq(1),
+            (std::vector<ReadPacket>{RP(1, 1, "r",
+                                        kDataLossPresent | kDataLossOverwrite |
+                                            kDataLossWriterAbort)}));
+}
+
 // A sequence whose data was overwritten becomes empty; more than
 // 2 * kKeepLastEmptySeq other sequences empty after it, so its state is
 // deleted. Its pending OVERWRITE must not be forgotten with it.
