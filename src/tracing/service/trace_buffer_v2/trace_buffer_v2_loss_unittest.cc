@@ -404,8 +404,9 @@ TEST_F(TraceBufferV2WriterLossTest, CountsFlaggedChunksAndDropMarkers) {
 INSTANTIATE_TEST_SUITE_P(Observer,
                          TraceBufferV2LossTest,
                          ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "WithObserver" : "NoObserver";
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "WithObserver"
+                                                   : "NoObserver";
                          });
 
 }  // namespace
