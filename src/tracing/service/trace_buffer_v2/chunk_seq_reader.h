@@ -97,9 +97,11 @@ class ChunkSeqReader {
   bool last_packet_was_first() const { return last_first_; }
 
   // kErase fast path, when nobody observes overwritten packets and the target
-  // is the front of its sequence: drops it without reading its fragments'
-  // bytes (only their size headers, to count the packets lost), reporting
-  // OVERWRITE if any of them was unread.
+  // is the front of its sequence: drops it without tokenizing its fragments
+  // (cold in cache), reporting OVERWRITE if any of them was unread. The
+  // packets lost come from the count taken at admission
+  // (TBChunk::packet_count()); only a partly read chunk, or one whose count
+  // is unknown, has its size headers walked (CountUnreadPackets()).
   void DropFront();
 
  private:
