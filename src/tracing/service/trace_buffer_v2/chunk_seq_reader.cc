@@ -29,6 +29,11 @@ void ChunkSeqReader::CountOverwrite(uint32_t offset, const TBChunk* chunk) {
   tb_->stats_.bytes_overwritten += chunk->outer_size();
 }
 
+void ChunkSeqReader::CountPacketOverwritten() {
+  RT_DCHECK(mode_ == Mode::kErase);
+  tb_->stats_.packets_overwritten++;
+}
+
 void ChunkSeqReader::AddLoss(uint32_t bits) {
   seq_->pending_loss |= bits;
 }
@@ -45,6 +50,11 @@ void ChunkSeqReader::EnterChunk(TBChunk* chunk) {
   if (chunk->flags & kTBEntered)
     return;
   chunk->flags |= kTBEntered;
+  // Writers number their chunks from 0: a sequence whose first chunk seen
+  // has another ID may have lost its first packets (undetectably, see the
+  // docs), so none of its packets is reported as the first.
+  if (chunk->chunk_id != 0)
+    seq_->past_first_packet = true;
   if (seq_->has_last_chunk_id &&
       chunk->chunk_id != seq_->last_chunk_id_consumed + 1) {
     AddLoss(kDataLossReadGap);
@@ -62,6 +72,7 @@ void ChunkSeqReader::PopFront(TBChunk* chunk) {
   tb_->DebugCheckAndForgetChecksum(seq_->chunks.front());
   seq_->last_chunk_id_consumed = chunk->chunk_id;
   seq_->has_last_chunk_id = true;
+  seq_->past_first_packet = true;
   seq_->chunks.pop_front();
   tb_->num_live_chunks_--;
   if (mode_ == Mode::kRead)
@@ -71,20 +82,26 @@ void ChunkSeqReader::PopFront(TBChunk* chunk) {
 }
 
 bool ChunkSeqReader::Emit(TracePacket* packet, uint32_t* loss) {
+  (void)packet;
   if (mode_ == Mode::kErase) {
     // The reader of the sequence will never see this packet.
+    CountPacketOverwritten();
     AddLoss(kDataLossOverwrite);
+    seq_->past_first_packet = true;
     *loss = 0;
     return true;
   }
   *loss = seq_->pending_loss ? (seq_->pending_loss | kDataLossPresent) : 0;
   seq_->pending_loss = 0;
+  last_first_ = !seq_->past_first_packet && *loss == 0;
+  seq_->past_first_packet = true;
   return true;
 }
 
 bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   packet->Clear();
   *loss = 0;
+  last_first_ = false;
   // Bounded: every iteration consumes a fragment, pops a chunk or returns.
   for (;;) {
     if (done_ || seq_->chunks.empty())
@@ -137,12 +154,14 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
         // The writer dropped this packet (kPacketSizeDropPacket).
         tb_->stats_.trace_writer_packet_loss++;
         AddLoss(kDataLossWriterAbort);
+        seq_->past_first_packet = true;
         seq_->drop_continuation = continues_on_next;
         continue;
       }
 
       if (needs_patching && is_last) {
         // Erase mode only: the unpatched last fragment cannot be trusted.
+        CountPacketOverwritten();
         AddLoss(kDataLossOverwrite);
         seq_->drop_continuation = continues_on_next;
         continue;
@@ -206,6 +225,16 @@ void ChunkSeqReader::DropFront() {
   EnterChunk(chunk);
   CountOverwrite(target_, chunk);
   const bool unread_frags = chunk->read_offset < chunk->valid_size;
+  if (unread_frags) {
+    // Nothing of it read: the count taken at admission is the same as
+    // walking its fragments, without touching them.
+    const uint16_t admitted = chunk->packet_count();
+    if (chunk->read_offset == 0 && admitted != kPacketCountUnknown) {
+      tb_->stats_.packets_overwritten += admitted;
+    } else {
+      CountUnreadPackets(chunk);
+    }
+  }
   if (HasUnreadData(chunk))
     AddLoss(kDataLossOverwrite);
   if (chunk->flags & kTBCorrupted)
@@ -219,6 +248,39 @@ void ChunkSeqReader::DropFront() {
   }
   PopFront(chunk);
   done_ = true;
+}
+
+// Counts the packets starting in the unread fragments of |chunk| (about to be
+// dropped by DropFront()) exactly as the tokenizing erase path would: every
+// non-empty packet start, a last fragment continuing on the next chunk
+// (its packet cannot be completed any more) or needing patches, writer drop
+// markers (in
+// trace_writer_packet_loss, with WRITER_ABORT). Continuations and empty
+// packets are not packets lost. Reads only the size headers. Used when the
+// count taken at admission (TBChunk::packet_count()) does not apply: the
+// chunk was partly read, or the count is unknown. StartsCountedPacket() in
+// trace_buffer_v2.cc must match this.
+void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
+  const bool final_last = !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+  FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
+  FragIterator::Frag frag;
+  // Bounded by valid_size: every fragment has a header byte.
+  while (it.Next(&frag) == FragIterator::Result::kOk) {
+    if (frag.header_offset == 0 && (chunk->flags & kTBFirstContinuesFromPrev))
+      continue;  // The end of a packet started earlier.
+    if (frag.dropped) {
+      tb_->stats_.trace_writer_packet_loss++;
+      AddLoss(kDataLossWriterAbort);
+      continue;
+    }
+    // The last fragment of an unpatched chunk is lost whatever its size,
+    // as in ReadNextPacket().
+    const bool is_last = it.at_end() && final_last;
+    if (frag.size != 0 || (is_last && (chunk->flags & (kTBLastContinuesOnNext |
+                                                       kTBNeedsPatching)))) {
+      CountPacketOverwritten();
+    }
+  }
 }
 
 // |first| is the front chunk and |first_frag| its last fragment, which
@@ -240,8 +302,11 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     first->read_offset =
         static_cast<uint16_t>(first_frag.data_offset + first_frag.size);
     seq_->drop_continuation = true;
+    seq_->past_first_packet = true;
     AddLoss(bits);
     tb_->stats_.readaheads_failed++;
+    if (mode_ == Mode::kErase)
+      CountPacketOverwritten();
     return ReassemblyResult::kDataLoss;
   };
   const bool erase = mode_ == Mode::kErase;

@@ -91,9 +91,17 @@ class ChunkSeqReader {
   // they are cleared; in kErase mode *loss is 0.
   bool ReadNextPacket(TracePacket* packet, uint32_t* loss);
 
+  // kRead: whether the packet ReadNextPacket() just returned is the first
+  // packet on its sequence with nothing lost before it (see
+  // TraceBufferV2::ReadNextTracePacket()).
+  bool last_packet_was_first() const { return last_first_; }
+
   // kErase fast path, when nobody observes overwritten packets and the target
   // is the front of its sequence: drops it without tokenizing its fragments
-  // (cold in cache), reporting OVERWRITE if any of them was unread.
+  // (cold in cache), reporting OVERWRITE if any of them was unread. The
+  // packets lost come from the count taken at admission
+  // (TBChunk::packet_count()); only a partly read chunk, or one whose count
+  // is unknown, has its size headers walked (CountUnreadPackets()).
   void DropFront();
 
  private:
@@ -112,6 +120,10 @@ class ChunkSeqReader {
   // kErase: counts the front chunk in chunks_overwritten / bytes_overwritten
   // (once) if it still holds unread data.
   void CountOverwrite(uint32_t offset, const TBChunk* chunk);
+  // kErase: a packet whose first fragment is being erased unread.
+  void CountPacketOverwritten();
+  // DropFront(): counts the packets of the unread fragments of |chunk|.
+  void CountUnreadPackets(TBChunk* chunk);
 
   TraceBufferV2* const tb_;
   SequenceState* seq_ = nullptr;
@@ -119,6 +131,7 @@ class ChunkSeqReader {
   Mode mode_ = Mode::kRead;
   bool done_ = false;
   uint32_t last_counted_ = UINT32_MAX;  // See CountOverwrite().
+  bool last_first_ = false;             // See last_packet_was_first().
 };
 
 // True if |chunk| holds data a reader has not consumed yet: fragments in

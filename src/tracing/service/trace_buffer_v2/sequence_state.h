@@ -144,6 +144,20 @@ struct SequenceState {
   // Order in which sequences became empty, for DeleteStaleEmptySequences().
   uint64_t empty_stamp = 0;
 
+  // Something of this sequence was already returned, erased or dropped, or
+  // its first chunk seen is not the writer's first (ChunkID 0): no later
+  // packet can be the first packet on the sequence.
+  bool past_first_packet = false;
+
+  // Every loss not reported yet (pending and deferred), for a sequence about
+  // to be deleted.
+  uint32_t UnreportedLoss() const {
+    uint32_t bits = pending_loss;
+    for (const DeferredLoss& d : deferred_losses)
+      bits |= d.bits;
+    return bits;
+  }
+
   // Records a loss of the (rejected) chunk |lost_id|, to be reported on the
   // first packet read from a chunk after it ([SEQ-4]).
   void DeferLoss(ChunkID lost_id, uint32_t bits) {

@@ -41,7 +41,18 @@ enum TBChunkFlags : uint16_t {
   kTBEntered = 1u << 7,     // Reader did the gap/SMB_FULL check.
   kTBConsumed = 1u << 8,    // Fully consumed: not in its sequence queue.
   kTBPending = 1u << 9,     // Two-phase write not committed yet.
+  // Bits 10-15: the number of packets starting in the chunk (see
+  // SetPacketCount()), counted at admission so that erasing an unread
+  // chunk can count its packets without reading its fragments.
 };
+
+// Packet starts counted at admission, in bits 10-15 of TBChunk::flags:
+// 0-62 exact, kPacketCountUnknown when more, or when the count could change
+// or cannot be computed cheaply (pending patches, scraped, malformed, drop
+// markers): the erase path then tokenizes the chunk.
+constexpr unsigned kPacketCountShift = 10;
+constexpr uint16_t kPacketCountUnknown = 63;
+constexpr uint16_t kPacketCountMask = kPacketCountUnknown << kPacketCountShift;
 
 struct TBChunk {
   uint16_t flags;
@@ -58,6 +69,17 @@ struct TBChunk {
   uint8_t* payload() { return reinterpret_cast<uint8_t*>(this + 1); }
   const uint8_t* payload() const {
     return reinterpret_cast<const uint8_t*>(this + 1);
+  }
+
+  uint16_t packet_count() const {
+    return static_cast<uint16_t>(flags >> kPacketCountShift);
+  }
+  void SetPacketCount(size_t count) {
+    const uint16_t c = count < kPacketCountUnknown
+                           ? static_cast<uint16_t>(count)
+                           : kPacketCountUnknown;
+    flags = static_cast<uint16_t>((flags & ~kPacketCountMask) |
+                                  (c << kPacketCountShift));
   }
 
   size_t outer_size() const {

@@ -60,19 +60,35 @@ bool FragmentMatters(size_t index,
          (index + 1 == num_frags && continues_on_next);
 }
 
+// True if the fragment starts a packet that counts as lost if erased unread
+// (see ChunkSeqReader::CountUnreadPackets(), which this must match).
+bool StartsCountedPacket(size_t index,
+                         size_t num_frags,
+                         uint32_t size,
+                         bool continues_from_prev,
+                         bool continues_on_next) {
+  if (index == 0 && continues_from_prev)
+    return false;  // The end of a packet started earlier.
+  return size != 0 || (index + 1 == num_frags && continues_on_next);
+}
+
 // Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
 // end of the last complete one; *corrupted if one was malformed.
 // *trimmed_end: the end of the last fragment that matters (FragmentMatters,
 // or a dropped-packet marker); the empty packets after it carry nothing.
+// *packets: StartsCountedPacket() fragments, or kPacketCountUnknown if there
+// is a drop marker.
 size_t ValidFragmentsEnd(const uint8_t* payload,
                          size_t size,
                          size_t num_frags,
                          bool continues_from_prev,
                          bool continues_on_next,
                          bool* corrupted,
-                         size_t* trimmed_end) {
+                         size_t* trimmed_end,
+                         size_t* packets) {
   *corrupted = false;
   *trimmed_end = 0;
+  *packets = 0;
   FragIterator it(payload, 0, size);
   FragIterator::Frag frag;
   // Bounded by num_frags (and by size: each fragment has a header byte).
@@ -85,6 +101,13 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
     if (frag.dropped || FragmentMatters(i, num_frags, frag.size,
                                         continues_from_prev, continues_on_next))
       *trimmed_end = it.pos();
+    if (frag.dropped) {
+      *packets = kPacketCountUnknown;
+    } else if (*packets != kPacketCountUnknown &&
+               StartsCountedPacket(i, num_frags, frag.size, continues_from_prev,
+                                   continues_on_next)) {
+      ++*packets;
+    }
   }
   return it.pos();
 }
@@ -197,6 +220,15 @@ SequenceState* TraceBufferV2::GetOrCreateSequence(
   seq->producer_id = producer_id;
   seq->writer_id = writer_id;
   seq->client_identity = client_identity;
+  if (!remembered_losses_.empty()) {
+    auto lost = remembered_losses_.find(key);
+    if (lost != remembered_losses_.end()) {
+      // It was deleted with a loss not reported yet: report it now.
+      seq->pending_loss = lost->second;
+      seq->past_first_packet = true;
+      remembered_losses_.erase(lost);
+    }
+  }
   OnSequenceMaybeEmpty(seq);  // Born empty.
   return seq;
 }
@@ -230,6 +262,15 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
   for (auto it = sequences_.begin(); it != sequences_.end();) {
     if (it->second.chunks.empty() &&
         it->second.empty_stamp <= max_deleted_stamp) {
+      // A loss still to be reported must outlive the sequence: it is
+      // flagged on the next packet if the writer comes back.
+      if (const uint32_t bits = it->second.UnreportedLoss()) {
+        if (remembered_losses_.size() < kMaxRememberedLosses) {
+          remembered_losses_[it->first] = bits;
+        } else {
+          stats_.sequence_losses_forgotten++;
+        }
+      }
       it = sequences_.erase(it);
       num_empty_sequences_--;
     } else {
@@ -491,10 +532,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                     : (num_fragments ? num_fragments - 1u : 0u);
   bool corrupted = false;
   size_t trimmed_end = 0;
-  size_t valid_size = ValidFragmentsEnd(
-      src, size, readable_frags,
-      chunk_flags & kFirstPacketContinuesFromPrevChunk,
-      chunk_flags & kLastPacketContinuesOnNextChunk, &corrupted, &trimmed_end);
+  size_t packets = 0;
+  size_t valid_size =
+      ValidFragmentsEnd(src, size, readable_frags,
+                        chunk_flags & kFirstPacketContinuesFromPrevChunk,
+                        chunk_flags & kLastPacketContinuesOnNextChunk,
+                        &corrupted, &trimmed_end, &packets);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -535,6 +578,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   }
   TBChunk* chunk = ChunkAt(offset);
   chunk->flags = flags;
+  // Exact only for a final, well-formed chunk (readable_end is then the
+  // trimmed end, which only drops empty packets).
+  chunk->SetPacketCount(
+      (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
+          ? kPacketCountUnknown
+          : packets);
   chunk->size_field = static_cast<uint16_t>(payload_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
@@ -591,6 +640,7 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
   // Keep the local read state, take the new ABI flags.
   const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
   chunk->flags = static_cast<uint16_t>(flags | kept);
+  chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
   // The consumed prefix may already cover the trailing empty packets.
   chunk->valid_size = static_cast<uint16_t>(
       std::max(readable_end, static_cast<size_t>(consumed)));
@@ -651,16 +701,19 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
   chunk->writer_id = writer_id;
   uint8_t* p = chunk->payload();
   size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
+  size_t packets = 0;
+  const bool from_prev = flags & kChunkContinuesFromPrev;
+  const bool on_next = flags & kChunkContinuesOnNext;
   for (size_t i = 0; i < num_fragments; i++) {
     WriteRedundantVarint(sizes[i], p);
     frag_dst[i] = p + 4;
     p += 4 + sizes[i];
-    if (FragmentMatters(i, num_fragments, sizes[i],
-                        flags & kChunkContinuesFromPrev,
-                        flags & kChunkContinuesOnNext)) {
+    if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next))
       trimmed_end = static_cast<size_t>(p - chunk->payload());
-    }
+    packets +=
+        StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
   }
+  chunk->SetPacketCount(packets);
   chunk->valid_size = static_cast<uint16_t>(trimmed_end);
   chunk->read_offset = 0;
   has_pending_ = true;
@@ -676,11 +729,15 @@ void TraceBufferV2::CommitPendingChunk() {
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
   const size_t outer = chunk->outer_size();
+  const bool writer_lost_data = chunk->flags & kTBDataLoss;
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);
   stats_.chunks_written++;
   stats_.bytes_written += outer;
+  // The writer lost data before this chunk (e.g. its ring was full).
+  if (writer_lost_data)
+    stats_.trace_writer_packet_loss++;
 }
 
 void TraceBufferV2::AbortPendingChunk() {
@@ -745,15 +802,13 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
          base::RangeInBounds(off, 4, chunk->payload_size());
   }
   if (!ok) {
+    // All-or-nothing: nothing is applied and the chunk is left as it was
+    // (bytes, pending patches, stall), so that a later valid patch still
+    // applies. If none ever comes, the chunk is read or erased with its last
+    // fragment dropped and reported like any unpatched chunk.
     stats_.patches_failed++;
-    if (chunk->flags & kTBNeedsPatching) {
-      // A patch that does not fit: the fragment that needed it (the last,
-      // per protocol) cannot be fixed. Drop it and end the stall.
-      stats_.abi_violations++;
-      DropLastFragment(chunk);
-      chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
-      seq->stalled_generation = ~0ull;
-    }
+    if (chunk->flags & kTBNeedsPatching)
+      stats_.abi_violations++;  // A patch outside the chunk.
     return false;
   }
   for (size_t i = 0; i < num_patches; i++)
@@ -765,20 +820,6 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
     seq->stalled_generation = ~0ull;  // Readable again in this pass.
   }
   return true;
-}
-
-void TraceBufferV2::DropLastFragment(TBChunk* chunk) {
-  FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
-  FragIterator::Frag frag;
-  size_t last_start = chunk->read_offset;
-  // Bounded by valid_size.
-  while (it.Next(&frag) == FragIterator::Result::kOk) {
-    if (it.at_end())
-      break;
-    last_start = it.pos();
-  }
-  chunk->valid_size = static_cast<uint16_t>(last_start);
-  chunk->flags |= kTBCorrupted;
 }
 
 // ---- Readback (outer, buffer-order walk) ------------------------------------
@@ -798,7 +839,18 @@ bool TraceBufferV2::ReadNextTracePacket(
     TracePacket* packet,
     PacketSequenceProperties* sequence_properties,
     uint32_t* previous_packet_dropped) {
+  bool unused_first = false;
+  return ReadNextTracePacket(packet, sequence_properties,
+                             previous_packet_dropped, &unused_first);
+}
+
+bool TraceBufferV2::ReadNextTracePacket(
+    TracePacket* packet,
+    PacketSequenceProperties* sequence_properties,
+    uint32_t* previous_packet_dropped,
+    bool* first_packet_on_sequence) {
   RT_DCHECK(!has_pending_);
+  *first_packet_on_sequence = false;
   if (read_write_generation_ != write_generation_)
     BeginRead();  // Writes since the last pass moved the data: restart.
   // Bounded: every iteration either returns or advances rd_ by a chunk,
@@ -812,6 +864,7 @@ bool TraceBufferV2::ReadNextTracePacket(
         sequence_properties->writer_id = seq->writer_id;
         sequence_properties->client_identity_trusted = seq->client_identity;
         *previous_packet_dropped = loss;
+        *first_packet_on_sequence = reader_->last_packet_was_first();
         stats_.bytes_read += packet->size();
         return true;
       }
@@ -855,6 +908,7 @@ std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
   clone->data_end_ = data_end_;
   clone->used_size_ = used_size_;
   clone->sequences_ = sequences_;
+  clone->remembered_losses_ = remembered_losses_;
   clone->num_empty_sequences_ = num_empty_sequences_;
   clone->empty_stamp_ = empty_stamp_;
   clone->num_live_chunks_ = num_live_chunks_;
@@ -880,6 +934,9 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
              kv.second.deferred_losses.capacity() *
                  sizeof(SequenceState::DeferredLoss);
   }
+  bytes += remembered_losses_.bucket_count() * sizeof(void*) +
+           remembered_losses_.size() *
+               (sizeof(std::pair<const uint32_t, uint32_t>) + sizeof(void*));
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +

@@ -81,6 +81,10 @@ constexpr size_t kMaxChunkPayloadSize = kMaxChunkSize - kTBChunkHeaderSize;
 // Empty SequenceStates kept alive after their last chunk is consumed, so that
 // ChunkID gaps are still detected in long traces (see docs).
 constexpr size_t kKeepLastEmptySeq = 1024;
+// Empty sequences deleted while a loss was still to be reported on them keep
+// that loss in a small side table (their key -> DataLossReason bits), so
+// that the sequence's next packet still carries it. At most this many.
+constexpr size_t kMaxRememberedLosses = 1u << 16;
 
 // TracePacket.previous_packet_dropped bits. kPresent is set whenever any other
 // bit is. docs/trace_buffer_v2.md lists which loss case sets which bit.
@@ -162,7 +166,25 @@ struct TraceBufferStats {
   uint64_t patches_succeeded = 0;  // Patches applied (not calls).
   uint64_t patches_failed = 0;     // Calls that applied nothing.
   uint64_t abi_violations = 0;     // Malformed chunks / recommits / patches.
-  uint64_t trace_writer_packet_loss = 0;  // kPacketSizeDropPacket fragments.
+  // Writer-side losses the buffer learns of: chunks admitted (linked) with
+  // the writer's data-loss flag (kChunkDataLoss: the writer lost one or more
+  // packets before that chunk), plus kPacketSizeDropPacket fragments met by
+  // a reader or by a tokenizing erase. See docs/trace_buffer_v2.md.
+  uint64_t trace_writer_packet_loss = 0;
+  // Packets erased unread by RING_BUFFER wrapping (counted once, at the
+  // erase of the chunk holding their first fragment): complete ones (the
+  // ones handed to the overwrite observer) and ones whose continuation had
+  // not arrived yet or could not be read (pending patches, scraped). Empty
+  // packets carry nothing and do not count. Not a Perfetto BufferStats
+  // field.
+  uint64_t packets_overwritten = 0;
+  // Sequences deleted by the bounded cleanup while they still had a loss to
+  // report, whose loss could not be remembered (more than
+  // kMaxRememberedLosses such sequences): the loss stays counted in the
+  // other stats but is not flagged on the sequence's next packet. Only a
+  // producer cycling through tens of thousands of writers gets here. Not a
+  // Perfetto BufferStats field.
+  uint64_t sequence_losses_forgotten = 0;
   uint64_t late_chunks_dropped = 0;   // Arrived after their successor was read
                                       // or after being overwritten.
   uint64_t readaheads_succeeded = 0;  // Packets reassembled across chunks.
@@ -240,9 +262,12 @@ class TraceBufferV2 {
 
   // Applies |patches| to chunk {producer_id, writer_id, chunk_id} if the buffer
   // still holds it unread and it needs patching. All-or-nothing: returns false
-  // (counted in patches_failed) if the chunk is gone or a patch does not fit.
-  // |other_patches_pending| = false clears needs-patching and releases the
-  // sequence's stall.
+  // (counted in patches_failed) if the chunk is gone or does not need patches,
+  // or if a patch does not fit (outside [read_offset, payload_size); also an
+  // abi_violation). A refused call changes nothing: the chunk keeps its bytes
+  // and its pending patches (its sequence stays stalled), and a later valid
+  // patch still applies. |other_patches_pending| = false clears
+  // needs-patching and releases the sequence's stall.
   bool TryPatchChunkContents(ProducerID producer_id,
                              WriterID writer_id,
                              ChunkID chunk_id,
@@ -262,6 +287,18 @@ class TraceBufferV2 {
   bool ReadNextTracePacket(TracePacket* packet,
                            PacketSequenceProperties* sequence_properties,
                            uint32_t* previous_packet_dropped);
+  // The same, and |*first_packet_on_sequence| is set to true only if this
+  // packet is known to be the first packet its writer wrote on the sequence
+  // with nothing lost before it: it is the first packet this buffer ever
+  // returned, erased or dropped for the sequence, it comes from the
+  // sequence's chunk with ChunkID 0 (writers and the ring drainer number a
+  // writer's chunks from 0) and it carries no loss. Anything else (earlier
+  // packets read or overwritten, a first chunk with another ID, a loss
+  // reported on it) gives false.
+  bool ReadNextTracePacket(TracePacket* packet,
+                           PacketSequenceProperties* sequence_properties,
+                           uint32_t* previous_packet_dropped,
+                           bool* first_packet_on_sequence);
 
   // A read-only copy (CLONE_SNAPSHOT): same contents, read state and stats.
   // Writes to the clone are rejected. Returns nullptr on allocation failure.
@@ -317,7 +354,6 @@ class TraceBufferV2 {
                 size_t size,
                 size_t valid_size,
                 size_t readable_end);
-  void DropLastFragment(TBChunk* chunk);
 
   // Reserves |outer_size| bytes at the write cursor, erasing (RING_BUFFER)
   // what is there. Returns false if the chunk must be rejected.
@@ -374,6 +410,9 @@ class TraceBufferV2 {
 
   // Sequences, keyed by (producer_id << 16 | writer_id).
   std::unordered_map<uint32_t, SequenceState> sequences_;
+  // Losses of deleted empty sequences not reported yet (key -> bits),
+  // restored when the sequence comes back (kMaxRememberedLosses).
+  std::unordered_map<uint32_t, uint32_t> remembered_losses_;
   size_t num_empty_sequences_ = 0;
   uint64_t empty_stamp_ = 0;
   size_t num_live_chunks_ = 0;  // Chunks linked in a sequence queue.

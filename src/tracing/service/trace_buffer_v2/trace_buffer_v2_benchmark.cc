@@ -9,6 +9,15 @@
 //
 // BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
 // of the same chunk bytes into a 64 MiB ring, nothing else.
+//
+// BM_TraceBuffer_Upstream_WR / _RD reproduce the workload of Perfetto's
+// trace_buffer_benchmark instead: 4 KiB SMB chunks (4080 payload bytes),
+// 5-15 packets of 50-500 bytes each INCLUDING their 1-2 byte varint size
+// header, the packet that does not fit cut to fill the chunk (it is then the
+// last), exactly the fragment bytes handed to the buffer, and only the
+// packets' own bytes counted (no headers). The reader walks the slices of
+// every packet without copying them. Read them beside BM_Memcpy (src/base)
+// of the same run.
 
 #include <benchmark/benchmark.h>
 
@@ -32,6 +41,11 @@ constexpr size_t kSmbChunkSize = 4096;
 constexpr size_t kSmbPayloadSize = kSmbChunkSize - 16;
 constexpr size_t kNumTemplates = 100;
 constexpr size_t kWriteBufferSize = 64 << 20;
+
+// Outer size of a stored complete chunk with |payload| bytes of fragments.
+size_t TBChunkOuterSize(size_t payload) {
+  return (16 + payload + 3) & ~size_t{3};
+}
 
 struct ChunkTemplate {
   std::vector<uint8_t> payload;  // kSmbPayloadSize bytes (SMB chunk area).
@@ -293,6 +307,112 @@ void BM_TraceBuffer_CloneMemcpyBaseline(benchmark::State& state) {
                           static_cast<int64_t>(size));
 }
 
+// ---- Perfetto's trace_buffer_benchmark workload ---------------------------
+
+struct UpstreamChunk {
+  std::vector<uint8_t> payload;  // Exactly the fragment bytes.
+  uint16_t num_fragments = 0;
+  size_t packet_bytes = 0;  // Without the varint headers.
+};
+
+// One packet of |total| bytes (1-2 byte varint header + data) appended.
+void AppendUpstreamPacket(UpstreamChunk* c,
+                          size_t total,
+                          std::minstd_rand* rng) {
+  // A header of 2 bytes holds sizes 128..16383; 1 byte holds 0..127. For
+  // total == 129, 128 bytes of data need 2 header bytes: one byte less.
+  size_t header = total - 1 < 128 ? 1 : 2;
+  size_t data = total - header;
+  if (header == 2 && data < 128) {
+    header = 1;
+    data = total - 2;
+  }
+  if (header == 1) {
+    c->payload.push_back(static_cast<uint8_t>(data));
+  } else {
+    c->payload.push_back(static_cast<uint8_t>(0x80 | (data & 0x7f)));
+    c->payload.push_back(static_cast<uint8_t>(data >> 7));
+  }
+  for (size_t i = 0; i < data; i++)
+    c->payload.push_back(static_cast<uint8_t>((*rng)()));
+  c->num_fragments++;
+  c->packet_bytes += data;
+}
+
+const std::vector<UpstreamChunk>& UpstreamChunks() {
+  static const std::vector<UpstreamChunk>* chunks = [] {
+    auto* v = new std::vector<UpstreamChunk>();
+    std::minstd_rand rng(1234);
+    for (size_t i = 0; i < kNumTemplates; i++) {
+      UpstreamChunk c;
+      const size_t num_packets = 5 + rng() % 11;
+      for (size_t p = 0; p < num_packets; p++) {
+        const size_t left = kSmbPayloadSize - c.payload.size();
+        if (left < 2)
+          break;  // Room for nothing but an empty packet.
+        const size_t total = std::min<size_t>(50 + rng() % 451, left);
+        AppendUpstreamPacket(&c, total, &rng);
+      }
+      v->push_back(std::move(c));
+    }
+    return v;
+  }();
+  return *chunks;
+}
+
+bool CommitUpstream(TraceBufferV2* tb, ChunkID id, const UpstreamChunk& c) {
+  return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments, 0,
+                                true, c.payload.data(), c.payload.size());
+}
+
+void BM_TraceBuffer_Upstream_WR(benchmark::State& state) {
+  const auto& chunks = UpstreamChunks();
+  auto tb = TraceBufferV2::Create(kWriteBufferSize,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  size_t i = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    const UpstreamChunk& c = chunks[i % kNumTemplates];
+    CommitUpstream(tb.get(), static_cast<ChunkID>(i), c);
+    i++;
+    bytes += c.packet_bytes;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+void BM_TraceBuffer_Upstream_RD(benchmark::State& state) {
+  const auto& chunks = UpstreamChunks();
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto tb = TraceBufferV2::Create(ReadBufferSize(),
+                                    TraceBufferV2::OverwritePolicy::kOverwrite);
+    size_t written = 0;
+    // Stop before the first wrap: every chunk written is read.
+    for (size_t i = 0;; i++) {
+      const UpstreamChunk& c = chunks[i % kNumTemplates];
+      written += TBChunkOuterSize(c.payload.size());
+      if (written > tb->size())
+        break;
+      CommitUpstream(tb.get(), static_cast<ChunkID>(i), c);
+    }
+    state.ResumeTiming();
+    tb->BeginRead();
+    TracePacket packet;
+    PacketSequenceProperties props;
+    uint32_t loss = 0;
+    while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
+      for (const TracePacket::Slice& slice : packet.slices())
+        benchmark::DoNotOptimize(slice.data);
+      bytes += packet.size();
+    }
+    state.PauseTiming();
+    tb.reset();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
 BENCHMARK(BM_TraceBuffer_CopyLimit);
 BENCHMARK(BM_TraceBuffer_CloneReadOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_CloneMemcpyBaseline)->Unit(benchmark::kMillisecond);
@@ -301,6 +421,8 @@ BENCHMARK(BM_TraceBuffer_WR_MultipleWriters);
 BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);
+BENCHMARK(BM_TraceBuffer_Upstream_WR);
+BENCHMARK(BM_TraceBuffer_Upstream_RD)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trace_buffer

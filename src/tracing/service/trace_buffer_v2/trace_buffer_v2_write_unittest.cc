@@ -103,23 +103,58 @@ TEST_F(TraceBufferV2PatchTest, PatchOnMissingChunkFailsAndIsCounted) {
   EXPECT_EQ(tb_->stats().abi_violations, 0u);
 }
 
-TEST_F(TraceBufferV2PatchTest, PatchOutOfBoundsFailsDropsTheFragment) {
+// All-or-nothing: a call with one patch outside the chunk applies none of
+// its patches and leaves the chunk exactly as it was (bytes, pending
+// patches, stall); a later valid patch applies and the packet is complete.
+TEST_F(TraceBufferV2PatchTest, RefusedPatchLeavesTheChunkUntouched) {
   // The payload is 4+2+4+7 = 17 bytes: offset 14 does not fit 4 bytes.
-  const TraceBufferV2::Patch bad[2] = {MakePatch(kPatchOffset, "WXYZ"),
+  const TraceBufferV2::Patch bad[2] = {MakePatch(kPatchOffset, "QQQQ"),
                                        MakePatch(14, "WXYZ")};
   EXPECT_FALSE(tb_->TryPatchChunkContents(1, 1, 0, bad, 2, false));
   const TraceBufferV2::Patch huge = MakePatch(0xffffffff, "WXYZ");
   EXPECT_FALSE(tb_->TryPatchChunkContents(1, 1, 0, &huge, 1, false));
   EXPECT_EQ(tb_->stats().patches_failed, 2u);
-  EXPECT_EQ(tb_->stats().abi_violations, 1u);
-  // A0 survives; A1 (whose fragment needed the patch) is reported lost;
-  // sequence 2 is untouched.
-  std::vector<ReadPacket> got = Read();
-  ASSERT_EQ(got.size(), 3u);
-  EXPECT_EQ(got[0], RP(1, 1, "A0"));
-  EXPECT_EQ(got[1].data, "A2");
-  EXPECT_EQ(got[1].loss, kDataLossPresent | kDataLossChunkCorrupted);
-  EXPECT_EQ(got[2], RP(2, 1, "B0"));
+  EXPECT_EQ(tb_->stats().patches_succeeded, 0u);
+  EXPECT_EQ(tb_->stats().abi_violations, 2u);
+  // Still stalled: only sequence 2 is read, sequence 1 reports nothing.
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(2, 1, "B0")}));
+  // The correct patch still applies; the refused "QQQQ" was not written.
+  const TraceBufferV2::Patch good = MakePatch(kPatchOffset, "WXYZ");
+  EXPECT_TRUE(tb_->TryPatchChunkContents(1, 1, 0, &good, 1, false));
+  EXPECT_EQ(tb_->stats().patches_succeeded, 1u);
+  EXPECT_EQ(tb_->stats().patches_failed, 2u);
+  EXPECT_EQ(Read(),
+            (std::vector<ReadPacket>{RP(1, 1, "A0"), RP(1, 1, "A1aWXYZA1b"),
+                                     RP(1, 1, "A2")}));
+  EXPECT_EQ(tb_->stats().abi_violations, 2u);
+}
+
+// A refused patch that is never followed by a valid one: the chunk is
+// erased with its unpatched last fragment, which is counted and reported
+// like any unpatched chunk forced out.
+TEST_F(TraceBufferV2PatchTest, RefusedPatchThenOverwriteIsReported) {
+  const TraceBufferV2::Patch bad = MakePatch(14, "WXYZ");
+  EXPECT_FALSE(tb_->TryPatchChunkContents(1, 1, 0, &bad, 1, false));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(2, 1, "B0")}));
+  // [0, 36) A0's chunk, [36, 68) A1b's, [68, 92) B0's, then four chunks of
+  // 1000 bytes end at 4092: a 36-byte chunk wraps and erases exactly the
+  // first chunk, unread.
+  for (ChunkID id = 1; id < 5; id++)
+    ASSERT_TRUE(Commit(2, 1, id, {Pkt("B", 1000 - 20)}));
+  ASSERT_TRUE(Commit(2, 1, 5, {Pkt("b", 16)}));
+  EXPECT_EQ(tb_->stats().write_wrap_count, 1u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 1u);
+  EXPECT_EQ(tb_->stats().bytes_overwritten, 36u);
+  // A0 and the unpatched A1 start: two packets erased unread.
+  EXPECT_EQ(tb_->stats().packets_overwritten, 2u);
+  std::vector<ReadPacket> seq1;
+  for (const ReadPacket& p : Read()) {
+    if (p.producer_id == 1)
+      seq1.push_back(p);
+  }
+  // A1's tail in chunk 1 is dropped with it; A2 carries the loss.
+  EXPECT_EQ(seq1, (std::vector<ReadPacket>{
+                      RP(1, 1, "A2", kDataLossPresent | kDataLossOverwrite)}));
 }
 
 TEST_F(TraceBufferV2WriteTest, PendingPatchChunkOverwrittenEndsStallWithLoss) {

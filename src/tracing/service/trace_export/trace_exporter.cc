@@ -243,16 +243,18 @@ void TraceExporter::ExportBuffer(TraceBufferV2* buffer) {
   trace_buffer::TracePacket packet;
   PacketSequenceProperties props;
   uint32_t loss = 0;
+  bool first = false;
   buffer->BeginRead();
-  while (buffer->ReadNextTracePacket(&packet, &props, &loss)) {
+  while (buffer->ReadNextTracePacket(&packet, &props, &loss, &first)) {
     stats_.packets_read++;
-    ExportPacket(packet, props, loss);
+    ExportPacket(packet, props, loss, first);
   }
 }
 
 void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
                                  const PacketSequenceProperties& props,
-                                 uint32_t previous_packet_dropped) {
+                                 uint32_t previous_packet_dropped,
+                                 bool first_in_buffer) {
   Sequence* seq = GetSequence(props);
   const uint32_t loss = previous_packet_dropped | seq->pending_loss;
 
@@ -289,7 +291,10 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
     body_size += body[i].size;
 
   // The trusted suffix, from the service's records only.
-  const bool first = !seq->exported_any;
+  // first_packet_on_sequence means "nothing was lost before this packet":
+  // only on the writer's first packet as the buffer knows it, when this
+  // file has nothing of the sequence yet and no loss is reported on it.
+  const bool first = first_in_buffer && !seq->exported_any && loss == 0;
   uint8_t suffix[kMaxSuffixSize];
   uint8_t* p = suffix;
   p = PutVarIntField(p, pf::kTrustedUid,

@@ -32,8 +32,12 @@
 //   trusted_pid (79)                ClientIdentity.pid
 //   trusted_packet_sequence_id (10) the sequence id (below)
 //   previous_packet_dropped (42)    the DataLossReason bitmask, when non-zero
-//   first_packet_on_sequence (87)   true on the first packet exported for the
-//                                   sequence
+//   first_packet_on_sequence (87)   true only on the writer's first packet
+//                                   with nothing lost before it: the
+//                                   buffer says it is the first (its
+//                                   ReadNextTracePacket), it is the first
+//                                   exported for the sequence, and it
+//                                   carries no loss
 // Protobuf parsers keep the LAST value of a non-repeated field (oneof members
 // included), so the appended values win over anything a producer forged.
 // Fields 42 and 87 are only appended when set; so that a forged value cannot
@@ -133,8 +137,11 @@ class TraceExporter {
     uint32_t producers_connected = 0;
     uint64_t producers_seen = 0;
     // Chunks the service dropped before any buffer saw them (e.g. the
-    // drainer's unroutable / rejected chunks). Added to the buffers'
-    // chunks_discarded in TraceStats.chunks_discarded.
+    // drainer's unroutable chunks). Added to the buffers' chunks_discarded
+    // in TraceStats.chunks_discarded. Not the chunks a buffer rejected:
+    // the buffer counts those itself (chunks_discarded when a DISCARD
+    // buffer is full, abi_violations when malformed), so each chunk counts
+    // once.
     uint64_t chunks_discarded = 0;
     // Encoded TraceStats fields appended as they are (the service's
     // ringtrace-specific fields, e.g. the producers' loss reports).
@@ -184,7 +191,8 @@ class TraceExporter {
   Sequence* GetSequence(const trace_buffer::PacketSequenceProperties& props);
   void ExportPacket(const trace_buffer::TracePacket& packet,
                     const trace_buffer::PacketSequenceProperties& props,
-                    uint32_t previous_packet_dropped);
+                    uint32_t previous_packet_dropped,
+                    bool first_in_buffer);
   // Frames and writes a service packet |body| (without trusted fields).
   void WriteServicePacket(const std::string& body);
 

@@ -402,6 +402,50 @@ TEST_F(TraceExporterTest, SequenceIdsAreStableAcrossExports) {
   EXPECT_EQ(firsts, 3);
 }
 
+// first_packet_on_sequence is written only where it is true: on a writer's
+// first packet with nothing lost before it. A sequence whose first packets
+// were overwritten gets previous_packet_dropped on its first exported packet
+// and no first_packet_on_sequence; so does one first seen at ChunkID 3.
+TEST_F(TraceExporterTest, FirstPacketOnSequenceOnlyWhenNothingWasLost) {
+  tb_ = TraceBufferV2::Create(4096, TraceBufferV2::OverwritePolicy::kOverwrite);
+  ASSERT_TRUE(tb_);
+  // Sequence 2's chunk 0 is at [0, 1016); sequence 1's chunks after it;
+  // the chunk of 900 bytes wraps and erases sequence 2's chunk 0 only.
+  AddChunk(2, 1, 0, {TestPacket(std::string(980, 'b'), 0)});
+  AddChunk(1, 1, 0, {TestPacket(std::string(980, 'a'), 0)});
+  AddChunk(1, 1, 1, {TestPacket(std::string(980, 'a'), 1)});
+  AddChunk(1, 1, 2, {TestPacket(std::string(980, 'a'), 2)});
+  AddChunk(1, 1, 3, {TestPacket(std::string(860, 'a'), 3)});
+  ASSERT_EQ(tb_->stats().chunks_overwritten, 1u);
+  ASSERT_EQ(tb_->stats().packets_overwritten, 1u);
+  AddChunk(2, 1, 1, {TestPacket("b", 1), TestPacket("b", 2)});
+  AddChunk(3, 1, 3, {TestPacket("c", 3)});
+  exporter_->ExportBuffer(tb_.get());
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), 7u);
+  constexpr uint32_t kOverwrite =
+      trace_buffer::kDataLossPresent | trace_buffer::kDataLossOverwrite;
+  for (const TracePacket& p : packets) {
+    const char w = p.for_testing().str()[0];
+    const uint32_t seq = p.for_testing().seq_value();
+    SCOPED_TRACE(std::string(1, w) + std::to_string(seq));
+    if (w == 'a') {
+      // The writer's first packet, nothing lost: the only one marked.
+      EXPECT_EQ(p.has_first_packet_on_sequence(), seq == 0);
+      EXPECT_EQ(p.first_packet_on_sequence(), seq == 0);
+      EXPECT_FALSE(p.has_previous_packet_dropped());
+    } else if (w == 'b') {
+      EXPECT_FALSE(p.has_first_packet_on_sequence());
+      EXPECT_EQ(p.previous_packet_dropped(), seq == 1 ? kOverwrite : 0u);
+      EXPECT_EQ(p.has_previous_packet_dropped(), seq == 1);
+    } else {
+      EXPECT_FALSE(p.has_first_packet_on_sequence());
+      EXPECT_FALSE(p.has_previous_packet_dropped());
+    }
+  }
+  EXPECT_EQ(exporter_->stats().packets_with_loss, 1u);
+}
+
 }  // namespace
 }  // namespace trace_export
 }  // namespace ringtrace

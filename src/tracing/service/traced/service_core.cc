@@ -484,9 +484,10 @@ base::Status ServiceCore::Export(TraceBufferV2* buffer,
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = producers_connected;
   service_stats.producers_seen = stats_.producers_seen;
-  service_stats.chunks_discarded =
-      summary->drainer_stats.chunks_unroutable +
-      summary->drainer_stats.chunks_rejected_by_sink;
+  // Only what no buffer saw: a chunk the buffer rejected (the drainer's
+  // chunks_rejected_by_sink) is already in its chunks_discarded (DISCARD
+  // full) or abi_violations (malformed), and counts once.
+  service_stats.chunks_discarded = summary->drainer_stats.chunks_unroutable;
   service_stats.extra_fields = EncodeServiceCounters(counters_, stats_);
   service_stats.extra_fields += losses_.EncodeTraceStatsFields(
       [this, &exporter](trace_buffer::ProducerID producer, uint32_t writer,

@@ -790,6 +790,54 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
   EXPECT_GT(stats2.buffer_stats(0).bytes_overwritten(), 0u);
 }
 
+// DISCARD: once the buffer is full, every further chunk the drainer hands
+// it is rejected. Each such chunk is counted once: in the buffer's
+// chunks_discarded, which TraceStats.chunks_discarded repeats (the
+// drainer's rejected-by-sink count of the same chunks is not added).
+TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
+  TempDir dir;
+  ServiceCore::Options options = SnapshotOptions();
+  options.buffer_kb = 64;
+  options.fill_policy = trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard;
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  // The 1 MiB ring holds all of it: nothing is lost before the buffer.
+  ASSERT_EQ(uint64_t{a.reply.chunk_size} * a.reply.num_chunks, 1u << 20);
+  {
+    ProducerSide producer(a);
+    std::unique_ptr<shm_ring::TraceWriterV2> w = producer.NewWriter();
+    WriteTestPackets(w.get(), std::string(200, 'd'), 0, 2000);  // ~430 KB
+    w->Flush();
+    EXPECT_EQ(w->stats().packets_dropped, 0u);
+  }
+  ExportSummary s;
+  perfetto::protos::Trace trace;
+  const base::Status status =
+      FinishTo(core.get(), dir.File("trace"), &s, &trace);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const ring_drainer::RingStats& d = s.drainer_stats;
+  const trace_buffer::TraceBufferStats& b = s.buffer_stats;
+  EXPECT_EQ(d.chunks_unroutable, 0u);
+  EXPECT_GT(b.chunks_discarded, 0u);
+  // Every chunk the drainer handed over is written or discarded, once.
+  EXPECT_EQ(d.reader.chunks_emitted + d.reader.chunks_rejected_by_consumer,
+            b.chunks_written + b.chunks_discarded);
+  EXPECT_EQ(d.chunks_rejected_by_sink, b.chunks_discarded);
+  EXPECT_EQ(b.abi_violations, 0u);
+  ExpectServicePackets(trace);
+  const auto& ts = trace.packet(trace.packet_size() - 2).trace_stats();
+  ASSERT_EQ(ts.buffer_stats_size(), 1);
+  EXPECT_EQ(ts.buffer_stats(0).chunks_discarded(), b.chunks_discarded);
+  EXPECT_EQ(ts.chunks_discarded(), b.chunks_discarded);
+  // What reached the buffer is in the file, from the first packet on.
+  const std::vector<uint32_t> seqs =
+      CollectTestPackets(trace).at(std::string(200, 'd')).seqs;
+  ASSERT_FALSE(seqs.empty());
+  EXPECT_EQ(seqs, Seqs(0, static_cast<uint32_t>(seqs.size())));
+  EXPECT_LT(seqs.size(), 2000u);
+}
+
 }  // namespace
 }  // namespace traced
 }  // namespace ringtrace
