@@ -4,7 +4,7 @@
 
 // The shared ring chunk ABI: everything the producer (writer) and the service
 // (reader) must agree on, byte for byte. Normative spec:
-// shared/seeds/tracing-v2-shared-ring-chunk-protocol.md ("the spec" below);
+// docs/ring-protocol.md ("the spec" below; "spec N.M" is its section N.M);
 // section numbers refer to it. Choices the spec leaves open are ours and are
 // marked "ringtrace ABI".
 //

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/tracing/core/shm_ring/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
@@ -40,6 +41,21 @@ using shm_ring::TraceWriterV2;
 using shm_ring::TraceWriterV2Stats;
 using shm_ring::WriterID;
 
+namespace rtzero = perfetto::protos::rtzero;
+
+// Appends TracePacket.for_testing { str: |s| } to the packet |message|.
+void AppendTestString(shm_ring::Message* message, const std::string& s) {
+  rtzero::TracePacket(message).set_for_testing().set_str(s);
+}
+
+// The bytes AppendTestString() writes (group encoded, as the ring holds
+// them).
+void ExpectTestString(ProtoTestEncoder* e, const std::string& s) {
+  ProtoTestEncoder inner;
+  inner.BytesField(rtzero::TestEvent::kStrFieldNumber, s);
+  e->Group(rtzero::TracePacket::kForTestingFieldNumber, inner);
+}
+
 ProducerOptions OptionsFor(const std::string& socket_path) {
   ProducerOptions options;
   options.socket_path = socket_path;
@@ -50,7 +66,7 @@ ProducerOptions OptionsFor(const std::string& socket_path) {
 void Write(TraceWriterV2* w, const std::string& tag, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    packet->AppendString(2, tag + std::to_string(i));
+    AppendTestString(packet.get(), tag + std::to_string(i));
   }
 }
 
@@ -58,7 +74,7 @@ std::vector<std::string> Expected(const std::string& tag, uint32_t n) {
   std::vector<std::string> out;
   for (uint32_t i = 0; i < n; ++i) {
     ProtoTestEncoder e;
-    e.BytesField(2, tag + std::to_string(i));
+    ExpectTestString(&e, tag + std::to_string(i));
     out.push_back(e.str());
   }
   return out;
@@ -66,7 +82,8 @@ std::vector<std::string> Expected(const std::string& tag, uint32_t n) {
 
 std::string TwoStrings(const std::string& a, const std::string& b) {
   ProtoTestEncoder e;
-  e.BytesField(2, a).BytesField(2, b);
+  ExpectTestString(&e, a);
+  ExpectTestString(&e, b);
   return e.str();
 }
 
@@ -94,7 +111,7 @@ int ChildMain(Producer* inherited,
   const TraceWriterV2Stats before = inherited_writer->stats();
   // Finishing the open packet writes the child's private pages only; its
   // publication fails there, so it is counted lost (not committed).
-  open->get()->AppendString(2, "child-rest");
+  AppendTestString(open->get(), "child-rest");
   open->Finish();
   Write(inherited_writer, "child-inherited-", 10);
   inherited_writer->Flush();
@@ -155,14 +172,14 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
     Write(w.get(), "other-before-", 3);
     {
       auto packet = w->NewTracePacket();
-      packet->AppendString(2, "other-open-1");
+      AppendTestString(packet.get(), "other-open-1");
       std::unique_lock<std::mutex> lock(mutex);
       other_id = w->ring_writer().options().writer_id;
       held_acquired = w->ring_writer().holds_acquired_chunk();
       holding = true;
       cv.notify_all();
       cv.wait(lock, [&] { return forked; });
-      packet->AppendString(2, "other-open-2");
+      AppendTestString(packet.get(), "other-open-2");
     }
     Write(w.get(), "other-after-", 3);
     w->Flush();
@@ -174,7 +191,7 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   }
   // The forking thread has a packet open too.
   auto open = main_writer->NewTracePacket();
-  open->AppendString(2, "main-open");
+  AppendTestString(open.get(), "main-open");
 
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -187,7 +204,7 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
     forked = true;
     cv.notify_all();
   }
-  open->AppendString(2, "parent-rest");
+  AppendTestString(open.get(), "parent-rest");
   open.Finish();
   Write(main_writer.get(), "main-after-", 5);
   main_writer->Flush();

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/tracing/producer/test/fake_service.h"
 #include "src/tracing/producer/writer_loss_registry.h"
@@ -25,6 +26,8 @@
 namespace ringtrace {
 namespace producer {
 namespace {
+
+namespace rtzero = perfetto::protos::rtzero;
 
 using shm_ring::TraceWriterV2;
 using shm_ring::TraceWriterV2Stats;
@@ -41,8 +44,9 @@ ProducerOptions SmallRing(const std::string& socket_path) {
 void WritePackets(TraceWriterV2* w, uint32_t n, size_t size = 100) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    packet->AppendVarInt(8, i);
-    packet->AppendString(2, std::string(size, 'p'));
+    rtzero::TracePacket typed(packet);
+    typed.set_timestamp(i);
+    typed.set_for_testing().set_str(std::string(size, 'p'));
   }
   w->Flush();
 }
@@ -120,7 +124,9 @@ TEST(ProducerLossReportTest, OversizedLastPacketIsCountedAndReported) {
   EXPECT_EQ(w->stats().packets_dropped, 0u);
   {
     auto packet = w->NewTracePacket();
-    packet->AppendString(2, std::string(20000, 'x'));  // > 8 KiB ring
+    // > 8 KiB ring
+    rtzero::TracePacket(packet).set_for_testing().set_str(
+        std::string(20000, 'x'));
   }
   w->Flush();
   const TraceWriterV2Stats s = w->stats();

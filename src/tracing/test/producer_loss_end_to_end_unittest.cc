@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/subprocess.h"
@@ -32,6 +33,8 @@
 namespace ringtrace {
 namespace test {
 namespace {
+
+namespace rtzero = perfetto::protos::rtzero;
 
 // Deadlines against hangs (sanitizer builds on a loaded machine), not
 // timing assertions.
@@ -104,12 +107,13 @@ class EndToEndLossTest : public ::testing::Test {
   std::string dir_, socket_, trace_, bin_;
 };
 
-// One test event: TracePacket.for_testing (900) { str (1) }.
+// One test event: TracePacket.for_testing { str }.
 void WriteEvents(TraceWriterV2* w, uint32_t n, size_t size) {
   const std::string body(size, 'e');
   for (uint32_t i = 0; i < n; i++) {
-    auto packet = w->NewTracePacket();
-    packet->BeginNestedMessage(900)->AppendString(1, body);
+    auto handle = w->NewTracePacket();
+    rtzero::TracePacket packet(handle);
+    packet.set_for_testing().set_str(body);
   }
 }
 

@@ -412,7 +412,7 @@ void RingWriter::OnProtocolError(StateWord returned,
                                  bool last_closed_continues) {
   // Only the reader's Acquired -> RewriteRequested(us, n) may change a word we
   // hold. Anything else: stop using the chunk, never touch it again, record
-  // the loss (issue 3, section 2).
+  // the loss (spec 11.7).
   RT_ELOG("shm_ring: writer %u: unexpected state word 0x%08x (held 0x%08x)",
           options_.writer_id, returned, word_);
   stats_.protocol_errors++;

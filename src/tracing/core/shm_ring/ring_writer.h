@@ -3,7 +3,7 @@
  */
 
 // RingWriter: the producer half of the shared ring protocol
-// (shared/seeds/tracing-v2-shared-ring-chunk-protocol.md, "the spec").
+// (docs/ring-protocol.md, "the spec"; "spec N.M" is its section N.M).
 //
 // One RingWriter per TraceWriter, i.e. per thread and WriterID. It reserves
 // logical positions, claims chunks, lays out fragments bidirectionally

@@ -2,8 +2,8 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// The relocation path allocates nothing (issue 3: scratch is preallocated at
-// construction). This file replaces the global operator new for the whole
+// The relocation path allocates nothing (spec 7 step 6: scratch is preallocated
+// at construction). This file replaces the global operator new for the whole
 // test binary with a pass-through to malloc that counts calls made by the
 // current thread while a counter defined here is active; everywhere else it
 // behaves like the default one.

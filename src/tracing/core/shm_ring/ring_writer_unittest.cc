@@ -382,7 +382,7 @@ TEST(RingWriterTest, PacketSpanningChunksCarriesContinuationFlags) {
   EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{big});
 }
 
-// Issue 3 loss rules: a loss drops the cached chunk; the next packet starts
+// Loss rules (spec 11.7): a loss drops the cached chunk; the next packet starts
 // in a new chunk whose first publication carries data-loss; writing resumes
 // by itself when space frees.
 TEST(RingWriterTest, LossInvalidatesCacheAndFlagsNextChunk) {

@@ -5,7 +5,7 @@
 // WriterIdAllocator: hands out the WriterIDs of one ring, each at most once
 // for the ring's whole life.
 //
-// Why never twice (issue 3): the reuse CAS Complete(w,n) -> Acquired(w,n)
+// Why never twice (spec 11.3): the reuse CAS Complete(w,n) -> Acquired(w,n)
 // carries no wrap count. If a dead writer's ID were given to a new writer,
 // the new writer could hold a chunk whose word equals a word the old writer
 // cached, and two owners would believe in the same handle. With IDs unique

@@ -4,7 +4,7 @@
 
 // RingReader: the single reader of one shared ring (spec 5.3).
 //
-// Spec: shared/seeds/tracing-v2-shared-ring-chunk-protocol.md, sections 5.2,
+// Spec: docs/ring-protocol.md, sections 5.2,
 // 5.3, 6.4, 7 and 8 ("the spec" below). Design notes beyond the spec:
 // docs/ring_drainer.md.
 //

@@ -413,7 +413,7 @@ bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
 }
 
 // Erases the chunks overlapping [wr_, wr_ + bytes) in buffer order; see the
-// DeleteNextChunksFor() flow of the design doc.
+// DeleteNextChunksFor() flow (docs/trace-buffer-design.md 5.1).
 void TraceBufferV2::DeleteNextChunksFor(size_t bytes) {
   const size_t clear_end = wr_ + bytes;
   size_t off = wr_;

@@ -9,7 +9,7 @@
 // reassembles the TracePackets of every {ProducerID, WriterID} sequence, in
 // per-sequence FIFO order and approximately in global buffer order, and
 // reports every data loss in TracePacket.previous_packet_dropped (a
-// DataLossReason bitmask). Design: shared/seeds/trace-buffer-v2-design.zh.md;
+// DataLossReason bitmask). Design: docs/trace-buffer-design.md;
 // implementation choices: docs/trace_buffer_v2.md.
 //
 // Storage: chunks are stored back to back, 4-byte aligned, with a 16-byte

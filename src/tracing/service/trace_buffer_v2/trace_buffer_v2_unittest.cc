@@ -144,7 +144,8 @@ TEST_F(TraceBufferV2Test, MemoryUsageGrowsWithDataAndSequences) {
 // ---- Fragmentation ----------------------------------------------------------
 
 TEST_F(TraceBufferV2Test, FragmentChainAcrossThreeChunks) {
-  // The design doc's example: Packet2 = [Begin] -> [Continue] -> [End].
+  // The example of docs/trace-buffer-design.md 3.2: Packet2 = [Begin] ->
+  // [Continue] -> [End].
   Create(4096);
   ASSERT_TRUE(Commit(1, 1, 100, {"P1", "P2a"}, kOnNext));
   ASSERT_TRUE(Commit(1, 1, 101, {"P2b"}, kFromPrev | kOnNext));
@@ -291,9 +292,9 @@ TEST_F(TraceBufferV2Test, BufferOrderVsSequenceOrderWorkedCase) {
   EXPECT_EQ(got, (std::vector<std::string>{"B1", "B2", "B3", "A1", "A2"}));
 }
 
-// The same case as the design doc states it: A1 and B1 already read, B3 A2
-// B2 written in one (scraping) batch, the write cursor just before B3. The
-// only valid outputs are [A2 B2 B3], [B2 B3 A2] and [B2 A2 B3].
+// The same case as docs/trace-buffer-design.md 6.3 states it: A1 and B1 already
+// read, B3 A2 B2 written in one (scraping) batch, the write cursor just before
+// B3. The only valid outputs are [A2 B2 B3], [B2 B3 A2] and [B2 A2 B3].
 TEST_F(TraceBufferV2Test, WorkedCaseOnlyFifoPreservingLinearisations) {
   Create(4096);
   const std::string k = Pkt("k", 1024 - 16 - 4 - 4 - 4);

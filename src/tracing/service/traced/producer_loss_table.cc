@@ -4,6 +4,8 @@
 
 #include "src/tracing/service/traced/producer_loss_table.h"
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
+
 #include <utility>
 
 #include "src/tracing/service/trace_export/proto_wire.h"
@@ -26,13 +28,12 @@ bool IsMonotonic(const ipc::WriterLossEntry& prev,
          next.stall_timeouts >= prev.stall_timeouts;
 }
 
-// TraceStats fields of the ringtrace extension (docs/service.md).
-constexpr uint32_t kTraceStatsProducerLoss = 1010;
-constexpr uint32_t kTraceStatsPacketsDropped = 1011;
-constexpr uint32_t kTraceStatsBytesDropped = 1012;
-constexpr uint32_t kTraceStatsStallTimeouts = 1013;
-constexpr uint32_t kTraceStatsEntriesIgnored = 1014;
-constexpr uint32_t kTraceStatsRecordsEvicted = 1015;
+// The TraceStats fields of the ringtrace extension (docs/service.md), by
+// their numbers in protos/perfetto/trace/trace_packet.proto.
+using TraceStatsFields = perfetto::protos::rtzero::TraceStats;
+using ProducerFields =
+    perfetto::protos::rtzero::TraceStats_RingtraceProducerLoss;
+using WriterFields = perfetto::protos::rtzero::TraceStats_RingtraceWriterLoss;
 
 }  // namespace
 
@@ -161,37 +162,49 @@ std::string ProducerLossTable::EncodeTraceStatsFields(
     const bool owns_sequences = latest[r.producer_id] == &r;
     std::string producer;
     ProtoBuilder p(&producer);
-    p.AppendVarInt(1, r.producer_id);
-    p.AppendString(2, r.name);
-    p.AppendInt32(3, r.identity.pid);
-    p.AppendInt32(4, r.identity.uid);
-    p.AppendVarInt(5, r.final_report ? 1 : 0);
-    p.AppendVarInt(6, r.connected ? 1 : 0);
+    p.AppendVarInt(ProducerFields::kProducerIdFieldNumber, r.producer_id);
+    p.AppendString(ProducerFields::kProducerNameFieldNumber, r.name);
+    p.AppendInt32(ProducerFields::kPidFieldNumber, r.identity.pid);
+    p.AppendInt32(ProducerFields::kUidFieldNumber, r.identity.uid);
+    p.AppendVarInt(ProducerFields::kFinalReportFieldNumber,
+                   r.final_report ? 1 : 0);
+    p.AppendVarInt(ProducerFields::kConnectedFieldNumber, r.connected ? 1 : 0);
     for (const auto& kv : r.writers) {
       const ipc::WriterLossEntry& e = kv.second;
       std::string writer;
       ProtoBuilder w(&writer);
-      w.AppendVarInt(1, e.writer_id);
-      w.AppendVarInt(
-          2, owns_sequences
-                 ? sequence_id_for(r.producer_id, e.writer_id, r.connected)
-                 : 0);
-      w.AppendVarInt(3, e.packets_dropped_before_end);
-      w.AppendVarInt(4, e.packets_dropped_after_end);
-      w.AppendVarInt(5, e.bytes_dropped);
-      w.AppendVarInt(6, e.stall_timeouts);
-      p.AppendMessage(7, writer);
+      w.AppendVarInt(WriterFields::kWriterIdFieldNumber, e.writer_id);
+      w.AppendVarInt(WriterFields::kTrustedPacketSequenceIdFieldNumber,
+                     owns_sequences ? sequence_id_for(r.producer_id,
+                                                      e.writer_id, r.connected)
+                                    : 0);
+      w.AppendVarInt(WriterFields::kPacketsDroppedBeforeEndFieldNumber,
+                     e.packets_dropped_before_end);
+      w.AppendVarInt(WriterFields::kPacketsDroppedAfterEndFieldNumber,
+                     e.packets_dropped_after_end);
+      w.AppendVarInt(WriterFields::kBytesDroppedFieldNumber, e.bytes_dropped);
+      w.AppendVarInt(WriterFields::kStallTimeoutsFieldNumber, e.stall_timeouts);
+      p.AppendMessage(ProducerFields::kWritersFieldNumber, writer);
     }
-    p.AppendVarInt(8, r.entries_ignored);
-    p.AppendVarInt(9, r.writers_over_limit);
-    b.AppendMessage(kTraceStatsProducerLoss, producer);
+    p.AppendVarInt(ProducerFields::kEntriesIgnoredFieldNumber,
+                   r.entries_ignored);
+    p.AppendVarInt(ProducerFields::kWritersOverLimitFieldNumber,
+                   r.writers_over_limit);
+    b.AppendMessage(TraceStatsFields::kRingtraceProducerLossFieldNumber,
+                    producer);
   });
   const Totals t = totals();
-  b.AppendVarInt(kTraceStatsPacketsDropped, t.packets_dropped);
-  b.AppendVarInt(kTraceStatsBytesDropped, t.bytes_dropped);
-  b.AppendVarInt(kTraceStatsStallTimeouts, t.stall_timeouts);
-  b.AppendVarInt(kTraceStatsEntriesIgnored, t.entries_ignored);
-  b.AppendVarInt(kTraceStatsRecordsEvicted, t.records_evicted);
+  b.AppendVarInt(
+      TraceStatsFields::kRingtracePacketsDroppedByProducersFieldNumber,
+      t.packets_dropped);
+  b.AppendVarInt(TraceStatsFields::kRingtraceBytesDroppedByProducersFieldNumber,
+                 t.bytes_dropped);
+  b.AppendVarInt(TraceStatsFields::kRingtraceStallTimeoutsFieldNumber,
+                 t.stall_timeouts);
+  b.AppendVarInt(TraceStatsFields::kRingtraceLossEntriesIgnoredFieldNumber,
+                 t.entries_ignored);
+  b.AppendVarInt(TraceStatsFields::kRingtraceLossRecordsEvictedFieldNumber,
+                 t.records_evicted);
   return out;
 }
 

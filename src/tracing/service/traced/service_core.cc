@@ -4,6 +4,8 @@
 
 #include "src/tracing/service/traced/service_core.h"
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -76,15 +78,23 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
                                   const ProducerStats& p) {
   std::string out;
   trace_export::ProtoBuilder b(&out);
-  b.AppendVarInt(1000, c.connections_refused);
-  b.AppendVarInt(1001, c.connections_refused_per_uid);
-  b.AppendVarInt(1002, c.hello_timeouts);
-  b.AppendVarInt(1003, c.protocol_violations);
-  b.AppendVarInt(1004, c.producers_disconnected_ring_error);
-  b.AppendVarInt(1005, p.hellos_rejected_version + p.hellos_rejected_too_many +
-                           p.hellos_rejected_service_error);
-  b.AppendVarInt(1006, p.producer_ids_reused);
-  b.AppendVarInt(1007, p.rings_stopped_protocol_error);
+  using Fields = perfetto::protos::rtzero::TraceStats;
+  b.AppendVarInt(Fields::kRingtraceConnectionsRefusedFieldNumber,
+                 c.connections_refused);
+  b.AppendVarInt(Fields::kRingtraceConnectionsRefusedPerUidFieldNumber,
+                 c.connections_refused_per_uid);
+  b.AppendVarInt(Fields::kRingtraceHelloTimeoutsFieldNumber, c.hello_timeouts);
+  b.AppendVarInt(Fields::kRingtraceProtocolViolationsFieldNumber,
+                 c.protocol_violations);
+  b.AppendVarInt(Fields::kRingtraceProducersDisconnectedRingErrorFieldNumber,
+                 c.producers_disconnected_ring_error);
+  b.AppendVarInt(Fields::kRingtraceHellosRejectedFieldNumber,
+                 p.hellos_rejected_version + p.hellos_rejected_too_many +
+                     p.hellos_rejected_service_error);
+  b.AppendVarInt(Fields::kRingtraceProducerIdsReusedFieldNumber,
+                 p.producer_ids_reused);
+  b.AppendVarInt(Fields::kRingtraceRingsStoppedProtocolErrorFieldNumber,
+                 p.rings_stopped_protocol_error);
   return out;
 }
 
