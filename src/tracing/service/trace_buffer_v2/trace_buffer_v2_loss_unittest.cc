@@ -401,7 +401,7 @@ TEST_F(TraceBufferV2WriterLossTest, CountsFlaggedChunksAndDropMarkers) {
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 4u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Observer,
+INSTANTIATE_TEST_SUITE_P(TraceBufferV2,
                          TraceBufferV2LossTest,
                          ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& param_info) {
