@@ -173,17 +173,22 @@ bool stores_since_wake;    /* reader stored read_pos since its last wake */
  * Writer-wait protocol: ring_wait.cc WaitForReadPosChange (W1..W6).
  * Sets |moved|; !moved means the deadline passed. |smp| is a variable.
  * ===================================================================== */
+/* Every call and every sleep spends one unit of the packet's stall
+ * deadline |waits| (decision D7: the deadline is per packet). */
+#define DEADLINE_ENTRY tmo = (waits == 0); waits = (tmo -> 0 : waits - 1)
 inline stall_wait(smp) {
 #ifdef BUG_WAIT_NO_FENCE
   /* Seeded bug: W3 runs before W1, i.e. the registration is not ordered
    * before the read_pos check. */
   atomic {
-    moved = (read_pos != smp); tmo = 0; sampled[me] = smp
+    DEADLINE_ENTRY;
+    moved = (!tmo && read_pos != smp); sampled[me] = smp
   };
-  if :: !moved -> reg_sb[me] = 1 :: else fi;
+  if :: !moved && !tmo -> reg_sb[me] = 1 :: else fi;
 #else
   atomic {
-    moved = 0; tmo = 0; sampled[me] = smp;
+    DEADLINE_ENTRY;
+    moved = 0; sampled[me] = smp;
     reg_sb[me] = 1 /* W1: fetch_add(relaxed), enters the store buffer */
   };
   /* W2: fence F_W: the registration is visible before the check */
@@ -207,17 +212,19 @@ inline stall_wait(smp) {
     :: else ->
       /* W4: FUTEX_WAIT compares read_pos with the sample atomically with
        * queueing the waiter; a changed word returns at once (EAGAIN). */
-      atomic {
-        if :: read_pos == smp -> sleeping[me] = 1 :: else fi;
-        if
-        :: !sleeping[me] -> skip /* woken, or EAGAIN: loop (W5) */
-        :: sleeping[me] -> sleeping[me] = 0; tmo = 1 /* deadline, asleep */
-        fi
-      }
+      atomic { if :: read_pos == smp -> sleeping[me] = 1 :: else fi };
+      /* asleep until FUTEX_WAKE, or until the deadline passes */
+      if
+      :: !sleeping[me] -> skip /* woken, or EAGAIN: loop (W5) */
+      :: atomic { sleeping[me] -> sleeping[me] = 0; tmo = 1 }
+      fi
     fi
   od;
   /* W6: fetch_sub(relaxed) (after a pending increment, FIFO) */
-  atomic { if :: reg_sb[me] -> reg_sb[me] = 0 :: else -> nww-- fi; tmo = 0 }
+  atomic {
+    if :: reg_sb[me] -> reg_sb[me] = 0 :: else -> nww-- fi;
+    sampled[me] = 0; tmo = 0
+  }
 }
 
 /* =====================================================================
@@ -275,7 +282,7 @@ inline check_access(ch, idx) {
  * waits for read_pos to move first. */
 inline acquire_chunk(fl, wait_first) {
   atomic {
-    got = 0; budget = CLAIM_BUDGET; waits = STALL_WAITS; cause = C_DROP;
+    got = 0; budget = CLAIM_BUDGET; cause = C_DROP;
     aflags = fl | (pending_loss -> F_DL : 0); moved = 1
   };
 #if STALL
@@ -362,7 +369,7 @@ inline acquire_chunk(fl, wait_first) {
     :: !got -> record_loss(cause)
     :: else
     fi;
-    rp = 0; wp = 0; budget = 0; waits = 0; cause = 0; aflags = 0; moved = 0
+    rp = 0; wp = 0; budget = 0; cause = 0; aflags = 0; moved = 0
   }
 }
 
@@ -400,7 +407,7 @@ inline relocate(returned, had_open) {
     assert(word[c] == returned); /* only this writer leaves it */
     word[c] = ACKW; owner[c] = 0;
     hold = H_NONE; FORGET_HANDLE;
-    reloc++; c = 0; exp = 0
+    reloc = (reloc > MAXRELOC -> reloc : reloc + 1); c = 0; exp = 0
   };
   if
   :: nfinal == 0 && !had_open -> rel = R_NOTHING
@@ -500,6 +507,7 @@ proctype Writer(byte me) {
   :: else ->
     /* ---- BeginPacket: reuse the cached chunk when legal ---- */
     assert(hold != H_ACQ);
+    waits = STALL_WAITS; /* the packet's stall deadline */
     if
     :: hold == H_CACHED ->
       /* CAS Complete(w, n) -> Acquired(w, n) (relaxed) */
@@ -556,7 +564,8 @@ proctype Writer(byte me) {
     fi;
     /* forget the locals of this call (keeps the state space small) */
     atomic {
-      k++; reloc = 0; c = 0; rel = 0; exp = 0; nw = 0; ok = 0; got = 0
+      k++; reloc = 0; c = 0; rel = 0; exp = 0; nw = 0; ok = 0; got = 0;
+      waits = 0
     }
   od;
   atomic { nfin++ };
@@ -608,17 +617,22 @@ inline emit1(ix, fl) {
   fi
 }
 
+#ifdef BUG_NO_WAKE
+#define NO_WAKE && 0 /* seeded bug: the reader never wakes a writer */
+#else
+#define NO_WAKE
+#endif
 /* ring_wait.cc WakeStalledWriters (R2, R3), before the reader goes idle. */
 inline wake_stalled_writers() {
 #if STALL
 #ifndef BUG_WAKE_NO_FENCE
   /* R2: fence F_R drains the read_pos store before the load below */
-  atomic { if :: rp_sb -> read_pos = rp_sbv; rp_sb = 0 :: else fi };
+  atomic { if :: rp_sb -> read_pos = rp_sbv; rp_sb = 0; rp_sbv = 0 :: else fi };
 #endif
   /* R3: load num_writers_waiting; FUTEX_WAKE(read_pos, all) if non-zero */
   atomic {
     if
-    :: nww != 0 -> sleeping[0] = 0; sleeping[1] = 0 WAKE3
+    :: nww != 0 NO_WAKE -> sleeping[0] = 0; sleeping[1] = 0 WAKE3
     :: else
     fi;
     stores_since_wake = 0
@@ -647,6 +661,11 @@ proctype Reader() {
   :: atomic {
        /* relaxed load of write_pos, then acquire load of the state word */
        write_pos != rp_priv ->
+#if STALL
+       /* the buffered read_pos store drains by the next ring access
+        * (decision D9: the hazard window is store -> wake-up load) */
+       if :: rp_sb -> read_pos = rp_sbv; rp_sb = 0; rp_sbv = 0 :: else fi;
+#endif
        p = rp_priv; c = CI(p); w = word[c]
      };
     /* ---- ReadOne: dispatch on one snapshot, redispatch on CAS failure */
@@ -763,7 +782,7 @@ proctype Reader() {
 proctype Memory() {
 end_mem:
   do
-  :: atomic { rp_sb -> read_pos = rp_sbv; rp_sb = 0 }
+  :: atomic { rp_sb -> read_pos = rp_sbv; rp_sb = 0; rp_sbv = 0 }
   :: atomic { reg_sb[0] -> nww++; reg_sb[0] = 0 }
   :: atomic { reg_sb[1] -> nww++; reg_sb[1] = 0 }
 #if NW > 2
