@@ -150,6 +150,7 @@ bool anydead;
 byte rp_priv;              /* RingReader::read_pos_ */
 bool ridle;                /* reader idle (waiting for a notification) */
 bool stores_since_wake;    /* reader stored read_pos since its last wake */
+bool lost_wakeup;          /* set by the Monitor just before it fails */
 
 #define BUMP_SINCE(x) if :: x != me && pend[x] && since[x] <= PERIOD - NCH -> since[x]++ :: else fi
 #if NW > 2
@@ -538,6 +539,7 @@ proctype Writer(byte me) {
         slot[c * MAXF + closed] = me * NPKT + k + 1;
         c = 0
       };
+      maybe_die(); /* stopped inside its fragment */
 #if FLUSH_OPEN
       /* Flush() with the packet open: CheckScrape (acquire load) */
       if
@@ -803,7 +805,11 @@ end_mem:
 #endif
 proctype Monitor() {
 end_mon:
-  atomic { (ridle && write_pos == rp_priv && MOVED_SLEEPER) -> assert(0) }
+  atomic {
+    (ridle && write_pos == rp_priv && MOVED_SLEEPER) ->
+    lost_wakeup = 1;
+    assert(!lost_wakeup)
+  }
 }
 #endif
 
