@@ -301,6 +301,10 @@ RingWriter::PublishResult RingWriter::PublishAfterScrape(
   }
 }
 
+// One deadline per packet, not per acquisition: each acquisition's wait
+// returns as soon as read_pos moves, and the scrape that defeats a
+// replacement moves it, so only a packet-wide deadline bounds the loop
+// (docs/ring-model.md, decision D7 and finding 1).
 bool RingWriter::MayRelocatePastBound() {
   if (!MayStall())
     return false;
