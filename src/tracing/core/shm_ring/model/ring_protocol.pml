@@ -4,7 +4,7 @@
  * Promela model of the shared ring chunk protocol, as implemented with
  * per-packet publication. Checked by spin (tools/check-model). Every
  * process, inline, label and variable is mapped to the code and to the spec
- * (shared/seeds/tracing-v2-shared-ring-chunk-protocol.md) in
+ * (docs/ring-protocol.md) in
  * docs/ring-model.md; the names below follow the code.
  *
  * Abstractions (see docs/ring-model.md for the full list):
