@@ -185,7 +185,7 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
         "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
         "(not enough address space or memory?)",
         options.buffer_kb,
-        static_cast<unsigned long long>(uint64_t{options.buffer_kb} * 1024));
+        static_cast<unsigned long long>(options.buffer_kb) * 1024);
     return nullptr;
   }
   ServiceCore* raw = core.get();
