@@ -179,11 +179,12 @@ TEST_F(EndToEndTest, TwoAppsThroughRingtracedLoseNothing) {
   const AppView& b = apps.at(app_b.pid());
 
   // Every TrackEvent arrived, attributed to the right process by the
-  // kernel's credentials, one sequence per writer thread.
-  EXPECT_EQ(a.track_events, 2u * 500);
-  EXPECT_EQ(b.track_events, 3u * 301);
-  EXPECT_EQ(a.sequences.size(), 2u);
-  EXPECT_EQ(b.sequences.size(), 3u);
+  // kernel's credentials, one sequence per writer thread (the workers and
+  // the main thread with its "run" slice, two events).
+  EXPECT_EQ(a.track_events, 2u * 500 + 2);
+  EXPECT_EQ(b.track_events, 3u * 301 + 2);
+  EXPECT_EQ(a.sequences.size(), 3u);
+  EXPECT_EQ(b.sequences.size(), 4u);
   for (uint32_t seq : a.sequences)
     EXPECT_EQ(b.sequences.count(seq), 0u) << "sequence ids must not collide";
   EXPECT_EQ(a.uids, std::set<int32_t>{static_cast<int32_t>(getuid())});
@@ -228,7 +229,7 @@ TEST_F(EndToEndTest, Sigusr1WritesASnapshotAndTracingGoesOn) {
   const std::map<int32_t, AppView> in_snapshot =
       ViewByPid(ReadTraceAt(snapshot), service.pid());
   ASSERT_EQ(in_snapshot.count(app.pid()), 1u);
-  EXPECT_EQ(in_snapshot.at(app.pid()).track_events, 2u * 300);
+  EXPECT_EQ(in_snapshot.at(app.pid()).track_events, 2u * 300 + 2);
   EXPECT_EQ(in_snapshot.at(app.pid()).packets_with_loss, 0u);
   EXPECT_EQ(in_snapshot.at(app.pid()).process_name, "e2e_snapshot_app");
 
@@ -241,10 +242,10 @@ TEST_F(EndToEndTest, Sigusr1WritesASnapshotAndTracingGoesOn) {
   const std::map<int32_t, AppView> in_trace =
       ViewByPid(ReadTrace(), service.pid());
   ASSERT_EQ(in_trace.count(app.pid()), 1u);
-  EXPECT_EQ(in_trace.at(app.pid()).track_events, 2u * 300);
-  // One sequence per writer thread in both files.
-  EXPECT_EQ(in_snapshot.at(app.pid()).sequences.size(), 2u);
-  EXPECT_EQ(in_trace.at(app.pid()).sequences.size(), 2u);
+  EXPECT_EQ(in_trace.at(app.pid()).track_events, 2u * 300 + 2);
+  // One sequence per writer thread (and the main thread) in both files.
+  EXPECT_EQ(in_snapshot.at(app.pid()).sequences.size(), 3u);
+  EXPECT_EQ(in_trace.at(app.pid()).sequences.size(), 3u);
   EXPECT_EQ(in_trace.at(app.pid()).packets_with_loss, 0u);
 }
 
