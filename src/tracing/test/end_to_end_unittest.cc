@@ -111,6 +111,8 @@ struct AppView {
   std::set<uint32_t> sequences;
   std::set<int32_t> uids;
   std::string process_name;
+  // tid -> thread_name, from the thread TrackDescriptors.
+  std::map<int64_t, std::string> threads;
 };
 
 // Per producer process; the service's own packets (config, stats, clock
@@ -128,6 +130,10 @@ std::map<int32_t, AppView> ViewByPid(const perfetto::protos::Trace& trace,
       app.packets_with_loss++;
     if (p.has_track_descriptor() && p.track_descriptor().has_process())
       app.process_name = p.track_descriptor().process().process_name();
+    if (p.has_track_descriptor() && p.track_descriptor().has_thread()) {
+      app.threads[p.track_descriptor().thread().tid()] =
+          p.track_descriptor().thread().thread_name();
+    }
     if (!p.has_track_event())
       continue;
     app.track_events++;
@@ -190,6 +196,20 @@ TEST_F(EndToEndTest, TwoAppsThroughRingtracedLoseNothing) {
   EXPECT_EQ(a.uids, std::set<int32_t>{static_cast<int32_t>(getuid())});
   EXPECT_EQ(a.process_name, "e2e_app_a");
   EXPECT_EQ(b.process_name, "e2e_app_b");
+  // Every thread is described and named, the main thread (tid == pid) too.
+  EXPECT_EQ(a.threads.size(), 3u);
+  EXPECT_EQ(b.threads.size(), 4u);
+  EXPECT_EQ(a.threads.count(app_a.pid()), 1u);
+  EXPECT_EQ(b.threads.count(app_b.pid()), 1u);
+  for (const AppView* app : {&a, &b}) {
+    for (const auto& [tid, name] : app->threads)
+      EXPECT_FALSE(name.empty()) << tid;
+  }
+  std::set<std::string> a_names;
+  for (const auto& [tid, name] : a.threads)
+    a_names.insert(name);
+  EXPECT_EQ(a_names.count("worker-0"), 1u);
+  EXPECT_EQ(a_names.count("worker-1"), 1u);
 
   // Slices are balanced and nothing was reported lost.
   EXPECT_EQ(a.slice_begins, a.slice_ends);
