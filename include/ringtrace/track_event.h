@@ -64,7 +64,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/base/logging.h"
@@ -101,8 +104,35 @@ uint64_t ProcessTrackUuid();
 uint64_t ThreadTrackUuid(int64_t tid);
 uint64_t CounterTrackUuid(std::string_view name);
 
+// The process_name of the process TrackDescriptor written by bindings
+// created afterwards. Default: program_invocation_short_name.
+void SetProcessName(std::string_view name);
+
 // CLOCK_BOOTTIME in ns.
 uint64_t NowNs();
+
+// Incremental state. Each binding is one packet sequence. Its incremental
+// state (the track descriptors and the interned strings the sequence's
+// events refer to) is cleared, and the process and thread descriptors are
+// written again with SEQ_INCREMENTAL_STATE_CLEARED, when any of these holds
+// at an event:
+//   - |period_ms| passed since the last clear (Perfetto's
+//     incremental_state_config.clear_period_ms);
+//   - the sequence wrote |period_bytes| since the last clear, so that a ring
+//     buffer that keeps only the newest part of a fast sequence still holds
+//     a clear near its start;
+//   - the writer counted a loss (TraceWriterV2Stats::packets_dropped grew):
+//     the lost packet may have been the one that defined an iid or a track.
+// Every event packet carries SEQ_NEEDS_INCREMENTAL_STATE, so a reader drops
+// the events of a sequence between a loss and the next clear instead of
+// resolving them wrongly. 0 disables a trigger; losses always clear.
+struct IncrementalStateConfig {
+  uint32_t period_ms = 2000;
+  uint32_t period_bytes = 16 * 1024;
+};
+// Applies to bindings created afterwards.
+void SetIncrementalStateConfig(const IncrementalStateConfig& config);
+IncrementalStateConfig GetIncrementalStateConfig();
 
 // Binds |writer| to the calling thread for the macros until destroyed, and
 // writes the process and thread descriptors into it. Nests: the previous
@@ -121,16 +151,57 @@ class ScopedThreadWriter {
   static ScopedThreadWriter* Current();
 
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
-  // writes its descriptor the first time it is used in this binding.
+  // writes its descriptor the first time it is used since the last clear.
   uint64_t EnsureCounterTrack(std::string_view name);
 
+  // Number of incremental-state clears written (the first one included).
+  uint64_t clears() const { return clears_; }
+
+  // Internal, for the macros. Clears the incremental state if due (see
+  // IncrementalStateConfig); call before interning for an event.
+  void MaybeClear(uint64_t now_ns);
+  // The sequence's iid of |s|; a new one is queued for the next
+  // WriteEventPrologue(). |s| is a string literal or outlives the binding's
+  // use of it: it is looked up by address first, then by content.
+  uint64_t InternName(const char* s) { return Intern(&names_, s); }
+  uint64_t InternCategory(const char* s) { return Intern(&categories_, s); }
+  uint64_t InternArgName(const char* s) { return Intern(&arg_names_, s); }
+  // Writes timestamp, SEQ_NEEDS_INCREMENTAL_STATE and the queued interned
+  // strings into |packet|.
+  void WriteEventPrologue(perfetto::protos::rtzero::TracePacket packet,
+                          uint64_t now_ns);
+
  private:
+  struct InternTable {
+    struct Cached {
+      uint64_t iid;
+      std::string text;
+    };
+    std::unordered_map<const char*, Cached> by_address;
+    std::unordered_map<std::string, uint64_t> by_content;
+    std::vector<std::pair<uint64_t, const char*>> pending;
+  };
+  uint64_t Intern(InternTable* table, const char* s);
+  void WriteDescriptors(uint64_t now_ns);
+
   shm_ring::TraceWriterV2* writer_;
   ScopedThreadWriter* previous_;
   const int32_t pid_;  // getpid() is a system call: taken once
   const uint64_t process_track_uuid_;
+  const IncrementalStateConfig config_;
+  const std::string process_name_;
   uint64_t thread_track_uuid_;
+  int64_t tid_;
+  char thread_name_[17] = {};
   std::unordered_set<uint64_t> counter_tracks_;
+  InternTable names_;
+  InternTable categories_;
+  InternTable arg_names_;
+  uint64_t next_iid_ = 1;  // shared by the three tables; 0 is never an iid
+  uint64_t last_clear_ns_ = 0;
+  uint64_t bytes_at_clear_ = 0;
+  uint64_t dropped_seen_ = 0;
+  uint64_t clears_ = 0;
 };
 
 namespace internal {
@@ -169,11 +240,6 @@ constexpr size_t FindCategory(const char* const* names,
 // (TrackEventStats::events_without_writer) and returns null.
 ScopedThreadWriter* BindingOrCountDrop();
 
-perfetto::protos::rtzero::TrackEvent BeginEvent(
-    const shm_ring::TraceWriterV2::TracePacketHandle& handle,
-    perfetto::protos::rtzero::TrackEvent::Type type,
-    uint64_t track_uuid);
-
 // Debug annotation values, by type.
 inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, bool v) {
   a.set_bool_value(v);
@@ -207,16 +273,58 @@ inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, T v) {
   }
 }
 
-inline void WriteArgs(perfetto::protos::rtzero::TrackEvent) {}
+inline void WriteArgs(ScopedThreadWriter*,
+                      perfetto::protos::rtzero::TrackEvent) {}
 template <typename V, typename... Rest>
-inline void WriteArgs(perfetto::protos::rtzero::TrackEvent event,
+inline void WriteArgs(ScopedThreadWriter* binding,
+                      perfetto::protos::rtzero::TrackEvent event,
                       const char* name,
                       V&& value,
                       Rest&&... rest) {
   perfetto::protos::rtzero::DebugAnnotation a = event.add_debug_annotations();
-  a.set_name(name);
+  a.set_name_iid(binding->InternArgName(name));
   SetValue(a, value);
-  WriteArgs(event, static_cast<Rest&&>(rest)...);
+  WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
+}
+
+inline void InternArgNames(ScopedThreadWriter*) {}
+template <typename V, typename... Rest>
+inline void InternArgNames(ScopedThreadWriter* binding,
+                           const char* name,
+                           V&&,
+                           Rest&&... rest) {
+  binding->InternArgName(name);
+  InternArgNames(binding, static_cast<Rest&&>(rest)...);
+}
+
+// Writes one event packet of |type| on |track_uuid| with interned |category|
+// and |name| (either may be null: not written) and the debug annotations
+// |args| (name/value pairs).
+template <typename... Args>
+inline void WriteEvent(ScopedThreadWriter* binding,
+                       perfetto::protos::rtzero::TrackEvent::Type type,
+                       uint64_t track_uuid,
+                       const char* category,
+                       const char* name,
+                       Args&&... args) {
+  static_assert(sizeof...(Args) % 2 == 0, "arguments are name/value pairs");
+  const uint64_t now = NowNs();
+  binding->MaybeClear(now);
+  const uint64_t category_iid =
+      category ? binding->InternCategory(category) : 0;
+  const uint64_t name_iid = name ? binding->InternName(name) : 0;
+  InternArgNames(binding, args...);
+  auto handle = binding->writer()->NewTracePacket();
+  perfetto::protos::rtzero::TracePacket packet(handle);
+  binding->WriteEventPrologue(packet, now);
+  perfetto::protos::rtzero::TrackEvent event = packet.set_track_event();
+  event.set_type(type);
+  event.set_track_uuid(track_uuid);
+  if (category_iid)
+    event.add_category_iids(category_iid);
+  if (name_iid)
+    event.set_name_iid(name_iid);
+  WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
 // The slice of RT_TRACE_EVENT: Begin() writes SLICE_BEGIN, the destructor
@@ -236,20 +344,32 @@ class ScopedSlice {
     ScopedThreadWriter* binding = BindingOrCountDrop();
     if (!binding)
       return;
-    auto handle = binding->writer()->NewTracePacket();
     track_uuid_ = binding->thread_track_uuid();
-    perfetto::protos::rtzero::TrackEvent event = BeginEvent(
-        handle, perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
-        track_uuid_);
-    event.add_categories(category);
-    event.set_name(name);
-    WriteArgs(event, static_cast<Args&&>(args)...);
+    WriteEvent(binding,
+               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
+               track_uuid_, category, name, static_cast<Args&&>(args)...);
   }
 
  private:
   void End();
   uint64_t track_uuid_ = 0;  // 0: not begun
 };
+
+// RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the thread track.
+template <typename... Args>
+inline void WriteThreadEvent(perfetto::protos::rtzero::TrackEvent::Type type,
+                             const char* category,
+                             const char* name,
+                             Args&&... args) {
+  ScopedThreadWriter* binding = BindingOrCountDrop();
+  if (!binding)
+    return;
+  WriteEvent(binding, type, binding->thread_track_uuid(), category, name,
+             static_cast<Args&&>(args)...);
+}
+
+// RT_TRACE_EVENT_END: SLICE_END on the thread track.
+void WriteSliceEnd();
 
 void WriteCounter(const char* category, const char* name, int64_t value);
 void WriteCounter(const char* category, const char* name, double value);
@@ -307,6 +427,30 @@ inline void WriteCounterValue(const char* category, const char* name, T value) {
       rt_scoped_slice_);                                           \
   if (RT_INTERNAL_CATEGORY_ENABLED(category))                      \
   RT_INTERNAL_UID(rt_scoped_slice_).Begin(category, name, ##__VA_ARGS__)
+
+// Explicit slice begin and end on the thread's track; every BEGIN needs an
+// END on the same thread. END is written when its category is enabled.
+#define RT_TRACE_EVENT_BEGIN(category, name, ...)                         \
+  do {                                                                    \
+    if (RT_INTERNAL_CATEGORY_ENABLED(category))                           \
+      ::ringtrace::track_event::internal::WriteThreadEvent(               \
+          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN, \
+          category, name, ##__VA_ARGS__);                                 \
+  } while (0)
+#define RT_TRACE_EVENT_END(category)                       \
+  do {                                                     \
+    if (RT_INTERNAL_CATEGORY_ENABLED(category))            \
+      ::ringtrace::track_event::internal::WriteSliceEnd(); \
+  } while (0)
+
+// A zero-duration event on the thread's track.
+#define RT_TRACE_INSTANT(category, name, ...)                         \
+  do {                                                                \
+    if (RT_INTERNAL_CATEGORY_ENABLED(category))                       \
+      ::ringtrace::track_event::internal::WriteThreadEvent(           \
+          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT, \
+          category, name, ##__VA_ARGS__);                             \
+  } while (0)
 
 // A counter value (integer or floating point) on the counter track |name|.
 #define RT_TRACE_COUNTER(category, name, value)                             \

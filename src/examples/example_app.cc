@@ -5,7 +5,7 @@
 #include "src/examples/example_app.h"
 
 #include <stdio.h>
-#include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <functional>
@@ -13,9 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "ringtrace/track_event.h"
 #include "src/base/flags.h"
-#include "src/examples/track_event_writer.h"
-#include "src/tracing/core/shm_ring/ring_writer.h"
+
+RT_DEFINE_CATEGORIES("example");
 
 namespace ringtrace {
 namespace examples {
@@ -35,61 +36,51 @@ struct ThreadResult {
   shm_ring::TraceWriterV2Stats stats;
 };
 
-// The body of worker |index|.
+// The body of worker |index|: names the thread, binds its own writer and
+// writes the cycles of example_app.h through the TrackEvent macros.
 void RunWorker(Producer* producer,
-               const ExampleConfig& config,
+               uint32_t events,
                uint32_t index,
-               int32_t pid,
                ThreadResult* result) {
+  const std::string thread_name = "worker-" + std::to_string(index);
+  prctl(PR_SET_NAME, thread_name.c_str(), 0, 0, 0);
   base::Status status;
   std::unique_ptr<TraceWriterV2> writer = producer->NewTraceWriter(&status);
   if (!writer) {
     result->error = status.message();
     return;
   }
-  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
-  const std::string thread_name = "worker-" + std::to_string(index);
-  const uint64_t thread_track = ThreadTrackUuid(pid, tid);
-  const uint64_t counter_track = CounterTrackUuid(pid, tid);
-  TraceWriterV2* w = writer.get();
-
-  const uint64_t start = BootTimeNs();
-  if (index == 0)
-    WriteProcessTrack(w, start, pid, config.name, /*first_on_sequence=*/true);
-  WriteThreadTrack(w, start, pid, tid, thread_name,
-                   /*first_on_sequence=*/index != 0);
-  WriteCounterTrack(w, start, pid, tid, thread_name + " queue depth");
-
-  const uint32_t n = config.events_per_thread;
+  const std::string counter_name = thread_name + " queue depth";
   uint32_t written = 0;
-  auto counter = [&] {
-    const int64_t depth = static_cast<int64_t>((written * 37 + index) % 100);
-    WriteCounter(w, BootTimeNs(), counter_track, depth);
-    ++written;
-  };
-  for (uint32_t cycle = 0; n - written >= kEventsPerCycle; ++cycle) {
-    WriteSliceBegin(w, BootTimeNs(), thread_track, "example", "frame");
-    WriteSliceBegin(w, BootTimeNs(), thread_track, "example",
-                    cycle % 2 ? "step_b" : "step_a");
-    written += 2;
-    counter();
-    WriteSliceEnd(w, BootTimeNs(), thread_track);
-    WriteSliceEnd(w, BootTimeNs(), thread_track);
-    written += 2;
-  }
-  // The short last cycle, balanced.
-  const uint32_t rest = n - written;
-  if (rest == 1) {
-    counter();
-  } else if (rest >= 2) {
-    WriteSliceBegin(w, BootTimeNs(), thread_track, "example", "tail");
-    ++written;
-    for (uint32_t i = 0; i + 2 < rest; ++i)
+  {
+    track_event::ScopedThreadWriter bind(writer.get());
+    auto counter = [&] {
+      const int64_t depth = static_cast<int64_t>((written * 37 + index) % 100);
+      RT_TRACE_COUNTER("example", counter_name.c_str(), depth);
+      ++written;
+    };
+    for (uint32_t cycle = 0; events - written >= kEventsPerCycle; ++cycle) {
+      RT_TRACE_EVENT_BEGIN("example", "frame", "cycle", cycle);
+      RT_TRACE_EVENT_BEGIN("example", cycle % 2 ? "step_b" : "step_a");
+      written += 2;
       counter();
-    WriteSliceEnd(w, BootTimeNs(), thread_track);
-    ++written;
-  }
-  writer->Flush();
+      RT_TRACE_EVENT_END("example");
+      RT_TRACE_EVENT_END("example");
+      written += 2;
+    }
+    // The short last cycle, balanced.
+    const uint32_t rest = events - written;
+    if (rest == 1) {
+      counter();
+    } else if (rest >= 2) {
+      RT_TRACE_EVENT_BEGIN("example", "tail");
+      ++written;
+      for (uint32_t i = 0; i + 2 < rest; ++i)
+        counter();
+      RT_TRACE_EVENT_END("example");
+      ++written;
+    }
+  }  // ~ScopedThreadWriter flushes
   result->events = written;
   result->stats = writer->stats();
   result->ok = true;
@@ -185,28 +176,43 @@ base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
   result->producer_id = producer->producer_id();
   result->geometry = producer->geometry();
 
-  const int32_t pid = static_cast<int32_t>(getpid());
+  track_event::SetCategoriesEnabled("example");
+  track_event::SetProcessName(config.name);
+  // The main thread traces too: one slice over the run, on its own
+  // sequence (its thread track is named, like every thread's).
+  std::unique_ptr<TraceWriterV2> main_writer =
+      producer->NewTraceWriter(&status);
+  if (!main_writer)
+    return status;
   std::vector<ThreadResult> threads(config.threads);
   {
+    track_event::ScopedThreadWriter bind(main_writer.get());
+    RT_TRACE_EVENT("example", "run", "threads", config.threads);
     std::vector<std::thread> workers;
     workers.reserve(config.threads);
     for (uint32_t i = 0; i < config.threads; ++i) {
-      workers.emplace_back(RunWorker, producer.get(), std::cref(config), i, pid,
-                           &threads[i]);
+      workers.emplace_back(RunWorker, producer.get(), config.events_per_thread,
+                           i, &threads[i]);
     }
     for (std::thread& t : workers)
       t.join();
   }
-  // Every writer is gone (each worker destroyed its own).
+  // Every worker writer is gone (each worker destroyed its own).
+  std::vector<shm_ring::TraceWriterV2Stats> all_stats;
   for (const ThreadResult& t : threads) {
     if (!t.ok)
       return base::ErrStatus("a worker had no writer: %s", t.error.c_str());
     result->events_written += t.events;
-    result->packets_written += t.stats.packets_begun;
-    result->packets_committed += t.stats.packets_committed;
-    result->packets_dropped += t.stats.packets_dropped;
-    result->bytes_written += t.stats.bytes_written;
-    result->bytes_dropped += t.stats.bytes_dropped;
+    all_stats.push_back(t.stats);
+  }
+  all_stats.push_back(main_writer->stats());
+  main_writer.reset();
+  for (const shm_ring::TraceWriterV2Stats& s : all_stats) {
+    result->packets_written += s.packets_begun;
+    result->packets_committed += s.packets_committed;
+    result->packets_dropped += s.packets_dropped;
+    result->bytes_written += s.bytes_written;
+    result->bytes_dropped += s.bytes_dropped;
   }
   result->producer = producer->stats();
   result->connected_at_end = producer->connected();

@@ -8,15 +8,17 @@
 // packets through their own TraceWriterV2, flushes and reports what it
 // wrote and what was dropped.
 //
-// Per thread, in its own writer (sequence):
-//   - thread 0 first: the process's TrackDescriptor ("ringtrace_example_app"
-//     or the --name);
-//   - a TrackDescriptor for the thread ("worker-<i>") and one for its
-//     counter track ("worker-<i> queue depth");
-//   - |events_per_thread| TrackEvents in cycles of five: SLICE_BEGIN "frame",
-//     SLICE_BEGIN "step_a"/"step_b", COUNTER, SLICE_END, SLICE_END. A
+// Written through the TrackEvent API (include/ringtrace/track_event.h),
+// category "example", each thread on its own writer (sequence):
+//   - the main thread: a slice "run" over the whole run;
+//   - worker i, a thread named "worker-<i>": |events_per_thread| TrackEvents
+//     in cycles of five: SLICE_BEGIN "frame", SLICE_BEGIN "step_a"/"step_b",
+//     COUNTER on the track "worker-<i> queue depth", SLICE_END, SLICE_END. A
 //     shorter last cycle stays balanced: one event is a COUNTER, more are a
 //     slice "tail" around COUNTERs.
+// The process, thread and counter TrackDescriptors and the interned names
+// are the API's (written at binding and after every incremental-state
+// clear).
 //
 // Accounting (exact once every writer flushed and was destroyed):
 //   packets_written == packets_committed + packets_dropped,
@@ -53,7 +55,7 @@ struct ExampleConfig {
 struct ExampleResult {
   ProducerID producer_id = 0;
   shm_ring::RingGeometry geometry;
-  uint64_t events_written = 0;   // TrackEvents (descriptors not included)
+  uint64_t events_written = 0;   // the workers' TrackEvents
   uint64_t packets_written = 0;  // all packets begun
   uint64_t packets_committed = 0;
   uint64_t packets_dropped = 0;

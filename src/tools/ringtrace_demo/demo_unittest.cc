@@ -77,8 +77,11 @@ struct SequenceView {
 std::map<uint32_t, SequenceView> SplitBySequence(const Trace& trace) {
   std::map<uint32_t, SequenceView> out;
   for (const TracePacket& p : trace.packet()) {
-    if (!p.has_trusted_packet_sequence_id())
+    // Sequence 1 is the service's own packets.
+    if (!p.has_trusted_packet_sequence_id() ||
+        p.trusted_packet_sequence_id() == 1) {
       continue;
+    }
     SequenceView& s = out[p.trusted_packet_sequence_id()];
     s.packets.push_back(&p);
     if (p.has_track_descriptor() && p.track_descriptor().has_thread()) {

@@ -111,6 +111,8 @@ struct AppView {
   std::set<uint32_t> sequences;
   std::set<int32_t> uids;
   std::string process_name;
+  // tid -> thread_name, from the thread TrackDescriptors.
+  std::map<int64_t, std::string> threads;
 };
 
 // Per producer process; the service's own packets (config, stats, clock
@@ -128,6 +130,10 @@ std::map<int32_t, AppView> ViewByPid(const perfetto::protos::Trace& trace,
       app.packets_with_loss++;
     if (p.has_track_descriptor() && p.track_descriptor().has_process())
       app.process_name = p.track_descriptor().process().process_name();
+    if (p.has_track_descriptor() && p.track_descriptor().has_thread()) {
+      app.threads[p.track_descriptor().thread().tid()] =
+          p.track_descriptor().thread().thread_name();
+    }
     if (!p.has_track_event())
       continue;
     app.track_events++;
@@ -179,16 +185,31 @@ TEST_F(EndToEndTest, TwoAppsThroughRingtracedLoseNothing) {
   const AppView& b = apps.at(app_b.pid());
 
   // Every TrackEvent arrived, attributed to the right process by the
-  // kernel's credentials, one sequence per writer thread.
-  EXPECT_EQ(a.track_events, 2u * 500);
-  EXPECT_EQ(b.track_events, 3u * 301);
-  EXPECT_EQ(a.sequences.size(), 2u);
-  EXPECT_EQ(b.sequences.size(), 3u);
+  // kernel's credentials, one sequence per writer thread (the workers and
+  // the main thread with its "run" slice, two events).
+  EXPECT_EQ(a.track_events, 2u * 500 + 2);
+  EXPECT_EQ(b.track_events, 3u * 301 + 2);
+  EXPECT_EQ(a.sequences.size(), 3u);
+  EXPECT_EQ(b.sequences.size(), 4u);
   for (uint32_t seq : a.sequences)
     EXPECT_EQ(b.sequences.count(seq), 0u) << "sequence ids must not collide";
   EXPECT_EQ(a.uids, std::set<int32_t>{static_cast<int32_t>(getuid())});
   EXPECT_EQ(a.process_name, "e2e_app_a");
   EXPECT_EQ(b.process_name, "e2e_app_b");
+  // Every thread is described and named, the main thread (tid == pid) too.
+  EXPECT_EQ(a.threads.size(), 3u);
+  EXPECT_EQ(b.threads.size(), 4u);
+  EXPECT_EQ(a.threads.count(app_a.pid()), 1u);
+  EXPECT_EQ(b.threads.count(app_b.pid()), 1u);
+  for (const AppView* app : {&a, &b}) {
+    for (const auto& [tid, name] : app->threads)
+      EXPECT_FALSE(name.empty()) << tid;
+  }
+  std::set<std::string> a_names;
+  for (const auto& [tid, name] : a.threads)
+    a_names.insert(name);
+  EXPECT_EQ(a_names.count("worker-0"), 1u);
+  EXPECT_EQ(a_names.count("worker-1"), 1u);
 
   // Slices are balanced and nothing was reported lost.
   EXPECT_EQ(a.slice_begins, a.slice_ends);
@@ -228,7 +249,7 @@ TEST_F(EndToEndTest, Sigusr1WritesASnapshotAndTracingGoesOn) {
   const std::map<int32_t, AppView> in_snapshot =
       ViewByPid(ReadTraceAt(snapshot), service.pid());
   ASSERT_EQ(in_snapshot.count(app.pid()), 1u);
-  EXPECT_EQ(in_snapshot.at(app.pid()).track_events, 2u * 300);
+  EXPECT_EQ(in_snapshot.at(app.pid()).track_events, 2u * 300 + 2);
   EXPECT_EQ(in_snapshot.at(app.pid()).packets_with_loss, 0u);
   EXPECT_EQ(in_snapshot.at(app.pid()).process_name, "e2e_snapshot_app");
 
@@ -241,10 +262,10 @@ TEST_F(EndToEndTest, Sigusr1WritesASnapshotAndTracingGoesOn) {
   const std::map<int32_t, AppView> in_trace =
       ViewByPid(ReadTrace(), service.pid());
   ASSERT_EQ(in_trace.count(app.pid()), 1u);
-  EXPECT_EQ(in_trace.at(app.pid()).track_events, 2u * 300);
-  // One sequence per writer thread in both files.
-  EXPECT_EQ(in_snapshot.at(app.pid()).sequences.size(), 2u);
-  EXPECT_EQ(in_trace.at(app.pid()).sequences.size(), 2u);
+  EXPECT_EQ(in_trace.at(app.pid()).track_events, 2u * 300 + 2);
+  // One sequence per writer thread (and the main thread) in both files.
+  EXPECT_EQ(in_snapshot.at(app.pid()).sequences.size(), 3u);
+  EXPECT_EQ(in_trace.at(app.pid()).sequences.size(), 3u);
   EXPECT_EQ(in_trace.at(app.pid()).packets_with_loss, 0u);
 }
 

@@ -39,6 +39,16 @@ std::atomic<uint64_t> g_events_without_writer{0};
 
 thread_local ScopedThreadWriter* t_binding = nullptr;
 
+// Guarded by the registry's mutex.
+IncrementalStateConfig g_incremental_state_config;
+std::string* g_process_name = nullptr;  // null: the kernel's short name
+
+std::string GetProcessName() {
+  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  return g_process_name ? *g_process_name
+                        : std::string(program_invocation_short_name);
+}
+
 // Does |term| (a name, "*" or "prefix*") match |name|?
 bool Matches(std::string_view term, std::string_view name) {
   if (!term.empty() && term.back() == '*') {
@@ -117,26 +127,22 @@ ScopedThreadWriter* BindingOrCountDrop() {
   return binding;
 }
 
-rt::TrackEvent BeginEvent(
-    const shm_ring::TraceWriterV2::TracePacketHandle& handle,
-    rt::TrackEvent::Type type,
-    uint64_t track_uuid) {
-  rt::TracePacket packet(handle);
-  packet.set_timestamp(NowNs());
-  rt::TrackEvent event = packet.set_track_event();
-  event.set_type(type);
-  event.set_track_uuid(track_uuid);
-  return event;
-}
-
 void ScopedSlice::End() {
   const uint64_t track_uuid = track_uuid_;
   track_uuid_ = 0;
   ScopedThreadWriter* binding = BindingOrCountDrop();
   if (!binding)
     return;  // the binding went away inside the slice; counted
-  auto handle = binding->writer()->NewTracePacket();
-  BeginEvent(handle, rt::TrackEvent::Type::TYPE_SLICE_END, track_uuid);
+  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END, track_uuid, nullptr,
+             nullptr);
+}
+
+void WriteSliceEnd() {
+  ScopedThreadWriter* binding = BindingOrCountDrop();
+  if (!binding)
+    return;
+  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END,
+             binding->thread_track_uuid(), nullptr, nullptr);
 }
 
 namespace {
@@ -145,11 +151,17 @@ void WriteCounterImpl(const char* category, const char* name, T value) {
   ScopedThreadWriter* binding = BindingOrCountDrop();
   if (!binding)
     return;
+  const uint64_t now = NowNs();
+  binding->MaybeClear(now);
   const uint64_t uuid = binding->EnsureCounterTrack(name);
+  const uint64_t category_iid = binding->InternCategory(category);
   auto handle = binding->writer()->NewTracePacket();
-  rt::TrackEvent event =
-      BeginEvent(handle, rt::TrackEvent::Type::TYPE_COUNTER, uuid);
-  event.add_categories(category);
+  rt::TracePacket packet(handle);
+  binding->WriteEventPrologue(packet, now);
+  rt::TrackEvent event = packet.set_track_event();
+  event.set_type(rt::TrackEvent::Type::TYPE_COUNTER);
+  event.set_track_uuid(uuid);
+  event.add_category_iids(category_iid);
   if constexpr (std::is_floating_point<T>::value)
     event.set_double_counter_value(value);
   else
@@ -225,41 +237,36 @@ uint64_t NowNs() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
+void SetIncrementalStateConfig(const IncrementalStateConfig& config) {
+  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  g_incremental_state_config = config;
+}
+
+void SetProcessName(std::string_view name) {
+  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  if (!g_process_name)
+    g_process_name = new std::string();  // never destroyed, as the registry
+  g_process_name->assign(name.data(), name.size());
+}
+
+IncrementalStateConfig GetIncrementalStateConfig() {
+  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  return g_incremental_state_config;
+}
+
 ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
     : writer_(writer),
       previous_(t_binding),
       pid_(static_cast<int32_t>(getpid())),
-      process_track_uuid_(ProcessTrackUuid()) {
+      process_track_uuid_(ProcessTrackUuid()),
+      config_(GetIncrementalStateConfig()),
+      process_name_(GetProcessName()) {
   RT_CHECK(writer != nullptr);
-  const int64_t tid = GetTid();
-  thread_track_uuid_ = ThreadTrackUuid(tid);
-  char thread_name[17] = {};
-  prctl(PR_GET_NAME, thread_name, 0, 0, 0);
-  const uint64_t now = NowNs();
-  {
-    auto handle = writer_->NewTracePacket();
-    rt::TracePacket packet(handle);
-    packet.set_timestamp(now);
-    packet.set_sequence_flags(static_cast<uint32_t>(
-        rt::TracePacket::SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED));
-    rt::TrackDescriptor track = packet.set_track_descriptor();
-    track.set_uuid(process_track_uuid_);
-    rt::ProcessDescriptor process = track.set_process();
-    process.set_pid(pid_);
-    process.set_process_name(program_invocation_short_name);
-  }
-  {
-    auto handle = writer_->NewTracePacket();
-    rt::TracePacket packet(handle);
-    packet.set_timestamp(now);
-    rt::TrackDescriptor track = packet.set_track_descriptor();
-    track.set_uuid(thread_track_uuid_);
-    track.set_parent_uuid(process_track_uuid_);
-    rt::ThreadDescriptor thread = track.set_thread();
-    thread.set_pid(pid_);
-    thread.set_tid(tid);
-    thread.set_thread_name(thread_name);
-  }
+  tid_ = GetTid();
+  thread_track_uuid_ = ThreadTrackUuid(tid_);
+  prctl(PR_GET_NAME, thread_name_, 0, 0, 0);
+  thread_name_[sizeof(thread_name_) - 1] = '\0';
+  WriteDescriptors(NowNs());
   t_binding = this;
 }
 
@@ -273,6 +280,108 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
   return t_binding;
 }
 
+// The first packet of every incremental-state generation: the process
+// descriptor with SEQ_INCREMENTAL_STATE_CLEARED, then the thread's.
+void ScopedThreadWriter::WriteDescriptors(uint64_t now_ns) {
+  counter_tracks_.clear();
+  for (InternTable* table : {&names_, &categories_, &arg_names_}) {
+    table->by_address.clear();
+    table->by_content.clear();
+    table->pending.clear();
+  }
+  next_iid_ = 1;
+  {
+    auto handle = writer_->NewTracePacket();
+    rt::TracePacket packet(handle);
+    packet.set_timestamp(now_ns);
+    packet.set_sequence_flags(static_cast<uint32_t>(
+        rt::TracePacket::SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED));
+    rt::TrackDescriptor track = packet.set_track_descriptor();
+    track.set_uuid(process_track_uuid_);
+    rt::ProcessDescriptor process = track.set_process();
+    process.set_pid(pid_);
+    process.set_process_name(process_name_);
+  }
+  {
+    auto handle = writer_->NewTracePacket();
+    rt::TracePacket packet(handle);
+    packet.set_timestamp(now_ns);
+    packet.set_sequence_flags(static_cast<uint32_t>(
+        rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+    rt::TrackDescriptor track = packet.set_track_descriptor();
+    track.set_uuid(thread_track_uuid_);
+    track.set_parent_uuid(process_track_uuid_);
+    rt::ThreadDescriptor thread = track.set_thread();
+    thread.set_pid(pid_);
+    thread.set_tid(tid_);
+    thread.set_thread_name(thread_name_);
+  }
+  const shm_ring::TraceWriterV2Stats stats = writer_->stats();
+  last_clear_ns_ = now_ns;
+  bytes_at_clear_ = stats.bytes_written + stats.bytes_dropped;
+  dropped_seen_ = stats.packets_dropped;
+  clears_++;
+}
+
+void ScopedThreadWriter::MaybeClear(uint64_t now_ns) {
+  const shm_ring::TraceWriterV2Stats stats = writer_->stats();
+  const bool lost = stats.packets_dropped != dropped_seen_;
+  const bool period_due =
+      config_.period_ms != 0 &&
+      now_ns - last_clear_ns_ >= uint64_t{config_.period_ms} * 1000000u;
+  const bool bytes_due =
+      config_.period_bytes != 0 &&
+      stats.bytes_written + stats.bytes_dropped - bytes_at_clear_ >=
+          config_.period_bytes;
+  if (RT_UNLIKELY(lost || period_due || bytes_due))
+    WriteDescriptors(now_ns);
+}
+
+uint64_t ScopedThreadWriter::Intern(InternTable* table, const char* s) {
+  auto cached = table->by_address.find(s);
+  if (RT_LIKELY(cached != table->by_address.end() &&
+                cached->second.text == s)) {
+    return cached->second.iid;
+  }
+  auto [it, inserted] = table->by_content.emplace(s, next_iid_);
+  if (inserted) {
+    next_iid_++;
+    table->pending.emplace_back(it->second, s);
+  }
+  table->by_address[s] = InternTable::Cached{it->second, std::string(s)};
+  return it->second;
+}
+
+void ScopedThreadWriter::WriteEventPrologue(rt::TracePacket packet,
+                                            uint64_t now_ns) {
+  packet.set_timestamp(now_ns);
+  packet.set_sequence_flags(static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  if (RT_LIKELY(names_.pending.empty() && categories_.pending.empty() &&
+                arg_names_.pending.empty())) {
+    return;
+  }
+  rt::InternedData interned = packet.set_interned_data();
+  for (const auto& [iid, text] : categories_.pending) {
+    rt::EventCategory c = interned.add_event_categories();
+    c.set_iid(iid);
+    c.set_name(text);
+  }
+  for (const auto& [iid, text] : names_.pending) {
+    rt::EventName n = interned.add_event_names();
+    n.set_iid(iid);
+    n.set_name(text);
+  }
+  for (const auto& [iid, text] : arg_names_.pending) {
+    rt::DebugAnnotationName n = interned.add_debug_annotation_names();
+    n.set_iid(iid);
+    n.set_name(text);
+  }
+  names_.pending.clear();
+  categories_.pending.clear();
+  arg_names_.pending.clear();
+}
+
 uint64_t ScopedThreadWriter::EnsureCounterTrack(std::string_view name) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
   if (!counter_tracks_.insert(uuid).second)
@@ -280,6 +389,8 @@ uint64_t ScopedThreadWriter::EnsureCounterTrack(std::string_view name) {
   auto handle = writer_->NewTracePacket();
   rt::TracePacket packet(handle);
   packet.set_timestamp(NowNs());
+  packet.set_sequence_flags(static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
   rt::TrackDescriptor track = packet.set_track_descriptor();
   track.set_uuid(uuid);
   track.set_parent_uuid(process_track_uuid_);

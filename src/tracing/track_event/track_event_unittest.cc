@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,7 +33,54 @@ namespace {
 namespace pb = perfetto::protos;
 using encoding::PacketCapture;
 
-std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
+// Resolves the interned strings of |packets| (one sequence) in place, as a
+// reader does: tables reset at SEQ_INCREMENTAL_STATE_CLEARED, filled from
+// interned_data; each event gets name, categories and debug annotation names
+// back as strings. Every event must carry SEQ_NEEDS_INCREMENTAL_STATE and
+// every iid must resolve within its generation. Returns the number of
+// generations (clears).
+int ResolveInterned(std::vector<pb::TracePacket>* packets) {
+  std::map<uint64_t, std::string> names, categories, arg_names;
+  int clears = 0;
+  for (pb::TracePacket& p : *packets) {
+    if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      names.clear();
+      categories.clear();
+      arg_names.clear();
+      clears++;
+    }
+    for (const auto& c : p.interned_data().event_categories())
+      EXPECT_TRUE(categories.emplace(c.iid(), c.name()).second);
+    for (const auto& n : p.interned_data().event_names())
+      EXPECT_TRUE(names.emplace(n.iid(), n.name()).second);
+    for (const auto& n : p.interned_data().debug_annotation_names())
+      EXPECT_TRUE(arg_names.emplace(n.iid(), n.name()).second);
+    if (!p.has_track_event())
+      continue;
+    EXPECT_EQ(
+        p.sequence_flags(),
+        static_cast<uint32_t>(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+    pb::TrackEvent* e = p.mutable_track_event();
+    if (e->has_name_iid()) {
+      EXPECT_EQ(names.count(e->name_iid()), 1u) << e->name_iid();
+      e->set_name(names[e->name_iid()]);
+    }
+    for (uint64_t iid : e->category_iids()) {
+      EXPECT_EQ(categories.count(iid), 1u) << iid;
+      e->add_categories(categories[iid]);
+    }
+    e->clear_category_iids();
+    for (pb::DebugAnnotation& a : *e->mutable_debug_annotations()) {
+      if (a.has_name_iid()) {
+        EXPECT_EQ(arg_names.count(a.name_iid()), 1u) << a.name_iid();
+        a.set_name(arg_names[a.name_iid()]);
+      }
+    }
+  }
+  return clears;
+}
+
+std::vector<pb::TracePacket> ParseRaw(PacketCapture* capture) {
   uint64_t lost = 0;
   std::vector<pb::TracePacket> out;
   for (const std::string& grouped : capture->Drain(&lost)) {
@@ -42,6 +91,13 @@ std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
     out.push_back(packet);
   }
   EXPECT_EQ(lost, 0u);
+  return out;
+}
+
+// The packets of |capture|, interned strings resolved.
+std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
+  std::vector<pb::TracePacket> out = ParseRaw(capture);
+  ResolveInterned(&out);
   return out;
 }
 
@@ -136,10 +192,136 @@ TEST_F(TrackEventTest, ScopedSliceWithEveryArgumentType) {
   for (size_t i = 4; i < 6; i++) {
     EXPECT_EQ(packets[i].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
     EXPECT_EQ(packets[i].track_event().track_uuid(), track);
-    EXPECT_FALSE(packets[i].track_event().has_name());
+    EXPECT_FALSE(packets[i].track_event().has_name_iid());
   }
   for (size_t i = 3; i < 6; i++)
     EXPECT_GE(packets[i].timestamp(), packets[i - 1].timestamp());
+}
+
+// Each string goes into interned_data once per generation, with the first
+// event that uses it; later events carry the iid only. Names and categories
+// are interned by content too, so a copy of a string gets the same iid.
+TEST_F(TrackEventTest, StringsAreInternedOncePerGeneration) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  const std::string copy = "Draw";
+  {
+    ScopedThreadWriter bind(capture.writer());
+    for (int i = 0; i < 3; i++)
+      RT_TRACE_INSTANT("test.gfx", "Draw", "frame", i);
+    RT_TRACE_INSTANT("test.gfx", copy.c_str(), "frame", 9);
+    EXPECT_EQ(bind.clears(), 1u);
+  }
+  std::vector<pb::TracePacket> packets = ParseRaw(&capture);
+  ASSERT_EQ(packets.size(), 6u);
+  const pb::InternedData& first = packets[2].interned_data();
+  ASSERT_EQ(first.event_names_size(), 1);
+  EXPECT_EQ(first.event_names(0).name(), "Draw");
+  ASSERT_EQ(first.event_categories_size(), 1);
+  EXPECT_EQ(first.event_categories(0).name(), "test.gfx");
+  ASSERT_EQ(first.debug_annotation_names_size(), 1);
+  EXPECT_EQ(first.debug_annotation_names(0).name(), "frame");
+  for (size_t i = 3; i < 6; i++) {
+    EXPECT_FALSE(packets[i].has_interned_data()) << i;
+    EXPECT_EQ(packets[i].track_event().name_iid(), first.event_names(0).iid());
+    EXPECT_FALSE(packets[i].track_event().has_name());
+    EXPECT_EQ(packets[i].track_event().type(), pb::TrackEvent::TYPE_INSTANT);
+  }
+  EXPECT_EQ(ResolveInterned(&packets), 1);
+  EXPECT_EQ(packets[5].track_event().name(), "Draw");
+  EXPECT_EQ(packets[5].track_event().debug_annotations(0).name(), "frame");
+  EXPECT_EQ(packets[5].track_event().debug_annotations(0).int_value(), 9);
+}
+
+// RT_TRACE_EVENT_BEGIN/END pair on the thread track.
+TEST_F(TrackEventTest, ExplicitBeginAndEnd) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_EVENT_BEGIN("test.gfx", "Load", "bytes", 10u);
+    RT_TRACE_EVENT_END("test.gfx");
+  }
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  ASSERT_EQ(packets.size(), 4u);
+  const uint64_t track = CheckDescriptors(packets);
+  EXPECT_EQ(packets[2].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
+  EXPECT_EQ(packets[2].track_event().name(), "Load");
+  EXPECT_EQ(packets[2].track_event().debug_annotations(0).uint_value(), 10u);
+  EXPECT_EQ(packets[3].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
+  EXPECT_EQ(packets[2].track_event().track_uuid(), track);
+  EXPECT_EQ(packets[3].track_event().track_uuid(), track);
+}
+
+// With a byte period, the state is cleared again and again: every
+// generation starts with the process descriptor (CLEARED), re-emits the
+// thread and counter descriptors and the interned strings, and every event
+// resolves within its own generation.
+TEST_F(TrackEventTest, ByteClearPeriodReEmitsDescriptorsAndInternedData) {
+  SetCategoriesEnabled("test.gfx,test.io");
+  const IncrementalStateConfig saved = GetIncrementalStateConfig();
+  SetIncrementalStateConfig({/*period_ms=*/0, /*period_bytes=*/1024});
+  PacketCapture capture(4096, 64);
+  uint64_t clears = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    for (int i = 0; i < 200; i++) {
+      RT_TRACE_EVENT("test.gfx", "Step", "i", i);
+      RT_TRACE_COUNTER("test.io", "depth", i);
+    }
+    clears = bind.clears();
+  }
+  SetIncrementalStateConfig(saved);
+  std::vector<pb::TracePacket> packets = ParseRaw(&capture);
+  EXPECT_GE(clears, 5u);
+  EXPECT_EQ(ResolveInterned(&packets), static_cast<int>(clears));
+  // Per generation: one process, one thread and one counter descriptor
+  // before the events of the generation use them.
+  std::set<uint64_t> tracks;
+  int generations = 0;
+  int events = 0;
+  for (const pb::TracePacket& p : packets) {
+    if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      generations++;
+      tracks.clear();
+      EXPECT_TRUE(p.track_descriptor().has_process());
+    }
+    if (p.has_track_descriptor()) {
+      EXPECT_TRUE(tracks.insert(p.track_descriptor().uuid()).second);
+    }
+    if (p.has_track_event()) {
+      events++;
+      EXPECT_EQ(tracks.count(p.track_event().track_uuid()), 1u);
+      if (p.track_event().type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+        EXPECT_EQ(p.track_event().name(), "Step");
+      }
+    }
+  }
+  EXPECT_EQ(generations, static_cast<int>(clears));
+  EXPECT_EQ(events, 600);
+}
+
+// Once the writer loses a packet, the next event clears the incremental
+// state first: exactly one clear per event while the ring stays full.
+TEST_F(TrackEventTest, LossClearsIncrementalStateAtTheNextEvent) {
+  SetCategoriesEnabled("test.gfx");
+  const IncrementalStateConfig saved = GetIncrementalStateConfig();
+  SetIncrementalStateConfig({0, 0});  // losses only
+  PacketCapture capture(256, 4);      // nobody drains: it fills
+  {
+    ScopedThreadWriter bind(capture.writer());
+    int written = 0;
+    while (capture.writer()->stats().packets_dropped == 0 && written < 10000) {
+      RT_TRACE_INSTANT("test.gfx", "Fill", "i", written);
+      written++;
+    }
+    ASSERT_GT(capture.writer()->stats().packets_dropped, 0u);
+    EXPECT_EQ(bind.clears(), 1u);  // the binding's own
+    for (int i = 0; i < 3; i++)
+      RT_TRACE_INSTANT("test.gfx", "AfterLoss");
+    EXPECT_EQ(bind.clears(), 4u);
+  }
+  SetIncrementalStateConfig(saved);
 }
 
 TEST_F(TrackEventTest, CountersIntAndDoubleWithOneDescriptorPerTrack) {
@@ -276,6 +458,8 @@ TEST_F(TrackEventTest, ThreadsWriteTheirOwnSequencesWhileFlagsToggle) {
     int begins = 0;
     int ends = 0;
     for (size_t i = 2; i < packets.size(); i++) {
+      if (!packets[i].has_track_event())
+        continue;  // descriptors again, after a clear
       const pb::TrackEvent& e = packets[i].track_event();
       EXPECT_EQ(e.track_uuid(), thread_tracks[t]);
       if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {

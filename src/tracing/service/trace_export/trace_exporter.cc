@@ -225,6 +225,22 @@ uint32_t TraceExporter::SequenceIdFor(trace_buffer::ProducerID producer_id,
   return it == sequences_.end() ? 0 : it->second.id;
 }
 
+namespace {
+// Three varint fields: two tags of at most 2 bytes, one of 1, three values.
+constexpr size_t kMaxTrustedIdentitySize = 2 + 10 + 2 + 10 + 1 + 5;
+
+// trusted_uid, trusted_pid and trusted_packet_sequence_id, as every exported
+// packet ends.
+uint8_t* PutTrustedIdentity(uint8_t* p,
+                            int32_t uid,
+                            int32_t pid,
+                            uint32_t sequence_id) {
+  p = PutVarIntField(p, pf::kTrustedUid, Int32ToVarInt(uid));
+  p = PutVarIntField(p, pf::kTrustedPid, Int32ToVarInt(pid));
+  return PutVarIntField(p, pf::kTrustedPacketSequenceId, sequence_id);
+}
+}  // namespace
+
 TraceExporter::Sequence* TraceExporter::GetSequence(
     const PacketSequenceProperties& props) {
   const uint32_t key =
@@ -297,11 +313,8 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   const bool first = first_in_buffer && !seq->exported_any && loss == 0;
   uint8_t suffix[kMaxSuffixSize];
   uint8_t* p = suffix;
-  p = PutVarIntField(p, pf::kTrustedUid,
-                     Int32ToVarInt(props.client_identity_trusted.uid));
-  p = PutVarIntField(p, pf::kTrustedPid,
-                     Int32ToVarInt(props.client_identity_trusted.pid));
-  p = PutVarIntField(p, pf::kTrustedPacketSequenceId, seq->id);
+  p = PutTrustedIdentity(p, props.client_identity_trusted.uid,
+                         props.client_identity_trusted.pid, seq->id);
   if (loss != 0 || scan.previous_packet_dropped)
     p = PutVarIntField(p, pf::kPreviousPacketDropped, loss);
   if (first || scan.first_packet_on_sequence)
@@ -338,9 +351,11 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
 
 void TraceExporter::WriteServicePacket(const std::string& body) {
   std::string packet = body;
-  ProtoBuilder b(&packet);
-  b.AppendInt32(pf::kTrustedUid, service_uid_);
-  b.AppendInt32(pf::kTrustedPid, service_pid_);
+  uint8_t suffix[kMaxTrustedIdentitySize];
+  const uint8_t* end = PutTrustedIdentity(suffix, service_uid_, service_pid_,
+                                          kServiceSequenceId);
+  packet.append(reinterpret_cast<const char*>(suffix),
+                static_cast<size_t>(end - suffix));
   std::string framed;
   ProtoBuilder(&framed).AppendMessage(pf::kTracePacket, packet);
   writer_->Append(framed.data(), framed.size());
@@ -373,30 +388,34 @@ void TraceExporter::WriteTraceStats(
   WriteServicePacket(body);
 }
 
-void TraceExporter::WriteClockSnapshot() {
+TraceExporter::ClockReadings TraceExporter::ReadClocks() {
+  ClockReadings clocks;
+  clocks.boottime = ReadClockNs(CLOCK_BOOTTIME);
+  clocks.monotonic = ReadClockNs(CLOCK_MONOTONIC);
+  clocks.realtime = ReadClockNs(CLOCK_REALTIME);
+  return clocks;
+}
+
+void TraceExporter::WriteClockSnapshot(const ClockReadings& clocks) {
   // BuiltinClock ids: REALTIME 1, MONOTONIC 3, BOOTTIME 6.
   struct {
     uint32_t id;
-    clockid_t clock;
+    uint64_t ts;
   } const kClocks[] = {
-      {6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
+      {6, clocks.boottime}, {3, clocks.monotonic}, {1, clocks.realtime}};
   std::string snapshot;
   ProtoBuilder b(&snapshot);
-  uint64_t boottime = 0;
   for (const auto& c : kClocks) {
-    const uint64_t ts = ReadClockNs(c.clock);
-    if (c.id == 6)
-      boottime = ts;
     std::string clock;
     ProtoBuilder cb(&clock);
     cb.AppendVarInt(1, c.id);   // clock_id
-    cb.AppendVarInt(2, ts);     // timestamp
+    cb.AppendVarInt(2, c.ts);   // timestamp
     b.AppendMessage(1, clock);  // clocks
   }
   b.AppendVarInt(2, 6);  // primary_trace_clock = BOOTTIME
   std::string body;
   ProtoBuilder pb(&body);
-  pb.AppendVarInt(pf::kTimestamp, boottime);
+  pb.AppendVarInt(pf::kTimestamp, clocks.boottime);
   pb.AppendMessage(pf::kClockSnapshot, snapshot);
   WriteServicePacket(body);
 }

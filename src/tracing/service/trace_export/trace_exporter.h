@@ -22,7 +22,10 @@
 //                        buffer from TraceBufferV2::stats(), plus the
 //                        exporter's invalid_packets.
 //   WriteClockSnapshot() a TracePacket{clock_snapshot = 6} with BOOTTIME,
-//                        MONOTONIC and REALTIME read now.
+//                        MONOTONIC and REALTIME read now, or as read earlier
+//                        (ReadClocks()): the service writes one taken when
+//                        tracing started and one at the end, so readers can
+//                        map clocks over the whole trace.
 //   Finish()             flushes the file writer and returns its status.
 //
 // Trusted fields. The producer is never trusted for the fields only the
@@ -48,14 +51,13 @@
 // or trace_stats (35) would impersonate the service: it is dropped and
 // counted as invalid.
 //
-// Sequence ids. trusted_packet_sequence_id is assigned by the exporter: the
-// first {ProducerID, WriterID} it meets gets 1, the next new one 2, and so
-// on, in the order their first packet is read. The id is stable for the
-// exporter's lifetime (every ExportBuffer() call, every buffer) and never
-// reused, so a writer's packets form exactly one sequence in the file. The
-// service's own packets (config, stats, clock snapshot) carry no sequence id
-// (Perfetto puts them on a reserved sequence 1; here 1 is the first
-// producer's).
+// Sequence ids. trusted_packet_sequence_id is assigned by the exporter. The
+// service's own packets (config, stats, clock snapshots) are sequence 1
+// (kServiceSequenceId), as in Perfetto; the first {ProducerID, WriterID} the
+// exporter meets gets 2, the next new one 3, and so on, in the order their
+// first packet is read. The id is stable for the exporter's lifetime (every
+// ExportBuffer() call, every buffer) and never reused, so a writer's packets
+// form exactly one sequence in the file.
 //
 // Malformed packets. A packet the Ungrouper rejects (truncated field, bad
 // wire type, unbalanced groups...) is dropped, never written, and counted in
@@ -98,6 +100,9 @@ constexpr uint32_t kPreviousPacketDropped = 42;
 constexpr uint32_t kTrustedPid = 79;
 constexpr uint32_t kFirstPacketOnSequence = 87;
 }  // namespace packet_fields
+
+// trusted_packet_sequence_id of the service's own packets.
+constexpr uint32_t kServiceSequenceId = 1;
 
 // Number of DataLossReason bits (PRESENT .. SMB_FULL).
 constexpr size_t kNumDataLossReasons = 9;
@@ -168,7 +173,16 @@ class TraceExporter {
       const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
       const ServiceStats& service_stats);
 
-  void WriteClockSnapshot();
+  // The clocks of a ClockSnapshot, in ns.
+  struct ClockReadings {
+    uint64_t boottime = 0;
+    uint64_t monotonic = 0;
+    uint64_t realtime = 0;
+  };
+  static ClockReadings ReadClocks();
+
+  void WriteClockSnapshot() { WriteClockSnapshot(ReadClocks()); }
+  void WriteClockSnapshot(const ClockReadings& clocks);
 
   // Flushes the file writer; returns the first write error, if any.
   base::Status Finish();
@@ -202,7 +216,7 @@ class TraceExporter {
   shm_ring::Ungrouper ungrouper_;
   std::vector<shm_ring::ConstBytes> slices_;  // reused per packet
   std::unordered_map<uint32_t, Sequence> sequences_;
-  uint32_t next_sequence_id_ = 1;
+  uint32_t next_sequence_id_ = kServiceSequenceId + 1;
   ExportStats stats_;
 };
 

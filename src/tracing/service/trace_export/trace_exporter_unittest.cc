@@ -118,11 +118,11 @@ class TraceExporterTest : public ::testing::Test {
     return trace;
   }
 
-  // The producer packets (those with a sequence id) of |trace|.
+  // The producer packets (those not on the service's sequence) of |trace|.
   static std::vector<TracePacket> ProducerPackets(const Trace& trace) {
     std::vector<TracePacket> out;
     for (const TracePacket& p : trace.packet()) {
-      if (p.has_trusted_packet_sequence_id())
+      if (p.trusted_packet_sequence_id() != kServiceSequenceId)
         out.push_back(p);
     }
     return out;
@@ -155,12 +155,12 @@ TEST_F(TraceExporterTest, WritesConfigPacketsStatsAndClockSnapshot) {
   EXPECT_EQ(first.trace_config().duration_ms(), 1234u);
   EXPECT_EQ(first.trusted_uid(), 4242);
   EXPECT_EQ(first.trusted_pid(), 77);
-  EXPECT_FALSE(first.has_trusted_packet_sequence_id());
+  EXPECT_EQ(first.trusted_packet_sequence_id(), kServiceSequenceId);
 
   const uint32_t seq_a = exporter_->SequenceIdFor(1, 5);
   const uint32_t seq_b = exporter_->SequenceIdFor(2, 9);
-  EXPECT_EQ(std::min(seq_a, seq_b), 1u);
-  EXPECT_EQ(std::max(seq_a, seq_b), 2u);
+  EXPECT_EQ(std::min(seq_a, seq_b), 2u);  // 1 is the service's
+  EXPECT_EQ(std::max(seq_a, seq_b), 3u);
 
   std::vector<std::string> a_strs;
   int b_count = 0;
@@ -242,7 +242,7 @@ TEST_F(TraceExporterTest, ForgedTrustedFieldsAreOverridden) {
     const TracePacket& p = packets[i];
     EXPECT_EQ(p.trusted_uid(), -5) << i;
     EXPECT_EQ(p.trusted_pid(), 4321) << i;
-    EXPECT_EQ(p.trusted_packet_sequence_id(), 1u) << i;
+    EXPECT_EQ(p.trusted_packet_sequence_id(), 2u) << i;
     EXPECT_EQ(p.previous_packet_dropped(), 0u) << i;
     EXPECT_EQ(p.first_packet_on_sequence(), i == 0) << i;
     EXPECT_EQ(p.for_testing().seq_value(), i);
@@ -366,7 +366,7 @@ TEST_F(TraceExporterTest, PacketsSpanningChunksAreReassembled) {
   EXPECT_EQ(packets[0].for_testing().str(), std::string(300, 'g'));
   EXPECT_EQ(packets[0].for_testing().seq_value(), 7u);
   EXPECT_EQ(packets[1].timestamp(), 5u);
-  EXPECT_EQ(packets[1].trusted_packet_sequence_id(), 1u);
+  EXPECT_EQ(packets[1].trusted_packet_sequence_id(), 2u);
   EXPECT_EQ(exporter_->stats().invalid_packets, 0u);
   EXPECT_EQ(exporter_->stats().packet_bytes_exported,
             grouped.size() - 4 /* start and end group tags, 2 bytes each */ +
@@ -386,7 +386,7 @@ TEST_F(TraceExporterTest, SequenceIdsAreStableAcrossExports) {
   exporter_->ExportBuffer(tb_.get());
   EXPECT_EQ(exporter_->SequenceIdFor(1, 1), x);
   EXPECT_EQ(exporter_->SequenceIdFor(1, 2), y);
-  EXPECT_EQ(exporter_->SequenceIdFor(1, 3), 3u);
+  EXPECT_EQ(exporter_->SequenceIdFor(1, 3), 4u);
   EXPECT_EQ(exporter_->SequenceIdFor(9, 9), 0u);
 
   const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
@@ -397,7 +397,7 @@ TEST_F(TraceExporterTest, SequenceIdsAreStableAcrossExports) {
     firsts += first;
     EXPECT_EQ(first, p.for_testing().seq_value() == 0) << p.for_testing().str();
     const char w = p.for_testing().str()[0];
-    EXPECT_EQ(p.trusted_packet_sequence_id(), w == 'x' ? x : w == 'y' ? y : 3u);
+    EXPECT_EQ(p.trusted_packet_sequence_id(), w == 'x' ? x : w == 'y' ? y : 4u);
   }
   EXPECT_EQ(firsts, 3);
 }

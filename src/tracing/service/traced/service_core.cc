@@ -489,7 +489,7 @@ base::Status ServiceCore::Export(TraceBufferV2* buffer,
   trace_export::TraceExporter exporter(&file_writer);
   const std::string trace_config = MakeTraceConfig();
   exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
-  exporter.WriteClockSnapshot();
+  exporter.WriteClockSnapshot(start_clocks_);
   exporter.ExportBuffer(buffer);
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = producers_connected;

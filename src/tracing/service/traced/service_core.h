@@ -322,6 +322,9 @@ class ServiceCore {
                       ExportSummary* summary) const;
 
   const Options options_;
+  // Read when tracing started; the trace's first ClockSnapshot.
+  const trace_export::TraceExporter::ClockReadings start_clocks_ =
+      trace_export::TraceExporter::ReadClocks();
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   // Drain thread only while the loop runs.
   uint64_t packets_overwritten_ = 0;
