@@ -51,6 +51,12 @@ void PrintUsage(FILE* out, const char* argv0) {
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
           "(64)\n"
+          "  --drain-tick-us N      every ring is drained at least this "
+          "often, in\n"
+          "                         microseconds, 100..60000000 (100000)\n"
+          "  --head-grace-us N      an open chunk at a ring's head is left "
+          "to its\n"
+          "                         writer this long, 0..1000000 (1000)\n"
           "  --socket-mode MODE     octal permissions of the socket file; "
           "who may\n"
           "                         connect (0600: this user only; 0666: "
@@ -162,6 +168,16 @@ int ParseFlags(int argc,
           options->core.max_producers == 0 ||
           options->core.max_producers > 65535)
         error = "must be in [1, 65535]";
+    } else if (flag.Is("--drain-tick-us")) {
+      if (!base::ParseUint32(value, &n) || n < 100 || n > 60000000)
+        error = "must be in [100, 60000000]";
+      else
+        options->core.drain_tick_ns = uint64_t{n} * 1000;
+    } else if (flag.Is("--head-grace-us")) {
+      if (!base::ParseUint32(value, &n) || n > 1000000)
+        error = "must be in [0, 1000000]";
+      else
+        options->core.head_grace_ns = uint64_t{n} * 1000;
     } else if (flag.Is("--socket-mode")) {
       if (!ParseSocketMode(value, &options->socket_options.mode))
         error = "must be octal permission bits in [0, 0777], e.g. 0660";
