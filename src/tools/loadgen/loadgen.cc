@@ -131,9 +131,10 @@ bool SkipField(const uint8_t** p, const uint8_t* end, uint32_t wire_type) {
   }
 }
 
-constexpr uint32_t kTracePacketField = 1;  // Trace.packet
-constexpr uint32_t kTrackEventField = 11;  // TracePacket.track_event
-constexpr uint32_t kTraceStatsField = 35;  // TracePacket.trace_stats
+constexpr uint32_t kTracePacketField = 1;       // Trace.packet
+constexpr uint32_t kTrackEventField = 11;       // TracePacket.track_event
+constexpr uint32_t kTraceStatsField = 35;       // TracePacket.trace_stats
+constexpr uint32_t kTrackDescriptorField = 60;  // TracePacket.track_descriptor
 
 base::Status CountPacket(const uint8_t* p,
                          const uint8_t* end,
@@ -141,6 +142,7 @@ base::Status CountPacket(const uint8_t* p,
   const uint8_t* const begin = p;
   bool track_event = false;
   bool stats = false;
+  bool descriptor = false;
   while (p < end) {
     uint64_t tag = 0;
     if (!ReadVarint(&p, end, &tag))
@@ -149,12 +151,14 @@ base::Status CountPacket(const uint8_t* p,
     const uint64_t field = tag >> 3;
     track_event |= field == kTrackEventField && (tag & 7) == 2;
     stats |= field == kTraceStatsField && (tag & 7) == 2;
+    descriptor |= field == kTrackDescriptorField && (tag & 7) == 2;
     if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
       return base::ErrStatus("malformed packet %llu",
                              static_cast<unsigned long long>(count->packets));
   }
   ++count->packets;
   count->track_events += track_event ? 1 : 0;
+  count->track_descriptors += descriptor ? 1 : 0;
   if (stats) {
     perfetto::protos::TracePacket packet;
     if (!packet.ParseFromArray(begin, static_cast<int>(end - begin)))
@@ -285,11 +289,13 @@ base::Status CountTraceFile(const std::string& path, TraceCount* count) {
 std::string FormatTraceCount(const TraceCount& c) {
   char buf[512];
   snprintf(buf, sizeof(buf),
-           "trace_packets=%llu track_events=%llu trace_stats_packets=%llu "
+           "trace_packets=%llu track_events=%llu track_descriptors=%llu "
+           "trace_stats_packets=%llu "
            "packets_dropped_by_producers=%llu chunks_overwritten=%llu "
            "chunks_discarded=%llu bytes_overwritten=%llu\n",
            static_cast<unsigned long long>(c.packets),
            static_cast<unsigned long long>(c.track_events),
+           static_cast<unsigned long long>(c.track_descriptors),
            static_cast<unsigned long long>(c.trace_stats_packets),
            static_cast<unsigned long long>(c.packets_dropped_by_producers),
            static_cast<unsigned long long>(c.chunks_overwritten),

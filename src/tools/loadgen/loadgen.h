@@ -15,7 +15,8 @@
 // many packets the ring refused (the drop policy) or lost.
 //
 // CountTrace: reads a Perfetto trace file written by ringtraced and counts
-// its TrackEvent packets and the losses its TraceStats report. The file is
+// its TrackEvent and TrackDescriptor packets and the losses its TraceStats
+// report. The file is
 // read in one pass; packets are walked with a minimal protobuf scanner
 // (untrusted input: checked lengths, no recursion), only the TraceStats
 // packet is parsed with libprotobuf.
@@ -67,6 +68,7 @@ std::string FormatLoadResult(const LoadResult& r);
 struct TraceCount {
   uint64_t packets = 0;
   uint64_t track_events = 0;
+  uint64_t track_descriptors = 0;
   uint64_t trace_stats_packets = 0;
   // From the last TraceStats packet.
   uint64_t packets_dropped_by_producers = 0;

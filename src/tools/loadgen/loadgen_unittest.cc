@@ -40,6 +40,7 @@ TEST(LoadgenCountTraceTest, CountsTrackEventsAndTheLastTraceStats) {
   ASSERT_TRUE(CountTraceBytes(MakeTrace(), &count).ok());
   EXPECT_EQ(count.packets, 8u);
   EXPECT_EQ(count.track_events, 5u);
+  EXPECT_EQ(count.track_descriptors, 1u);
   EXPECT_EQ(count.trace_stats_packets, 2u);
   EXPECT_EQ(count.packets_dropped_by_producers, 11u);
   EXPECT_EQ(count.chunks_overwritten, 7u);
