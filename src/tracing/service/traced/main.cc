@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;  // the service could not run or write
 constexpr int kExitUsage = 2;
+constexpr int kNiceUnchanged = 100;  // outside [-20, 19]
 
 void PrintUsage(FILE* out, const char* argv0) {
   fprintf(out,
@@ -51,6 +53,16 @@ void PrintUsage(FILE* out, const char* argv0) {
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
           "(64)\n"
+          "  --drain-tick-us N      every ring is drained at least this "
+          "often, in\n"
+          "                         microseconds, 100..60000000 (100000)\n"
+          "  --head-grace-us N      an open chunk at a ring's head is left "
+          "to its\n"
+          "                         writer this long, 0..1000000 (1000)\n"
+          "  --nice N               scheduling niceness of the service's "
+          "threads,\n"
+          "                         -20..19 (unchanged); below 0 needs "
+          "CAP_SYS_NICE\n"
           "  --socket-mode MODE     octal permissions of the socket file; "
           "who may\n"
           "                         connect (0600: this user only; 0666: "
@@ -106,12 +118,26 @@ bool ParseGroup(const std::string& s, gid_t* gid) {
   return true;
 }
 
+// A niceness in [-20, 19].
+bool ParseNice(const std::string& s, int32_t* out) {
+  const bool negative = !s.empty() && s[0] == '-';
+  uint32_t magnitude = 0;
+  if (!base::ParseUint32(negative ? s.substr(1) : s, &magnitude) ||
+      magnitude > (negative ? 20u : 19u)) {
+    return false;
+  }
+  *out = negative ? -static_cast<int32_t>(magnitude)
+                  : static_cast<int32_t>(magnitude);
+  return true;
+}
+
 // Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
 // for --help.
 int ParseFlags(int argc,
                char** argv,
                TracingService::Options* options,
-               uint32_t* duration_ms) {
+               uint32_t* duration_ms,
+               int* nice_value) {
   RingLimits& limits = options->core.ring_limits;
   base::FlagReader reader(argc, argv);
   base::Flag flag;
@@ -162,6 +188,22 @@ int ParseFlags(int argc,
           options->core.max_producers == 0 ||
           options->core.max_producers > 65535)
         error = "must be in [1, 65535]";
+    } else if (flag.Is("--drain-tick-us")) {
+      if (!base::ParseUint32(value, &n) || n < 100 || n > 60000000)
+        error = "must be in [100, 60000000]";
+      else
+        options->core.drain_tick_ns = uint64_t{n} * 1000;
+    } else if (flag.Is("--head-grace-us")) {
+      if (!base::ParseUint32(value, &n) || n > 1000000)
+        error = "must be in [0, 1000000]";
+      else
+        options->core.head_grace_ns = uint64_t{n} * 1000;
+    } else if (flag.Is("--nice")) {
+      int32_t v = 0;
+      if (!ParseNice(value, &v))
+        error = "must be in [-20, 19]";
+      else
+        *nice_value = v;
     } else if (flag.Is("--socket-mode")) {
       if (!ParseSocketMode(value, &options->socket_options.mode))
         error = "must be octal permission bits in [0, 0777], e.g. 0660";
@@ -274,7 +316,9 @@ const char* WaitForEnd(int signal_fd,
 int Main(int argc, char** argv) {
   TracingService::Options options;
   uint32_t duration_ms = 0;
-  const int parsed = ParseFlags(argc, argv, &options, &duration_ms);
+  int nice_value = kNiceUnchanged;
+  const int parsed =
+      ParseFlags(argc, argv, &options, &duration_ms, &nice_value);
   if (parsed < 0) {
     PrintUsage(stdout, argv[0]);
     return kExitOk;
@@ -308,6 +352,15 @@ int Main(int argc, char** argv) {
   const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
   if (signal_fd < 0) {
     fprintf(stderr, "ringtraced: signalfd: %s\n", strerror(errno));
+    return kExitFailure;
+  }
+
+  // Before any thread exists: Linux keeps a niceness per thread, and the
+  // service's threads inherit this one's.
+  if (nice_value != kNiceUnchanged &&
+      setpriority(PRIO_PROCESS, 0, nice_value) != 0) {
+    fprintf(stderr, "ringtraced: --nice %d: %s\n", nice_value, strerror(errno));
+    close(signal_fd);
     return kExitFailure;
   }
 

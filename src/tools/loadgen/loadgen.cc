@@ -1,0 +1,308 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tools/loadgen/loadgen.h"
+
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/examples/track_event_writer.h"
+
+namespace ringtrace {
+namespace loadgen {
+
+namespace {
+
+using shm_ring::TraceWriterV2;
+
+constexpr uint32_t kMaxThreads = 1024;
+// The stop flag is polled once per this many events: one relaxed load per
+// batch keeps it off the per-event cost.
+constexpr uint32_t kEventsPerStopCheck = 64;
+
+uint64_t MonotonicNs() {
+  struct timespec ts = {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+struct ThreadResult {
+  std::string error;
+  bool ok = false;
+  uint64_t events = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  shm_ring::TraceWriterV2Stats stats;
+};
+
+void RunThread(Producer* producer,
+               const std::string& name,
+               uint32_t index,
+               const std::atomic<bool>* stop,
+               ThreadResult* result) {
+  base::Status status;
+  std::unique_ptr<TraceWriterV2> writer = producer->NewTraceWriter(&status);
+  if (!writer) {
+    result->error = status.message();
+    return;
+  }
+  const int32_t pid = static_cast<int32_t>(getpid());
+  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  const uint64_t track = examples::CounterTrackUuid(pid, tid);
+  TraceWriterV2* w = writer.get();
+  result->start_ns = MonotonicNs();
+  const uint64_t now = examples::BootTimeNs();
+  if (index == 0)
+    examples::WriteProcessTrack(w, now, pid, name, /*first_on_sequence=*/true);
+  examples::WriteThreadTrack(w, now, pid, tid,
+                             "loadgen-" + std::to_string(index),
+                             /*first_on_sequence=*/index != 0);
+  examples::WriteCounterTrack(w, now, pid, tid, "loadgen value");
+  uint64_t events = 0;
+  // The stop flag is a pure signal (no data rides on it): relaxed, paired
+  // with the relaxed store in RunLoad.
+  while (!stop->load(std::memory_order_relaxed)) {
+    for (uint32_t i = 0; i < kEventsPerStopCheck; ++i) {
+      examples::WriteCounter(w, examples::BootTimeNs(), track,
+                             static_cast<int64_t>(events & 0xffff));
+      ++events;
+    }
+  }
+  writer->Flush();
+  result->end_ns = MonotonicNs();
+  result->events = events;
+  result->stats = writer->stats();
+  result->ok = true;
+}
+
+// Minimal protobuf scanning (wire format only) for the trace file.
+bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
+  uint64_t out = 0;
+  for (uint32_t shift = 0; shift < 64; shift += 7) {
+    if (*p >= end)
+      return false;
+    const uint8_t b = *(*p)++;
+    out |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Skips one field of |wire_type| whose tag was read. Groups are not
+// expected in a Perfetto trace and fail.
+bool SkipField(const uint8_t** p, const uint8_t* end, uint32_t wire_type) {
+  uint64_t v = 0;
+  switch (wire_type) {
+    case 0:
+      return ReadVarint(p, end, &v);
+    case 1:
+      if (end - *p < 8)
+        return false;
+      *p += 8;
+      return true;
+    case 2:
+      if (!ReadVarint(p, end, &v) || v > static_cast<uint64_t>(end - *p))
+        return false;
+      *p += v;
+      return true;
+    case 5:
+      if (end - *p < 4)
+        return false;
+      *p += 4;
+      return true;
+    default:
+      return false;
+  }
+}
+
+constexpr uint32_t kTracePacketField = 1;       // Trace.packet
+constexpr uint32_t kTrackEventField = 11;       // TracePacket.track_event
+constexpr uint32_t kTraceStatsField = 35;       // TracePacket.trace_stats
+constexpr uint32_t kTrackDescriptorField = 60;  // TracePacket.track_descriptor
+
+base::Status CountPacket(const uint8_t* p,
+                         const uint8_t* end,
+                         TraceCount* count) {
+  const uint8_t* const begin = p;
+  bool track_event = false;
+  bool stats = false;
+  bool descriptor = false;
+  while (p < end) {
+    uint64_t tag = 0;
+    if (!ReadVarint(&p, end, &tag))
+      return base::ErrStatus("malformed packet %llu",
+                             static_cast<unsigned long long>(count->packets));
+    const uint64_t field = tag >> 3;
+    track_event |= field == kTrackEventField && (tag & 7) == 2;
+    stats |= field == kTraceStatsField && (tag & 7) == 2;
+    descriptor |= field == kTrackDescriptorField && (tag & 7) == 2;
+    if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
+      return base::ErrStatus("malformed packet %llu",
+                             static_cast<unsigned long long>(count->packets));
+  }
+  ++count->packets;
+  count->track_events += track_event ? 1 : 0;
+  count->track_descriptors += descriptor ? 1 : 0;
+  if (stats) {
+    perfetto::protos::TracePacket packet;
+    if (!packet.ParseFromArray(begin, static_cast<int>(end - begin)))
+      return base::ErrStatus("unparsable TraceStats packet");
+    const perfetto::protos::TraceStats& s = packet.trace_stats();
+    ++count->trace_stats_packets;
+    count->packets_dropped_by_producers =
+        s.ringtrace_packets_dropped_by_producers();
+    count->chunks_overwritten = 0;
+    count->chunks_discarded = 0;
+    count->bytes_overwritten = 0;
+    for (const auto& b : s.buffer_stats()) {
+      count->chunks_overwritten += b.chunks_overwritten();
+      count->chunks_discarded += b.chunks_discarded();
+      count->bytes_overwritten += b.bytes_overwritten();
+    }
+  }
+  return base::OkStatus();
+}
+
+}  // namespace
+
+base::Status RunLoad(const LoadConfig& config, LoadResult* result) {
+  *result = LoadResult();
+  if (config.threads == 0 || config.threads > kMaxThreads)
+    return base::ErrStatus("--threads must be in [1, %u]", kMaxThreads);
+  ProducerOptions options;
+  options.socket_path = config.socket_path;
+  options.name = config.name;
+  options.requested_ring_bytes = config.ring_kb * 1024;
+  options.requested_chunk_size = config.chunk_size;
+  options.connect_timeout_ms = config.connect_timeout_ms;
+  options.buffer_exhausted_policy = config.policy;
+  options.stall_timeout_ms = config.stall_timeout_ms;
+  base::Status status;
+  std::unique_ptr<Producer> producer = Producer::Connect(options, &status);
+  if (!producer)
+    return status;
+
+  std::atomic<bool> stop{false};
+  std::vector<ThreadResult> threads(config.threads);
+  {
+    std::vector<std::thread> workers;
+    workers.reserve(config.threads);
+    for (uint32_t i = 0; i < config.threads; ++i) {
+      workers.emplace_back(RunThread, producer.get(), std::cref(config.name), i,
+                           &stop, &threads[i]);
+    }
+    usleep(config.duration_ms * 1000u);
+    stop.store(true, std::memory_order_relaxed);  // see RunThread
+    for (std::thread& t : workers)
+      t.join();
+  }
+  uint64_t first_start = UINT64_MAX;
+  uint64_t last_end = 0;
+  for (const ThreadResult& t : threads) {
+    if (!t.ok)
+      return base::ErrStatus("a thread had no writer: %s", t.error.c_str());
+    result->events_emitted += t.events;
+    result->packets_begun += t.stats.packets_begun;
+    result->packets_committed += t.stats.packets_committed;
+    result->packets_dropped += t.stats.packets_dropped;
+    result->bytes_written += t.stats.bytes_written;
+    first_start = std::min(first_start, t.start_ns);
+    last_end = std::max(last_end, t.end_ns);
+  }
+  result->elapsed_ns = last_end > first_start ? last_end - first_start : 0;
+  result->producer = producer->stats();
+  result->connected_at_end = producer->connected();
+  return base::OkStatus();  // ~Producer: the service drains one last time
+}
+
+std::string FormatLoadResult(const LoadResult& r) {
+  char buf[1024];
+  const double secs = static_cast<double>(r.elapsed_ns) / 1e9;
+  snprintf(buf, sizeof(buf),
+           "events_emitted=%llu packets_begun=%llu packets_committed=%llu "
+           "packets_dropped=%llu bytes_written=%llu elapsed_s=%.3f "
+           "events_per_s=%.0f drain_requests_sent=%llu "
+           "drain_requests_coalesced=%llu drain_requests_dropped=%llu "
+           "connected_at_end=%d\n",
+           static_cast<unsigned long long>(r.events_emitted),
+           static_cast<unsigned long long>(r.packets_begun),
+           static_cast<unsigned long long>(r.packets_committed),
+           static_cast<unsigned long long>(r.packets_dropped),
+           static_cast<unsigned long long>(r.bytes_written), secs,
+           secs > 0 ? static_cast<double>(r.events_emitted) / secs : 0.0,
+           static_cast<unsigned long long>(r.producer.drain_requests_sent),
+           static_cast<unsigned long long>(r.producer.drain_requests_coalesced),
+           static_cast<unsigned long long>(r.producer.drain_requests_dropped),
+           r.connected_at_end ? 1 : 0);
+  return buf;
+}
+
+base::Status CountTraceBytes(const std::string& data, TraceCount* count) {
+  *count = TraceCount();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.data());
+  const uint8_t* const end = p + data.size();
+  while (p < end) {
+    uint64_t tag = 0;
+    if (!ReadVarint(&p, end, &tag))
+      return base::ErrStatus("malformed trace framing");
+    if (tag != (kTracePacketField << 3 | 2)) {
+      if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
+        return base::ErrStatus("malformed trace framing");
+      continue;
+    }
+    uint64_t len = 0;
+    if (!ReadVarint(&p, end, &len) || len > static_cast<uint64_t>(end - p))
+      return base::ErrStatus("truncated packet");
+    base::Status status = CountPacket(p, p + len, count);
+    if (!status.ok())
+      return status;
+    p += len;
+  }
+  return base::OkStatus();
+}
+
+base::Status CountTraceFile(const std::string& path, TraceCount* count) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return base::ErrStatus("cannot open %s", path.c_str());
+  std::string data((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  return CountTraceBytes(data, count);
+}
+
+std::string FormatTraceCount(const TraceCount& c) {
+  char buf[512];
+  snprintf(buf, sizeof(buf),
+           "trace_packets=%llu track_events=%llu track_descriptors=%llu "
+           "trace_stats_packets=%llu "
+           "packets_dropped_by_producers=%llu chunks_overwritten=%llu "
+           "chunks_discarded=%llu bytes_overwritten=%llu\n",
+           static_cast<unsigned long long>(c.packets),
+           static_cast<unsigned long long>(c.track_events),
+           static_cast<unsigned long long>(c.track_descriptors),
+           static_cast<unsigned long long>(c.trace_stats_packets),
+           static_cast<unsigned long long>(c.packets_dropped_by_producers),
+           static_cast<unsigned long long>(c.chunks_overwritten),
+           static_cast<unsigned long long>(c.chunks_discarded),
+           static_cast<unsigned long long>(c.bytes_overwritten));
+  return buf;
+}
+
+}  // namespace loadgen
+}  // namespace ringtrace
