@@ -56,7 +56,7 @@ bool SameFile(int a, int b) {
 
 UnixSocket::RecvResult Recv(UnixSocket* s,
                             std::string* data,
-                            ScopedFd* fd = nullptr,
+                            base::ScopedFd* fd = nullptr,
                             base::Status* status = nullptr) {
   uint8_t buf[64];
   size_t n = 0;
@@ -94,7 +94,7 @@ TEST(UnixSocketTest, PassesOneFdWithCloexec) {
   ASSERT_EQ(pipe(pipe_fds), 0);
   ASSERT_TRUE(SendStr(a.get(), "fd", pipe_fds[0]).ok());
   std::string got;
-  ScopedFd received;
+  base::ScopedFd received;
   ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
   EXPECT_EQ(got, "fd");
   ASSERT_TRUE(received.valid());
@@ -102,7 +102,7 @@ TEST(UnixSocketTest, PassesOneFdWithCloexec) {
   EXPECT_TRUE(SameFile(received.get(), pipe_fds[0]));
   EXPECT_NE(fcntl(received.get(), F_GETFD) & FD_CLOEXEC, 0);
 
-  // A message without an fd resets the caller's ScopedFd.
+  // A message without an fd resets the caller's base::ScopedFd.
   ASSERT_TRUE(SendStr(a.get(), "none").ok());
   ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
   EXPECT_FALSE(received.valid());
@@ -119,7 +119,7 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   ASSERT_EQ(pipe(pipe_fds), 0);
   const int fds_before = CountOpenFds();
 
-  // One fd, but the receiver passes no ScopedFd.
+  // One fd, but the receiver passes no base::ScopedFd.
   ASSERT_TRUE(SendStr(a.get(), "x", pipe_fds[0]).ok());
   std::string got;
   EXPECT_EQ(Recv(b.get(), &got, nullptr), UnixSocket::RecvResult::kMessage);
@@ -128,7 +128,7 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   // Three fds in one datagram (raw sendmsg): an error, all closed.
   ASSERT_TRUE(test::SendRawWithFds(a->fd(), "y", 1,
                                    {pipe_fds[0], pipe_fds[1], pipe_fds[0]}));
-  ScopedFd received;
+  base::ScopedFd received;
   base::Status status;
   EXPECT_EQ(Recv(b.get(), &got, &received, &status),
             UnixSocket::RecvResult::kTooManyFds);
@@ -242,7 +242,7 @@ TEST(UnixSocketTest, LiveListenerIsNotStolenStaleFileIsReplaced) {
 
   // A stale file: bound, then closed without unlinking (a crashed service).
   {
-    ScopedFd raw(socket(AF_UNIX, SOCK_SEQPACKET, 0));
+    base::ScopedFd raw(socket(AF_UNIX, SOCK_SEQPACKET, 0));
     sockaddr_un addr = {};
     addr.sun_family = AF_UNIX;
     strncpy(addr.sun_path, dir.sock().c_str(), sizeof(addr.sun_path) - 1);

@@ -128,7 +128,7 @@ void BM_TracingServiceHandshakeBaseline(benchmark::State& state) {
   uint8_t buf[ipc::kMaxMessageSize];
   for (auto _ : state) {
     size_t size = 0;
-    ipc::ScopedFd fd;
+    base::ScopedFd fd;
     base::Status status;
     if (!producer->Send(hello, hello_size).ok() ||
         service->Receive(buf, sizeof(buf), &size, &fd, &status) !=

@@ -57,7 +57,7 @@ bool TestClient::Hello(const ipc::HelloMsg& hello) {
   if (!socket_->WaitReadable(kTestTimeoutMs))
     return false;
   size_t got = 0;
-  ipc::ScopedFd fd;
+  base::ScopedFd fd;
   base::Status status;
   if (socket_->Receive(buf, sizeof(buf), &got, &fd, &status) !=
       ipc::UnixSocket::RecvResult::kMessage) {
