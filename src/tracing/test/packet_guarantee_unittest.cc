@@ -29,12 +29,17 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "src/base/test/subprocess.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
+
+using base::ExecutableDir;
+using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kTimeoutMs = 120000;
@@ -55,19 +60,10 @@ struct ProbeView {
 class PacketGuaranteeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_guarantee_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
+    dir_ = temp_dir_.path();
     socket_ = dir_ + "/traced.sock";
     trace_ = dir_ + "/trace.pftrace";
     bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    unlink((trace_ + ".snapshot-1").c_str());
-    unlink(trace_.c_str());
-    unlink(socket_.c_str());
-    rmdir(dir_.c_str());
   }
 
   std::vector<std::string> ServiceArgs() {
@@ -75,16 +71,8 @@ class PacketGuaranteeTest : public ::testing::Test {
   }
 
   void StartService(Subprocess* service) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket_, &status))
-        return;
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket_;
+    const std::string error = StartRingtraced(service, socket_, kTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
 
   std::vector<std::string> ProbeArgs(uint32_t packets,
@@ -191,6 +179,7 @@ class PacketGuaranteeTest : public ::testing::Test {
     return numbers;
   }
 
+  base::TempDir temp_dir_{"ringtrace_guarantee"};  // removed with its content
   std::string dir_, socket_, trace_, bin_;
 };
 

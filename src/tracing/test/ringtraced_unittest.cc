@@ -25,14 +25,19 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "ringtrace/producer.h"
+#include "src/base/test/subprocess.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
+
+using base::ExecutableDir;
+using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kProcessTimeoutMs = 120000;
@@ -60,18 +65,10 @@ void WriteFile(const std::string& path, const std::string& data) {
 class RingtracedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ringtraced_test_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
+    dir_ = temp_dir_.path();
     socket_ = dir_ + "/traced.sock";
     trace_ = dir_ + "/trace.pftrace";
     bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    // Whatever a test left: plain files, links, sockets, one subdirectory.
-    const std::string rm = "rm -rf '" + dir_ + "'";
-    EXPECT_EQ(system(rm.c_str()), 0);
   }
 
   std::vector<std::string> ServiceArgs(const std::string& socket,
@@ -85,16 +82,9 @@ class RingtracedTest : public ::testing::Test {
 
   // Starts |service| and waits until it accepts connections on |socket|.
   void StartService(Subprocess* service, const std::string& socket) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket, &status))
-        return;
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket;
+    const std::string error =
+        StartRingtraced(service, socket, kProcessTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
 
   // Runs a process to completion; returns its exit code.
@@ -145,6 +135,7 @@ class RingtracedTest : public ::testing::Test {
     return perfetto::protos::TraceStats();
   }
 
+  base::TempDir temp_dir_{"ringtraced_test"};  // removed with its content
   std::string dir_, socket_, trace_, bin_;
 };
 

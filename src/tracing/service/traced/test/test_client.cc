@@ -18,24 +18,6 @@ namespace ringtrace {
 namespace traced {
 namespace test {
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/ringtraced_test.XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  path_ = dir ? dir : "";
-}
-
-TempDir::~TempDir() {
-  for (const std::string& f : files_)
-    unlink(f.c_str());
-  if (!path_.empty())
-    rmdir(path_.c_str());
-}
-
-std::string TempDir::File(const std::string& name) {
-  files_.push_back(path_ + "/" + name);
-  return files_.back();
-}
-
 TestClient::~TestClient() {
   // The writers are gone by now (they reference region_); close the socket
   // before unmapping, as a producer process exiting would.
