@@ -26,7 +26,6 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/base/test/subprocess.h"
-#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/ringtraced_process.h"
 
@@ -34,22 +33,14 @@ namespace ringtrace {
 namespace test {
 namespace {
 
-using base::ExecutableDir;
 using base::Subprocess;
 
 // Generous: the sanitizer builds on a loaded 2-vCPU machine are slow. These
 // are deadlines against hangs, not timing assertions.
 constexpr int kProcessTimeoutMs = 120000;
 
-class EndToEndTest : public ::testing::Test {
+class EndToEndTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir_.path();
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-
   // Starts ringtraced and waits until it accepts connections.
   void StartService(Subprocess* service) {
     const std::string error =
@@ -86,9 +77,6 @@ class EndToEndTest : public ::testing::Test {
     EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
     return trace;
   }
-
-  base::TempDir temp_dir_{"ringtrace_e2e"};  // removed with its content
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // What the trace holds for one app process.

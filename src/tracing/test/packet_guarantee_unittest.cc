@@ -30,7 +30,6 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/base/test/subprocess.h"
-#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/ringtraced_process.h"
 
@@ -38,7 +37,6 @@ namespace ringtrace {
 namespace test {
 namespace {
 
-using base::ExecutableDir;
 using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
@@ -57,15 +55,8 @@ struct ProbeView {
   uint64_t first_number_with_loss = UINT64_MAX;
 };
 
-class PacketGuaranteeTest : public ::testing::Test {
+class PacketGuaranteeTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir_.path();
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-
   std::vector<std::string> ServiceArgs() {
     return {bin_ + "/ringtraced", "--socket", socket_, "--out", trace_};
   }
@@ -178,9 +169,6 @@ class PacketGuaranteeTest : public ::testing::Test {
       numbers.push_back(i);
     return numbers;
   }
-
-  base::TempDir temp_dir_{"ringtrace_guarantee"};  // removed with its content
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // An app ends 5 packets and goes idle without Flush(): the service's final

@@ -28,7 +28,6 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/base/test/subprocess.h"
-#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/ringtraced_process.h"
 
@@ -36,7 +35,6 @@ namespace ringtrace {
 namespace test {
 namespace {
 
-using base::ExecutableDir;
 using base::Subprocess;
 
 namespace rtzero = perfetto::protos::rtzero;
@@ -48,15 +46,8 @@ constexpr int kProcessTimeoutMs = 120000;
 using shm_ring::TraceWriterV2;
 using shm_ring::TraceWriterV2Stats;
 
-class EndToEndLossTest : public ::testing::Test {
+class EndToEndLossTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir_.path();
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-
   std::unique_ptr<Subprocess> StartService() {
     auto service = std::make_unique<Subprocess>(std::vector<std::string>{
         bin_ + "/ringtraced", "--socket", socket_, "--out", trace_});
@@ -94,9 +85,6 @@ class EndToEndLossTest : public ::testing::Test {
     ASSERT_TRUE(service->Wait(kProcessTimeoutMs)) << service->output();
     ASSERT_EQ(service->exit_code(), 0) << service->output();
   }
-
-  base::TempDir temp_dir_{"ringtrace_loss"};  // removed with its content
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // One test event: TracePacket.for_testing { str }.

@@ -26,7 +26,6 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "ringtrace/producer.h"
 #include "src/base/test/subprocess.h"
-#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
@@ -36,7 +35,6 @@ namespace ringtrace {
 namespace test {
 namespace {
 
-using base::ExecutableDir;
 using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
@@ -62,15 +60,8 @@ void WriteFile(const std::string& path, const std::string& data) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-class RingtracedTest : public ::testing::Test {
+class RingtracedTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir_.path();
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-
   std::vector<std::string> ServiceArgs(const std::string& socket,
                                        const std::string& out,
                                        std::vector<std::string> extra = {}) {
@@ -134,9 +125,6 @@ class RingtracedTest : public ::testing::Test {
     ADD_FAILURE() << "no TraceStats in " << path;
     return perfetto::protos::TraceStats();
   }
-
-  base::TempDir temp_dir_{"ringtraced_test"};  // removed with its content
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // A child process running as |uid| that opens |count| connections to
