@@ -83,6 +83,23 @@ SharedRingRegion::~SharedRingRegion() {
     munmap(base_, size_);
 }
 
+std::unique_ptr<SharedRingRegion> SharedRingRegion::MapShared(
+    base::ScopedFd fd,
+    size_t size,
+    const RingGeometry& geometry,
+    base::Status* status) {
+  void* mem =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (mem == MAP_FAILED) {
+    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<SharedRingRegion>(
+      new SharedRingRegion(static_cast<uint8_t*>(mem), size, geometry,
+                           std::move(fd), /*owns_mapping=*/true));
+}
+
 std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     const RingGeometry& geometry,
     base::Status* status) {
@@ -105,16 +122,7 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     SetStatus(status, base::ErrStatus("F_ADD_SEALS: %s", strerror(errno)));
     return nullptr;
   }
-  void* mem =
-      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  if (mem == MAP_FAILED) {
-    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
-    return nullptr;
-  }
-  SetStatus(status, base::OkStatus());
-  return std::unique_ptr<SharedRingRegion>(
-      new SharedRingRegion(static_cast<uint8_t*>(mem), size, geometry,
-                           std::move(fd), /*owns_mapping=*/true));
+  return MapShared(std::move(fd), size, geometry, status);
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
@@ -149,16 +157,7 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
               base::ErrStatus("ring file is not sealed against shrinking"));
     return nullptr;
   }
-  void* mem =
-      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  if (mem == MAP_FAILED) {
-    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
-    return nullptr;
-  }
-  SetStatus(status, base::OkStatus());
-  return std::unique_ptr<SharedRingRegion>(
-      new SharedRingRegion(static_cast<uint8_t*>(mem), size, geometry,
-                           std::move(fd), /*owns_mapping=*/true));
+  return MapShared(std::move(fd), size, geometry, status);
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(

@@ -71,6 +71,13 @@ class SharedRingRegion {
   int fd() const { return fd_.get(); }
 
  private:
+  // Maps |size| bytes of |fd| MAP_SHARED for |geometry| (the last step of
+  // CreateMemfd and MapFd); closes |fd| on failure.
+  static std::unique_ptr<SharedRingRegion> MapShared(
+      base::ScopedFd fd,
+      size_t size,
+      const RingGeometry& geometry,
+      base::Status* status);
   SharedRingRegion(uint8_t* base,
                    size_t size,
                    RingGeometry g,
