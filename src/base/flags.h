@@ -3,7 +3,7 @@
  */
 
 // The command-line reading shared by our binaries' main()s (ringtraced,
-// ringtrace_demo, ringtrace_example_app). It only splits argv into flags
+// ringtrace_example_app). It only splits argv into flags
 // and values; what a flag means, its checks and messages stay in each main.
 //
 // Rules:

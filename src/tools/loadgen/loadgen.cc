@@ -17,8 +17,16 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+
 #include "protos/perfetto/trace/trace_packet.pb.h"
-#include "src/examples/track_event_writer.h"
+
+// The load generator's categories live in a namespace of their own: the
+// library is linked into test binaries beside the example app's.
+#define RT_TRACK_EVENT_NAMESPACE loadgen_categories
+#include "ringtrace/track_event.h"
+
+RT_DEFINE_CATEGORIES("loadgen");
 
 namespace ringtrace {
 namespace loadgen {
@@ -59,26 +67,21 @@ void RunThread(Producer* producer,
     result->error = status.message();
     return;
   }
-  const int32_t pid = static_cast<int32_t>(getpid());
-  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
-  const uint64_t track = examples::CounterTrackUuid(pid, tid);
-  TraceWriterV2* w = writer.get();
-  result->start_ns = MonotonicNs();
-  const uint64_t now = examples::BootTimeNs();
-  if (index == 0)
-    examples::WriteProcessTrack(w, now, pid, name, /*first_on_sequence=*/true);
-  examples::WriteThreadTrack(w, now, pid, tid,
-                             "loadgen-" + std::to_string(index),
-                             /*first_on_sequence=*/index != 0);
-  examples::WriteCounterTrack(w, now, pid, tid, "loadgen value");
+  // The kernel's thread name is what the API writes into the descriptor.
+  const std::string thread_name = "loadgen-" + std::to_string(index);
+  pthread_setname_np(pthread_self(), thread_name.c_str());
   uint64_t events = 0;
-  // The stop flag is a pure signal (no data rides on it): relaxed, paired
-  // with the relaxed store in RunLoad.
-  while (!stop->load(std::memory_order_relaxed)) {
-    for (uint32_t i = 0; i < kEventsPerStopCheck; ++i) {
-      examples::WriteCounter(w, examples::BootTimeNs(), track,
-                             static_cast<int64_t>(events & 0xffff));
-      ++events;
+  result->start_ns = MonotonicNs();
+  {
+    track_event::ScopedThreadWriter bind(writer.get());
+    // The stop flag is a pure signal (no data rides on it): relaxed, paired
+    // with the relaxed store in RunLoad.
+    while (!stop->load(std::memory_order_relaxed)) {
+      for (uint32_t i = 0; i < kEventsPerStopCheck; ++i) {
+        RT_TRACE_COUNTER("loadgen", "loadgen value",
+                         static_cast<int64_t>(events & 0xffff));
+        ++events;
+      }
     }
   }
   writer->Flush();
@@ -199,6 +202,8 @@ base::Status RunLoad(const LoadConfig& config, LoadResult* result) {
     return status;
 
   std::atomic<bool> stop{false};
+  track_event::SetCategoriesEnabled("loadgen");
+  track_event::SetProcessName(config.name);
   std::vector<ThreadResult> threads(config.threads);
   {
     std::vector<std::thread> workers;

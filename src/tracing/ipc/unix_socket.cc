@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/base/time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,7 @@ bool MakeAddress(const std::string& path, sockaddr_un* addr) {
 // What connect(2) to |addr| says: 0 if something accepts connections there
 // (a live listener), else the errno (ECONNREFUSED: a stale socket file).
 int ProbeConnect(const sockaddr_un& addr) {
-  ScopedFd probe(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  base::ScopedFd probe(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!probe.valid())
     return errno;
   int rc;
@@ -114,13 +115,7 @@ constexpr size_t kMaxReceivedFds = 4;
 
 }  // namespace
 
-void ScopedFd::reset(int fd) {
-  if (fd_ >= 0)
-    close(fd_);
-  fd_ = fd;
-}
-
-UnixSocket::UnixSocket(ScopedFd fd) : fd_(std::move(fd)) {}
+UnixSocket::UnixSocket(base::ScopedFd fd) : fd_(std::move(fd)) {}
 
 UnixSocket::~UnixSocket() {
   fd_.reset();
@@ -149,7 +144,7 @@ std::unique_ptr<UnixSocket> UnixSocket::Listen(const std::string& path,
                                       static_cast<unsigned>(options.mode)));
     return nullptr;
   }
-  ScopedFd fd(
+  base::ScopedFd fd(
       socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
@@ -214,7 +209,7 @@ std::unique_ptr<UnixSocket> UnixSocket::Connect(const std::string& path,
     SetStatus(status, base::ErrStatus("bad socket path '%s'", path.c_str()));
     return nullptr;
   }
-  ScopedFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  base::ScopedFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
     return nullptr;
@@ -234,13 +229,6 @@ std::unique_ptr<UnixSocket> UnixSocket::Connect(const std::string& path,
 }
 
 namespace {
-
-uint64_t NowMs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000u +
-         static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
-}
 
 // One non-blocking connect attempt, waiting for an in-progress connect (not
 // seen on Linux for AF_UNIX, handled anyway) up to |wait_ms|. Returns 0, or
@@ -277,19 +265,20 @@ std::unique_ptr<UnixSocket> UnixSocket::ConnectWithTimeout(
     SetStatus(status, base::ErrStatus("bad socket path '%s'", path.c_str()));
     return nullptr;
   }
-  ScopedFd fd(
+  base::ScopedFd fd(
       socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("socket: %s", strerror(errno)));
     return nullptr;
   }
   const uint64_t deadline_ms =
-      NowMs() + static_cast<uint64_t>(timeout_ms < 0 ? 0 : timeout_ms);
+      base::MonotonicMs() +
+      static_cast<uint64_t>(timeout_ms < 0 ? 0 : timeout_ms);
   // Sleep between attempts on a full backlog: short at first (a listener
   // that accepts frees a slot soon), then at most 10 ms.
   int sleep_ms = 1;
   for (;;) {
-    const uint64_t now = NowMs();
+    const uint64_t now = base::MonotonicMs();
     const int left =
         now >= deadline_ms ? 0 : static_cast<int>(deadline_ms - now);
     const int error = ConnectOnce(fd.get(), addr, left);
@@ -317,8 +306,8 @@ bool UnixSocket::Pair(std::unique_ptr<UnixSocket>* a,
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
     return false;
-  a->reset(new UnixSocket(ScopedFd(fds[0])));
-  b->reset(new UnixSocket(ScopedFd(fds[1])));
+  a->reset(new UnixSocket(base::ScopedFd(fds[0])));
+  b->reset(new UnixSocket(base::ScopedFd(fds[1])));
   return true;
 }
 
@@ -328,7 +317,7 @@ std::unique_ptr<UnixSocket> UnixSocket::Accept(base::Status* status) {
         accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
       SetStatus(status, base::OkStatus());
-      return std::unique_ptr<UnixSocket>(new UnixSocket(ScopedFd(fd)));
+      return std::unique_ptr<UnixSocket>(new UnixSocket(base::ScopedFd(fd)));
     }
     if (errno == EINTR)
       continue;
@@ -390,7 +379,7 @@ base::Status UnixSocket::Send(const uint8_t* data,
 UnixSocket::RecvResult UnixSocket::Receive(uint8_t* buf,
                                            size_t cap,
                                            size_t* size,
-                                           ScopedFd* fd,
+                                           base::ScopedFd* fd,
                                            base::Status* status) {
   *size = 0;
   if (fd)
@@ -423,7 +412,7 @@ UnixSocket::RecvResult UnixSocket::Receive(uint8_t* buf,
 
   // Take ownership of every fd that came, whatever happens next: each one is
   // either handed to the caller (the first, if wanted) or closed here.
-  ScopedFd first;
+  base::ScopedFd first;
   size_t num_fds = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -465,8 +454,7 @@ bool UnixSocket::WaitReadable(int timeout_ms) {
   pollfd p;
   p.fd = fd_.get();
   p.events = POLLIN;
-  timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  const uint64_t start_ns = base::MonotonicNs();
   int remaining_ms = timeout_ms;
   for (;;) {
     p.revents = 0;
@@ -479,10 +467,8 @@ bool UnixSocket::WaitReadable(int timeout_ms) {
       return true;  // let the caller's Receive() report the error
     if (timeout_ms < 0)
       continue;  // wait forever
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const int64_t elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 +
-                               (now.tv_nsec - start.tv_nsec) / 1000000;
+    const int64_t elapsed_ms =
+        static_cast<int64_t>((base::MonotonicNs() - start_ns) / base::kNsPerMs);
     if (elapsed_ms >= timeout_ms)
       return false;
     remaining_ms = static_cast<int>(timeout_ms - elapsed_ms);

@@ -27,38 +27,11 @@
 #include <memory>
 #include <string>
 
+#include "src/base/scoped_fd.h"
 #include "src/base/status.h"
 
 namespace ringtrace {
 namespace ipc {
-
-// Owns one file descriptor (closed on destruction); -1 means none.
-class ScopedFd {
- public:
-  ScopedFd() = default;
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() { reset(); }
-  ScopedFd(ScopedFd&& other) noexcept : fd_(other.release()) {}
-  ScopedFd& operator=(ScopedFd&& other) noexcept {
-    if (this != &other)
-      reset(other.release());
-    return *this;
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
 
 struct PeerCredentials {
   pid_t pid = -1;
@@ -146,7 +119,7 @@ class UnixSocket {
   RecvResult Receive(uint8_t* buf,
                      size_t cap,
                      size_t* size,
-                     ScopedFd* fd,
+                     base::ScopedFd* fd,
                      base::Status* status);
 
   // Blocks up to |timeout_ms| for the socket to become readable. Returns
@@ -162,9 +135,9 @@ class UnixSocket {
   int fd() const { return fd_.get(); }
 
  private:
-  explicit UnixSocket(ScopedFd fd);
+  explicit UnixSocket(base::ScopedFd fd);
 
-  ScopedFd fd_;
+  base::ScopedFd fd_;
   // Listener: its socket file and that file's identity, removed on close if
   // the path still names it.
   std::string unlink_path_;

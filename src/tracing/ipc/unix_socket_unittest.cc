@@ -16,6 +16,7 @@
 
 #include <string>
 
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/test/raw_send.h"
 
 namespace ringtrace {
@@ -29,25 +30,6 @@ int CountOpenFds() {
   return n;
 }
 
-// A private directory for socket files, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ringtrace_ipc_XXXXXX";
-    const char* made = mkdtemp(tmpl);
-    EXPECT_NE(made, nullptr);
-    path_ = made ? made : "/tmp";
-  }
-  ~TempDir() {
-    unlink((path_ + "/sock").c_str());
-    rmdir(path_.c_str());
-  }
-  std::string sock() const { return path_ + "/sock"; }
-
- private:
-  std::string path_;
-};
-
 bool SameFile(int a, int b) {
   struct stat sa, sb;
   return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
@@ -56,7 +38,7 @@ bool SameFile(int a, int b) {
 
 UnixSocket::RecvResult Recv(UnixSocket* s,
                             std::string* data,
-                            ScopedFd* fd = nullptr,
+                            base::ScopedFd* fd = nullptr,
                             base::Status* status = nullptr) {
   uint8_t buf[64];
   size_t n = 0;
@@ -94,7 +76,7 @@ TEST(UnixSocketTest, PassesOneFdWithCloexec) {
   ASSERT_EQ(pipe(pipe_fds), 0);
   ASSERT_TRUE(SendStr(a.get(), "fd", pipe_fds[0]).ok());
   std::string got;
-  ScopedFd received;
+  base::ScopedFd received;
   ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
   EXPECT_EQ(got, "fd");
   ASSERT_TRUE(received.valid());
@@ -102,7 +84,7 @@ TEST(UnixSocketTest, PassesOneFdWithCloexec) {
   EXPECT_TRUE(SameFile(received.get(), pipe_fds[0]));
   EXPECT_NE(fcntl(received.get(), F_GETFD) & FD_CLOEXEC, 0);
 
-  // A message without an fd resets the caller's ScopedFd.
+  // A message without an fd resets the caller's base::ScopedFd.
   ASSERT_TRUE(SendStr(a.get(), "none").ok());
   ASSERT_EQ(Recv(b.get(), &got, &received), UnixSocket::RecvResult::kMessage);
   EXPECT_FALSE(received.valid());
@@ -119,7 +101,7 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   ASSERT_EQ(pipe(pipe_fds), 0);
   const int fds_before = CountOpenFds();
 
-  // One fd, but the receiver passes no ScopedFd.
+  // One fd, but the receiver passes no base::ScopedFd.
   ASSERT_TRUE(SendStr(a.get(), "x", pipe_fds[0]).ok());
   std::string got;
   EXPECT_EQ(Recv(b.get(), &got, nullptr), UnixSocket::RecvResult::kMessage);
@@ -128,7 +110,7 @@ TEST(UnixSocketTest, UnwantedFdsAreClosed) {
   // Three fds in one datagram (raw sendmsg): an error, all closed.
   ASSERT_TRUE(test::SendRawWithFds(a->fd(), "y", 1,
                                    {pipe_fds[0], pipe_fds[1], pipe_fds[0]}));
-  ScopedFd received;
+  base::ScopedFd received;
   base::Status status;
   EXPECT_EQ(Recv(b.get(), &got, &received, &status),
             UnixSocket::RecvResult::kTooManyFds);
@@ -195,15 +177,15 @@ TEST(UnixSocketTest, FullNonBlockingSocketSaysWouldBlock) {
 }
 
 TEST(UnixSocketTest, ListenAcceptConnectAndPeerCredentials) {
-  TempDir dir;
+  base::TempDir dir("ringtrace_ipc");
   base::Status status;
-  auto listener = UnixSocket::Listen(dir.sock(), &status);
+  auto listener = UnixSocket::Listen(dir.File("sock"), &status);
   ASSERT_NE(listener, nullptr) << status.message();
 
   EXPECT_EQ(listener->Accept(&status), nullptr);  // nothing pending
   EXPECT_TRUE(status.ok());
 
-  auto client = UnixSocket::Connect(dir.sock(), &status);
+  auto client = UnixSocket::Connect(dir.File("sock"), &status);
   ASSERT_NE(client, nullptr) << status.message();
   ASSERT_TRUE(listener->WaitReadable(5000));
   auto conn = listener->Accept(&status);
@@ -225,34 +207,34 @@ TEST(UnixSocketTest, ListenAcceptConnectAndPeerCredentials) {
 }
 
 TEST(UnixSocketTest, LiveListenerIsNotStolenStaleFileIsReplaced) {
-  TempDir dir;
+  base::TempDir dir("ringtrace_ipc");
   base::Status status;
-  auto first = UnixSocket::Listen(dir.sock(), &status);
+  auto first = UnixSocket::Listen(dir.File("sock"), &status);
   ASSERT_NE(first, nullptr) << status.message();
-  EXPECT_EQ(UnixSocket::Listen(dir.sock(), &status), nullptr);
-  EXPECT_NE(
-      status.message().find("another ringtraced is listening on " + dir.sock()),
-      std::string::npos)
+  EXPECT_EQ(UnixSocket::Listen(dir.File("sock"), &status), nullptr);
+  EXPECT_NE(status.message().find("another ringtraced is listening on " +
+                                  dir.File("sock")),
+            std::string::npos)
       << status.message();
 
   // Destroying the listener removes its socket file.
   first.reset();
   struct stat st;
-  EXPECT_NE(stat(dir.sock().c_str(), &st), 0);
+  EXPECT_NE(stat(dir.File("sock").c_str(), &st), 0);
 
   // A stale file: bound, then closed without unlinking (a crashed service).
   {
-    ScopedFd raw(socket(AF_UNIX, SOCK_SEQPACKET, 0));
+    base::ScopedFd raw(socket(AF_UNIX, SOCK_SEQPACKET, 0));
     sockaddr_un addr = {};
     addr.sun_family = AF_UNIX;
-    strncpy(addr.sun_path, dir.sock().c_str(), sizeof(addr.sun_path) - 1);
+    strncpy(addr.sun_path, dir.File("sock").c_str(), sizeof(addr.sun_path) - 1);
     ASSERT_EQ(bind(raw.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
               0);
   }
-  ASSERT_EQ(stat(dir.sock().c_str(), &st), 0);
-  auto second = UnixSocket::Listen(dir.sock(), &status);
+  ASSERT_EQ(stat(dir.File("sock").c_str(), &st), 0);
+  auto second = UnixSocket::Listen(dir.File("sock"), &status);
   ASSERT_NE(second, nullptr) << status.message();
-  auto client = UnixSocket::Connect(dir.sock(), &status);
+  auto client = UnixSocket::Connect(dir.File("sock"), &status);
   EXPECT_NE(client, nullptr) << status.message();
 }
 
@@ -281,8 +263,8 @@ void WriteFile(const std::string& path, const std::string& data) {
 // symlink or a FIFO at the path is refused with its name and kind, and left
 // exactly as it was.
 TEST(UnixSocketTest, ListenNeverReplacesWhatIsNotAStaleSocket) {
-  TempDir dir;
-  const std::string path = dir.sock();
+  base::TempDir dir("ringtrace_ipc");
+  const std::string path = dir.File("sock");
   const std::string target = path + ".target";
   base::Status status;
 
@@ -326,41 +308,41 @@ TEST(UnixSocketTest, ListenNeverReplacesWhatIsNotAStaleSocket) {
 // The listener removes its socket file on close only if the path still
 // names it.
 TEST(UnixSocketTest, ListenerRemovesOnlyItsOwnSocketFile) {
-  TempDir dir;
+  base::TempDir dir("ringtrace_ipc");
   base::Status status;
-  auto listener = UnixSocket::Listen(dir.sock(), &status);
+  auto listener = UnixSocket::Listen(dir.File("sock"), &status);
   ASSERT_NE(listener, nullptr) << status.message();
-  ASSERT_EQ(unlink(dir.sock().c_str()), 0);
-  WriteFile(dir.sock(), "someone else's");
+  ASSERT_EQ(unlink(dir.File("sock").c_str()), 0);
+  WriteFile(dir.File("sock"), "someone else's");
   listener.reset();
-  EXPECT_EQ(ReadFile(dir.sock()), "someone else's");
+  EXPECT_EQ(ReadFile(dir.File("sock")), "someone else's");
 }
 
 TEST(UnixSocketTest, ListenAppliesModeAndGroup) {
-  TempDir dir;
+  base::TempDir dir("ringtrace_ipc");
   base::Status status;
   ListenOptions options;
   options.mode = 0666;
   options.group = getegid();  // a group we are in: chown may set it
-  auto listener = UnixSocket::Listen(dir.sock(), options, &status);
+  auto listener = UnixSocket::Listen(dir.File("sock"), options, &status);
   ASSERT_NE(listener, nullptr) << status.message();
   struct stat st;
-  ASSERT_EQ(lstat(dir.sock().c_str(), &st), 0);
+  ASSERT_EQ(lstat(dir.File("sock").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0666u);
   EXPECT_EQ(st.st_gid, getegid());
   listener.reset();
 
   // The default: owner only, whatever the umask.
   const mode_t old_umask = umask(0);
-  listener = UnixSocket::Listen(dir.sock(), &status);
+  listener = UnixSocket::Listen(dir.File("sock"), &status);
   umask(old_umask);
   ASSERT_NE(listener, nullptr) << status.message();
-  ASSERT_EQ(lstat(dir.sock().c_str(), &st), 0);
+  ASSERT_EQ(lstat(dir.File("sock").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
 
   options.mode = 01777;  // not only permission bits
   listener.reset();
-  EXPECT_EQ(UnixSocket::Listen(dir.sock(), options, &status), nullptr);
+  EXPECT_EQ(UnixSocket::Listen(dir.File("sock"), options, &status), nullptr);
   EXPECT_NE(status.message().find("socket mode"), std::string::npos);
 }
 
@@ -370,8 +352,8 @@ TEST(UnixSocketTest, BadPathsAndMissingServiceAreErrors) {
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(UnixSocket::Listen(std::string(200, 'p'), &status), nullptr);
   EXPECT_NE(status.message().find("bad socket path"), std::string::npos);
-  TempDir dir;
-  EXPECT_EQ(UnixSocket::Connect(dir.sock(), &status), nullptr);
+  base::TempDir dir("ringtrace_ipc");
+  EXPECT_EQ(UnixSocket::Connect(dir.File("sock"), &status), nullptr);
   EXPECT_NE(status.message().find("connect"), std::string::npos)
       << status.message();
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "src/base/logging.h"
+#include "src/base/time.h"
 
 namespace ringtrace {
 namespace producer {
@@ -15,15 +16,8 @@ DrainRequestTransport::~DrainRequestTransport() = default;
 NotifierClock::~NotifierClock() = default;
 
 uint32_t CoarseMonotonicClock::NowMs() {
-  struct timespec ts = {};
-#if defined(CLOCK_MONOTONIC_COARSE)
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-#else
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-#endif
   // Modulo 2^32 by design (see NotifierClock).
-  return static_cast<uint32_t>(static_cast<uint64_t>(ts.tv_sec) * 1000u +
-                               static_cast<uint64_t>(ts.tv_nsec) / 1000000u);
+  return static_cast<uint32_t>(base::CoarseMonotonicMs());
 }
 
 CoarseMonotonicClock* CoarseMonotonicClock::Get() {

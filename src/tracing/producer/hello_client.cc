@@ -45,7 +45,7 @@ base::Status Handshake(ipc::UnixSocket* socket,
         options.connect_timeout_ms);
   }
   size_t size = 0;
-  ipc::ScopedFd fd;  // closed on every return below unless handed to MapFd
+  base::ScopedFd fd;  // closed on every return below unless handed to MapFd
   switch (socket->Receive(buf, sizeof(buf), &size, &fd, &status)) {
     case ipc::UnixSocket::RecvResult::kMessage:
       break;

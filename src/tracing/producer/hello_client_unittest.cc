@@ -29,9 +29,9 @@ namespace ringtrace {
 namespace producer {
 namespace {
 
+using base::ScopedFd;
 using ipc::HelloReplyMsg;
 using ipc::HelloStatus;
-using ipc::ScopedFd;
 using ipc::UnixSocket;
 using shm_ring::RingGeometry;
 

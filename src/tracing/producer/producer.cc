@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/base/logging.h"
+#include "src/base/time.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/producer/drain_notifier.h"
 #include "src/tracing/producer/hello_client.h"
@@ -32,13 +33,6 @@ namespace {
 void SetStatus(base::Status* status, base::Status s) {
   if (status)
     *status = std::move(s);
-}
-
-uint64_t NowMs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000u +
-         static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
 }
 
 // Sends one datagram on the (blocking) socket without blocking for longer
@@ -57,7 +51,7 @@ bool SendBefore(int fd,
       continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
       return false;  // the service is gone
-    const uint64_t now = NowMs();
+    const uint64_t now = base::MonotonicMs();
     if (now >= deadline_ms)
       return false;
     pollfd p = {};
@@ -149,7 +143,8 @@ void Producer::SendFinalLossReport() {
   std::vector<ipc::WriterLossEntry> entries;
   losses_->ForEachLoss(
       [&entries](const ipc::WriterLossEntry& e) { entries.push_back(e); });
-  const uint64_t deadline_ms = NowMs() + options_.disconnect_timeout_ms;
+  const uint64_t deadline_ms =
+      base::MonotonicMs() + options_.disconnect_timeout_ms;
   size_t next = 0;
   do {
     ipc::DrainRequestMsg msg;
@@ -196,7 +191,7 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
     return nullptr;
   }
   producer::ForkHandlers::Install();
-  const uint64_t deadline_ms = NowMs() + options.connect_timeout_ms;
+  const uint64_t deadline_ms = base::MonotonicMs() + options.connect_timeout_ms;
   base::Status s;
   const int connect_ms = options.connect_timeout_ms > INT32_MAX
                              ? INT32_MAX
@@ -211,7 +206,7 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
     return nullptr;
   }
   producer::HandshakeResult hello;
-  const uint64_t now_ms = NowMs();
+  const uint64_t now_ms = base::MonotonicMs();
   const uint32_t hello_ms =
       now_ms >= deadline_ms ? 0 : static_cast<uint32_t>(deadline_ms - now_ms);
   s = producer::Handshake(socket.get(), options, hello_ms, &hello);

@@ -258,7 +258,7 @@ TEST(ProducerConnectTest, ServiceGoneIsNoticedByConnectedAndWritersRefuse) {
 TEST(ProducerConnectTest, FullListenBacklogTimesOut) {
   TempDir dir;
   const std::string path = dir.File("full_backlog.sock");
-  ipc::ScopedFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  base::ScopedFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(listener.valid());
   sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
@@ -269,10 +269,10 @@ TEST(ProducerConnectTest, FullListenBacklogTimesOut) {
       0);
   ASSERT_EQ(listen(listener.get(), 0), 0);
   // Fill the backlog with non-blocking connects until one would block.
-  std::vector<ipc::ScopedFd> queued;
+  std::vector<base::ScopedFd> queued;
   bool full = false;
   for (int i = 0; i < 64 && !full; i++) {
-    ipc::ScopedFd c(
+    base::ScopedFd c(
         socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     ASSERT_TRUE(c.valid());
     if (connect(c.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=

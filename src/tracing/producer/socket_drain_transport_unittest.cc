@@ -29,7 +29,7 @@ TEST(ProducerSocketDrainTransportTest, SendsWellFormedDrainRequests) {
   for (int i = 0; i < 2; ++i) {
     uint8_t buf[ipc::kMaxMessageSize];
     size_t size = 0;
-    ipc::ScopedFd fd;
+    base::ScopedFd fd;
     base::Status status;
     ASSERT_EQ(service_end->Receive(buf, sizeof(buf), &size, &fd, &status),
               UnixSocket::RecvResult::kMessage);

@@ -36,6 +36,7 @@
 
 #include "ringtrace/producer.h"
 #include "src/base/test/benchmark_utils.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
@@ -46,7 +47,7 @@ constexpr uint32_t kPayloadField = 900;  // TracePacket.for_testing-like
 
 void BM_EndToEnd_ProducerToService(benchmark::State& state) {
   const size_t size = static_cast<size_t>(state.range(0));
-  traced::test::TempDir dir;
+  base::TempDir dir;
   traced::TracingService::Options options;
   options.socket_path = dir.File("e2e.sock");
   options.out_path = dir.File("e2e.pftrace");

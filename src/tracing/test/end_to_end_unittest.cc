@@ -25,47 +25,27 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "src/base/test/subprocess.h"
 #include "src/tracing/ipc/unix_socket.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
 
+using base::Subprocess;
+
 // Generous: the sanitizer builds on a loaded 2-vCPU machine are slow. These
 // are deadlines against hangs, not timing assertions.
 constexpr int kProcessTimeoutMs = 120000;
 
-class EndToEndTest : public ::testing::Test {
+class EndToEndTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_e2e_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    unlink((trace_ + ".snapshot-1").c_str());
-    unlink(trace_.c_str());
-    unlink(socket_.c_str());
-    rmdir(dir_.c_str());
-  }
-
   // Starts ringtraced and waits until it accepts connections.
   void StartService(Subprocess* service) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket_, &status))
-        return;  // the probe closes at once: a plain disconnect
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket_;
+    const std::string error =
+        StartRingtraced(service, socket_, kProcessTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
 
   std::vector<std::string> AppArgs(const std::string& name,
@@ -97,8 +77,6 @@ class EndToEndTest : public ::testing::Test {
     EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
     return trace;
   }
-
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // What the trace holds for one app process.

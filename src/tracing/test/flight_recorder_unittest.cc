@@ -38,7 +38,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/tracing/ipc/unix_socket.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
@@ -153,49 +153,25 @@ Resolution Resolve(const pb::Trace& trace) {
   return r;
 }
 
-class FlightRecorderTest : public ::testing::Test {
+class FlightRecorderTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_flight_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
+  void StartService(base::Subprocess* service) {
+    const std::string error =
+        StartRingtraced(service, socket_, kProcessTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
-  void TearDown() override {
-    unlink(trace_.c_str());
-    unlink(socket_.c_str());
-    rmdir(dir_.c_str());
-  }
-
-  void StartService(Subprocess* service) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket_, &status))
-        return;
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket_;
-  }
-
-  std::string dir_, socket_, trace_, bin_;
 };
 
 TEST_F(FlightRecorderTest, EverySurvivingEventResolvesAfterManyWraps) {
-  Subprocess service({bin_ + "/ringtraced", "--socket", socket_, "--out",
-                      trace_, "--buffer-kb", "1024", "--fill-policy",
-                      "ring_buffer"});
+  base::Subprocess service({bin_ + "/ringtraced", "--socket", socket_, "--out",
+                            trace_, "--buffer-kb", "1024", "--fill-policy",
+                            "ring_buffer"});
   ASSERT_NO_FATAL_FAILURE(StartService(&service));
   // About 18 MB of events against a 1 MiB buffer. The stall policy keeps
   // the producers' rings lossless, so every loss is the buffer's overwrite.
-  std::vector<std::unique_ptr<Subprocess>> apps;
+  std::vector<std::unique_ptr<base::Subprocess>> apps;
   for (const char* name : {"flight_a", "flight_b"}) {
-    apps.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
+    apps.push_back(std::make_unique<base::Subprocess>(std::vector<std::string>{
         bin_ + "/ringtrace_example_app", "--socket", socket_, "--name", name,
         "--threads", "3", "--events", "100000", "--policy", "stall",
         "--stall-timeout-ms", "30000"}));

@@ -29,12 +29,15 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "src/base/test/subprocess.h"
 #include "src/tracing/ipc/unix_socket.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
+
+using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kTimeoutMs = 120000;
@@ -52,39 +55,15 @@ struct ProbeView {
   uint64_t first_number_with_loss = UINT64_MAX;
 };
 
-class PacketGuaranteeTest : public ::testing::Test {
+class PacketGuaranteeTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_guarantee_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    unlink((trace_ + ".snapshot-1").c_str());
-    unlink(trace_.c_str());
-    unlink(socket_.c_str());
-    rmdir(dir_.c_str());
-  }
-
   std::vector<std::string> ServiceArgs() {
     return {bin_ + "/ringtraced", "--socket", socket_, "--out", trace_};
   }
 
   void StartService(Subprocess* service) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket_, &status))
-        return;
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket_;
+    const std::string error = StartRingtraced(service, socket_, kTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
 
   std::vector<std::string> ProbeArgs(uint32_t packets,
@@ -190,8 +169,6 @@ class PacketGuaranteeTest : public ::testing::Test {
       numbers.push_back(i);
     return numbers;
   }
-
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // An app ends 5 packets and goes idle without Flush(): the service's final

@@ -27,12 +27,15 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
+#include "src/base/test/subprocess.h"
 #include "src/tracing/ipc/unix_socket.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
+
+using base::Subprocess;
 
 namespace rtzero = perfetto::protos::rtzero;
 
@@ -43,39 +46,18 @@ constexpr int kProcessTimeoutMs = 120000;
 using shm_ring::TraceWriterV2;
 using shm_ring::TraceWriterV2Stats;
 
-class EndToEndLossTest : public ::testing::Test {
+class EndToEndLossTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_loss_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    unlink(trace_.c_str());
-    unlink(socket_.c_str());
-    rmdir(dir_.c_str());
-  }
-
   std::unique_ptr<Subprocess> StartService() {
     auto service = std::make_unique<Subprocess>(std::vector<std::string>{
         bin_ + "/ringtraced", "--socket", socket_, "--out", trace_});
-    std::string error;
-    EXPECT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket_, &status))
-        return service;
-      if (service->Wait(10)) {
-        ADD_FAILURE() << "ringtraced exited early:\n" << service->output();
-        return nullptr;
-      }
+    const std::string error =
+        StartRingtraced(service.get(), socket_, kProcessTimeoutMs);
+    if (!error.empty()) {
+      ADD_FAILURE() << error;
+      return nullptr;
     }
-    ADD_FAILURE() << "ringtraced never listened on " << socket_;
-    return nullptr;
+    return service;
   }
 
   ProducerOptions Options(shm_ring::BufferExhaustedPolicy policy) {
@@ -103,8 +85,6 @@ class EndToEndLossTest : public ::testing::Test {
     ASSERT_TRUE(service->Wait(kProcessTimeoutMs)) << service->output();
     ASSERT_EQ(service->exit_code(), 0) << service->output();
   }
-
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // One test event: TracePacket.for_testing { str }.

@@ -25,14 +25,17 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "ringtrace/producer.h"
+#include "src/base/test/subprocess.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
-#include "src/tracing/test/subprocess.h"
+#include "src/tracing/test/ringtraced_process.h"
 
 namespace ringtrace {
 namespace test {
 namespace {
+
+using base::Subprocess;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kProcessTimeoutMs = 120000;
@@ -57,23 +60,8 @@ void WriteFile(const std::string& path, const std::string& data) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-class RingtracedTest : public ::testing::Test {
+class RingtracedTest : public EndToEndFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ringtraced_test_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    ASSERT_NE(dir, nullptr);
-    dir_ = dir;
-    socket_ = dir_ + "/traced.sock";
-    trace_ = dir_ + "/trace.pftrace";
-    bin_ = ExecutableDir();
-  }
-  void TearDown() override {
-    // Whatever a test left: plain files, links, sockets, one subdirectory.
-    const std::string rm = "rm -rf '" + dir_ + "'";
-    EXPECT_EQ(system(rm.c_str()), 0);
-  }
-
   std::vector<std::string> ServiceArgs(const std::string& socket,
                                        const std::string& out,
                                        std::vector<std::string> extra = {}) {
@@ -85,16 +73,9 @@ class RingtracedTest : public ::testing::Test {
 
   // Starts |service| and waits until it accepts connections on |socket|.
   void StartService(Subprocess* service, const std::string& socket) {
-    std::string error;
-    ASSERT_TRUE(service->Start(&error)) << error;
-    for (int i = 0; i < kProcessTimeoutMs / 10; i++) {
-      base::Status status;
-      if (ipc::UnixSocket::Connect(socket, &status))
-        return;
-      ASSERT_FALSE(service->Wait(10)) << "ringtraced exited early:\n"
-                                      << service->output();
-    }
-    FAIL() << "ringtraced never listened on " << socket;
+    const std::string error =
+        StartRingtraced(service, socket, kProcessTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
   }
 
   // Runs a process to completion; returns its exit code.
@@ -145,8 +126,6 @@ class RingtracedTest : public ::testing::Test {
     ADD_FAILURE() << "no TraceStats in " << path;
     return perfetto::protos::TraceStats();
   }
-
-  std::string dir_, socket_, trace_, bin_;
 };
 
 // A child process running as |uid| that opens |count| connections to

@@ -22,7 +22,7 @@ namespace shm_ring {
 
 namespace {
 
-constexpr uint64_t kNsPerSec = 1000000000ull;
+using base::kNsPerSec;
 
 // Sleeps while *word == expected, at most |timeout_ns|. Spurious returns are
 // fine: the caller re-checks. Returns true if a FUTEX_WAKE ended the sleep.
@@ -61,13 +61,6 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
 
 }  // namespace
 
-uint64_t MonotonicNowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * kNsPerSec +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
 bool WaitForReadPosChange(const RingView& ring,
                           uint32_t sampled,
                           uint64_t deadline_ns,
@@ -97,7 +90,7 @@ bool WaitForReadPosChange(const RingView& ring,
       moved = true;
       break;
     }
-    const uint64_t now = MonotonicNowNs();
+    const uint64_t now = base::MonotonicNs();
     if (now >= deadline_ns)
       break;
     if (FutexWait(read_pos, sampled, deadline_ns - now) && futex_wakes)  // W4

@@ -62,12 +62,10 @@
 #include <stdint.h>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "src/base/time.h"
 
 namespace ringtrace {
 namespace shm_ring {
-
-// Monotonic clock in nanoseconds.
-uint64_t MonotonicNowNs();
 
 // Test hook: runs after the writer registered in num_writers_waiting and
 // executed its fence, before its first read_pos re-check (between W2 and W3).
@@ -75,7 +73,7 @@ uint64_t MonotonicNowNs();
 using StallHook = void (*)(void* arg);
 
 // Writer side (W1..W6). Returns true if read_pos differs from |sampled|
-// before |deadline_ns| (MonotonicNowNs() time base), false on timeout.
+// before |deadline_ns| (base::MonotonicNs() time base), false on timeout.
 // If |futex_wakes| is not null, it receives how many of the writer's
 // FUTEX_WAITs ended by a FUTEX_WAKE (rather than a timeout, a signal or a
 // changed word); tests use it to prove that a wake-up through ANOTHER mapping

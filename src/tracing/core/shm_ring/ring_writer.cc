@@ -11,7 +11,7 @@ namespace shm_ring {
 
 namespace {
 constexpr uint32_t kCarriedFlags = kFlagContinuesFromPrev | kFlagDataLoss;
-constexpr uint64_t kNsPerMs = 1000000ull;
+using base::kNsPerMs;
 }  // namespace
 
 const char* BufferExhaustedPolicyName(BufferExhaustedPolicy policy) {
@@ -211,7 +211,7 @@ bool RingWriter::AcquireChunk(uint32_t flags) {
     if (!may_stall)
       break;
     if (deadline_ns == 0) {
-      deadline_ns = MonotonicNowNs() + options_.stall_timeout_ms * kNsPerMs;
+      deadline_ns = base::MonotonicNs() + options_.stall_timeout_ms * kNsPerMs;
     }
     stats_.stalls++;
     if (!WaitForReadPosChange(ring_, sampled_rp, deadline_ns, stall_hook_,
@@ -308,7 +308,7 @@ RingWriter::PublishResult RingWriter::PublishAfterScrape(
 bool RingWriter::MayRelocatePastBound() {
   if (!MayStall())
     return false;
-  const uint64_t now = MonotonicNowNs();
+  const uint64_t now = base::MonotonicNs();
   if (relocations_this_packet_ == options_.max_relocations_per_packet + 1)
     relocation_deadline_ns_ = now + options_.stall_timeout_ms * kNsPerMs;
   if (now < relocation_deadline_ns_) {

@@ -213,8 +213,8 @@ TEST(RingWaitTest, WakeWithoutWaitersIsCheap) {
   EXPECT_FALSE(WakeStalledWriters(ring.view()));
   // A wait whose sampled value is already stale returns at once.
   ring.view().read_pos()->store(3, std::memory_order_relaxed);
-  EXPECT_TRUE(WaitForReadPosChange(ring.view(), 2, MonotonicNowNs()));
-  EXPECT_FALSE(WaitForReadPosChange(ring.view(), 3, MonotonicNowNs()));
+  EXPECT_TRUE(WaitForReadPosChange(ring.view(), 2, base::MonotonicNs()));
+  EXPECT_FALSE(WaitForReadPosChange(ring.view(), 3, base::MonotonicNs()));
   EXPECT_EQ(ring.num_writers_waiting(), 0u);
 }
 

@@ -70,19 +70,34 @@ int MakeMemfd() {
 SharedRingRegion::SharedRingRegion(uint8_t* base,
                                    size_t size,
                                    RingGeometry g,
-                                   int fd,
+                                   base::ScopedFd fd,
                                    bool owns_mapping)
     : base_(base),
       size_(size),
       geometry_(g),
-      fd_(fd),
+      fd_(std::move(fd)),
       owns_mapping_(owns_mapping) {}
 
 SharedRingRegion::~SharedRingRegion() {
   if (owns_mapping_)
     munmap(base_, size_);
-  if (fd_ >= 0)
-    close(fd_);
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::MapShared(
+    base::ScopedFd fd,
+    size_t size,
+    const RingGeometry& geometry,
+    base::Status* status) {
+  void* mem =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (mem == MAP_FAILED) {
+    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
+    return nullptr;
+  }
+  SetStatus(status, base::OkStatus());
+  return std::unique_ptr<SharedRingRegion>(
+      new SharedRingRegion(static_cast<uint8_t*>(mem), size, geometry,
+                           std::move(fd), /*owns_mapping=*/true));
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
@@ -93,55 +108,40 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
       !MappingSizeFits(geometry, &size, status)) {
     return nullptr;
   }
-  const int fd = MakeMemfd();
-  if (fd < 0) {
+  base::ScopedFd fd(MakeMemfd());
+  if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("memfd_create: %s", strerror(errno)));
     return nullptr;
   }
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
     SetStatus(status, base::ErrStatus("ftruncate: %s", strerror(errno)));
-    close(fd);
     return nullptr;
   }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
+      0) {
     SetStatus(status, base::ErrStatus("F_ADD_SEALS: %s", strerror(errno)));
-    close(fd);
     return nullptr;
   }
-  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
-    close(fd);
-    return nullptr;
-  }
-  SetStatus(status, base::OkStatus());
-  return std::unique_ptr<SharedRingRegion>(new SharedRingRegion(
-      static_cast<uint8_t*>(mem), size, geometry, fd, /*owns_mapping=*/true));
+  return MapShared(std::move(fd), size, geometry, status);
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
-    int fd,
+    int raw_fd,
     const RingGeometry& geometry,
     base::Status* status) {
-  if (fd < 0) {
+  // Closes the fd on every failure below.
+  base::ScopedFd fd(raw_fd);
+  if (!fd.valid()) {
     SetStatus(status, base::ErrStatus("no ring fd"));
     return nullptr;
   }
-  // Closes |fd| on every failure below.
-  struct FdCloser {
-    int fd;
-    ~FdCloser() {
-      if (fd >= 0)
-        close(fd);
-    }
-  } closer{fd};
   size_t size = 0;
   if (!CheckGeometry(geometry, status) ||
       !MappingSizeFits(geometry, &size, status)) {
     return nullptr;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd.get(), &st) != 0) {
     SetStatus(status, base::ErrStatus("fstat: %s", strerror(errno)));
     return nullptr;
   }
@@ -151,21 +151,13 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
                               static_cast<long long>(st.st_size), size));
     return nullptr;
   }
-  const int seals = fcntl(fd, F_GET_SEALS);
+  const int seals = fcntl(fd.get(), F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
     SetStatus(status,
               base::ErrStatus("ring file is not sealed against shrinking"));
     return nullptr;
   }
-  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    SetStatus(status, base::ErrStatus("mmap: %s", strerror(errno)));
-    return nullptr;
-  }
-  closer.fd = -1;  // the region owns it now
-  SetStatus(status, base::OkStatus());
-  return std::unique_ptr<SharedRingRegion>(new SharedRingRegion(
-      static_cast<uint8_t*>(mem), size, geometry, fd, /*owns_mapping=*/true));
+  return MapShared(std::move(fd), size, geometry, status);
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(
@@ -188,7 +180,7 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(
   SetStatus(status, base::OkStatus());
   return std::unique_ptr<SharedRingRegion>(
       new SharedRingRegion(static_cast<uint8_t*>(memory), size, geometry,
-                           /*fd=*/-1, /*owns_mapping=*/false));
+                           base::ScopedFd(), /*owns_mapping=*/false));
 }
 
 }  // namespace shm_ring

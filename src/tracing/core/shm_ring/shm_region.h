@@ -32,6 +32,7 @@
 #include <memory>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "src/base/scoped_fd.h"
 #include "src/base/status.h"
 
 namespace ringtrace {
@@ -67,19 +68,26 @@ class SharedRingRegion {
   uint8_t* base() const { return base_; }
   size_t size() const { return size_; }
   // The memfd, or -1 for a wrapped region. Owned by the region.
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
+  // Maps |size| bytes of |fd| MAP_SHARED for |geometry| (the last step of
+  // CreateMemfd and MapFd); closes |fd| on failure.
+  static std::unique_ptr<SharedRingRegion> MapShared(
+      base::ScopedFd fd,
+      size_t size,
+      const RingGeometry& geometry,
+      base::Status* status);
   SharedRingRegion(uint8_t* base,
                    size_t size,
                    RingGeometry g,
-                   int fd,
+                   base::ScopedFd fd,
                    bool owns_mapping);
 
   uint8_t* base_;
   size_t size_;
   RingGeometry geometry_;
-  int fd_;
+  base::ScopedFd fd_;
   bool owns_mapping_;
 };
 

@@ -208,7 +208,7 @@ TEST(SharedRingRegionTest, WakeThroughAnotherMappingReachesTheStalledWriter) {
     tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
     // Deadline far away: only a wake-up ends the sleep early.
     moved = WaitForReadPosChange(region->view(), /*sampled=*/0,
-                                 MonotonicNowNs() + 60ull * 1000000000ull,
+                                 base::MonotonicNs() + 60ull * 1000000000ull,
                                  nullptr, nullptr, &futex_wakes);
   });
   // The registration is visible through the reader's mapping; wait until

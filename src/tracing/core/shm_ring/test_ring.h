@@ -2,8 +2,11 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// TEST ONLY. A zero-filled ring in private memory with direct access to its
-// words, and a helper that writes one packet through a RingWriter.
+// TEST ONLY. TestRing: the ring fixture of every test and benchmark that
+// needs a ring in private memory (the shm_ring, producer and ring_drainer
+// tests): a zero-filled (hence empty, positions at 0), 64-byte aligned ring
+// with relaxed access to its words for planting states and asserting on
+// them, plus helpers that write packets through a RingWriter.
 
 #ifndef SRC_TRACING_CORE_SHM_RING_TEST_RING_H_
 #define SRC_TRACING_CORE_SHM_RING_TEST_RING_H_
@@ -25,41 +28,49 @@ namespace shm_ring {
 
 class TestRing {
  public:
-  TestRing(uint32_t chunk_size, uint32_t num_chunks)
-      : geometry_(chunk_size, num_chunks) {
-    size_ = static_cast<size_t>(geometry_.MappingSize());
-    mem_ = static_cast<uint8_t*>(aligned_alloc(64, size_));
-    memset(mem_, 0, size_);
-  }
-  ~TestRing() { free(mem_); }
+  TestRing(uint32_t chunk_size, uint32_t num_chunks);
+  ~TestRing();
   TestRing(const TestRing&) = delete;
   TestRing& operator=(const TestRing&) = delete;
 
-  RingView view() const { return RingView(mem_, geometry_); }
+  const RingView& view() const { return view_; }
+  const RingGeometry& geometry() const { return view_.geometry(); }
+  uint8_t* chunk(uint32_t index) const { return view_.chunk(index); }
+
+  // Relaxed accessors for assertions and for planting words.
   StateWord word(uint32_t index) const {
-    return view().chunk_state(index)->load(std::memory_order_relaxed);
+    return view_.chunk_state(index)->load(std::memory_order_relaxed);
   }
   void set_word(uint32_t index, StateWord w) {
-    view().chunk_state(index)->store(w, std::memory_order_relaxed);
+    view_.chunk_state(index)->store(w, std::memory_order_relaxed);
   }
   uint32_t write_pos() const {
-    return view().write_pos()->load(std::memory_order_relaxed);
+    return view_.write_pos()->load(std::memory_order_relaxed);
   }
   void set_write_pos(uint32_t p) {
-    view().write_pos()->store(p, std::memory_order_relaxed);
+    view_.write_pos()->store(p, std::memory_order_relaxed);
   }
   uint32_t read_pos() const {
-    return view().read_pos()->load(std::memory_order_relaxed);
+    return view_.read_pos()->load(std::memory_order_relaxed);
   }
   uint32_t num_writers_waiting() const {
-    return view().num_writers_waiting()->load(std::memory_order_relaxed);
+    return view_.num_writers_waiting()->load(std::memory_order_relaxed);
   }
-  uint8_t* chunk(uint32_t i) const { return view().chunk(i); }
+
+  // Makes |position| the next position to reserve and to resolve: both
+  // cursors and, consistently, every chunk's tag (chunk i gets
+  // FreeForWrap(wrap_count(q)) for the first q >= position mapping to it).
+  void SeedPositions(uint32_t position);
+
+  // Writes a format-00 chunk body: BufferID, payloads and size entries. Does
+  // not touch the state word.
+  void WriteBody(uint32_t index,
+                 BufferID target,
+                 const std::vector<std::string>& fragments);
 
  private:
-  RingGeometry geometry_;
-  size_t size_;
   uint8_t* mem_;
+  RingView view_;
 };
 
 // Writes |data| into an open packet, continuing into new chunks as needed.

@@ -2,10 +2,14 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// TEST ONLY. A faithful, single-threaded implementation of the reader flow of
-// spec section 5.3 over a RingView, used by the shm_ring tests and
-// benchmarks to play the service's part until (and besides) the real
-// ring_drainer. It follows the spec's dispatch exactly:
+// TEST ONLY. The oracle reader: a straight-line, single-threaded
+// transcription of the reader flow of spec section 5.3 over a RingView. The
+// tests and benchmarks below ring_drainer in the dependency order (shm_ring,
+// encoding, producer, examples) use it to play the service's part; the
+// differential test ring_drainer/ring_reader_oracle_unittest.cc feeds random
+// ring states and races to it and to the service's RingReader and requires
+// identical results, so what those tests prove holds for the real reader.
+// It follows the spec's dispatch exactly:
 //
 //   read_pos == write_pos        -> NoData
 //   acquire-load the state word, then dispatch on that one snapshot:

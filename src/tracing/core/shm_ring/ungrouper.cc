@@ -343,6 +343,43 @@ void Emit(const Ungrouper::Edit* edits,
   RT_CHECK(static_cast<uint64_t>(w - dst) == out_size);
 }
 
+// Skips the value of a non-group field of wire type |wire| (the measuring
+// pass's step for everything but groups). kBadWireType for 6 and 7.
+template <typename Reader>
+inline UngroupError SkipScalarField(Reader* r, uint32_t wire) {
+  switch (wire) {
+    case kWireVarint:
+      return r->SkipVarint();
+    case kWireFixed64:
+      return r->Skip(8);
+    case kWireFixed32:
+      return r->Skip(4);
+    case kWireLengthDelimited: {
+      uint64_t value;
+      uint32_t len;
+      const UngroupError e = r->ReadVarint(kMaxVarintLen, &value, &len);
+      return RT_LIKELY(e == UngroupError::kNone) ? r->Skip(value) : e;
+    }
+    default:  // 6 and 7.
+      return UngroupError::kBadWireType;
+  }
+}
+
+// (converted group size) - (raw group size) of a group of |field| whose
+// converted content is |content| bytes, given the raw start and end tag
+// lengths and the children's accumulated |child_delta|. All terms are
+// bounded by the input size, so int64 arithmetic cannot overflow.
+inline int64_t GroupDelta(uint32_t field,
+                          uint64_t content,
+                          int64_t child_delta,
+                          uint32_t start_tag_len,
+                          uint32_t end_tag_len) {
+  const uint64_t new_tag =
+      (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited;
+  return static_cast<int64_t>(VarIntSize(new_tag) + VarIntSize(content)) +
+         child_delta - static_cast<int64_t>(start_tag_len + end_tag_len);
+}
+
 }  // namespace
 
 const char* UngroupErrorName(UngroupError e) {
@@ -371,6 +408,23 @@ const char* UngroupErrorName(UngroupError e) {
 
 Ungrouper::Ungrouper() = default;
 Ungrouper::~Ungrouper() = default;
+
+void Ungrouper::AppendEdit(Edit** edits,
+                           size_t* num_edits,
+                           size_t* capacity,
+                           uint64_t offset,
+                           uint32_t field,
+                           uint32_t skip) {
+  if (RT_UNLIKELY(*num_edits == *capacity)) {
+    *edits = GrowEdits(*num_edits);
+    *capacity = edits_capacity_;
+  }
+  Edit& edit = (*edits)[(*num_edits)++];
+  edit.offset = offset;
+  edit.content_size = 0;
+  edit.field = field;
+  edit.skip = skip;
+}
 
 // The measuring pass. On success returns kNone with *out_size the size of the
 // converted packet and edits_ filled in input order (empty: no group). On
@@ -409,36 +463,13 @@ UngroupError Ungrouper::Measure(Reader* r,
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     if (RT_UNLIKELY(field == 0))
       return UngroupError::kFieldZero;
-    uint64_t value;
-    uint32_t len;
     switch (static_cast<uint32_t>(tag) & 7) {
-      case kWireVarint:
-        e = r->SkipVarint();
-        break;
-      case kWireFixed64:
-        e = r->Skip(8);
-        break;
-      case kWireFixed32:
-        e = r->Skip(4);
-        break;
-      case kWireLengthDelimited:
-        e = r->ReadVarint(kMaxVarintLen, &value, &len);
-        if (RT_LIKELY(e == UngroupError::kNone))
-          e = r->Skip(value);
-        break;
       case kWireStartGroup:
         if (RT_UNLIKELY(depth == kMaxGroupDepth))
           return UngroupError::kTooDeep;
-        if (RT_UNLIKELY(num_edits == capacity)) {
-          edits = GrowEdits(num_edits);
-          capacity = edits_capacity_;
-        }
         stack[depth++] = Frame{r->offset(), 0, num_edits, field, tag_len};
-        edits[num_edits].offset = tag_off;
-        edits[num_edits].content_size = 0;  // Set at the end tag.
-        edits[num_edits].field = field;
-        edits[num_edits].skip = tag_len;
-        num_edits++;
+        // content_size is set at the end tag.
+        AppendEdit(&edits, &num_edits, &capacity, tag_off, field, tag_len);
         break;
       case kWireEndGroup: {
         if (RT_UNLIKELY(depth == 0))
@@ -450,22 +481,10 @@ UngroupError Ungrouper::Measure(Reader* r,
         // Non-negative: the children's converted sizes are >= 0.
         const uint64_t content = raw_content + static_cast<uint64_t>(f.delta);
         edits[f.edit_index].content_size = content;
-        if (RT_UNLIKELY(num_edits == capacity)) {
-          edits = GrowEdits(num_edits);
-          capacity = edits_capacity_;
-        }
-        edits[num_edits].offset = tag_off;
-        edits[num_edits].content_size = 0;
-        edits[num_edits].field = 0;  // An end edit: drop the tag.
-        edits[num_edits].skip = tag_len;
-        num_edits++;
-        const uint64_t new_tag =
-            (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited;
-        // (converted group size) - (raw group size). All terms are bounded
-        // by the input size, so int64 arithmetic cannot overflow.
+        // field 0: an end edit, the tag is dropped.
+        AppendEdit(&edits, &num_edits, &capacity, tag_off, 0, tag_len);
         const int64_t group_delta =
-            static_cast<int64_t>(VarIntSize(new_tag) + VarIntSize(content)) +
-            f.delta - static_cast<int64_t>(f.start_tag_len + tag_len);
+            GroupDelta(field, content, f.delta, f.start_tag_len, tag_len);
         depth--;
         if (depth > 0)
           stack[depth - 1].delta += group_delta;
@@ -473,11 +492,12 @@ UngroupError Ungrouper::Measure(Reader* r,
           top_delta += group_delta;
         break;
       }
-      default:  // 6 and 7.
-        return UngroupError::kBadWireType;
+      default:
+        e = SkipScalarField(r, static_cast<uint32_t>(tag) & 7);
+        if (RT_UNLIKELY(e != UngroupError::kNone))
+          return e;
+        break;
     }
-    if (RT_UNLIKELY(e != UngroupError::kNone))
-      return e;
   }
   if (depth > 0) {
     *err_off = edits[stack[depth - 1].edit_index].offset;

@@ -157,6 +157,15 @@ class Ungrouper {
  private:
   template <typename Reader>
   UngroupError Measure(Reader* reader, uint64_t* out_size, uint64_t* err_off);
+  // Appends the edit {offset, content_size 0, field, skip} to the measuring
+  // pass's local copy of the edit array (|*edits|, |*num_edits| used of
+  // |*capacity|), growing it when full.
+  inline void AppendEdit(Edit** edits,
+                         size_t* num_edits,
+                         size_t* capacity,
+                         uint64_t offset,
+                         uint32_t field,
+                         uint32_t skip);
   Edit* GrowEdits(size_t used);
   uint8_t* ReserveOutput(uint64_t size);
   base::Status Fail(UngroupError e, uint64_t offset);

@@ -22,28 +22,6 @@ namespace {
 constexpr int kPollMs = 5;
 }  // namespace
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/ringtrace_producer_XXXXXX";
-  const char* made = mkdtemp(tmpl);
-  RT_CHECK(made != nullptr);
-  path_ = made;
-}
-
-TempDir::~TempDir() {
-  if (DIR* dir = opendir(path_.c_str())) {
-    std::vector<std::string> names;
-    while (dirent* e = readdir(dir)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..")
-        names.push_back(name);
-    }
-    closedir(dir);
-    for (const std::string& name : names)
-      unlink(File(name).c_str());
-  }
-  rmdir(path_.c_str());
-}
-
 int CountOpenFds() {
   int n = 0;
   if (DIR* dir = opendir("/proc/self/fd")) {

@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"
@@ -40,17 +41,8 @@
 namespace ringtrace {
 namespace producer {
 
-// A fresh directory (mkdtemp) for socket files, removed with its content.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// The tests of this directory (and the example app's) name it unqualified.
+using base::TempDir;
 
 class FakeService {
  public:

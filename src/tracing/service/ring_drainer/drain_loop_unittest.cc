@@ -55,7 +55,7 @@ bool Eventually(DrainLoop* loop,
   return false;
 }
 
-RingConfig Config(const test::FakeRing& ring, TraceBufferV2Sink* sink) {
+RingConfig Config(const shm_ring::TestRing& ring, TraceBufferV2Sink* sink) {
   RingConfig c;
   c.view = ring.view();
   c.producer_id = 5;
@@ -64,7 +64,7 @@ RingConfig Config(const test::FakeRing& ring, TraceBufferV2Sink* sink) {
 }
 
 TEST(DrainLoopTest, NotificationsDriveTheDrain) {
-  test::FakeRing ring(256, 4);
+  shm_ring::TestRing ring(256, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
   TraceBufferV2Sink sink(tb.get());
@@ -109,7 +109,7 @@ TEST(DrainLoopTest, NotificationsDriveTheDrain) {
 }
 
 TEST(DrainLoopTest, TickDrainsWithoutNotifications) {
-  test::FakeRing ring(256, 8);
+  shm_ring::TestRing ring(256, 8);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
   TraceBufferV2Sink sink(tb.get());
@@ -135,7 +135,7 @@ TEST(DrainLoopTest, TickDrainsWithoutNotifications) {
 }
 
 TEST(DrainLoopTest, DeferredHeadIsRevisitedAfterTheGrace) {
-  test::FakeRing ring(256, 8);
+  shm_ring::TestRing ring(256, 8);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
   TraceBufferV2Sink sink(tb.get());
@@ -159,7 +159,7 @@ TEST(DrainLoopTest, DeferredHeadIsRevisitedAfterTheGrace) {
 }
 
 TEST(DrainLoopTest, RemovedRingNotificationsAreIgnored) {
-  test::FakeRing ring(256, 4);
+  shm_ring::TestRing ring(256, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
   TraceBufferV2Sink sink(tb.get());

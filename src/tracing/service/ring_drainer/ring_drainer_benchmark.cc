@@ -60,7 +60,7 @@ uint32_t NextRand(uint32_t* s) {
 
 // Fills every chunk of |ring| with 50-500 byte fragments (Complete words are
 // stored by Arm()). Returns the fragment sizes of each chunk.
-std::vector<std::vector<uint32_t>> FillChunks(test::FakeRing* ring) {
+std::vector<std::vector<uint32_t>> FillChunks(shm_ring::TestRing* ring) {
   const shm_ring::RingGeometry& g = ring->geometry();
   std::vector<std::vector<uint32_t>> sizes(g.num_chunks);
   uint32_t rng = 0x1234'5678u;
@@ -83,13 +83,13 @@ std::vector<std::vector<uint32_t>> FillChunks(test::FakeRing* ring) {
 
 // Makes the next num_chunks positions Complete chunks again (the payload
 // bytes stay in place), as if a writer had refilled the ring.
-void Arm(test::FakeRing* ring,
+void Arm(shm_ring::TestRing* ring,
          const std::vector<std::vector<uint32_t>>& sizes) {
   const shm_ring::RingGeometry& g = ring->geometry();
   for (uint32_t i = 0; i < g.num_chunks; ++i) {
-    ring->set_state(i, shm_ring::MakeDataWord(
-                           ChunkState::kComplete, shm_ring::kFormatTargetBuffer,
-                           0, static_cast<uint32_t>(sizes[i].size()), 1));
+    ring->set_word(i, shm_ring::MakeDataWord(
+                          ChunkState::kComplete, shm_ring::kFormatTargetBuffer,
+                          0, static_cast<uint32_t>(sizes[i].size()), 1));
   }
   ring->set_write_pos(ring->write_pos() + g.num_chunks);
 }
@@ -106,7 +106,7 @@ uint32_t NumChunksForBench() {
 void BM_Drain_FullChunks(benchmark::State& state) {
   const bool overwrite_unread = state.range(0) == 1;
   const uint32_t num_chunks = NumChunksForBench();
-  test::FakeRing ring(kChunkSize, num_chunks);
+  shm_ring::TestRing ring(kChunkSize, num_chunks);
   const auto sizes = FillChunks(&ring);
   auto tb = TraceBufferV2::Create(kTraceBufferSize,
                                   TraceBufferV2::OverwritePolicy::kOverwrite);
@@ -151,7 +151,7 @@ BENCHMARK(BM_Drain_FullChunks)->Arg(0)->Arg(1);
 
 void BM_Drain_FullChunks_Memcpy(benchmark::State& state) {
   const uint32_t num_chunks = NumChunksForBench();
-  test::FakeRing ring(kChunkSize, num_chunks);
+  shm_ring::TestRing ring(kChunkSize, num_chunks);
   const auto sizes = FillChunks(&ring);
   std::unique_ptr<uint8_t[]> dst(new uint8_t[kTraceBufferSize]);
   memset(dst.get(), 0, kTraceBufferSize);
@@ -210,7 +210,7 @@ class FlatSink : public ChunkSink {
 
 void BM_Drain_FullChunks_FlatSink(benchmark::State& state) {
   const uint32_t num_chunks = NumChunksForBench();
-  test::FakeRing ring(kChunkSize, num_chunks);
+  shm_ring::TestRing ring(kChunkSize, num_chunks);
   const auto sizes = FillChunks(&ring);
   FlatSink sink;
   RingDrainerOptions opts;
@@ -309,7 +309,7 @@ struct EndToEnd {
     return o;
   }
 
-  test::FakeRing ring;
+  shm_ring::TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
   TraceBufferV2Sink sink;
   RingDrainer drainer;

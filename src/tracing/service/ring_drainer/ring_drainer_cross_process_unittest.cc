@@ -18,12 +18,12 @@
 //
 // Deterministic and safe for CI:
 //  - the parent is single-threaded when it forks: nothing here creates a
-//    thread, and ChildProcess::Start() refuses to fork a process with other
+//    thread, and Subprocess::Fork() refuses to fork a process with other
 //    threads (TSan's own background thread aside; TSan supports fork() and
 //    sees only the parent);
 //  - the child runs no gtest code: it _exit()s with a status code, dies
 //    with its parent (PR_SET_PDEATHSIG), and each of its waits is bounded;
-//  - each wait of the parent is bounded, and ChildProcess kills (SIGKILL)
+//  - each wait of the parent is bounded, and Subprocess kills (SIGKILL)
 //    and reaps the child on every path, a failed ASSERT included;
 //  - asserted outcomes are forced by step sequencing through the shared
 //    page and the ring's words (drain only while the child sleeps in
@@ -54,6 +54,7 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/logging.h"
+#include "src/base/test/subprocess.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
@@ -69,15 +70,15 @@ namespace ringtrace {
 namespace ring_drainer {
 namespace {
 
+using base::MonotonicNs;
+using base::Subprocess;
 using shm_ring::BufferExhaustedPolicy;
 using shm_ring::ChunkState;
 using shm_ring::MakeDataWord;
-using shm_ring::MonotonicNowNs;
 using shm_ring::RingGeometry;
 using shm_ring::RingView;
 using shm_ring::StateWord;
 using shm_ring::TraceWriterV2;
-using test::ChildProcess;
 using test::kChildOk;
 using test::ProcessState;
 using test::SharedObject;
@@ -108,7 +109,8 @@ constexpr uint32_t kPayloadSingleString = 4;
 constexpr uint32_t kPayloadSingleInt = 5;
 constexpr uint32_t kPayloadRepeatedInts = 6;
 
-// Exit codes of the child (besides test::kChildOk / kChildOrphaned).
+// Exit codes of the child (besides test::kChildOk and
+// Subprocess::kOrphanedExitCode).
 constexpr int kChildParentTimeout = 71;  // the parent never did its part
 
 // ---------------------------------------------------------------------------
@@ -364,16 +366,18 @@ class Service {
 
   static constexpr uint32_t kAlwaysLockStep = UINT32_MAX;
 
-  // The child is registered in num_writers_waiting and asleep: it sleeps in
-  // FUTEX_WAIT (see ChildProcess::IsAsleep()).
-  bool SleepsOnTheFutex(const ChildProcess& child) const {
+  // The child is registered in num_writers_waiting and asleep in the kernel
+  // (state 'S'). The child is single-threaded, and while it is registered
+  // its only blocking call is FUTEX_WAIT (ring_wait.h, W4): registered and
+  // asleep means asleep on the futex.
+  bool SleepsOnTheFutex(const Subprocess& child) const {
     // relaxed: only a hint, confirmed by the process state; the drainer's
     // wake-up runs the real protocol (fence, then its own load).
     return view_.num_writers_waiting()->load(std::memory_order_relaxed) != 0 &&
-           child.IsAsleep();
+           ProcessState(child.pid()) == 'S';
   }
   // ... and there is nothing left to drain: it should have been woken.
-  bool SleepsOnDrainedRing(const ChildProcess& child) const {
+  bool SleepsOnDrainedRing(const Subprocess& child) const {
     // relaxed: a diagnostic only.
     return SleepsOnTheFutex(child) &&
            view_.read_pos()->load(std::memory_order_relaxed) ==
@@ -392,13 +396,13 @@ class Service {
   // position is Complete or a hole, and the writer sleeps until the
   // FUTEX_WAKE that ends the pass. It never scrapes. After that, drains as
   // fast as it can.
-  bool DrainWhileRunning(ChildProcess* child,
+  bool DrainWhileRunning(Subprocess* child,
                          const SharedResults* results,
                          uint32_t lock_step_packets = 0,
                          uint64_t* sleeping_wakes = nullptr) {
-    const uint64_t deadline = MonotonicNowNs() + kDeadlineNs;
+    const uint64_t deadline = MonotonicNs() + kDeadlineNs;
     while (!child->Ended()) {
-      if (MonotonicNowNs() > deadline) {
+      if (MonotonicNs() > deadline) {
         if (SleepsOnDrainedRing(*child)) {
           RT_ELOG(
               "the child sleeps in FUTEX_WAIT on a drained ring: the "
@@ -454,10 +458,10 @@ std::unique_ptr<shm_ring::SharedRingRegion> CreateProducerRing() {
 // process's release store of the word (PublishState(), parent_draining).
 bool WaitFor(const std::atomic<uint32_t>& word,
              uint32_t value,
-             ChildProcess* child = nullptr) {
-  const uint64_t deadline = MonotonicNowNs() + kDeadlineNs;
+             Subprocess* child = nullptr) {
+  const uint64_t deadline = MonotonicNs() + kDeadlineNs;
   while (word.load(std::memory_order_acquire) != value) {
-    if ((child && child->Ended()) || MonotonicNowNs() > deadline)
+    if ((child && child->Ended()) || MonotonicNs() > deadline)
       return false;
     usleep(50);
   }
@@ -535,8 +539,8 @@ TEST(RingDrainerCrossProcessTest, StallIsLosslessAndWokenAcrossProcesses) {
   Service service(region->fd(), region->view().geometry(), options);
   SharedObject<SharedResults> results;
 
-  ChildProcess child;
-  ASSERT_TRUE(child.Start(
+  Subprocess child;
+  ASSERT_TRUE(child.Fork(
       [&] { return StallingProducer(region->view(), results.get()); }));
   // First half in lock step: the parent drains only while the child sleeps
   // in FUTEX_WAIT on the full ring, so each of those stalls can end only by
@@ -641,8 +645,8 @@ int ProducerKilledMidPacket(const RingView& ring, SharedResults* results) {
   PublishState(results, kHolding);
   // Wait for SIGKILL, bounded: a parent that never kills us must not leave
   // us behind.
-  const uint64_t deadline = MonotonicNowNs() + kDeadlineNs;
-  while (MonotonicNowNs() < deadline)
+  const uint64_t deadline = MonotonicNs() + kDeadlineNs;
+  while (MonotonicNs() < deadline)
     usleep(1000);
   return kChildParentTimeout;
 }
@@ -673,8 +677,8 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
   const RingView& view = service.view();
   SharedObject<SharedResults> results;
 
-  ChildProcess child;
-  ASSERT_TRUE(child.Start(
+  Subprocess child;
+  ASSERT_TRUE(child.Fork(
       [&] { return ProducerKilledMidPacket(region->view(), results.get()); }));
   ASSERT_TRUE(WaitFor(results->state, kHolding, &child))
       << "the child producer never got its packets open";
@@ -722,8 +726,8 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
   // parent drains in lock step with it (only while it sleeps on the full
   // ring), so no scrape of its open chunks can blur the count.
   SharedObject<SharedResults> survivor_results;
-  ChildProcess survivor;
-  ASSERT_TRUE(survivor.Start([&] {
+  Subprocess survivor;
+  ASSERT_TRUE(survivor.Fork([&] {
     return SurvivingProducer(region->view(), survivor_results.get());
   }));
   uint64_t sleeping_wakes = 0;
@@ -829,8 +833,8 @@ TEST(RingDrainerCrossProcessTest, DropPolicyAccountsForEveryPacket) {
   Service service(region->fd(), region->view().geometry(), {});  // eager
   SharedObject<SharedResults> results;
 
-  ChildProcess child;
-  ASSERT_TRUE(child.Start(
+  Subprocess child;
+  ASSERT_TRUE(child.Fork(
       [&] { return DroppingProducer(region->view(), results.get()); }));
   ASSERT_TRUE(WaitFor(results->state, kPhaseOneDone, &child))
       << "the child producer never finished its first batch";

@@ -124,7 +124,7 @@ void BM_Ring_MultiWriter(benchmark::State& state) {
   const uint32_t num_writers = static_cast<uint32_t>(state.range(0));
   const size_t size = static_cast<size_t>(state.range(1));
   const uint64_t per_writer = PacketsPerWriter(size);
-  test::FakeRing ring(kChunkSize, kNumChunks);
+  shm_ring::TestRing ring(kChunkSize, kNumChunks);
   CountingSink sink;
   // The service's default head grace (1 ms): open chunks at the head are
   // left to their writers for a while instead of being scraped at once.

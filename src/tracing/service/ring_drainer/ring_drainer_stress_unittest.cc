@@ -57,7 +57,7 @@ void RunStress(const StressParams& p) {
   SCOPED_TRACE(p.name);
   test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 16 << 20,
                          /*producer_id=*/9, kBufferId, p.head_grace_ns});
-  test::FakeRing& ring = env.ring;
+  shm_ring::TestRing& ring = env.ring;
   std::unique_ptr<TraceBufferV2>& tb = env.tb;
   RingDrainer& drainer = env.drainer;
   const RingId id = env.id;

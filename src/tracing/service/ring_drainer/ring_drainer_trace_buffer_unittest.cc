@@ -23,7 +23,7 @@ namespace ring_drainer {
 namespace {
 
 using shm_ring::RingWriter;
-using test::FakeRing;
+using shm_ring::TestRing;
 using test::MakeTestPacket;
 using test::ReadAllPackets;
 using test::ReadBackPacket;
@@ -53,7 +53,7 @@ struct Harness {
     return o;
   }
 
-  FakeRing ring;
+  TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
   TraceBufferV2Sink sink;
   RingDrainer drainer;
@@ -177,7 +177,7 @@ TEST(RingDrainerTraceBufferTest, WriterLossIsReportedOnTheNextPacket) {
 }
 
 TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
-  FakeRing ring_a(512, 4), ring_b(512, 4);
+  TestRing ring_a(512, 4), ring_b(512, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
   TraceBufferV2Sink sink(tb.get());

@@ -109,7 +109,7 @@ void RunPipeline(const Params& p) {
   constexpr uint32_t kPackets = 200;
   test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 8 << 20,
                          /*producer_id=*/77, kBufferId, p.head_grace_ns});
-  test::FakeRing& ring = env.ring;
+  shm_ring::TestRing& ring = env.ring;
   std::unique_ptr<TraceBufferV2>& tb = env.tb;
   RingDrainer& drainer = env.drainer;
   const RingId id = env.id;
@@ -244,7 +244,7 @@ TEST(RingDrainerTraceWriterTest,
   test::DrainedRing env({/*chunk_size=*/256, /*num_chunks=*/2,
                          /*start_position=*/0, 1 << 20, /*producer_id=*/1,
                          kBufferId, /*head_grace_ns=*/0});
-  test::FakeRing& ring = env.ring;
+  shm_ring::TestRing& ring = env.ring;
   RingDrainer& drainer = env.drainer;
   const RingId id = env.id;
   TraceWriterV2::Options o;

@@ -25,7 +25,7 @@ namespace {
 using shm_ring::ChunkState;
 using shm_ring::MakeDataWord;
 using shm_ring::MakeFreeForWrap;
-using test::FakeRing;
+using shm_ring::TestRing;
 using test::FakeWriter;
 using test::RecordedChunk;
 using test::RecordingSink;
@@ -39,7 +39,7 @@ void WriteChunk(FakeWriter* w, const Frags& frags, uint32_t abi_flags = 0) {
   ASSERT_TRUE(w->Publish(true));
 }
 
-RingConfig MakeConfig(const FakeRing& ring,
+RingConfig MakeConfig(const TestRing& ring,
                       ProducerID producer,
                       std::vector<TargetBuffer> buffers) {
   RingConfig c;
@@ -73,7 +73,7 @@ TEST(RingDrainerTest, FlagMapping) {
 }
 
 TEST(RingDrainerTest, RoutesByBufferIdWithContiguousChunkIdsPerWriter) {
-  FakeRing ring(512, 8);
+  TestRing ring(512, 8);
   RecordingSink sink_a, sink_b;
   RingDrainer drainer;
   const RingId id =
@@ -119,7 +119,7 @@ TEST(RingDrainerTest, RoutesByBufferIdWithContiguousChunkIdsPerWriter) {
 }
 
 TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
-  FakeRing ring(512, 16);
+  TestRing ring(512, 16);
   RecordingSink sink, rejecting;
   rejecting.reject_all = true;
   RingDrainer drainer;
@@ -137,12 +137,12 @@ TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
   const uint32_t pos = to_sink.ReserveAndClaim();
   ring.chunk(ring.geometry().ChunkIndex(pos))[511] = 0xff;
   ring.chunk(ring.geometry().ChunkIndex(pos))[510] = 0xff;
-  ring.set_state(ring.geometry().ChunkIndex(pos),
-                 MakeDataWord(ChunkState::kComplete, 0, 0, 1, 7));
+  ring.set_word(ring.geometry().ChunkIndex(pos),
+                MakeDataWord(ChunkState::kComplete, 0, 0, 1, 7));
   // An unknown format from the same writer.
   const uint32_t pos2 = to_sink.ReserveAndClaim();
-  ring.set_state(ring.geometry().ChunkIndex(pos2),
-                 MakeDataWord(ChunkState::kComplete, 2, 0, 1, 7));
+  ring.set_word(ring.geometry().ChunkIndex(pos2),
+                MakeDataWord(ChunkState::kComplete, 2, 0, 1, 7));
   WriteChunk(&to_sink, {"id7"});
   // An empty scrape consumes no ID.
   to_sink.ReserveAndClaim();
@@ -168,7 +168,7 @@ TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
 }
 
 TEST(RingDrainerTest, AbortedSpeculativeCopyConsumesNoChunkId) {
-  FakeRing ring(512, 4);
+  TestRing ring(512, 4);
   RecordingSink sink;
   RingDrainer drainer;
   const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
@@ -198,7 +198,7 @@ TEST(RingDrainerTest, AbortedSpeculativeCopyConsumesNoChunkId) {
 }
 
 TEST(RingDrainerTest, PassIsBoundedInPositionsAndBytes) {
-  FakeRing ring(1024, 16);
+  TestRing ring(1024, 16);
   RecordingSink sink;
   RingDrainerOptions opts;
   opts.max_positions_per_pass = 5;
@@ -227,7 +227,7 @@ TEST(RingDrainerTest, PassIsBoundedInPositionsAndBytes) {
 TEST(RingDrainerTest, BufferOfAnotherProducerIsForbidden) {
   // Buffer 2 exists (producer 2 may write it) but producer 1 may not: its
   // chunks for buffer 2 are dropped, counted and never reach that sink.
-  FakeRing ring1(256, 4), ring2(256, 4);
+  TestRing ring1(256, 4), ring2(256, 4);
   RecordingSink sink1, sink2;
   RingDrainer drainer;
   const RingId id1 = drainer.AddRing(MakeConfig(ring1, 1, {{1, &sink1}}));
@@ -247,11 +247,11 @@ TEST(RingDrainerTest, BufferOfAnotherProducerIsForbidden) {
   EXPECT_EQ(drainer.TotalStats().chunks_unroutable, 1u);
   // The ring still resolved the position.
   EXPECT_EQ(ring1.read_pos(), 1u);
-  EXPECT_EQ(ring1.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring1.word(0), MakeFreeForWrap(1));
 }
 
 TEST(RingDrainerTest, AllowedBuffersCanChange) {
-  FakeRing ring(256, 8);
+  TestRing ring(256, 8);
   RecordingSink first, second;
   RingDrainer drainer;
   const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &first}}));
@@ -273,7 +273,7 @@ TEST(RingDrainerTest, AllowedBuffersCanChange) {
 }
 
 TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
-  FakeRing good(256, 4), bad(256, 4);
+  TestRing good(256, 4), bad(256, 4);
   RecordingSink sink;
   RingDrainer drainer;
   const RingId good_id = drainer.AddRing(MakeConfig(good, 1, {{1, &sink}}));
@@ -281,7 +281,7 @@ TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
   FakeWriter gw(good.view(), 1, 1);
   FakeWriter bw(bad.view(), 1, 1);
   WriteChunk(&bw, {"before"});
-  bad.set_state(1, 0xbad0'0000u);  // Reserved state at position 1.
+  bad.set_word(1, 0xbad0'0000u);  // Reserved state at position 1.
   bad.set_write_pos(2);
   for (int round = 0; round < 3; ++round) {
     WriteChunk(&gw, {"g" + std::to_string(round)});
@@ -293,7 +293,7 @@ TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
   EXPECT_EQ(e.kind, ProtocolErrorKind::kReservedState);
   EXPECT_EQ(e.position, 1u);
   EXPECT_EQ(e.word, 0xbad0'0000u);
-  EXPECT_EQ(bad.state(1), 0xbad0'0000u);
+  EXPECT_EQ(bad.word(1), 0xbad0'0000u);
   EXPECT_EQ(bad.read_pos(), 1u);
   EXPECT_EQ(drainer.protocol_error(good_id).kind, ProtocolErrorKind::kNone);
   const RingStats total = drainer.TotalStats();
@@ -303,7 +303,7 @@ TEST(RingDrainerTest, ProtocolErrorStopsOnlyThatRing) {
 
 // The service learns of a stopped ring through on_ring_stopped, once.
 TEST(RingDrainerTest, ProtocolErrorIsReportedOnceThroughTheCallback) {
-  FakeRing bad(256, 4);
+  TestRing bad(256, 4);
   RecordingSink sink;
   RingDrainerOptions options;
   std::vector<std::pair<uint32_t, ProducerID>> stopped;
@@ -314,7 +314,7 @@ TEST(RingDrainerTest, ProtocolErrorIsReportedOnceThroughTheCallback) {
   };
   RingDrainer drainer(options);
   const RingId id = drainer.AddRing(MakeConfig(bad, 7, {{1, &sink}}));
-  bad.set_state(0, 0xbad0'0000u);
+  bad.set_word(0, 0xbad0'0000u);
   bad.set_write_pos(1);
   for (int round = 0; round < 3; ++round)
     drainer.DrainAll();
@@ -329,7 +329,7 @@ TEST(RingDrainerTest, ProtocolErrorIsReportedOnceThroughTheCallback) {
 TEST(RingDrainerTest, ChunkIdEntriesReturnToBaselineAfterProducersLeave) {
   RecordingSink sink;
   RingDrainer drainer;
-  FakeRing resident(256, 4);
+  TestRing resident(256, 4);
   drainer.AddRing(MakeConfig(resident, 1, {{1, &sink}}));
   FakeWriter r1(resident.view(), 1, 1), r2(resident.view(), 2, 1);
   WriteChunk(&r1, {"r"});
@@ -340,7 +340,7 @@ TEST(RingDrainerTest, ChunkIdEntriesReturnToBaselineAfterProducersLeave) {
 
   size_t peak = 0;
   for (int i = 0; i < 10000; ++i) {
-    FakeRing ring(256, 4);
+    TestRing ring(256, 4);
     // Ids 2..1001, each used ten times.
     const ProducerID producer = static_cast<ProducerID>(2 + i % 1000);
     const RingId id = drainer.AddRing(MakeConfig(ring, producer, {{1, &sink}}));
@@ -367,7 +367,7 @@ TEST(RingDrainerTest, ChunkIdEntriesReturnToBaselineAfterProducersLeave) {
 }
 
 TEST(RingDrainerTest, WakesWritersOnlyWhenSomeoneWaits) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   RecordingSink sink;
   RingDrainer drainer;
   const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
@@ -385,7 +385,7 @@ TEST(RingDrainerTest, WakesWritersOnlyWhenSomeoneWaits) {
 }
 
 TEST(RingDrainerTest, RemovedRingsStayInTotals) {
-  FakeRing a(256, 4), b(256, 4);
+  TestRing a(256, 4), b(256, 4);
   RecordingSink sink;
   RingDrainer drainer;
   const RingId ia = drainer.AddRing(MakeConfig(a, 1, {{1, &sink}}));
@@ -424,7 +424,7 @@ TEST(RingDrainerTest, AddRingStatsSumsEveryCounter) {
 }
 
 TEST(RingDrainerTest, InitialReadPosComesFromTheService) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   ring.SeedPositions(0x7fff'fffeu);
   RecordingSink sink;
   RingDrainer drainer;
@@ -436,14 +436,14 @@ TEST(RingDrainerTest, InitialReadPosComesFromTheService) {
     WriteChunk(&w, {std::to_string(i)});
   EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 4u);
   EXPECT_EQ(ring.read_pos(), 0x8000'0002u);
-  EXPECT_EQ(ring.state(ring.geometry().ChunkIndex(0x7fff'fffeu)),
+  EXPECT_EQ(ring.word(ring.geometry().ChunkIndex(0x7fff'fffeu)),
             MakeFreeForWrap(ring.geometry().NextWrap(0x7fff'fffeu)));
 }
 
 TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
   // A real writer thread blocked in shm_ring::WaitForReadPosChange (the
   // writer half of ring_wait.h) is released by the drainer's pass.
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   RecordingSink sink;
   RingDrainer drainer;
   const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
@@ -453,7 +453,7 @@ TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
   std::thread waiter([&] {
     // The deadline is only a safety net; the test asserts no timing.
     moved = shm_ring::WaitForReadPosChange(
-        ring.view(), 0, shm_ring::MonotonicNowNs() + 60'000'000'000ull);
+        ring.view(), 0, base::MonotonicNs() + 60'000'000'000ull);
   });
   // Bounded wait until the writer registered (W1).
   for (int i = 0; i < 10'000'000 && ring.view().num_writers_waiting()->load(
@@ -475,7 +475,7 @@ uint64_t FakeNowNs() {
 }
 
 TEST(RingDrainerTest, HeadGraceDefersThenInsists) {
-  FakeRing ring(256, 8);
+  TestRing ring(256, 8);
   RecordingSink sink;
   RingDrainerOptions opts;
   opts.head_grace_ns = 1000;

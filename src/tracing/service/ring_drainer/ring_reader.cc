@@ -194,86 +194,11 @@ RingReader::Step RingReader::TakeDataChunk(uint32_t position,
                                            uint32_t* word,
                                            ChunkConsumer* consumer) {
   const StateWord snapshot = *word;
-  const bool scrape = GetState(snapshot) == ChunkState::kAcquired;
-  const uint32_t num_fragments = GetNumFragments(snapshot);
-  const uint8_t* const chunk = view_.chunk(index);
-
-  enum class Payload { kNone, kUnknownFormat, kMalformed, kRejected, kCopied };
-  Payload payload;
-  bool consumer_began = false;
   ChunkDescriptor desc;
-  // Deliberately uninitialized: only the first num_fragments entries are
-  // written and read.
-  uint32_t sizes[shm_ring::kMaxFragmentsPerChunk];
-  uint8_t* frag_dst[shm_ring::kMaxFragmentsPerChunk];
-
-  if (GetFormat(snapshot) != shm_ring::kFormatTargetBuffer) {
-    // Spec 3.4: arbitrate ownership, but do not read the header or payload.
-    payload = Payload::kUnknownFormat;
-  } else if (num_fragments == 0) {
-    // An Acquired(w, 0) prefix is empty; a Complete chunk must have at
-    // least one fragment (spec 5.1), so Complete(w, 0) is malformed.
-    payload = scrape ? Payload::kNone : Payload::kMalformed;
-  } else if (!CopyDirectory(chunk, num_fragments, sizes, &desc.payload_size)) {
-    payload = Payload::kMalformed;
-  } else {
-    // Private copy of the BufferID (little-endian, bytes 4-5).
-    uint8_t bid[2];
-    memcpy(bid, chunk + shm_ring::kBufferIdOffset, sizeof(bid));
-    desc.position = position;
-    desc.writer_id = shm_ring::GetWriterId(snapshot);
-    desc.abi_flags = shm_ring::GetFlags(snapshot);
-    desc.target_buffer = static_cast<shm_ring::BufferID>(
-        bid[0] | (static_cast<uint32_t>(bid[1]) << 8));
-    desc.num_fragments = num_fragments;
-    desc.scraped = scrape;
-    consumer_began = true;
-    if (consumer->BeginChunk(desc, sizes, frag_dst)) {
-      // The one copy: shared memory -> destination. CopyDirectory proved
-      // [payload_start, payload_start + payload_size) lies inside the chunk.
-      const uint8_t* src = chunk + shm_ring::kPayloadStartFormat00;
-      for (uint32_t i = 0; i < num_fragments; ++i) {
-        if (sizes[i] != 0)
-          memcpy(frag_dst[i], src, sizes[i]);
-        src += sizes[i];
-      }
-      // Sinks lay chunks out back to back (TraceBufferV2 does), so the next
-      // chunk most likely goes right after this one. Prefetch that room for
-      // writing now: its write-allocate misses then overlap with the
-      // ownership CAS below, which (a locked RMW on x86) waits for every
-      // store of this copy to commit. A hint only: prefetches never fault.
-      PrefetchForWrite(frag_dst[num_fragments - 1] + sizes[num_fragments - 1],
-                       geometry_.chunk_size);
-      payload = Payload::kCopied;
-    } else {
-      payload = Payload::kRejected;
-    }
-  }
-
-  std::atomic<uint32_t>* const state = view_.chunk_state(index);
-  bool won;
-  if (scrape) {
-    Hook(HookPoint::kBeforeMarkRewrite, position, snapshot);
-    // Spec 7 step 3: only the state bits change.
-    // release on success; pairs with the writer's acquire-failure of its
-    // publish CAS: our copy is ordered before it relocates the suffix and,
-    // after Acknowledged, before anyone reuses the chunk. acquire on failure;
-    // pairs with the writer's release publish that beat us, so the returned
-    // word can be dispatched on.
-    won = state->compare_exchange_strong(
-        *word, shm_ring::WithState(snapshot, ChunkState::kRewriteRequested),
-        std::memory_order_release, std::memory_order_acquire);
-  } else {
-    Hook(HookPoint::kBeforeReclaimComplete, position, snapshot);
-    // release on success; pairs with the next writer's acquire claim
-    // (FreeForWrap -> Acquired): our copy finishes before it overwrites.
-    // acquire on failure; pairs with the writer's reuse (a relaxed RMW in
-    // the release sequence of its publication) or a later release publish.
-    won = state->compare_exchange_strong(
-        *word, MakeFreeForWrap(geometry_.NextWrap(position)),
-        std::memory_order_release, std::memory_order_acquire);
-  }
-
+  bool consumer_began = false;
+  const Payload payload =
+      CopyPayload(position, index, snapshot, consumer, &desc, &consumer_began);
+  const bool won = CasOwnership(position, index, snapshot, word);
   if (consumer_began) {  // [R5 commit-after-cas]
     if (won)
       consumer->CommitChunk();
@@ -282,8 +207,100 @@ RingReader::Step RingReader::TakeDataChunk(uint32_t position,
   }
   if (!won)
     return Step::kCasFailed;
+  return Account(position, snapshot, payload, desc, consumer);
+}
 
-  if (scrape)
+RingReader::Payload RingReader::CopyPayload(uint32_t position,
+                                            uint32_t index,
+                                            StateWord snapshot,
+                                            ChunkConsumer* consumer,
+                                            ChunkDescriptor* desc,
+                                            bool* consumer_began) {
+  const bool scrape = GetState(snapshot) == ChunkState::kAcquired;
+  const uint32_t num_fragments = GetNumFragments(snapshot);
+  const uint8_t* const chunk = view_.chunk(index);
+  // Deliberately uninitialized: only the first num_fragments entries are
+  // written and read.
+  uint32_t sizes[shm_ring::kMaxFragmentsPerChunk];
+  uint8_t* frag_dst[shm_ring::kMaxFragmentsPerChunk];
+
+  if (GetFormat(snapshot) != shm_ring::kFormatTargetBuffer) {
+    // Spec 3.4: arbitrate ownership, but do not read the header or payload.
+    return Payload::kUnknownFormat;
+  }
+  if (num_fragments == 0) {
+    // An Acquired(w, 0) prefix is empty; a Complete chunk must have at
+    // least one fragment (spec 5.1), so Complete(w, 0) is malformed.
+    return scrape ? Payload::kNone : Payload::kMalformed;
+  }
+  if (!CopyDirectory(chunk, num_fragments, sizes, &desc->payload_size))
+    return Payload::kMalformed;
+
+  // Private copy of the BufferID (little-endian, bytes 4-5).
+  uint8_t bid[2];
+  memcpy(bid, chunk + shm_ring::kBufferIdOffset, sizeof(bid));
+  desc->position = position;
+  desc->writer_id = shm_ring::GetWriterId(snapshot);
+  desc->abi_flags = shm_ring::GetFlags(snapshot);
+  desc->target_buffer = static_cast<shm_ring::BufferID>(
+      bid[0] | (static_cast<uint32_t>(bid[1]) << 8));
+  desc->num_fragments = num_fragments;
+  desc->scraped = scrape;
+  *consumer_began = true;
+  if (!consumer->BeginChunk(*desc, sizes, frag_dst))
+    return Payload::kRejected;
+  // The one copy: shared memory -> destination. CopyDirectory proved
+  // [payload_start, payload_start + payload_size) lies inside the chunk.
+  const uint8_t* src = chunk + shm_ring::kPayloadStartFormat00;
+  for (uint32_t i = 0; i < num_fragments; ++i) {
+    if (sizes[i] != 0)
+      memcpy(frag_dst[i], src, sizes[i]);
+    src += sizes[i];
+  }
+  // Sinks lay chunks out back to back (TraceBufferV2 does), so the next
+  // chunk most likely goes right after this one. Prefetch that room for
+  // writing now: its write-allocate misses then overlap with the
+  // ownership CAS that follows, which (a locked RMW on x86) waits for every
+  // store of this copy to commit. A hint only: prefetches never fault.
+  PrefetchForWrite(frag_dst[num_fragments - 1] + sizes[num_fragments - 1],
+                   geometry_.chunk_size);
+  return Payload::kCopied;
+}
+
+bool RingReader::CasOwnership(uint32_t position,
+                              uint32_t index,
+                              StateWord snapshot,
+                              uint32_t* word) {
+  std::atomic<uint32_t>* const state = view_.chunk_state(index);
+  if (GetState(snapshot) == ChunkState::kAcquired) {
+    Hook(HookPoint::kBeforeMarkRewrite, position, snapshot);
+    // Spec 7 step 3: only the state bits change.
+    // release on success; pairs with the writer's acquire-failure of its
+    // publish CAS: our copy is ordered before it relocates the suffix and,
+    // after Acknowledged, before anyone reuses the chunk. acquire on failure;
+    // pairs with the writer's release publish that beat us, so the returned
+    // word can be dispatched on.
+    return state->compare_exchange_strong(
+        *word, shm_ring::WithState(snapshot, ChunkState::kRewriteRequested),
+        std::memory_order_release, std::memory_order_acquire);
+  }
+  Hook(HookPoint::kBeforeReclaimComplete, position, snapshot);
+  // release on success; pairs with the next writer's acquire claim
+  // (FreeForWrap -> Acquired): our copy finishes before it overwrites.
+  // acquire on failure; pairs with the writer's reuse (a relaxed RMW in
+  // the release sequence of its publication) or a later release publish.
+  return state->compare_exchange_strong(
+      *word, MakeFreeForWrap(geometry_.NextWrap(position)),
+      std::memory_order_release, std::memory_order_acquire);
+}
+
+RingReader::Step RingReader::Account(uint32_t position,
+                                     StateWord snapshot,
+                                     Payload payload,
+                                     const ChunkDescriptor& desc,
+                                     ChunkConsumer* consumer) {
+  const uint32_t num_fragments = GetNumFragments(snapshot);
+  if (GetState(snapshot) == ChunkState::kAcquired)
     ++stats_.scrapes;
   switch (payload) {
     case Payload::kCopied:

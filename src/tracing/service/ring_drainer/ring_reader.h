@@ -264,10 +264,37 @@ class RingReader {
   // Outcome of one dispatch step on a snapshot word.
   enum class Step { kResolvedHole, kResolvedEmitted, kCasFailed, kError };
 
+  // What the copy step did with a data chunk's payload.
+  enum class Payload { kNone, kUnknownFormat, kMalformed, kRejected, kCopied };
+
+  // Resolves an Acquired or Complete chunk in three steps: CopyPayload,
+  // CasOwnership, then (if the CAS won) Account. On a failed CAS |*word|
+  // holds what it found and the consumer's chunk was aborted.
   Step TakeDataChunk(uint32_t position,
                      uint32_t index,
                      uint32_t* word,
                      ChunkConsumer* consumer);
+  // Validate + copy: checks the format and directory of the |snapshot|
+  // (spec 3.4, 6.4), fills |*desc| and copies the payload into the
+  // consumer's room. |*consumer_began| is set once BeginChunk was called.
+  Payload CopyPayload(uint32_t position,
+                      uint32_t index,
+                      shm_ring::StateWord snapshot,
+                      ChunkConsumer* consumer,
+                      ChunkDescriptor* desc,
+                      bool* consumer_began);
+  // The ownership CAS from |*word| (== snapshot): Acquired ->
+  // RewriteRequested (scrape, spec 7) or Complete -> FreeForWrap(next).
+  bool CasOwnership(uint32_t position,
+                    uint32_t index,
+                    shm_ring::StateWord snapshot,
+                    uint32_t* word);
+  // Accounting after a won CAS: stats and drop reports; the dispatch step.
+  Step Account(uint32_t position,
+               shm_ring::StateWord snapshot,
+               Payload payload,
+               const ChunkDescriptor& desc,
+               ChunkConsumer* consumer);
   // Copies and validates the directory of a format-00 chunk holding |n|
   // published fragments (spec 6.4). Returns false if it is malformed.
   bool CopyDirectory(const uint8_t* chunk,

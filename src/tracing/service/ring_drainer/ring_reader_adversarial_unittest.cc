@@ -38,7 +38,7 @@ using shm_ring::MakeAcknowledged;
 using shm_ring::MakeDataWord;
 using shm_ring::MakeFreeForWrap;
 using shm_ring::StateWord;
-using test::FakeRing;
+using shm_ring::TestRing;
 using test::FakeWriter;
 using test::RecordingConsumer;
 
@@ -66,9 +66,9 @@ TEST(RingReaderAdversarialTest, GarbageStateWordsStopTheRingUntouched) {
   for (const GarbageCase& tc : cases) {
     SCOPED_TRACE(tc.name);
     // Resolve position 4 of a 4-chunk ring: chunk 0, expected tag 1.
-    FakeRing ring(256, 4);
+    TestRing ring(256, 4);
     ring.SeedPositions(4);
-    ring.set_state(0, tc.word);
+    ring.set_word(0, tc.word);
     ring.set_write_pos(5);
     RingReader reader(ring.view(), 4);
     RecordingConsumer consumer;
@@ -86,14 +86,14 @@ TEST(RingReaderAdversarialTest, GarbageStateWordsStopTheRingUntouched) {
     EXPECT_EQ(reader.protocol_error().word, tc.word);
     EXPECT_EQ(reader.stats().protocol_errors, 1u);
     // Word and read_pos untouched.
-    EXPECT_EQ(ring.state(0), tc.word);
+    EXPECT_EQ(ring.word(0), tc.word);
     EXPECT_EQ(ring.read_pos(), 4u);
     EXPECT_EQ(reader.read_pos(), 4u);
     // The ring stays stopped even if the word becomes valid again; the
     // reader does not look at the mapping any more.
-    ring.set_state(0, MakeFreeForWrap(1));
+    ring.set_word(0, MakeFreeForWrap(1));
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kProtocolError);
-    EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+    EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
     EXPECT_EQ(reader.stats().positions_resolved, 0u);
     EXPECT_EQ(consumer.begins, 0u);
   }
@@ -113,7 +113,7 @@ TEST(RingReaderAdversarialTest, ForgedWritePos) {
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.write_pos);
-    FakeRing ring(256, 8);
+    TestRing ring(256, 8);
     ring.SeedPositions(8);
     ring.set_write_pos(tc.write_pos);
     RingReader reader(ring.view(), 8);
@@ -126,7 +126,7 @@ TEST(RingReaderAdversarialTest, ForgedWritePos) {
       EXPECT_EQ(reader.protocol_error().word, tc.write_pos);
       EXPECT_EQ(reader.protocol_error().position, 8u);
       EXPECT_EQ(reader.read_pos(), 8u);
-      EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
       EXPECT_EQ(ring.read_pos(), 8u);
     } else {
       EXPECT_EQ(r, ReadResult::kSkipped);  // Reserved, unclaimed.
@@ -137,15 +137,15 @@ TEST(RingReaderAdversarialTest, ForgedWritePos) {
 TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
   // Nobody but the reader may leave Acknowledged: a producer changing it
   // under the reader's CAS stops the ring with the word it found.
-  FakeRing ring(256, 2);
-  ring.set_state(0, MakeAcknowledged());
+  TestRing ring(256, 2);
+  ring.set_word(0, MakeAcknowledged());
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   const StateWord forged = MakeDataWord(ChunkState::kComplete, 0, 0, 1, 0x66);
   reader.SetTestHookForTesting(
       [&](RingReader::HookPoint p, uint32_t, uint32_t) {
         if (p == RingReader::HookPoint::kBeforeReclaimAcknowledged)
-          ring.set_state(0, forged);
+          ring.set_word(0, forged);
       });
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kProtocolError);
@@ -157,12 +157,12 @@ TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
   EXPECT_EQ(reader.stats().positions_resolved, 0u);
   // The reader wrote nothing: the word is the producer's, read_pos is as it
   // was (shared and private).
-  EXPECT_EQ(ring.state(0), forged);
+  EXPECT_EQ(ring.word(0), forged);
   EXPECT_EQ(ring.read_pos(), 0u);
   EXPECT_EQ(reader.read_pos(), 0u);
   EXPECT_TRUE(reader.stopped());
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kProtocolError);
-  EXPECT_EQ(ring.state(0), forged);
+  EXPECT_EQ(ring.word(0), forged);
 }
 
 // A consumer that lets the "producer" rewrite the chunk's directory and
@@ -170,7 +170,7 @@ TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
 // the directory copy and the payload copy).
 class RewritingConsumer : public RecordingConsumer {
  public:
-  RewritingConsumer(FakeRing* ring, uint32_t index)
+  RewritingConsumer(TestRing* ring, uint32_t index)
       : ring_(ring), index_(index) {}
   bool BeginChunk(const ChunkDescriptor& desc,
                   const uint32_t* sizes,
@@ -184,7 +184,7 @@ class RewritingConsumer : public RecordingConsumer {
   }
 
  private:
-  FakeRing* const ring_;
+  TestRing* const ring_;
   const uint32_t index_;
 };
 
@@ -194,7 +194,7 @@ TEST(RingReaderAdversarialTest, DirectoryIsNotReadAgainAfterValidation) {
   // BufferID it reports is the one it copied.
   for (uint32_t chunk_size : {256u, 4096u}) {
     SCOPED_TRACE(chunk_size);
-    FakeRing ring(chunk_size, 2);
+    TestRing ring(chunk_size, 2);
     FakeWriter writer(ring.view(), 4, /*target=*/0x0102);
     writer.ReserveAndClaim();
     writer.Append("first");
@@ -209,14 +209,14 @@ TEST(RingReaderAdversarialTest, DirectoryIsNotReadAgainAfterValidation) {
     EXPECT_EQ(consumer.chunks[0].desc.target_buffer, 0x0102);
     EXPECT_EQ(consumer.chunks[0].desc.payload_size, 12u);
     EXPECT_EQ(reader.stats().bytes_emitted, 12u);
-    EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+    EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   }
 }
 
 TEST(RingReaderAdversarialTest, OneRingStoppingDoesNotAffectAnother) {
-  FakeRing bad(256, 2);
-  FakeRing good(256, 2);
-  bad.set_state(0, 0xe000'0000u);
+  TestRing bad(256, 2);
+  TestRing good(256, 2);
+  bad.set_word(0, 0xe000'0000u);
   bad.set_write_pos(1);
   FakeWriter writer(good.view(), 1);
   writer.ReserveAndClaim();
@@ -268,7 +268,7 @@ TEST(RingReaderAdversarialTest, RandomMappingsNeverBreakTheReader) {
   for (uint32_t round = 0; round < 200; ++round) {
     Rng rng{0x9e37'79b9u ^ (round * 7919u + 1)};
     const uint32_t chunk_size = 256u << (round % 4);
-    FakeRing ring(chunk_size, 8);
+    TestRing ring(chunk_size, 8);
     const size_t size = static_cast<size_t>(ring.geometry().MappingSize());
     uint8_t* base = ring.view().base();
     for (size_t i = 0; i < size; ++i)
@@ -280,19 +280,19 @@ TEST(RingReaderAdversarialTest, RandomMappingsNeverBreakTheReader) {
       const uint32_t idx = ring.geometry().ChunkIndex(pos);
       switch (rng.Next() % 5) {
         case 0:
-          ring.set_state(idx, MakeFreeForWrap(ring.geometry().WrapCount(pos)));
+          ring.set_word(idx, MakeFreeForWrap(ring.geometry().WrapCount(pos)));
           break;
         case 1:
         case 2:
-          ring.set_state(
+          ring.set_word(
               idx, MakeDataWord(ChunkState::kComplete,
                                 rng.Next() % 4 == 0 ? 1 : 0, rng.Next(),
                                 rng.Next(), static_cast<uint16_t>(rng.Next())));
           break;
         case 3:
-          ring.set_state(idx, MakeDataWord(ChunkState::kAcquired, 0, rng.Next(),
-                                           rng.Next() % 8,
-                                           static_cast<uint16_t>(rng.Next())));
+          ring.set_word(idx, MakeDataWord(ChunkState::kAcquired, 0, rng.Next(),
+                                          rng.Next() % 8,
+                                          static_cast<uint16_t>(rng.Next())));
           break;
         default:
           break;  // Keep the random word.

@@ -35,7 +35,7 @@ using shm_ring::MakeAcknowledged;
 using shm_ring::MakeDataWord;
 using shm_ring::MakeFreeForWrap;
 using shm_ring::StateWord;
-using test::FakeRing;
+using shm_ring::TestRing;
 using test::FakeWriter;
 using test::RecordingConsumer;
 using Frags = std::vector<std::string>;
@@ -126,7 +126,7 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
   for (Order order : {Order::kWriterFirst, Order::kReaderFirst}) {
     SCOPED_TRACE(order == Order::kWriterFirst ? "writer first"
                                               : "reader first");
-    FakeRing ring(256, 4);
+    TestRing ring(256, 4);
     FakeWriter writer(ring.view(), 5);
     uint32_t pos = 0;
     ASSERT_TRUE(writer.Reserve(&pos));  // Reserved, claim pending.
@@ -148,7 +148,7 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
       EXPECT_TRUE(r.writer_cas_won);
       EXPECT_EQ(reader.stats().retries, 1u);
       EXPECT_EQ(reader.stats().scrapes, 1u);
-      EXPECT_EQ(ring.state(0),
+      EXPECT_EQ(ring.word(0),
                 MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 5));
       // The writer then learns it must relocate everything.
       writer.Append("late");
@@ -160,7 +160,7 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
       EXPECT_FALSE(r.writer_cas_won);
       EXPECT_EQ(r.writer_observed, MakeFreeForWrap(1));
       EXPECT_EQ(reader.stats().retries, 0u);
-      EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
     }
     EXPECT_EQ(consumer.begins, 0u);
   }
@@ -174,7 +174,7 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
   for (Order order : {Order::kWriterFirst, Order::kReaderFirst}) {
     SCOPED_TRACE(order == Order::kWriterFirst ? "writer first"
                                               : "reader first");
-    FakeRing ring(512, 4);
+    TestRing ring(512, 4);
     FakeWriter writer(ring.view(), 8);
     writer.ReserveAndClaim();
     writer.Append("published");
@@ -200,7 +200,7 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
       EXPECT_EQ(consumer.aborts, 1u);
       EXPECT_EQ(consumer.chunks[0].fragments, (Frags{"published", "suffix"}));
       EXPECT_FALSE(consumer.chunks[0].desc.scraped);
-      EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
       EXPECT_EQ(reader.stats().scrapes, 0u);
     } else {
       // Reader wins: RewriteRequested(8, 1); the writer relocates only the
@@ -213,7 +213,7 @@ TEST(RingReaderRaceTest, PublishVersusScrapeBothOrders) {
       EXPECT_EQ(consumer.chunks[0].fragments, Frags{"published"});
       EXPECT_TRUE(consumer.chunks[0].desc.scraped);
       ASSERT_TRUE(writer.Acknowledge());
-      EXPECT_EQ(ring.state(0), MakeAcknowledged());
+      EXPECT_EQ(ring.word(0), MakeAcknowledged());
       writer.ReserveAndClaim();
       writer.Append("suffix");
       ASSERT_TRUE(writer.Publish(true));
@@ -232,7 +232,7 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
   for (Order order : {Order::kWriterFirst, Order::kReaderFirst}) {
     SCOPED_TRACE(order == Order::kWriterFirst ? "writer first"
                                               : "reader first");
-    FakeRing ring(512, 4);
+    TestRing ring(512, 4);
     FakeWriter writer(ring.view(), 3);
     writer.ReserveAndClaim();
     writer.Append("first");
@@ -257,7 +257,7 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
       EXPECT_EQ(consumer.aborts, 1u);
       EXPECT_TRUE(consumer.chunks[0].desc.scraped);
       EXPECT_EQ(reader.stats().scrapes, 1u);
-      EXPECT_EQ(ring.state(0),
+      EXPECT_EQ(ring.word(0),
                 MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 3));
       // The writer's next publication sees the rewrite request.
       writer.Append("second");
@@ -270,7 +270,7 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
       EXPECT_EQ(r.writer_observed, MakeFreeForWrap(1));
       EXPECT_EQ(consumer.aborts, 0u);
       EXPECT_FALSE(consumer.chunks[0].desc.scraped);
-      EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+      EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
     }
   }
   EXPECT_EQ(outcomes, (std::set<Winner>{Winner::kWriter, Winner::kReader}));
@@ -279,7 +279,7 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
 // --- Section 2.1, replayed step by step --------------------------------------
 
 TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   FakeWriter writer_a(ring.view(), 0xa);
@@ -302,9 +302,9 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
   const StateWord r_a =
       MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0xa);
-  EXPECT_EQ(ring.state(0), r_a);  // | R(a) | F | F | F |
+  EXPECT_EQ(ring.word(0), r_a);  // | R(a) | F | F | F |
   for (uint32_t i = 1; i < 4; ++i)
-    EXPECT_EQ(ring.state(i), MakeFreeForWrap(1));
+    EXPECT_EQ(ring.word(i), MakeFreeForWrap(1));
   EXPECT_EQ(ring.read_pos(), 4u);
   EXPECT_EQ(ring.write_pos(), 4u);
 
@@ -316,7 +316,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
 
   // The reader resolves position 4: only writer_a can leave R(a): a hole.
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), r_a);
+  EXPECT_EQ(ring.word(0), r_a);
   EXPECT_EQ(ring.read_pos(), 5u);
 
   // writer_a wakes, copies its suffix, acknowledges (K), relocates.
@@ -324,7 +324,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   EXPECT_FALSE(writer_a.Publish(true, &seen));
   EXPECT_EQ(seen, r_a);
   ASSERT_TRUE(writer_a.Acknowledge());
-  EXPECT_EQ(ring.state(0), MakeAcknowledged());
+  EXPECT_EQ(ring.word(0), MakeAcknowledged());
   ASSERT_EQ(writer_a.ReserveAndClaim(), 5u);
   writer_a.Append("a1");
   ASSERT_TRUE(writer_a.Publish(true));
@@ -345,7 +345,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);  // 5, 6, 7
   // Position 8: the reader turns K into FreeForWrap(wrap_count(12)) = 3.
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(3));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
   EXPECT_EQ(ring.read_pos(), 9u);
 
   // writer_b finally runs the claim it prepared for position 4. With an
@@ -353,7 +353,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   // the wrap count it expects FreeForWrap(1) and fails.
   EXPECT_FALSE(writer_b.Claim(pos_b, 0, &seen));
   EXPECT_EQ(seen, MakeFreeForWrap(3));
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(3));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
 
   std::vector<Frags> emitted;
   for (const auto& c : consumer.chunks)
@@ -367,7 +367,7 @@ TEST(RingReaderRaceTest, WriterSuspendedBetweenReserveAndClaim) {
   // A writer thread reserves position 0 and stops; meanwhile the reader and
   // another writer take the ring around twice, so chunk 0 is FreeForWrap
   // again when the suspended writer claims, but for a later traversal.
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   Sequencer seq;
@@ -395,13 +395,13 @@ TEST(RingReaderRaceTest, WriterSuspendedBetweenReserveAndClaim) {
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);
   }
   // Chunk 0 was last resolved at position 4: FreeForWrap(wrap_count(6)).
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(3));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
   seq.Signal(kResume);
   seq.WaitFor(kDone);
   suspended.join();
   EXPECT_FALSE(claimed);
   EXPECT_EQ(seen, MakeFreeForWrap(3));
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(3));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
   EXPECT_EQ(consumer.chunks.size(), 4u);
 }
 
@@ -409,7 +409,7 @@ TEST(RingReaderRaceTest, WriterSuspendedBetweenReserveAndClaim) {
 
 TEST(RingReaderRaceTest, StalledWriterPinsOneChunkReaderKeepsGoing) {
   constexpr uint32_t kNumChunks = 4;
-  FakeRing ring(256, kNumChunks);
+  TestRing ring(256, kNumChunks);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
 
@@ -452,7 +452,7 @@ TEST(RingReaderRaceTest, StalledWriterPinsOneChunkReaderKeepsGoing) {
   stalled.join();
 
   // Chunk 0 stays pinned by the staller's rewrite request.
-  EXPECT_EQ(ring.state(0),
+  EXPECT_EQ(ring.word(0),
             MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0x51));
   EXPECT_GT(burned, 0u);
   // Every data chunk arrived, in order; each burned position was a hole.

@@ -25,14 +25,14 @@ using shm_ring::ChunkState;
 using shm_ring::MakeAcknowledged;
 using shm_ring::MakeDataWord;
 using shm_ring::MakeFreeForWrap;
-using test::FakeRing;
+using shm_ring::TestRing;
 using test::FakeWriter;
 using test::RecordingConsumer;
 
 using Frags = std::vector<std::string>;
 
 TEST(RingReaderTest, EmptyRingHasNoData) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kNoData);
@@ -42,7 +42,7 @@ TEST(RingReaderTest, EmptyRingHasNoData) {
 }
 
 TEST(RingReaderTest, CompleteChunkIsEmittedAndFreedForNextWrap) {
-  FakeRing ring(512, 4);
+  TestRing ring(512, 4);
   FakeWriter writer(ring.view(), /*writer_id=*/7, /*target=*/0x0102);
   const uint32_t pos = writer.ReserveAndClaim(shm_ring::kFlagContinuesFromPrev);
   writer.Append("hello");
@@ -64,7 +64,7 @@ TEST(RingReaderTest, CompleteChunkIsEmittedAndFreedForNextWrap) {
   EXPECT_EQ(c.fragments, (Frags{"hello", "", std::string(300, 'x')}));
 
   // Position 0 of a 4-chunk ring: next_wrap(0) = wrap_count(4) = 1.
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(ring.read_pos(), 1u);
   EXPECT_EQ(reader.read_pos(), 1u);
   EXPECT_EQ(reader.stats().chunks_emitted, 1u);
@@ -76,7 +76,7 @@ TEST(RingReaderTest, CompleteChunkIsEmittedAndFreedForNextWrap) {
 
 TEST(RingReaderTest, WorkedExampleOfSection61) {
   // 256-byte chunk, one-byte entries, fragments of 5, 200 and 3 bytes.
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   FakeWriter writer(ring.view(), 1);
   writer.ReserveAndClaim();
   writer.Append("abcde");
@@ -95,7 +95,7 @@ TEST(RingReaderTest, WorkedExampleOfSection61) {
 }
 
 TEST(RingReaderTest, UnclaimedPositionIsAHoleAndBumpsTheTag) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   FakeWriter writer(ring.view(), 1);
   uint32_t pos;
   ASSERT_TRUE(writer.Reserve(&pos));  // Reserved, never claimed.
@@ -103,7 +103,7 @@ TEST(RingReaderTest, UnclaimedPositionIsAHoleAndBumpsTheTag) {
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(ring.read_pos(), 1u);
   EXPECT_EQ(reader.stats().holes, 1u);
   EXPECT_EQ(consumer.begins, 0u);
@@ -115,7 +115,7 @@ TEST(RingReaderTest, UnclaimedPositionIsAHoleAndBumpsTheTag) {
 }
 
 TEST(RingReaderTest, AcquiredChunkIsScrapedKeepingTheSuffixWithTheWriter) {
-  FakeRing ring(1024, 2);
+  TestRing ring(1024, 2);
   FakeWriter writer(ring.view(), 9, 3);
   writer.ReserveAndClaim(shm_ring::kFlagDataLoss);
   writer.Append("one");
@@ -134,7 +134,7 @@ TEST(RingReaderTest, AcquiredChunkIsScrapedKeepingTheSuffixWithTheWriter) {
   // Only the state bits changed (spec 7 step 3).
   const shm_ring::StateWord expected = MakeDataWord(
       ChunkState::kRewriteRequested, 0, shm_ring::kFlagDataLoss, 2, 9);
-  EXPECT_EQ(ring.state(0), expected);
+  EXPECT_EQ(ring.word(0), expected);
   EXPECT_EQ(reader.stats().scrapes, 1u);
 
   // The writer's publication fails with exactly that word; it acknowledges.
@@ -153,20 +153,20 @@ TEST(RingReaderTest, AcquiredChunkIsScrapedKeepingTheSuffixWithTheWriter) {
   EXPECT_EQ(pos2, 2u);
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);  // Position 1.
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);  // Position 2.
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(2));  // next_wrap(2) = 4 / 2.
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(2));  // next_wrap(2) = 4 / 2.
   // The reservation of position 2 never got the chunk.
   EXPECT_FALSE(other.Claim(pos2));
 }
 
 TEST(RingReaderTest, EmptyAcquiredChunkIsMarkedButNothingIsEmitted) {
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   FakeWriter writer(ring.view(), 4);
   writer.ReserveAndClaim();  // Acquired(4, 0).
 
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0),
+  EXPECT_EQ(ring.word(0),
             MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 4));
   EXPECT_EQ(consumer.begins, 0u);
   EXPECT_TRUE(consumer.dropped.empty());
@@ -175,45 +175,45 @@ TEST(RingReaderTest, EmptyAcquiredChunkIsMarkedButNothingIsEmitted) {
 }
 
 TEST(RingReaderTest, RewriteRequestedIsLeftAloneAndIsAHole) {
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   const shm_ring::StateWord r =
       MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 3, 5);
-  ring.set_state(0, r);
+  ring.set_word(0, r);
   ring.set_write_pos(1);
 
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), r);
+  EXPECT_EQ(ring.word(0), r);
   EXPECT_EQ(ring.read_pos(), 1u);
 }
 
 TEST(RingReaderTest, AcknowledgedIsReclaimedForTheNextWrap) {
-  FakeRing ring(256, 2);
-  ring.set_state(0, MakeAcknowledged());
+  TestRing ring(256, 2);
+  ring.set_word(0, MakeAcknowledged());
   ring.set_write_pos(1);
 
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
 }
 
 TEST(RingReaderTest, UnknownFormatStillTransitionsButDropsTheBytes) {
-  FakeRing ring(512, 2);
+  TestRing ring(512, 2);
   ring.WriteBody(0, 1, {"abc"});
   ring.WriteBody(1, 1, {"def"});
-  ring.set_state(0, MakeDataWord(ChunkState::kComplete,
-                                 shm_ring::kFormatPacketRouting, 0, 1, 11));
-  ring.set_state(1, MakeDataWord(ChunkState::kAcquired, 3, 0, 1, 12));
+  ring.set_word(0, MakeDataWord(ChunkState::kComplete,
+                                shm_ring::kFormatPacketRouting, 0, 1, 11));
+  ring.set_word(1, MakeDataWord(ChunkState::kAcquired, 3, 0, 1, 12));
   ring.set_write_pos(2);
 
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(1),
+  EXPECT_EQ(ring.word(1),
             MakeDataWord(ChunkState::kRewriteRequested, 3, 0, 1, 12));
   EXPECT_EQ(consumer.begins, 0u);
   ASSERT_EQ(consumer.dropped.size(), 2u);
@@ -228,14 +228,14 @@ TEST(RingReaderTest, EmptyScrapeOfAnUnknownFormatDropsNothing) {
   // Acquired(w, 0) in an unknown format: the transition still happens and the
   // format is counted, but nothing was published, so nothing is reported as
   // dropped (a drop would open a false gap in the writer's ChunkIDs).
-  FakeRing ring(512, 2);
-  ring.set_state(0, MakeDataWord(ChunkState::kAcquired,
-                                 shm_ring::kFormatPacketRouting, 0, 0, 13));
+  TestRing ring(512, 2);
+  ring.set_word(0, MakeDataWord(ChunkState::kAcquired,
+                                shm_ring::kFormatPacketRouting, 0, 0, 13));
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0),
+  EXPECT_EQ(ring.word(0),
             MakeDataWord(ChunkState::kRewriteRequested,
                          shm_ring::kFormatPacketRouting, 0, 0, 13));
   EXPECT_EQ(reader.stats().unknown_formats, 1u);
@@ -271,20 +271,20 @@ TEST(RingReaderTest, DirectoryValidationPerSection64) {
   };
   for (const DirectoryCase& tc : cases) {
     SCOPED_TRACE(tc.name);
-    FakeRing ring(tc.chunk_size, 2);
+    TestRing ring(tc.chunk_size, 2);
     const uint32_t w = ring.geometry().size_entry_width();
     uint8_t* c = ring.chunk(0);
     for (uint32_t i = 0; i < tc.num_fragments; ++i) {
       shm_ring::WriteSizeEntry(c + tc.chunk_size - (i + 1) * w, w, tc.sizes[i]);
     }
-    ring.set_state(
+    ring.set_word(
         0, MakeDataWord(ChunkState::kComplete, 0, 0, tc.num_fragments, 2));
     ring.set_write_pos(1);
     RingReader reader(ring.view(), 0);
     RecordingConsumer consumer;
     const ReadResult r = reader.ReadOne(&consumer);
     // The transition happens either way.
-    EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+    EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
     if (tc.valid) {
       EXPECT_EQ(r, ReadResult::kEmitted);
       ASSERT_EQ(consumer.chunks.size(), 1u);
@@ -303,34 +303,34 @@ TEST(RingReaderTest, DirectoryValidationPerSection64) {
 }
 
 TEST(RingReaderTest, CompleteWithZeroFragmentsIsMalformed) {
-  FakeRing ring(256, 2);
-  ring.set_state(0, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 3));
+  TestRing ring(256, 2);
+  ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 3));
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(reader.stats().malformed_directories, 1u);
 }
 
 TEST(RingReaderTest, MalformedAcquiredDirectoryStillBlocksTheWriter) {
   // Spec 5.3: mark Acquired even if the directory is malformed.
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   ring.chunk(0)[255] = 251;  // One entry larger than the capacity (250).
   const shm_ring::StateWord a = MakeDataWord(ChunkState::kAcquired, 0, 0, 1, 6);
-  ring.set_state(0, a);
+  ring.set_word(0, a);
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0),
+  EXPECT_EQ(ring.word(0),
             shm_ring::WithState(a, ChunkState::kRewriteRequested));
   EXPECT_EQ(reader.stats().malformed_directories, 1u);
   EXPECT_EQ(reader.stats().scrapes, 1u);
 }
 
 TEST(RingReaderTest, RejectedChunkIsResolvedAndCounted) {
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   FakeWriter writer(ring.view(), 1);
   writer.ReserveAndClaim();
   writer.Append("payload");
@@ -339,7 +339,7 @@ TEST(RingReaderTest, RejectedChunkIsResolvedAndCounted) {
   RecordingConsumer consumer;
   consumer.reject_all = true;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(1));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(consumer.begins, 1u);
   EXPECT_EQ(consumer.commits, 1u);
   EXPECT_EQ(reader.stats().chunks_rejected_by_consumer, 1u);
@@ -349,7 +349,7 @@ TEST(RingReaderTest, RejectedChunkIsResolvedAndCounted) {
 TEST(RingReaderTest, ReusedCompleteChunkKeepsGrowing) {
   // A writer reuses its Complete chunk (spec 5.4) between two reader visits
   // of other positions; the reader sees the final Complete word once.
-  FakeRing ring(1024, 2);
+  TestRing ring(1024, 2);
   FakeWriter writer(ring.view(), 2);
   writer.ReserveAndClaim();
   writer.Append("a");
@@ -368,7 +368,7 @@ TEST(RingReaderTest, ReusedCompleteChunkKeepsGrowing) {
 }
 
 TEST(RingReaderTest, RetryBudgetExhaustionLeavesReadPosUnchanged) {
-  FakeRing ring(256, 2);
+  TestRing ring(256, 2);
   FakeWriter writer(ring.view(), 1);
   writer.ReserveAndClaim();
   writer.Append("x");
@@ -393,8 +393,8 @@ TEST(RingReaderTest, RetryBudgetExhaustionLeavesReadPosUnchanged) {
   EXPECT_EQ(reader.read_pos(), 0u);
   EXPECT_EQ(ring.read_pos(), 0u);
   // The reader wrote nothing: the word is the writer's last publication.
-  EXPECT_EQ(ring.state(0), writer.word());
-  EXPECT_EQ(shm_ring::GetState(ring.state(0)), ChunkState::kAcquired);
+  EXPECT_EQ(ring.word(0), writer.word());
+  EXPECT_EQ(shm_ring::GetState(ring.word(0)), ChunkState::kAcquired);
   EXPECT_EQ(consumer.aborts, 3u);
   EXPECT_TRUE(consumer.chunks.empty());
   EXPECT_EQ(reader.stats().retries, 3u);
@@ -410,7 +410,7 @@ TEST(RingReaderTest, CursorRolloverAcrossZero) {
   // 16 chunks seeded at 0xffff'fff0: the 16th position is 0 again and
   // next_wrap is computed from the position (spec 4.2), not incremented.
   constexpr uint32_t kStart = 0xffff'fff0u;
-  FakeRing ring(256, 16);
+  TestRing ring(256, 16);
   ring.SeedPositions(kStart);
   RingReader reader(ring.view(), kStart);
   FakeWriter writer(ring.view(), 3);
@@ -421,10 +421,10 @@ TEST(RingReaderTest, CursorRolloverAcrossZero) {
     writer.Append(std::to_string(i));
     ASSERT_TRUE(writer.Publish(true));
     ASSERT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted) << i;
-    EXPECT_EQ(ring.state(ring.geometry().ChunkIndex(pos)),
+    EXPECT_EQ(ring.word(ring.geometry().ChunkIndex(pos)),
               MakeFreeForWrap(ring.geometry().NextWrap(pos)));
   }
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(ring.geometry().NextWrap(16)));
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(ring.geometry().NextWrap(16)));
   EXPECT_EQ(reader.read_pos(), kStart + 40);  // == 24 after the rollover.
   EXPECT_EQ(ring.read_pos(), 24u);
   ASSERT_EQ(consumer.chunks.size(), 40u);
@@ -435,7 +435,7 @@ TEST(RingReaderTest, CursorRolloverAcrossZero) {
 }
 
 TEST(RingReaderTest, SharedReadPosIsNeverTrusted) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   FakeWriter writer(ring.view(), 1);
   writer.ReserveAndClaim();
   writer.Append("a");
@@ -450,7 +450,7 @@ TEST(RingReaderTest, SharedReadPosIsNeverTrusted) {
 }
 
 TEST(RingReaderTest, HeadPolicyDefersUnpublishedPositionsWhileThereIsRoom) {
-  FakeRing ring(256, 4);
+  TestRing ring(256, 4);
   FakeWriter writer(ring.view(), 1);
   uint32_t pos;
   ASSERT_TRUE(writer.Reserve(&pos));  // Reserved, not yet claimed.
@@ -458,7 +458,7 @@ TEST(RingReaderTest, HeadPolicyDefersUnpublishedPositionsWhileThereIsRoom) {
   RecordingConsumer consumer;
   const auto kDefer = HeadPolicy::kDeferUnpublished;
   EXPECT_EQ(reader.ReadOne(&consumer, kDefer), ReadResult::kDeferred);
-  EXPECT_EQ(ring.state(0), MakeFreeForWrap(0));  // Untouched.
+  EXPECT_EQ(ring.word(0), MakeFreeForWrap(0));  // Untouched.
   EXPECT_EQ(reader.read_pos(), 0u);
   // The writer's claim therefore still succeeds.
   ASSERT_TRUE(writer.Claim(pos));
@@ -481,10 +481,10 @@ TEST(RingReaderTest, HeadPolicyDefersUnpublishedPositionsWhileThereIsRoom) {
 }
 
 TEST(RingReaderTest, HeadPolicyNeverDefersOtherStatesOrErrors) {
-  FakeRing ring(256, 4);
-  ring.set_state(0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 1));
-  ring.set_state(1, MakeAcknowledged());
-  ring.set_state(2, MakeFreeForWrap(7));  // Wrong tag.
+  TestRing ring(256, 4);
+  ring.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 1));
+  ring.set_word(1, MakeAcknowledged());
+  ring.set_word(2, MakeFreeForWrap(7));  // Wrong tag.
   ring.set_write_pos(3);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;

@@ -129,94 +129,117 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
     FragIterator::Frag frag;
     const FragIterator::Result res = it.Next(&frag);
     if (res == FragIterator::Result::kOk) {
-      const bool is_first = frag.header_offset == 0;
-      // valid_size ends at the last fragment unless the chunk is scraped
-      // (last fragment excluded) or corrupted (cut at the bad fragment).
-      const bool is_last =
-          it.at_end() && !(chunk->flags & (kTBIncomplete | kTBCorrupted));
-      const bool continues_from_prev =
-          is_first && (chunk->flags & kTBFirstContinuesFromPrev);
-      const bool continues_on_next =
-          is_last && (chunk->flags & kTBLastContinuesOnNext);
-      chunk->read_offset = static_cast<uint16_t>(it.pos());
-
-      if (continues_from_prev) {
-        // A continuation reached outside of a reassembly: its start is gone.
-        // Silent if that loss was already reported (drop_continuation).
-        if (!seq_->drop_continuation)
-          AddLoss(kDataLossOrphanContinuation);
-        seq_->drop_continuation = continues_on_next;
-        continue;
+      switch (ConsumeFragment(chunk, it, frag, needs_patching, packet)) {
+        case FragStep::kNextFragment:
+          continue;
+        case FragStep::kEmit:
+          return Emit(packet, loss);
+        case FragStep::kStall:
+          Stall();
+          return false;
       }
-      seq_->drop_continuation = false;
-
-      if (frag.dropped) {
-        // The writer dropped this packet (kPacketSizeDropPacket).
-        tb_->stats_.trace_writer_packet_loss++;
-        AddLoss(kDataLossWriterAbort);
-        seq_->past_first_packet = true;
-        seq_->drop_continuation = continues_on_next;
-        continue;
-      }
-
-      if (needs_patching && is_last) {
-        // Erase mode only: the unpatched last fragment cannot be trusted.
-        CountPacketOverwritten();
-        AddLoss(kDataLossOverwrite);
-        seq_->drop_continuation = continues_on_next;
-        continue;
-      }
-
-      if (continues_on_next) {
-        chunk->read_offset = static_cast<uint16_t>(frag.header_offset);
-        switch (Reassemble(chunk, frag, packet)) {
-          case ReassemblyResult::kSuccess:
-            return Emit(packet, loss);
-          case ReassemblyResult::kNotEnoughData:
-            Stall();
-            return false;
-          case ReassemblyResult::kDataLoss:
-            packet->Clear();
-            continue;
-        }
-      }
-
-      if (frag.size == 0)
-        continue;  // Empty packets carry nothing: skipped, no loss.
-      packet->AddSlice(chunk->payload() + frag.data_offset, frag.size);
-      return Emit(packet, loss);
     }
-
-    if (res == FragIterator::Result::kCorrupted) {
-      // Bytes that validated at commit time went bad (e.g. via a patch).
-      tb_->stats_.abi_violations++;
-      chunk->read_offset = chunk->valid_size;
-      chunk->flags |= kTBCorrupted;
-    }
-
-    // No more readable fragments in the front chunk.
-    if (chunk->flags & kTBCorrupted) {
-      chunk->flags &= static_cast<uint16_t>(~kTBCorrupted);  // Report once.
-      AddLoss(kDataLossChunkCorrupted);
-      // A packet continuing on the next chunk was cut with it.
-      seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) != 0;
-    }
-    if (chunk->flags & kTBIncomplete) {
-      if (mode_ == Mode::kRead) {
-        Stall();  // Its last fragment is still being written.
-        return false;
-      }
-      // Erased before the producer committed it: its last fragment is lost.
-      AddLoss(kDataLossOverwrite);
-      seq_->drop_continuation = false;
-    }
-    const bool was_target = offset == target_;
-    PopFront(chunk);
-    if (was_target) {
-      done_ = true;
+    if (!LeaveFrontChunk(offset, chunk, res))
       return false;
+  }
+}
+
+ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(
+    TBChunk* chunk,
+    const FragIterator& it,
+    const FragIterator::Frag& frag,
+    bool needs_patching,
+    TracePacket* packet) {
+  const bool is_first = frag.header_offset == 0;
+  // valid_size ends at the last fragment unless the chunk is scraped
+  // (last fragment excluded) or corrupted (cut at the bad fragment).
+  const bool is_last =
+      it.at_end() && !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+  const bool continues_from_prev =
+      is_first && (chunk->flags & kTBFirstContinuesFromPrev);
+  const bool continues_on_next =
+      is_last && (chunk->flags & kTBLastContinuesOnNext);
+  chunk->read_offset = static_cast<uint16_t>(it.pos());
+
+  if (continues_from_prev) {
+    // A continuation reached outside of a reassembly: its start is gone.
+    // Silent if that loss was already reported (drop_continuation).
+    if (!seq_->drop_continuation)
+      AddLoss(kDataLossOrphanContinuation);
+    seq_->drop_continuation = continues_on_next;
+    return FragStep::kNextFragment;
+  }
+  seq_->drop_continuation = false;
+
+  if (frag.dropped) {
+    // The writer dropped this packet (kPacketSizeDropPacket).
+    tb_->stats_.trace_writer_packet_loss++;
+    AddLoss(kDataLossWriterAbort);
+    seq_->past_first_packet = true;
+    seq_->drop_continuation = continues_on_next;
+    return FragStep::kNextFragment;
+  }
+
+  if (needs_patching && is_last) {
+    // Erase mode only: the unpatched last fragment cannot be trusted.
+    CountPacketOverwritten();
+    AddLoss(kDataLossOverwrite);
+    seq_->drop_continuation = continues_on_next;
+    return FragStep::kNextFragment;
+  }
+
+  if (continues_on_next) {
+    chunk->read_offset = static_cast<uint16_t>(frag.header_offset);
+    switch (Reassemble(chunk, frag, packet)) {
+      case ReassemblyResult::kSuccess:
+        return FragStep::kEmit;
+      case ReassemblyResult::kNotEnoughData:
+        return FragStep::kStall;
+      case ReassemblyResult::kDataLoss:
+        packet->Clear();
+        return FragStep::kNextFragment;
     }
   }
+
+  if (frag.size == 0)
+    return FragStep::kNextFragment;  // Empty packets: skipped, no loss.
+  packet->AddSlice(chunk->payload() + frag.data_offset, frag.size);
+  return FragStep::kEmit;
+}
+
+bool ChunkSeqReader::LeaveFrontChunk(uint32_t offset,
+                                     TBChunk* chunk,
+                                     FragIterator::Result res) {
+  if (res == FragIterator::Result::kCorrupted) {
+    // Bytes that validated at commit time went bad (e.g. via a patch).
+    tb_->stats_.abi_violations++;
+    chunk->read_offset = chunk->valid_size;
+    chunk->flags |= kTBCorrupted;
+  }
+
+  // No more readable fragments in the front chunk.
+  if (chunk->flags & kTBCorrupted) {
+    chunk->flags &= static_cast<uint16_t>(~kTBCorrupted);  // Report once.
+    AddLoss(kDataLossChunkCorrupted);
+    // A packet continuing on the next chunk was cut with it.
+    seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) != 0;
+  }
+  if (chunk->flags & kTBIncomplete) {
+    if (mode_ == Mode::kRead) {
+      Stall();  // Its last fragment is still being written.
+      return false;
+    }
+    // Erased before the producer committed it: its last fragment is lost.
+    AddLoss(kDataLossOverwrite);
+    seq_->drop_continuation = false;
+  }
+  const bool was_target = offset == target_;
+  PopFront(chunk);
+  if (was_target) {
+    done_ = true;
+    return false;
+  }
+  return true;
 }
 
 void ChunkSeqReader::DropFront() {

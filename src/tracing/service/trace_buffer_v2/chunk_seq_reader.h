@@ -106,6 +106,24 @@ class ChunkSeqReader {
 
  private:
   enum class ReassemblyResult { kSuccess, kNotEnoughData, kDataLoss };
+  // What ReadNextPacket does after ConsumeFragment.
+  enum class FragStep { kNextFragment, kEmit, kStall };
+
+  // ReadNextPacket's step for one readable fragment |frag| of the front
+  // |chunk| (|it| just returned it): skips it with its loss accounted,
+  // reassembles a packet continuing on the next chunk, or fills |packet|.
+  FragStep ConsumeFragment(TBChunk* chunk,
+                           const FragIterator& it,
+                           const FragIterator::Frag& frag,
+                           bool needs_patching,
+                           TracePacket* packet);
+  // ReadNextPacket's step when the front chunk has no readable fragment left
+  // (|res| is the iterator's last result): reports corruption or an
+  // incomplete tail, pops it. False when reading must stop (stalled, or the
+  // target was popped).
+  bool LeaveFrontChunk(uint32_t offset,
+                       TBChunk* chunk,
+                       FragIterator::Result res);
 
   TBChunk* ChunkAt(uint32_t offset) const;
   void EnterChunk(TBChunk* chunk);

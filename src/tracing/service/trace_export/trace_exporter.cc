@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "src/base/logging.h"
+#include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 
 namespace ringtrace {
@@ -159,13 +160,6 @@ inline uint64_t Int32ToVarInt(int32_t v) {
 // Upper bound of the trusted suffix: 3 (1+10), 79 (2+10), 10 (1+5),
 // 42 (2+5), 87 (2+1).
 constexpr size_t kMaxSuffixSize = 48;
-
-uint64_t ReadClockNs(clockid_t clock) {
-  struct timespec ts = {};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 std::string EncodeBufferStats(const TraceBufferV2& buffer) {
   const TraceBufferStats& s = buffer.stats();
@@ -390,9 +384,9 @@ void TraceExporter::WriteTraceStats(
 
 TraceExporter::ClockReadings TraceExporter::ReadClocks() {
   ClockReadings clocks;
-  clocks.boottime = ReadClockNs(CLOCK_BOOTTIME);
-  clocks.monotonic = ReadClockNs(CLOCK_MONOTONIC);
-  clocks.realtime = ReadClockNs(CLOCK_REALTIME);
+  clocks.boottime = base::ClockNs(CLOCK_BOOTTIME);
+  clocks.monotonic = base::ClockNs(CLOCK_MONOTONIC);
+  clocks.realtime = base::ClockNs(CLOCK_REALTIME);
   return clocks;
 }
 

@@ -120,8 +120,8 @@ int OpenDirect(const std::string& path, bool fifo, base::Status* status) {
   int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
   if (fifo)
     flags |= O_NONBLOCK;
-  const int fd = open(path.c_str(), flags);
-  if (fd < 0) {
+  base::ScopedFd fd(open(path.c_str(), flags));
+  if (!fd.valid()) {
     *status = base::ErrStatus(errno == ENXIO && fifo
                                   ? "cannot write %s: a FIFO nobody reads"
                                   : "cannot open %s: %s",
@@ -129,14 +129,13 @@ int OpenDirect(const std::string& path, bool fifo, base::Status* status) {
     return -1;
   }
   if (fifo) {
-    const int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    const int fl = fcntl(fd.get(), F_GETFL);
+    if (fl < 0 || fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
       *status = base::ErrStatus("%s: fcntl: %s", path.c_str(), strerror(errno));
-      close(fd);
       return -1;
     }
   }
-  return fd;
+  return fd.release();
 }
 
 // |temp| exists (O_EXCL failed). If it is the leftover of a ringtraced that
@@ -147,11 +146,11 @@ int OpenDirect(const std::string& path, bool fifo, base::Status* status) {
 int ReclaimLeftoverTemp(const std::string& path,
                         const std::string& temp,
                         base::Status* status) {
-  const int fd = open(temp.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd >= 0) {
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  base::ScopedFd fd(open(temp.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.valid()) {
+    if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
       const bool held = errno == EWOULDBLOCK;
-      close(fd);
+      fd.reset();
       if (held) {
         *status = base::ErrStatus(
             "another ringtraced is writing %s (it holds %s); choose another "
@@ -161,13 +160,13 @@ int ReclaimLeftoverTemp(const std::string& path,
       }
     } else {
       struct stat st = {};
-      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-          st.st_uid == geteuid() && ftruncate(fd, 0) == 0) {
+      if (fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+          st.st_nlink == 1 && st.st_uid == geteuid() &&
+          ftruncate(fd.get(), 0) == 0) {
         RT_LOG("%s: taking over %s, left by a ringtraced that did not finish",
                path.c_str(), temp.c_str());
-        return fd;
+        return fd.release();
       }
-      close(fd);
     }
   }
   *status = base::ErrStatus(
@@ -210,8 +209,9 @@ std::unique_ptr<TraceOutputFile> TraceOutputFile::Create(
   }
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-      out->fd_ = OpenDirect(out->final_path_, S_ISFIFO(st.st_mode), status);
-      if (out->fd_ < 0)
+      out->fd_.reset(
+          OpenDirect(out->final_path_, S_ISFIFO(st.st_mode), status));
+      if (!out->fd_.valid())
         return nullptr;
       *status = base::OkStatus();
       return out;
@@ -238,7 +238,7 @@ std::unique_ptr<TraceOutputFile> TraceOutputFile::Create(
                               path.c_str(), temp.c_str(), strerror(errno));
     return nullptr;
   }
-  out->fd_ = fd;
+  out->fd_.reset(fd);
   out->temp_path_ = temp;
   struct stat tst = {};
   if (fstat(fd, &tst) != 0 ||
@@ -270,19 +270,16 @@ void TraceOutputFile::Discard() {
       unlink(temp_path_.c_str());
     }
   }
-  if (fd_ >= 0)
-    close(fd_);
-  fd_ = -1;
+  fd_.reset();
 }
 
 base::Status TraceOutputFile::Commit() {
-  RT_CHECK(!committed_ && fd_ >= 0);
+  RT_CHECK(!committed_ && fd_.valid());
   base::Status status;
-  if (fsync(fd_) != 0 && errno != EINVAL && errno != EROFS)
+  if (fsync(fd_.get()) != 0 && errno != EINVAL && errno != EROFS)
     status = base::ErrStatus("%s: fsync: %s", path_.c_str(), strerror(errno));
   if (writes_directly()) {
-    const int rc = close(fd_);
-    fd_ = -1;
+    const int rc = fd_.Close();
     committed_ = true;
     if (rc != 0 && status.ok())
       status = base::ErrStatus("%s: close: %s", path_.c_str(), strerror(errno));
@@ -301,17 +298,15 @@ base::Status TraceOutputFile::Commit() {
     return status;
   }
   committed_ = true;
-  close(fd_);  // fsync'ed above: nothing left for close to report
-  fd_ = -1;
-  const int dir =
-      open(DirName(final_path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
+  fd_.reset();  // fsync'ed above: nothing left for close to report
+  const base::ScopedFd dir(
+      open(DirName(final_path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.valid()) {
     // The rename itself is durable once the directory is synced; a failure
     // here is reported, the file is in place all the same.
-    if (fsync(dir) != 0 && errno != EINVAL && errno != EROFS)
+    if (fsync(dir.get()) != 0 && errno != EINVAL && errno != EROFS)
       status = base::ErrStatus("%s: fsync of its directory: %s", path_.c_str(),
                                strerror(errno));
-    close(dir);
   }
   return status;
 }

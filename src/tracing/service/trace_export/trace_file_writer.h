@@ -38,6 +38,7 @@
 #include <string>
 
 #include "src/base/logging.h"
+#include "src/base/scoped_fd.h"
 #include "src/base/status.h"
 
 namespace ringtrace {
@@ -150,7 +151,7 @@ class TraceOutputFile {
   TraceOutputFile& operator=(const TraceOutputFile&) = delete;
 
   // Where the trace bytes go (a temporary file, or the device / FIFO).
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // The path given to Create().
   const std::string& path() const { return path_; }
   // The temporary file; empty when writing directly.
@@ -176,7 +177,7 @@ class TraceOutputFile {
   std::string temp_path_;   // empty: writing directly
   dev_t temp_dev_ = 0;
   ino_t temp_ino_ = 0;
-  int fd_ = -1;
+  base::ScopedFd fd_;
   bool committed_ = false;
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "src/base/test/temp_dir.h"
 
 #include <string>
 #include <thread>
@@ -181,14 +182,9 @@ TEST(TraceFileWriterTest, NonBlockingPipeShortWritesAndWaits) {
 class TraceOutputFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ringtrace_out_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = temp_dir_.path();
     path_ = dir_ + "/trace";
     temp_ = path_ + TraceOutputFile::kTempSuffix;
-  }
-  void TearDown() override {
-    EXPECT_EQ(system(("rm -rf '" + dir_ + "'").c_str()), 0);
   }
   static std::string Read(const std::string& path) {
     std::string out;
@@ -213,6 +209,7 @@ class TraceOutputFileTest : public ::testing::Test {
     struct stat st;
     return lstat(path.c_str(), &st) == 0;
   }
+  base::TempDir temp_dir_{"ringtrace_out"};  // removed with its content
   std::string dir_, path_, temp_;
 };
 

@@ -24,6 +24,8 @@
 
 #include "src/base/checked_math.h"
 #include "src/base/flags.h"
+#include "src/base/scoped_fd.h"
+#include "src/base/time.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
@@ -238,9 +240,7 @@ int ParseFlags(int argc,
 }
 
 int64_t MonotonicMs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+  return static_cast<int64_t>(base::MonotonicMs());
 }
 
 // Writes snapshot |n| to <out>.snapshot-<n> and reports it on stderr.
@@ -349,8 +349,8 @@ int Main(int argc, char** argv) {
     fprintf(stderr, "ringtraced: sigprocmask: %s\n", strerror(errno));
     return kExitFailure;
   }
-  const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  if (signal_fd < 0) {
+  const base::ScopedFd signal_fd(signalfd(-1, &signals, SFD_CLOEXEC));
+  if (!signal_fd.valid()) {
     fprintf(stderr, "ringtraced: signalfd: %s\n", strerror(errno));
     return kExitFailure;
   }
@@ -360,7 +360,6 @@ int Main(int argc, char** argv) {
   if (nice_value != kNiceUnchanged &&
       setpriority(PRIO_PROCESS, 0, nice_value) != 0) {
     fprintf(stderr, "ringtraced: --nice %d: %s\n", nice_value, strerror(errno));
-    close(signal_fd);
     return kExitFailure;
   }
 
@@ -368,13 +367,11 @@ int Main(int argc, char** argv) {
   base::Status status = service.Start();
   if (!status.ok()) {
     fprintf(stderr, "ringtraced: %s\n", status.message().c_str());
-    close(signal_fd);
     return kExitFailure;
   }
   fprintf(stderr, "ringtraced: listening on %s, writing %s\n",
           options.socket_path.c_str(), options.out_path.c_str());
-  const char* why = WaitForEnd(signal_fd, duration_ms, &service);
-  close(signal_fd);
+  const char* why = WaitForEnd(signal_fd.get(), duration_ms, &service);
   fprintf(stderr, "ringtraced: stopping (%s)\n", why ? why : "duration");
 
   ServiceSummary summary;

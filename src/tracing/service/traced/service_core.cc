@@ -198,8 +198,8 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   ring_drainer::DrainLoop::Options loop_options;
   loop_options.tick_ns = options.drain_tick_ns;
   loop_options.drainer.head_grace_ns = options.head_grace_ns;
-  core->stopped_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (core->stopped_fd_ < 0) {
+  core->stopped_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!core->stopped_fd_.valid()) {
     *status = base::ErrStatus("eventfd: %s", strerror(errno));
     return nullptr;
   }
@@ -219,8 +219,6 @@ ServiceCore::~ServiceCore() {
   if (loop_)
     loop_->Stop();
   producers_.clear();
-  if (stopped_fd_ >= 0)
-    close(stopped_fd_);
 }
 
 void ServiceCore::OnRingStopped(RingId id) {
@@ -228,13 +226,13 @@ void ServiceCore::OnRingStopped(RingId id) {
   stopped_.push_back(id);
   const uint64_t one = 1;
   // Cannot block (EFD_NONBLOCK) nor fail short of 2^64 - 2 pending signals.
-  if (write(stopped_fd_, &one, sizeof(one)) != sizeof(one))
+  if (write(stopped_fd_.get(), &one, sizeof(one)) != sizeof(one))
     RT_ELOG("cannot signal a stopped ring: %s", strerror(errno));
 }
 
 std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
   uint64_t count = 0;
-  if (read(stopped_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN)
+  if (read(stopped_fd_.get(), &count, sizeof(count)) < 0 && errno != EAGAIN)
     RT_ELOG("stopped-ring eventfd: %s", strerror(errno));
   std::vector<RingId> rings;
   {

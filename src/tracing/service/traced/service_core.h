@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "src/base/scoped_fd.h"
 #include "src/base/status.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"
@@ -226,7 +227,7 @@ class ServiceCore {
 
   // An eventfd, readable when the drainer stopped a ring on a protocol error
   // since the last TakeStoppedProducers(). The owner polls it.
-  int stopped_rings_fd() const { return stopped_fd_; }
+  int stopped_rings_fd() const { return stopped_fd_.get(); }
   // The connected producers whose rings stopped since the last call, each
   // once (counted in rings_stopped_protocol_error, with those of producers
   // already removed); clears the eventfd.
@@ -338,7 +339,7 @@ class ServiceCore {
   uint32_t admissions_since_scan_ = 0;
   bool scanned_since_departure_ = false;
   // Ring-stopped notifications: filled on the drain thread.
-  int stopped_fd_ = -1;  // eventfd, owned
+  base::ScopedFd stopped_fd_;  // eventfd
   std::mutex stopped_mutex_;
   std::vector<ring_drainer::RingId> stopped_;  // guarded by stopped_mutex_
   ServiceCounters counters_;

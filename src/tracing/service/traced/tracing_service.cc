@@ -74,8 +74,8 @@ base::Status TracingService::Start() {
       trace_export::TraceOutputFile::Create(options_.out_path, &status);
   if (!out_file)
     return status;
-  ipc::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  ipc::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  base::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  base::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid() || !snapshot_fd.valid())
     return base::ErrStatus("eventfd: %s", strerror(errno));
   std::unique_ptr<ipc::UnixSocket> listener = ipc::UnixSocket::Listen(
@@ -460,7 +460,7 @@ void TracingService::Serve(Connection* c) {
   uint8_t buf[ipc::kMaxMessageSize];
   for (uint32_t i = 0; i < options_.messages_per_round && c->socket; ++i) {
     size_t size = 0;
-    ipc::ScopedFd fd;
+    base::ScopedFd fd;
     base::Status status;
     const ipc::UnixSocket::RecvResult result =
         c->socket->Receive(buf, sizeof(buf), &size, &fd, &status);

@@ -252,8 +252,8 @@ class TracingService {
   const Options options_;
   std::unique_ptr<ServiceCore> core_;
   std::unique_ptr<ipc::UnixSocket> listener_;
-  ipc::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
-  ipc::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
+  base::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
+  base::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
   std::unique_ptr<trace_export::TraceOutputFile> out_file_;
   std::thread thread_;
   bool running_ = false;  // owner thread only

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
@@ -34,7 +35,7 @@ constexpr uint64_t kHandshakesPerService = 60000;
 
 class BenchService {
  public:
-  BenchService(test::TempDir* dir, uint32_t ring_kb) {
+  BenchService(base::TempDir* dir, uint32_t ring_kb) {
     options_.socket_path = dir->File("bench.sock");
     options_.out_path = dir->File("bench.pftrace");
     options_.core.buffer_kb = 256;
@@ -67,7 +68,7 @@ class BenchService {
 
 void BM_TracingServiceHandshake(benchmark::State& state) {
   const uint32_t ring_kb = static_cast<uint32_t>(state.range(0));
-  test::TempDir dir;
+  base::TempDir dir;
   std::unique_ptr<BenchService> service(new BenchService(&dir, ring_kb));
   if (!service->ok()) {
     state.SkipWithError("cannot start the service");
@@ -128,7 +129,7 @@ void BM_TracingServiceHandshakeBaseline(benchmark::State& state) {
   uint8_t buf[ipc::kMaxMessageSize];
   for (auto _ : state) {
     size_t size = 0;
-    ipc::ScopedFd fd;
+    base::ScopedFd fd;
     base::Status status;
     if (!producer->Send(hello, hello_size).ok() ||
         service->Receive(buf, sizeof(buf), &size, &fd, &status) !=

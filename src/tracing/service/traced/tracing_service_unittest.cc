@@ -27,6 +27,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/test/raw_send.h"
 #include "src/tracing/service/traced/test/test_client.h"
 
@@ -34,12 +35,12 @@ namespace ringtrace {
 namespace traced {
 namespace {
 
+using base::TempDir;
 using test::CollectTestPackets;
 using test::kTestTimeoutMs;
 using test::ReadTraceFile;
 using test::Seqs;
 using test::TaggedPackets;
-using test::TempDir;
 using test::TestClient;
 using test::WriteTestPackets;
 

@@ -87,7 +87,9 @@ void DrainUntilEmpty(RingDrainer* drainer, RingId id) {
   RT_CHECK(false);  // A ring nobody writes cannot stay busy.
 }
 
-void SweepRing(const FakeRing& ring, RingDrainer* drainer, RingId id) {
+void SweepRing(const shm_ring::TestRing& ring,
+               RingDrainer* drainer,
+               RingId id) {
   FakeWriter sweeper(ring.view(), /*writer_id=*/0xffff);
   for (uint32_t i = 0; i < ring.geometry().num_chunks; ++i) {
     uint32_t position;

@@ -26,7 +26,7 @@ namespace ringtrace {
 namespace ring_drainer {
 namespace test {
 
-// The setup the pipeline tests share: one FakeRing (cursors seeded at
+// The setup the pipeline tests share: one shm_ring::TestRing (cursors seeded at
 // |start_position|) registered with its own RingDrainer, which feeds a
 // TraceBufferV2 in DISCARD mode (a test's accounting never meets
 // overwrites) through a TraceBufferV2Sink allowed as |buffer_id|.
@@ -44,7 +44,7 @@ struct DrainedRing {
   DrainedRing(const DrainedRing&) = delete;
   DrainedRing& operator=(const DrainedRing&) = delete;
 
-  FakeRing ring;
+  shm_ring::TestRing ring;
   std::unique_ptr<trace_buffer::TraceBufferV2> tb;
   TraceBufferV2Sink sink;
   RingDrainer drainer;
@@ -61,7 +61,7 @@ void DrainUntilEmpty(RingDrainer* drainer, RingId id);
 // drains them, so the reader visits every chunk once and reclaims the ones
 // still Acknowledged from old scrapes. A writer's next claim then succeeds
 // at once. Nobody may write meanwhile.
-void SweepRing(const FakeRing& ring, RingDrainer* drainer, RingId id);
+void SweepRing(const shm_ring::TestRing& ring, RingDrainer* drainer, RingId id);
 
 class BackgroundDrainer {
  public:

@@ -2,11 +2,10 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// TEST ONLY. Forked producer processes for the cross-process tests: a child
-// that runs a body and _exit()s (never returning into gtest), killed and
-// reaped by the parent on every path so a failing test never leaves a
-// producer behind or hangs CI; objects shared across fork() in anonymous
-// MAP_SHARED memory; /proc helpers to see whether a child sleeps.
+// TEST ONLY. Support for the cross-process tests, whose producers are
+// children forked with base::Subprocess::Fork() (src/base/test/subprocess.h):
+// objects shared across fork() in anonymous MAP_SHARED memory, and a /proc
+// helper to see whether a child sleeps.
 
 #ifndef SRC_TRACING_SERVICE_RING_DRAINER_TEST_CHILD_PROCESS_H_
 #define SRC_TRACING_SERVICE_RING_DRAINER_TEST_CHILD_PROCESS_H_
@@ -15,9 +14,7 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
-#include <functional>
 #include <new>
-#include <string>
 
 #include "src/base/logging.h"
 
@@ -25,9 +22,9 @@ namespace ringtrace {
 namespace ring_drainer {
 namespace test {
 
-// Exit codes of a child.
+// Exit code of a child that checked everything it was asked to
+// (base::Subprocess::ExitedOk()).
 constexpr int kChildOk = 0;
-constexpr int kChildOrphaned = 70;  // the parent was gone at start
 
 // A T placed in an anonymous MAP_SHARED mapping: after fork() parent and
 // child see the same object. T must be usable across processes (atomics
@@ -56,60 +53,9 @@ class SharedObject {
   T* obj_ = nullptr;
 };
 
-// The number of threads of this process (/proc/self/status), 0 if unknown.
-uint32_t ThreadsInThisProcess();
-
 // The state letter of process |pid| in /proc/<pid>/stat ('R', 'S', ...), or
 // 0 if it cannot be read.
 char ProcessState(pid_t pid);
-
-// A forked child. The child runs |body| and _exit()s with its result; it
-// never returns into gtest. While it runs, the parent side owns it: the
-// destructor kills (SIGKILL) and reaps a child that is still running, so a
-// failing test never leaves a producer behind.
-class ChildProcess {
- public:
-  ChildProcess() = default;
-  ~ChildProcess() {
-    if (running())
-      Kill();
-  }
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-
-  // Forks. Returns false if this process has other threads (a child of a
-  // multi-threaded process may inherit a lock held by a thread that does
-  // not exist in it) or if fork() failed. Never returns in the child.
-  bool Start(const std::function<int()>& body);
-
-  bool running() const { return pid_ > 0; }
-
-  // Non-blocking. True once the child ended (ExitedOk(), KilledBy() and
-  // DescribeStatus() then tell how).
-  bool Ended();
-
-  // SIGKILL, then reap (a killed child always ends, so this cannot block).
-  void Kill();
-
-  // True if the child is asleep in the kernel (state 'S'). The child is
-  // single-threaded, and while it is registered in num_writers_waiting its
-  // only blocking call is FUTEX_WAIT (ring_wait.h, W4): registered and
-  // asleep means asleep on the futex.
-  bool IsAsleep() const { return ProcessState(pid_) == 'S'; }
-
-  // "exited with N" / "killed by signal N", for failure messages.
-  std::string DescribeStatus() const;
-  bool ExitedOk() const {
-    return WIFEXITED(status_) && WEXITSTATUS(status_) == kChildOk;
-  }
-  bool KilledBy(int sig) const {
-    return WIFSIGNALED(status_) && WTERMSIG(status_) == sig;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int status_ = 0;
-};
 
 }  // namespace test
 }  // namespace ring_drainer

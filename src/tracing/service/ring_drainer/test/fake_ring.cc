@@ -17,69 +17,6 @@ using shm_ring::ChunkState;
 using shm_ring::RingGeometry;
 using shm_ring::StateWord;
 
-FakeRing::FakeRing(uint32_t chunk_size, uint32_t num_chunks) {
-  const RingGeometry geometry(chunk_size, num_chunks);
-  RT_CHECK(geometry.IsValid());
-  const size_t size = static_cast<size_t>(geometry.MappingSize());
-  base_ = static_cast<uint8_t*>(aligned_alloc(64, size));
-  RT_CHECK(base_);
-  memset(base_, 0, size);
-  view_ = shm_ring::RingView(base_, geometry);
-}
-
-FakeRing::~FakeRing() {
-  free(base_);
-}
-
-void FakeRing::SeedPositions(uint32_t position) {
-  const RingGeometry& g = geometry();
-  view_.read_pos()->store(position, std::memory_order_relaxed);
-  view_.write_pos()->store(position, std::memory_order_relaxed);
-  for (uint32_t k = 0; k < g.num_chunks; ++k) {
-    const uint32_t q = position + k;  // Wraps at 2^32 like the cursors.
-    set_state(g.ChunkIndex(q), shm_ring::MakeFreeForWrap(g.WrapCount(q)));
-  }
-}
-
-StateWord FakeRing::state(uint32_t index) const {
-  return view_.chunk_state(index)->load(std::memory_order_relaxed);
-}
-
-void FakeRing::set_state(uint32_t index, StateWord word) {
-  view_.chunk_state(index)->store(word, std::memory_order_relaxed);
-}
-
-uint32_t FakeRing::read_pos() const {
-  return view_.read_pos()->load(std::memory_order_relaxed);
-}
-
-uint32_t FakeRing::write_pos() const {
-  return view_.write_pos()->load(std::memory_order_relaxed);
-}
-
-void FakeRing::set_write_pos(uint32_t pos) {
-  view_.write_pos()->store(pos, std::memory_order_relaxed);
-}
-
-void FakeRing::WriteBody(uint32_t index,
-                         shm_ring::BufferID target,
-                         const std::vector<std::string>& fragments) {
-  const RingGeometry& g = geometry();
-  uint8_t* c = chunk(index);
-  c[shm_ring::kBufferIdOffset] = static_cast<uint8_t>(target & 0xff);
-  c[shm_ring::kBufferIdOffset + 1] = static_cast<uint8_t>(target >> 8);
-  uint32_t cursor = shm_ring::kPayloadStartFormat00;
-  const uint32_t w = g.size_entry_width();
-  for (uint32_t i = 0; i < fragments.size(); ++i) {
-    const std::string& f = fragments[i];
-    RT_CHECK(cursor + f.size() + (i + 1) * w <= g.chunk_size);
-    memcpy(c + cursor, f.data(), f.size());
-    cursor += static_cast<uint32_t>(f.size());
-    shm_ring::WriteSizeEntry(c + shm_ring::SizeEntryOffset(g.chunk_size, i), w,
-                             static_cast<uint32_t>(f.size()));
-  }
-}
-
 FakeWriter::FakeWriter(const shm_ring::RingView& view,
                        shm_ring::WriterID writer_id,
                        shm_ring::BufferID target)

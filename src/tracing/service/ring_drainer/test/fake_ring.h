@@ -2,9 +2,10 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// Test support: a ring in private memory and a writer that plays the
-// producer side by driving the ABI words directly (no RingWriter), so the
-// reader tests can place every word and byte exactly where they want it.
+// Test support: a writer that plays the producer side by driving the ABI
+// words directly (no RingWriter), so the reader tests can place every word
+// and byte exactly where they want it. The ring itself is shm_ring::TestRing
+// (src/tracing/core/shm_ring/test_ring.h), included here for its users.
 
 #ifndef SRC_TRACING_SERVICE_RING_DRAINER_TEST_FAKE_RING_H_
 #define SRC_TRACING_SERVICE_RING_DRAINER_TEST_FAKE_RING_H_
@@ -15,45 +16,11 @@
 #include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "src/tracing/core/shm_ring/test_ring.h"
 
 namespace ringtrace {
 namespace ring_drainer {
 namespace test {
-
-// A zero-filled (hence empty, positions at 0) ring mapping, 64-byte aligned.
-class FakeRing {
- public:
-  FakeRing(uint32_t chunk_size, uint32_t num_chunks);
-  ~FakeRing();
-  FakeRing(const FakeRing&) = delete;
-  FakeRing& operator=(const FakeRing&) = delete;
-
-  const shm_ring::RingView& view() const { return view_; }
-  const shm_ring::RingGeometry& geometry() const { return view_.geometry(); }
-  uint8_t* chunk(uint32_t index) const { return view_.chunk(index); }
-
-  // Makes |position| the next position to reserve and to resolve: both
-  // cursors and, consistently, every chunk's tag (chunk i gets
-  // FreeForWrap(wrap_count(q)) for the first q >= position mapping to it).
-  void SeedPositions(uint32_t position);
-
-  // Relaxed accessors for assertions and for planting words.
-  shm_ring::StateWord state(uint32_t index) const;
-  void set_state(uint32_t index, shm_ring::StateWord word);
-  uint32_t read_pos() const;
-  uint32_t write_pos() const;
-  void set_write_pos(uint32_t pos);
-
-  // Writes a format-00 chunk body: BufferID, payloads and size entries. Does
-  // not touch the state word.
-  void WriteBody(uint32_t index,
-                 shm_ring::BufferID target,
-                 const std::vector<std::string>& fragments);
-
- private:
-  uint8_t* base_;
-  shm_ring::RingView view_;
-};
 
 // Plays one writer thread with the spec's operations (4.3, 5.4, 7) and the
 // section 8 memory orders. Every operation returns whether its CAS won and

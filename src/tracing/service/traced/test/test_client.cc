@@ -18,24 +18,6 @@ namespace ringtrace {
 namespace traced {
 namespace test {
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/ringtraced_test.XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  path_ = dir ? dir : "";
-}
-
-TempDir::~TempDir() {
-  for (const std::string& f : files_)
-    unlink(f.c_str());
-  if (!path_.empty())
-    rmdir(path_.c_str());
-}
-
-std::string TempDir::File(const std::string& name) {
-  files_.push_back(path_ + "/" + name);
-  return files_.back();
-}
-
 TestClient::~TestClient() {
   // The writers are gone by now (they reference region_); close the socket
   // before unmapping, as a producer process exiting would.
@@ -57,7 +39,7 @@ bool TestClient::Hello(const ipc::HelloMsg& hello) {
   if (!socket_->WaitReadable(kTestTimeoutMs))
     return false;
   size_t got = 0;
-  ipc::ScopedFd fd;
+  base::ScopedFd fd;
   base::Status status;
   if (socket_->Receive(buf, sizeof(buf), &got, &fd, &status) !=
       ipc::UnixSocket::RecvResult::kMessage) {

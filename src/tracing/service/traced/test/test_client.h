@@ -23,6 +23,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
@@ -35,20 +36,6 @@ namespace test {
 
 // Generous: only reached when something is broken.
 constexpr int kTestTimeoutMs = 20000;
-
-// A mkdtemp directory; files registered with File() and the directory are
-// removed on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name);
-
- private:
-  std::string path_;
-  std::vector<std::string> files_;
-};
 
 class TestClient {
  public:
