@@ -92,8 +92,26 @@ bool Subprocess::Start(std::string* error) {
   for (std::string& a : argv_)
     args.push_back(&a[0]);
   args.push_back(nullptr);
+  // The child starts with default dispositions and nothing blocked, however
+  // the test binary was started: a test run under nohup (SIGHUP ignored) or
+  // from a thread with signals blocked must not change what a signal does
+  // to ringtraced or an app.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE,
+                  SIGCHLD, SIGALRM}) {
+    sigaddset(&defaults, sig);
+  }
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   const int rc =
-      posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+      posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     pid_ = -1;
@@ -167,6 +185,30 @@ void Subprocess::Kill() {
 void Subprocess::Signal(int sig) {
   if (running())
     kill(pid_, sig);
+}
+
+bool Subprocess::StopAndWait(int timeout_ms) {
+  if (!running())
+    return false;
+  kill(pid_, SIGSTOP);
+  const std::string path = "/proc/" + std::to_string(pid_) + "/stat";
+  for (int i = 0; i < timeout_ms; i++) {
+    std::string stat;
+    if (FILE* f = fopen(path.c_str(), "re")) {
+      char buf[512];
+      const size_t n = fread(buf, 1, sizeof(buf), f);
+      fclose(f);
+      stat.assign(buf, n);
+    }
+    // "pid (comm) S ...": the state follows the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() &&
+        stat[paren + 2] == 'T') {
+      return true;
+    }
+    usleep(1000);
+  }
+  return false;
 }
 
 bool Subprocess::ExitedOk() const {

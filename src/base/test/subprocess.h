@@ -66,6 +66,10 @@ class Subprocess {
   void Kill();
   // Sends |sig| to the running child.
   void Signal(int sig);
+  // Sends SIGSTOP and waits (up to |timeout_ms|) until the kernel reports
+  // the child stopped: kill() returns before the stop takes effect, and a
+  // test that relies on a frozen process must not race its last steps.
+  bool StopAndWait(int timeout_ms);
 
   pid_t pid() const { return pid_; }
   // Started and not reaped yet.

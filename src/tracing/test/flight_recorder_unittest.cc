@@ -221,8 +221,10 @@ TEST_F(FlightRecorderTest, EverySurvivingEventResolvesAfterManyWraps) {
   EXPECT_GT(r.counters, 0u);
   EXPECT_GT(r.slices, 0u);
   // The buffer keeps the newest megabyte: the sequences of the threads that
-  // wrote last, each with clears re-emitted inside the surviving part.
-  EXPECT_GE(r.sequences_with_events.size(), 2u);
+  // wrote last (one or more: how the last megabyte is shared among them is
+  // the scheduler's choice), each with clears re-emitted inside the
+  // surviving part.
+  EXPECT_GE(r.sequences_with_events.size(), 1u);
   EXPECT_GE(r.clears, r.sequences_with_events.size());
   EXPECT_GT(r.thread_tracks, 0u);
   EXPECT_EQ(r.named_thread_tracks, r.thread_tracks);

@@ -272,7 +272,7 @@ TEST_F(PacketGuaranteeTest, DropPolicyWithAFullRingDropsTheNewestPackets) {
   ASSERT_TRUE(frozen_writer.Start(&error)) << error;
   ASSERT_NO_FATAL_FAILURE(WaitForConnected(&frozen_writer));
 
-  service.Signal(SIGSTOP);
+  ASSERT_TRUE(service.StopAndWait(kTimeoutMs));
   frozen_writer.Signal(SIGUSR1);
   ProbeReport report;
   ASSERT_NO_FATAL_FAILURE(WaitForReport(&frozen_writer, 1, &report));

@@ -97,25 +97,6 @@ void WriteEvents(TraceWriterV2* w, uint32_t n, size_t size) {
   }
 }
 
-// Waits until |pid| is stopped (state 'T' in /proc/PID/stat): kill(SIGSTOP)
-// returns before the process actually stops.
-bool WaitStopped(pid_t pid) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  for (int i = 0; i < kProcessTimeoutMs; i++) {
-    std::ifstream in(path);
-    std::string stat((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-    // "pid (comm) S ...": the state follows the last ')'.
-    const size_t paren = stat.rfind(')');
-    if (paren != std::string::npos && paren + 2 < stat.size() &&
-        stat[paren + 2] == 'T') {
-      return true;
-    }
-    usleep(1000);
-  }
-  return false;
-}
-
 const perfetto::protos::TraceStats* FindTraceStats(
     const perfetto::protos::Trace& trace) {
   for (const perfetto::protos::TracePacket& p : trace.packet()) {
@@ -180,8 +161,7 @@ TEST_F(EndToEndLossTest, LossesOfAStoppedServiceReachTraceStats) {
   WriteEvents(w.get(), 50, 100);
   w->Flush();
 
-  service->Signal(SIGSTOP);
-  ASSERT_TRUE(WaitStopped(service->pid()));
+  ASSERT_TRUE(service->StopAndWait(kProcessTimeoutMs));
   WriteEvents(w.get(), 2000, 200);    // ~420 KB into a 16 KiB ring
   WriteEvents(w.get(), 1, 64 << 10);  // larger than the ring
   w->Flush();
