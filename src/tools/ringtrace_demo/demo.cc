@@ -23,10 +23,10 @@
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace demo {
@@ -333,7 +333,7 @@ base::Status RunDemo(const DemoConfig& config, DemoResult* result) {
                      const trace_buffer::TracePacket&) { ++overwritten; });
 
   // The service side of the ring.
-  ring_drainer::TraceBufferV2Sink sink(buffer.get());
+  traced::TraceBufferV2Sink sink(buffer.get());
   ring_drainer::RingDrainerOptions drainer_options;
   drainer_options.head_grace_ns = uint64_t{config.head_grace_ms} * 1000000;
   ring_drainer::RingDrainer drainer(drainer_options);

@@ -75,10 +75,10 @@
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/ring_drainer/drain_loop.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace traced {
@@ -325,7 +325,7 @@ class ServiceCore {
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   // Drain thread only while the loop runs.
   uint64_t packets_overwritten_ = 0;
-  std::unique_ptr<ring_drainer::TraceBufferV2Sink> sink_;
+  std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;
   // The next ProducerID to assign; 65536 once every id was used.
