@@ -224,7 +224,7 @@ ServiceCore::~ServiceCore() {
 }
 
 void ServiceCore::OnRingStopped(RingId id) {
-  std::lock_guard<std::mutex> lock(stopped_mutex_);
+  base::MutexLock lock(&stopped_mutex_);
   stopped_.push_back(id);
   const uint64_t one = 1;
   // Cannot block (EFD_NONBLOCK) nor fail short of 2^64 - 2 pending signals.
@@ -238,7 +238,7 @@ std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
     RT_ELOG("stopped-ring eventfd: %s", strerror(errno));
   std::vector<RingId> rings;
   {
-    std::lock_guard<std::mutex> lock(stopped_mutex_);
+    base::MutexLock lock(&stopped_mutex_);
     rings.swap(stopped_);
   }
   stats_.rings_stopped_protocol_error += rings.size();

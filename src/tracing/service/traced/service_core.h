@@ -72,6 +72,7 @@
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/status.h"
+#include "src/base/thread_annotations.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/ring_drainer/drain_loop.h"
@@ -336,8 +337,8 @@ class ServiceCore {
   bool scanned_since_departure_ = false;
   // Ring-stopped notifications: filled on the drain thread.
   int stopped_fd_ = -1;  // eventfd, owned
-  std::mutex stopped_mutex_;
-  std::vector<ring_drainer::RingId> stopped_;  // guarded by stopped_mutex_
+  base::Mutex stopped_mutex_;
+  std::vector<ring_drainer::RingId> stopped_ RT_GUARDED_BY(stopped_mutex_);
   ServiceCounters counters_;
   bool finished_ = false;
   ProducerStats stats_;
