@@ -454,7 +454,11 @@ constexpr bool IsLegalStateTransition(ChunkState from,
 // Word level: the state edge is legal and the payload bits change only as
 // spec 5.1 allows:
 //   Free(k) -> Acq(w,0): a claim starts with no fragment;
-//   Free(k) -> Free(k+1 mod 2^29): a hole moves to the next lap;
+//   Free(k) -> Free(k+1 mod 2^29) or Free(0): a hole moves to the next lap
+//     (the wrap count of position p is p >> chunk_bits masked to 29 bits, so
+//     when the 32-bit position rolls over with more than 8 chunks the next
+//     lap is 0 before k reaches 2^29 - 1; the word does not hold the
+//     geometry, so 0 is accepted from any k);
 //   Acq(w,n) -> Cpl(w,n'), n' >= n: same format and writer; the flags may
 //     only gain continues-on-next;
 //   Cpl(w,n) -> Acq(w,n), Acq(w,n) -> RwR(w,n): only the state bits change;
@@ -470,7 +474,8 @@ constexpr bool IsLegalTransition(StateWord from, StateWord to, Actor actor) {
     case ChunkState::kFreeForWrap:
       if (ts == ChunkState::kAcquired)
         return GetNumFragments(to) == 0;
-      return GetWrapCount(to) == ((GetWrapCount(from) + 1) & kWrapCountMask);
+      return GetWrapCount(to) == ((GetWrapCount(from) + 1) & kWrapCountMask) ||
+             GetWrapCount(to) == 0;
     case ChunkState::kAcquired:
       if (ts == ChunkState::kRewriteRequested)
         return GetPayloadBits(to) == GetPayloadBits(from);

@@ -219,7 +219,8 @@ TEST(ShmRingAbiTest, WordTransitionsFollowSpec51Payload) {
           expected = GetNumFragments(to) == 0;
         } else if (expected && fs == ChunkState::kFreeForWrap) {
           expected =
-              GetWrapCount(to) == ((GetWrapCount(from) + 1) & kWrapCountMask);
+              GetWrapCount(to) == ((GetWrapCount(from) + 1) & kWrapCountMask) ||
+              GetWrapCount(to) == 0;
         } else if (expected && fs == ChunkState::kAcquired &&
                    ts == ChunkState::kComplete) {
           expected = GetFormat(to) == GetFormat(from) &&
@@ -281,6 +282,8 @@ TEST(ShmRingAbiTest, ProtocolStepsAreLegalAndMisattributionIsNot) {
   EXPECT_FALSE(IsLegalTransition(acq3, acq3, Actor::kWriter));
   EXPECT_FALSE(IsLegalTransition(rwr3, next, Actor::kReader));
   EXPECT_FALSE(IsLegalTransition(free_w, free_w, Actor::kReader));
+  EXPECT_FALSE(IsLegalTransition(free_w, MakeFreeForWrap(g.WrapCount(p) + 2),
+                                 Actor::kReader));
   // Publication may not lose fragments or change the writer.
   EXPECT_FALSE(IsLegalTransition(
       acq3, WithNumFragmentsAndFlags(cpl3, 2, shm_ring::kNoChunkFlags),
@@ -290,6 +293,21 @@ TEST(ShmRingAbiTest, ProtocolStepsAreLegalAndMisattributionIsNot) {
                         MakeDataWord(ChunkState::kComplete, kFormatTargetBuffer,
                                      shm_ring::kNoChunkFlags, 3, 6),
                         Actor::kWriter));
+}
+
+// The reader's next free word is legal for every geometry and position,
+// across the 32-bit rollover of the position and the 29-bit wrap count.
+TEST(ShmRingAbiTest, SettlingAHoleIsLegalAtEveryLapAndGeometry) {
+  for (uint32_t bits = 1; bits <= 30; ++bits) {
+    const RingGeometry g(256, 1u << bits);
+    for (uint32_t p : {0u, 1u << bits, 0x7fff'ffffu,
+                       0xffff'ffffu - (1u << bits), 0xffff'ffffu}) {
+      const StateWord free_w = MakeFreeForWrap(g.WrapCount(p));
+      const StateWord next = MakeFreeForWrap(g.NextWrap(p));
+      EXPECT_TRUE(IsLegalTransition(free_w, next, Actor::kReader))
+          << "bits " << bits << " position " << p;
+    }
+  }
 }
 
 }  // namespace
