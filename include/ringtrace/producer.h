@@ -86,7 +86,7 @@ struct ForkHandlers;
 }  // namespace producer
 
 // The service's identifier for this producer (HelloReply.producer_id).
-using ProducerID = uint32_t;
+// ProducerID: one definition for the project, in ringtrace/ids.h.
 
 struct ProducerOptions {
   // The service's socket (ringtraced --socket PATH).

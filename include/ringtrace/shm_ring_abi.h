@@ -27,11 +27,11 @@
 //
 // Only 32-bit atomics are used anywhere, so the ABI works on 32-bit targets.
 // Every shared word is accessed through std::atomic<uint32_t> views of the
-// mapping (see RingView); nothing here performs an access itself: the memory
-// order of each operation is chosen at its call site, per the table of spec
-// section 8.
+// mapping (see RingView) and only through the functions at the end of this
+// header, one per row of the table of spec section 8, each with that row's
+// fixed memory order.
 //
-// Everything in this header is a pure function of its arguments, so the
+// Everything else in this header is a pure function of its arguments, so the
 // reader can apply it to untrusted words without any precondition.
 
 #ifndef INCLUDE_RINGTRACE_SHM_RING_ABI_H_
@@ -41,6 +41,9 @@
 #include <stdint.h>
 
 #include <atomic>
+
+#include "ringtrace/ids.h"
+#include "ringtrace/strong_flags.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -56,8 +59,8 @@ namespace shm_ring {
 // ---------------------------------------------------------------------------
 
 using StateWord = uint32_t;
-using WriterID = uint16_t;
-using BufferID = uint16_t;
+using ::ringtrace::BufferID;  // ringtrace/ids.h
+using ::ringtrace::WriterID;  // ringtrace/ids.h
 
 enum class ChunkState : uint32_t {
   kFreeForWrap = 0,
@@ -83,10 +86,17 @@ constexpr uint32_t kNumFragmentsMask = 0xffu;
 constexpr uint32_t kWriterIdMask = 0xffffu;
 
 // Chunk flags (spec 3.3), as values of the 3-bit flags field (bits 26..24).
-// They describe payload, not ownership.
-constexpr uint32_t kFlagDataLoss = 1u << 0;           // bit 24
-constexpr uint32_t kFlagContinuesOnNext = 1u << 1;    // bit 25
-constexpr uint32_t kFlagContinuesFromPrev = 1u << 2;  // bit 26
+// They describe payload, not ownership. Their own type: the ring drainer's
+// admission flags and TraceBufferV2's flags reuse the same low bits with
+// other meanings, and do not convert to or from these implicitly.
+struct ChunkFlagsTag;
+using ChunkFlags = StrongFlags<ChunkFlagsTag, uint32_t>;
+constexpr ChunkFlags kNoChunkFlags;
+constexpr ChunkFlags kFlagDataLoss = ChunkFlags::FromBits(1u << 0);  // bit 24
+constexpr ChunkFlags kFlagContinuesOnNext =
+    ChunkFlags::FromBits(1u << 1);  // bit 25
+constexpr ChunkFlags kFlagContinuesFromPrev =
+    ChunkFlags::FromBits(1u << 2);  // bit 26
 
 // Chunk formats (spec 3.4).
 constexpr uint32_t kFormatTargetBuffer = 0;   // 00: BufferID at bytes 4-5.
@@ -114,8 +124,8 @@ constexpr uint32_t GetWrapCount(StateWord w) {  // FreeForWrap only.
 constexpr uint32_t GetFormat(StateWord w) {
   return (w >> kFormatShift) & kFormatMask;
 }
-constexpr uint32_t GetFlags(StateWord w) {
-  return (w >> kFlagsShift) & kFlagsMask;
+constexpr ChunkFlags GetFlags(StateWord w) {
+  return ChunkFlags::FromBits((w >> kFlagsShift) & kFlagsMask);
 }
 constexpr uint32_t GetNumFragments(StateWord w) {
   return (w >> kNumFragmentsShift) & kNumFragmentsMask;
@@ -137,12 +147,12 @@ constexpr StateWord MakeFreeForWrap(uint32_t wrap_count) {
 // writer_id. |state| must be one of the three data-bearing states.
 constexpr StateWord MakeDataWord(ChunkState state,
                                  uint32_t format,
-                                 uint32_t flags,
+                                 ChunkFlags flags,
                                  uint32_t num_fragments,
                                  WriterID writer_id) {
   return (static_cast<uint32_t>(state) << kStateShift) |
          ((format & kFormatMask) << kFormatShift) |
-         ((flags & kFlagsMask) << kFlagsShift) |
+         ((flags.bits() & kFlagsMask) << kFlagsShift) |
          ((num_fragments & kNumFragmentsMask) << kNumFragmentsShift) |
          writer_id;
 }
@@ -160,11 +170,11 @@ constexpr StateWord WithState(StateWord w, ChunkState state) {
 // Replaces the fragment count and flags of a data-bearing word.
 constexpr StateWord WithNumFragmentsAndFlags(StateWord w,
                                              uint32_t num_fragments,
-                                             uint32_t flags) {
+                                             ChunkFlags flags) {
   return (w & ~((kNumFragmentsMask << kNumFragmentsShift) |
                 (kFlagsMask << kFlagsShift))) |
          ((num_fragments & kNumFragmentsMask) << kNumFragmentsShift) |
-         ((flags & kFlagsMask) << kFlagsShift);
+         ((flags.bits() & kFlagsMask) << kFlagsShift);
 }
 
 // Concrete words, so a change of the encoding cannot go unnoticed.
@@ -172,7 +182,8 @@ static_assert(MakeFreeForWrap(0) == 0, "a zero-filled chunk is FreeForWrap(0)");
 static_assert(MakeFreeForWrap(0x1fff'ffff) == 0x1fff'ffffu, "");
 static_assert(MakeFreeForWrap(0x2000'0000) == 0, "wrap count is 29 bits");
 static_assert(MakeAcknowledged() == 0x8000'0000u, "");
-static_assert(MakeDataWord(ChunkState::kAcquired, 0, 0, 0, 7) == 0x2000'0007u,
+static_assert(MakeDataWord(ChunkState::kAcquired, 0, kNoChunkFlags, 0, 7) ==
+                  0x2000'0007u,
               "");
 static_assert(MakeDataWord(ChunkState::kComplete,
                            kFormatTargetBuffer,
@@ -408,6 +419,211 @@ class RingView {
   uint8_t* base_ = nullptr;
   RingGeometry geometry_;
 };
+
+// ---------------------------------------------------------------------------
+// Transition graph (spec 5.1).
+//
+// The side that makes a change of a state word. Only the two roles of the
+// protocol exist: one reader (the service) and the writers of the ring.
+// ---------------------------------------------------------------------------
+
+enum class Actor : uint8_t { kWriter = 0, kReader = 1 };
+
+// True iff spec 5.1 lists the edge |from| -> |to| for |actor|. State level:
+//   writer: Free -> Acq (claim), Acq -> Cpl (publish), Cpl -> Acq (reuse),
+//           RwR -> Ack (acknowledge);
+//   reader: Free -> Free (settle a hole), Acq -> RwR (scrape),
+//           Cpl -> Free (consume), Ack -> Free (reclaim).
+// No edge leaves or enters a reserved state.
+constexpr bool IsLegalStateTransition(ChunkState from,
+                                      ChunkState to,
+                                      Actor actor) {
+  using S = ChunkState;
+  if (actor == Actor::kWriter) {
+    return (from == S::kFreeForWrap && to == S::kAcquired) ||
+           (from == S::kAcquired && to == S::kComplete) ||
+           (from == S::kComplete && to == S::kAcquired) ||
+           (from == S::kRewriteRequested && to == S::kAcknowledged);
+  }
+  return (from == S::kFreeForWrap && to == S::kFreeForWrap) ||
+         (from == S::kAcquired && to == S::kRewriteRequested) ||
+         (from == S::kComplete && to == S::kFreeForWrap) ||
+         (from == S::kAcknowledged && to == S::kFreeForWrap);
+}
+
+// Word level: the state edge is legal and the payload bits change only as
+// spec 5.1 allows:
+//   Free(k) -> Acq(w,0): a claim starts with no fragment;
+//   Free(k) -> Free(k+1 mod 2^29) or Free(0): a hole moves to the next lap
+//     (the wrap count of position p is p >> chunk_bits masked to 29 bits, so
+//     when the 32-bit position rolls over with more than 8 chunks the next
+//     lap is 0 before k reaches 2^29 - 1; the word does not hold the
+//     geometry, so 0 is accepted from any k);
+//   Acq(w,n) -> Cpl(w,n'), n' >= n: same format and writer; the flags may
+//     only gain continues-on-next;
+//   Cpl(w,n) -> Acq(w,n), Acq(w,n) -> RwR(w,n): only the state bits change;
+//   RwR -> Ack: Ack has no payload bits;
+//   Cpl/Ack -> Free(next): the next lap depends on the position, which the
+//     word does not hold, so any FreeForWrap word is accepted here.
+constexpr bool IsLegalTransition(StateWord from, StateWord to, Actor actor) {
+  const ChunkState fs = GetState(from);
+  const ChunkState ts = GetState(to);
+  if (!IsLegalStateTransition(fs, ts, actor))
+    return false;
+  switch (fs) {
+    case ChunkState::kFreeForWrap:
+      if (ts == ChunkState::kAcquired)
+        return GetNumFragments(to) == 0;
+      return GetWrapCount(to) == ((GetWrapCount(from) + 1) & kWrapCountMask) ||
+             GetWrapCount(to) == 0;
+    case ChunkState::kAcquired:
+      if (ts == ChunkState::kRewriteRequested)
+        return GetPayloadBits(to) == GetPayloadBits(from);
+      return GetFormat(to) == GetFormat(from) &&
+             GetWriterId(to) == GetWriterId(from) &&
+             GetNumFragments(to) >= GetNumFragments(from) &&
+             (GetFlags(to) & ~kFlagContinuesOnNext) ==
+                 (GetFlags(from) & ~kFlagContinuesOnNext);
+    case ChunkState::kComplete:
+      if (ts == ChunkState::kAcquired)
+        return GetPayloadBits(to) == GetPayloadBits(from);
+      return true;  // consume: FreeForWrap(next_wrap(p))
+    case ChunkState::kRewriteRequested:
+      return GetPayloadBits(to) == 0;
+    case ChunkState::kAcknowledged:
+      return true;  // reclaim: FreeForWrap(next_wrap(p))
+    default:
+      return false;
+  }
+}
+
+static_assert(IsLegalTransition(
+                  MakeFreeForWrap(3),
+                  MakeDataWord(ChunkState::kAcquired, 0, kNoChunkFlags, 0, 9),
+                  Actor::kWriter),
+              "claim");
+static_assert(!IsLegalTransition(
+                  MakeFreeForWrap(3),
+                  MakeDataWord(ChunkState::kAcquired, 0, kNoChunkFlags, 0, 9),
+                  Actor::kReader),
+              "only a writer claims");
+static_assert(IsLegalTransition(MakeFreeForWrap(0x1fff'ffff),
+                                MakeFreeForWrap(0),
+                                Actor::kReader),
+              "a hole's next lap wraps with the 29-bit count");
+
+// ---------------------------------------------------------------------------
+// The accesses of spec section 8, one function per row, each with the fixed
+// memory order(s) of its row. Call sites never name a memory order for a
+// ring word: they call the row. The labels used in comments are
+// "(8.N X-name)" with X = W for the writer's rows and R for the reader's.
+//
+// Pairings (acquire side <- release side):
+//   (8.1 R-load-state)   <- (8.7 W-publish), via a later (8.8 W-reuse) too
+//                           (the RMW continues the release sequence)
+//   (8.3 W-load-read-pos) <- (8.13 R-store-read-pos)
+//   (8.5 W-claim)        <- (8.6 R-settle-hole), (8.11 R-consume),
+//                           (8.12 R-reclaim)
+//   (8.7 W-publish) failure <- (8.9 R-scrape)
+//   (8.12 R-reclaim)     <- (8.10 W-acknowledge)
+//   (8.6, 8.9, 8.11) failures <- (8.7 W-publish) where the word they return
+//                           is a publication to dispatch on.
+// (8.2), (8.4) and (8.8) are relaxed and pair with nothing.
+//
+// The CAS rows take |expected| by reference and, on failure, leave the word
+// they found there, as compare_exchange_strong does.
+// ---------------------------------------------------------------------------
+
+// (8.1 R-load-state) acquire.
+inline StateWord ReaderLoadState(const std::atomic<uint32_t>& state) {
+  return state.load(std::memory_order_acquire);
+}
+// (8.2 R-load-write-pos) relaxed: a stale value only delays one pass.
+inline uint32_t ReaderLoadWritePos(const std::atomic<uint32_t>& write_pos) {
+  return write_pos.load(std::memory_order_relaxed);
+}
+// (8.3 W-load-read-pos) acquire.
+inline uint32_t WriterLoadReadPos(const std::atomic<uint32_t>& read_pos) {
+  return read_pos.load(std::memory_order_acquire);
+}
+// (8.4 W-reserve) relaxed/relaxed, with its relaxed initial load: hands out a
+// ticket and transfers no chunk.
+inline uint32_t WriterLoadWritePos(const std::atomic<uint32_t>& write_pos) {
+  return write_pos.load(std::memory_order_relaxed);
+}
+inline bool WriterReserve(std::atomic<uint32_t>& write_pos,
+                          uint32_t& expected,
+                          uint32_t desired) {
+  return write_pos.compare_exchange_strong(
+      expected, desired, std::memory_order_relaxed, std::memory_order_relaxed);
+}
+// (8.5 W-claim) Free -> Acq: acquire / relaxed (the failed word is
+// discarded).
+inline bool WriterClaim(std::atomic<uint32_t>& state,
+                        StateWord& expected,
+                        StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_acquire, std::memory_order_relaxed);
+}
+// (8.6 R-settle-hole) Free(k) -> Free(next): release / acquire.
+inline bool ReaderSettleHole(std::atomic<uint32_t>& state,
+                             StateWord& expected,
+                             StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_release, std::memory_order_acquire);
+}
+// (8.7 W-publish) Acq -> Cpl: release / acquire.
+inline bool WriterPublish(std::atomic<uint32_t>& state,
+                          StateWord& expected,
+                          StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_release, std::memory_order_acquire);
+}
+// (8.8 W-reuse) Cpl -> Acq: relaxed / relaxed.
+inline bool WriterReuse(std::atomic<uint32_t>& state,
+                        StateWord& expected,
+                        StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_relaxed, std::memory_order_relaxed);
+}
+// (8.9 R-scrape) Acq -> RwR: release / acquire.
+inline bool ReaderScrape(std::atomic<uint32_t>& state,
+                         StateWord& expected,
+                         StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_release, std::memory_order_acquire);
+}
+// (8.10 W-acknowledge) RwR -> Ack: release / relaxed.
+inline bool WriterAcknowledge(std::atomic<uint32_t>& state,
+                              StateWord& expected) {
+  return state.compare_exchange_strong(expected, MakeAcknowledged(),
+                                       std::memory_order_release,
+                                       std::memory_order_relaxed);
+}
+// (8.11 R-consume) Cpl -> Free(next): release / acquire.
+inline bool ReaderConsume(std::atomic<uint32_t>& state,
+                          StateWord& expected,
+                          StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_release, std::memory_order_acquire);
+}
+// (8.12 R-reclaim) Ack -> Free(next): acq_rel / relaxed.
+inline bool ReaderReclaim(std::atomic<uint32_t>& state,
+                          StateWord& expected,
+                          StateWord desired) {
+  return state.compare_exchange_strong(
+      expected, desired, std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+// (8.13 R-store-read-pos) release.
+inline void ReaderStoreReadPos(std::atomic<uint32_t>& read_pos,
+                               uint32_t value) {
+  read_pos.store(value, std::memory_order_release);
+}
+// Flush() with a packet open (spec 8, project decisions): acquire, the same
+// pairing with (8.9 R-scrape) as the failure side of (8.7 W-publish).
+inline StateWord WriterLoadStateForScrape(const std::atomic<uint32_t>& state) {
+  return state.load(std::memory_order_acquire);
+}
 
 }  // namespace shm_ring
 }  // namespace ringtrace

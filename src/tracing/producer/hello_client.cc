@@ -95,6 +95,12 @@ base::Status Handshake(ipc::UnixSocket* socket,
         static_cast<unsigned long long>(ring_bytes),
         static_cast<unsigned long long>(options.max_ring_bytes));
   }
+  // The wire's 32-bit field carries a 16-bit ProducerID (ringtrace/ids.h):
+  // reject a wider value rather than truncate it into another producer's.
+  if (reply.producer_id > kMaxProducerID) {
+    return base::ErrStatus("HelloReply producer id %u is not a ProducerID",
+                           reply.producer_id);
+  }
   if (reply.target_buffer > 0xffff) {
     return base::ErrStatus("HelloReply target buffer %u is not a BufferID",
                            reply.target_buffer);

@@ -263,6 +263,13 @@ std::vector<BrokenReply> BrokenReplies() {
                      SendWithRing(s, EncodeReply(r));
                    },
                    "exceeds the producer's limit"});
+  cases.push_back({"producer id beyond a ProducerID",
+                   [](UnixSocket* s) {
+                     HelloReplyMsg r = GoodReply();
+                     r.producer_id = kMaxProducerID + 1;
+                     SendWithRing(s, EncodeReply(r));
+                   },
+                   "not a ProducerID"});
   cases.push_back({"target buffer beyond a BufferID",
                    [](UnixSocket* s) {
                      HelloReplyMsg r = GoodReply();

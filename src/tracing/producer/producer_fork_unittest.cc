@@ -231,7 +231,7 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   for (const ReadChunk& c : chunks) {
     EXPECT_TRUE(c.writer_id == main_id || c.writer_id == other_id)
         << "writer " << c.writer_id;
-    EXPECT_EQ(c.flags & shm_ring::kFlagDataLoss, 0u);
+    EXPECT_FALSE(c.flags & shm_ring::kFlagDataLoss);
     parent.Add(c);
   }
   std::vector<std::string> want = Expected("main-before-", 5);

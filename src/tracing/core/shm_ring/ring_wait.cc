@@ -73,8 +73,8 @@ bool WaitForReadPosChange(const RingView& ring,
   // W1. relaxed; ordered against the re-check below by fence F_W, and read by
   // the reader's relaxed load in WakeStalledWriters (R3) after fence F_R.
   waiting->fetch_add(1, std::memory_order_relaxed);
-  // W2: fence F_W, the documented writer-wait fence (see ring_wait.h); pairs
-  // with fence F_R in WakeStalledWriters.
+  // W2: fence F_W, the documented writer-wait fence (see ring_wait.h); fence
+  // F_W pairs with fence F_R in WakeStalledWriters.
   std::atomic_thread_fence(std::memory_order_seq_cst);
 
   if (hook)
@@ -84,9 +84,9 @@ bool WaitForReadPosChange(const RingView& ring,
   // Bounded: every iteration either returns or sleeps until the deadline,
   // which is strictly in the future when FutexWait is called.
   for (;;) {
-    // W3. acquire; pairs with the reader's release store of read_pos (spec 8
-    // "Writer loads read_pos"), so the capacity it advertises is usable.
-    if (read_pos->load(std::memory_order_acquire) != sampled) {
+    // W3: (8.3 W-load-read-pos) pairs with (8.13 R-store-read-pos), so the
+    // capacity it advertises is usable.
+    if (WriterLoadReadPos(*read_pos) != sampled) {
       moved = true;
       break;
     }
@@ -107,8 +107,8 @@ bool WakeStalledWriters(const RingView& ring) {
   // caller's release stores of read_pos (R1, the last of its pass and every
   // earlier one) before the load below.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // R3. relaxed; pairs with the writer's registration (W1) through the fence
-  // pair F_W / F_R.
+  // R3. relaxed; it observes the writer's registration (W1) because of the
+  // fence pair F_W / F_R, not by itself.
   if (ring.num_writers_waiting()->load(std::memory_order_relaxed) == 0)
     return false;
   FutexWakeAll(ring.read_pos());

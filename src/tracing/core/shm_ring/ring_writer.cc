@@ -10,7 +10,7 @@ namespace ringtrace {
 namespace shm_ring {
 
 namespace {
-constexpr uint32_t kCarriedFlags = kFlagContinuesFromPrev | kFlagDataLoss;
+constexpr ChunkFlags kCarriedFlags = kFlagContinuesFromPrev | kFlagDataLoss;
 using base::kNsPerMs;
 }  // namespace
 
@@ -109,7 +109,7 @@ bool RingWriter::BeginPacketSlow(Span* span) {
   // and the inline path already tried to reuse a cached one.
   RT_DCHECK(hold_ != Hold::kCachedComplete);
   hold_ = Hold::kNone;
-  if (!AcquireChunk(/*flags=*/0)) {
+  if (!AcquireChunk(kNoChunkFlags)) {
     stats_.open_packets_dropped++;  // the packet never started
     return false;
   }
@@ -118,7 +118,7 @@ bool RingWriter::BeginPacketSlow(Span* span) {
 }
 
 RingWriter::AcquireResult RingWriter::TryAcquireOnce(
-    uint32_t flags,
+    ChunkFlags flags,
     uint32_t* sampled_read_pos) {
   const RingGeometry& g = ring_.geometry();
   std::atomic<uint32_t>* const read_pos = ring_.read_pos();
@@ -126,20 +126,18 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
   uint32_t budget = options_.claim_budget;
   uint32_t races = 0;
   for (;;) {
-    // acquire; pairs with the reader's release store of read_pos: capacity is
-    // advertised only after the reader's physical-chunk transition (spec 8).
-    const uint32_t rp = read_pos->load(std::memory_order_acquire);
+    // (8.3 W-load-read-pos) pairs with (8.13 R-store-read-pos): capacity is
+    // advertised only after the reader's physical-chunk transition.
+    const uint32_t rp = WriterLoadReadPos(*read_pos);
     *sampled_read_pos = rp;
-    // relaxed; the reservation CAS below validates it.
-    uint32_t wp = write_pos->load(std::memory_order_relaxed);
+    // Relaxed (8.4 W-reserve); the reservation CAS below validates it.
+    uint32_t wp = WriterLoadWritePos(*write_pos);
     if (g.IsFull(wp, rp))
       return AcquireResult::kFull;
     Step(TestStep::kBeforeReserveCas, wp);
-    // Reserve write_pos: relaxed/relaxed (spec 8): allocates a logical
-    // position only; ownership is decided by the claim CAS below, which pairs
-    // with the reader's release transition to FreeForWrap.
-    if (!write_pos->compare_exchange_strong(
-            wp, wp + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
+    // (8.4 W-reserve), relaxed: allocates a logical position only; ownership
+    // is decided by the claim CAS below.
+    if (!WriterReserve(*write_pos, wp, wp + 1)) {
       // Lost the race: nothing reserved, no budget spent, no hole (4.3).
       // Bounded by max_reserve_races (lock-free, not wait-free).
       stats_.reserve_races++;
@@ -153,14 +151,13 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
     const StateWord acquired =
         MakeDataWord(ChunkState::kAcquired, kFormatTargetBuffer, flags,
                      /*num_fragments=*/0, options_.writer_id);
-    // Claim FreeForWrap(wrap_count(w)) -> Acquired: acquire on success, pairs
-    // with the reader's release transition to FreeForWrap (advance or
-    // reclaim), so the old payload copy is finished before we overwrite it.
-    // Failure relaxed: the returned word is discarded (spec 8).
-    if (ring_.chunk_state(g.ChunkIndex(position))
-            ->compare_exchange_strong(expected, acquired,
-                                      std::memory_order_acquire,
-                                      std::memory_order_relaxed)) {
+    // (8.5 W-claim) FreeForWrap(wrap_count(w)) -> Acquired pairs with
+    // (8.6 R-settle-hole), (8.11 R-consume) and (8.12 R-reclaim), so the old
+    // payload copy is finished before we overwrite it. The failed word is
+    // discarded.
+    RT_DCHECK(IsLegalTransition(expected, acquired, Actor::kWriter));
+    if (WriterClaim(*ring_.chunk_state(g.ChunkIndex(position)), expected,
+                    acquired)) {
       ResetChunkCursors(position, acquired);
       // First use of a format-00 chunk: the target BufferID, published with
       // the first fragment by the release publication.
@@ -181,7 +178,7 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
   }
 }
 
-bool RingWriter::AcquireChunk(uint32_t flags) {
+bool RingWriter::AcquireChunk(ChunkFlags flags) {
   RT_DCHECK(hold_ == Hold::kNone);
   if (pending_loss_)
     flags |= kFlagDataLoss;  // [I6 loss]
@@ -323,9 +320,8 @@ bool RingWriter::MayRelocatePastBound() {
 
 RingWriter::PublishResult RingWriter::CheckScrape(Span* open_span) {
   RT_DCHECK(hold_ == Hold::kAcquired && fragment_open_);
-  // acquire; pairs with the reader's release Acquired -> RewriteRequested
-  // (the same pairing as the publication CAS's acquire failure, spec 8).
-  const StateWord now = state_->load(std::memory_order_acquire);
+  // Pairs with (8.9 R-scrape), as the failure side of (8.7 W-publish) does.
+  const StateWord now = WriterLoadStateForScrape(*state_);
   if (now == word_)
     return PublishResult::kPublished;  // not scraped; nothing to publish
   return Relocate(now, open_span, /*last_closed_continues=*/false) ==
@@ -348,17 +344,15 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
 
   // Publish the closed fragments; the open one lies in the unpublished middle
   // (6.3) and ends no earlier than them, so [I4] holds: it is not part of the
-  // prefix and the word carries no continues-on-next. Release on success,
-  // pairs with the reader's acquire load of the state; acquire on failure,
-  // pairs with the reader's release Acquired -> RewriteRequested (spec 8).
+  // prefix and the word carries no continues-on-next. (8.7 W-publish) pairs
+  // with (8.1 R-load-state); its failure side pairs with (8.9 R-scrape).
   std::atomic<uint32_t>* const state = state_;
   const StateWord complete =
       MakeDataWord(ChunkState::kComplete, GetFormat(word_), GetFlags(word_),
                    closed_, options_.writer_id);
   StateWord expected = word_;
-  if (!state->compare_exchange_strong(expected, complete,
-                                      std::memory_order_release,
-                                      std::memory_order_acquire)) {
+  RT_DCHECK(IsLegalTransition(expected, complete, Actor::kWriter));
+  if (!WriterPublish(*state, expected, complete)) {
     // Scraped first: relocate the closed suffix and the open fragment.
     return Relocate(expected, open_span, /*last_closed_continues=*/false) ==
                    RelocateResult::kLost
@@ -372,14 +366,13 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
   NotifyPublished();
   Step(TestStep::kFlushPublished, position_);
 
-  // Nothing was written while the word said Complete. Reuse Complete ->
-  // Acquired: relaxed/relaxed, as in TryReuse() (the RMW extends the release
-  // sequence of the publication above).
+  // Nothing was written while the word said Complete. (8.8 W-reuse),
+  // relaxed as in TryReuse(): the RMW extends the release sequence of the
+  // publication above.
   expected = complete;
   const StateWord acquired = WithState(complete, ChunkState::kAcquired);
-  if (state->compare_exchange_strong(expected, acquired,
-                                     std::memory_order_relaxed,
-                                     std::memory_order_relaxed)) {
+  RT_DCHECK(IsLegalTransition(expected, acquired, Actor::kWriter));
+  if (WriterReuse(*state, expected, acquired)) {
     word_ = acquired;  // [I5 word]
     stats_.chunks_reused++;
     return PublishResult::kPublished;  // the fragment continues in place
@@ -389,7 +382,7 @@ RingWriter::PublishResult RingWriter::PublishAroundOpenFragment(
   // fragments precede it), so the new chunk needs no continuation flag.
   hold_ = Hold::kNone;
   fragment_open_ = false;
-  if (!AcquireChunk(/*flags=*/0)) {  // records the loss on failure
+  if (!AcquireChunk(kNoChunkFlags)) {  // records the loss on failure
     stats_.suffixes_dropped++;
     stats_.dropped_suffix_bytes += open_bytes;
     return PublishResult::kLost;
@@ -470,18 +463,17 @@ RingWriter::RelocateResult RingWriter::Relocate(StateWord returned,
   // Flags for the relocated suffix (7.1): a non-empty prefix taken by the
   // reader keeps continues-from-prev and data-loss; with n == 0 the suffix
   // carries both. continues-on-next is decided when the tail is published.
-  const uint32_t suffix_flags =
-      published_ == 0 ? (GetFlags(word_) & kCarriedFlags) : 0;
+  const ChunkFlags suffix_flags =
+      published_ == 0 ? (GetFlags(word_) & kCarriedFlags) : kNoChunkFlags;
 
-  // Step 7: acknowledge before looking for another chunk. Release on success,
-  // pairs with the reader's acq_rel reclaim Acknowledged -> FreeForWrap: every
-  // access above happens before the next owner's. Failure relaxed: any word
-  // is a protocol error (the reader never leaves RewriteRequested).
+  // Step 7: acknowledge before looking for another chunk.
+  // (8.10 W-acknowledge) pairs with (8.12 R-reclaim): every access above
+  // happens before the next owner's. The failure side is relaxed: any word is
+  // a protocol error (the reader never leaves RewriteRequested).
   Step(TestStep::kBeforeAcknowledge, position_);
   StateWord expected = returned;
-  if (!state->compare_exchange_strong(expected, MakeAcknowledged(),
-                                      std::memory_order_release,
-                                      std::memory_order_relaxed)) {
+  RT_DCHECK(IsLegalTransition(expected, MakeAcknowledged(), Actor::kWriter));
+  if (!WriterAcknowledge(*state, expected)) {
     OnProtocolError(expected, open_bytes, last_closed_continues);
     return RelocateResult::kLost;
   }

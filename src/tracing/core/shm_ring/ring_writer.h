@@ -414,12 +414,11 @@ class RingWriter {
     stats_.payload_bytes += size;
   }
 
-  // Reuse Complete -> Acquired on the cached chunk. Relaxed on success and
-  // failure (spec 8): the RMW extends the release sequence of our earlier
-  // publication, which the reader's acquire load in its Complete/Acquired
-  // dispatch pairs with. On failure the reader consumed the chunk first
-  // (Complete -> FreeForWrap(next)): drop the handle and never touch the
-  // chunk again (spec 5.2 "reuse versus consume").
+  // Reuse Complete -> Acquired on the cached chunk: (8.8 W-reuse), relaxed;
+  // the RMW extends the release sequence of our earlier (8.7 W-publish),
+  // which (8.1 R-load-state) pairs with. On failure the reader consumed the
+  // chunk first (Complete -> FreeForWrap(next)): drop the handle and never
+  // touch the chunk again (spec 5.2 "reuse versus consume").
   inline bool TryReuse() {
     // Reuse was judged legal when the chunk was cached (never
     // continues-on-next [I4], room for an entry and a byte, below the
@@ -428,9 +427,8 @@ class RingWriter {
     RT_DCHECK(GetState(word_) == ChunkState::kComplete);
     StateWord expected = word_;
     const StateWord acquired = WithState(word_, ChunkState::kAcquired);
-    if (RT_LIKELY(state_->compare_exchange_strong(expected, acquired,
-                                                  std::memory_order_relaxed,
-                                                  std::memory_order_relaxed))) {
+    RT_DCHECK(IsLegalTransition(expected, acquired, Actor::kWriter));
+    if (RT_LIKELY(WriterReuse(*state_, expected, acquired))) {
       hold_ = Hold::kAcquired;
       word_ = acquired;  // [I5 word]
       stats_.chunks_reused++;
@@ -447,20 +445,19 @@ class RingWriter {
   // changes nothing.
   inline bool PublishOnce(bool continues_on_next, StateWord* returned) {
     RT_DCHECK(hold_ == Hold::kAcquired && !fragment_open_);
-    const uint32_t flags =
-        GetFlags(word_) | (continues_on_next ? kFlagContinuesOnNext : 0);
+    const ChunkFlags flags =
+        GetFlags(word_) |
+        (continues_on_next ? kFlagContinuesOnNext : kNoChunkFlags);
     const StateWord complete =
         MakeDataWord(ChunkState::kComplete, GetFormat(word_), flags, closed_,
                      options_.writer_id);
     StateWord expected = word_;
-    // Publish Acquired -> Complete: release on success, pairs with the
-    // reader's acquire load of the state (it then copies the payload, size
-    // entries and BufferID written before). Acquire on failure, pairs with
-    // the reader's release Acquired -> RewriteRequested so its copy is
-    // finished before we relocate (spec 8).
-    if (RT_UNLIKELY(!state_->compare_exchange_strong(
-            expected, complete, std::memory_order_release,
-            std::memory_order_acquire))) {
+    // Publish Acquired -> Complete: (8.7 W-publish) pairs with
+    // (8.1 R-load-state) (the reader then copies the payload, size entries
+    // and BufferID written before); its failure side pairs with
+    // (8.9 R-scrape) so the reader's copy is finished before we relocate.
+    RT_DCHECK(IsLegalTransition(expected, complete, Actor::kWriter));
+    if (RT_UNLIKELY(!WriterPublish(*state_, expected, complete))) {
       *returned = expected;
       return false;
     }
@@ -501,9 +498,9 @@ class RingWriter {
 
   // Reserve once / claim once (4.3, 5.4), with the policy applied on Full
   // and NoChunkAvailable.
-  bool AcquireChunk(uint32_t flags);
+  bool AcquireChunk(ChunkFlags flags);
   // |*sampled_read_pos|: the last read_pos it loaded (for a stall).
-  AcquireResult TryAcquireOnce(uint32_t flags, uint32_t* sampled_read_pos);
+  AcquireResult TryAcquireOnce(ChunkFlags flags, uint32_t* sampled_read_pos);
 
   // Publishes closed fragments as Complete. |continues_on_next| marks the
   // last fragment. Relocates on a scrape.

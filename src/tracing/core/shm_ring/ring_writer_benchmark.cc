@@ -128,8 +128,10 @@ BENCHMARK(BM_RingMemcpy)
 void BM_StateWordCasPair(benchmark::State& state) {
   BenchRing ring(4096, kBenchRingBytes);
   std::atomic<uint32_t>* const word = ring.region->view().chunk_state(0);
-  const StateWord acquired = MakeDataWord(ChunkState::kAcquired, 0, 0, 1, 1);
-  const StateWord complete = MakeDataWord(ChunkState::kComplete, 0, 0, 1, 1);
+  const StateWord acquired =
+      MakeDataWord(ChunkState::kAcquired, 0, kNoChunkFlags, 1, 1);
+  const StateWord complete =
+      MakeDataWord(ChunkState::kComplete, 0, kNoChunkFlags, 1, 1);
   word->store(complete, std::memory_order_relaxed);
   for (auto _ : state) {
     StateWord expected = complete;

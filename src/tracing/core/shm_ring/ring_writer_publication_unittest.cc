@@ -38,7 +38,7 @@ RingWriter::Options MakeOptions() {
 }
 
 StateWord Word(ChunkState s, uint32_t n) {
-  return MakeDataWord(s, kFormatTargetBuffer, 0, n, kWid);
+  return MakeDataWord(s, kFormatTargetBuffer, shm_ring::kNoChunkFlags, n, kWid);
 }
 
 void Append(RingWriter::Span* span, const std::string& s) {
@@ -148,7 +148,7 @@ TEST(RingWriterPublicationTest, ScrapeWinsAgainstPublishAtEndPacket) {
   ASSERT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"two"});
-  EXPECT_EQ(chunks[0].flags, 0u);  // the prefix was not empty (7.1)
+  EXPECT_EQ(chunks[0].flags, kNoChunkFlags);  // the prefix was not empty (7.1)
   // The next packet claims a new chunk.
   ASSERT_TRUE(WritePacket(&w, "three"));
   EXPECT_EQ(w.held_position(), 2u);
@@ -249,8 +249,8 @@ TEST(RingWriterPublicationTest, StallWaitsAfterClaimBudgetInsteadOfDropping) {
        {BufferExhaustedPolicy::kStall, BufferExhaustedPolicy::kStallThenDrop}) {
     SCOPED_TRACE(BufferExhaustedPolicyName(policy));
     TestRing ring(256, 8);
-    const StateWord pinned =
-        MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, kWid + 1);
+    const StateWord pinned = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                          shm_ring::kNoChunkFlags, 0, kWid + 1);
     ring.set_word(0, pinned);
     ring.set_word(1, pinned);
     RingWriter::Options o = MakeOptions();
@@ -288,8 +288,8 @@ TEST(RingWriterPublicationTest, ClaimBudgetLossUnderDropAndAfterStallTimeout) {
        {BufferExhaustedPolicy::kDrop, BufferExhaustedPolicy::kStall}) {
     SCOPED_TRACE(BufferExhaustedPolicyName(policy));
     TestRing ring(256, 8);
-    const StateWord pinned =
-        MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, kWid + 1);
+    const StateWord pinned = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                          shm_ring::kNoChunkFlags, 0, kWid + 1);
     ring.set_word(0, pinned);
     ring.set_word(1, pinned);
     RingWriter::Options o = MakeOptions();
@@ -343,7 +343,7 @@ TEST(RingWriterPublicationTest, StallRelocatesPastTheBoundInsteadOfDropping) {
   ASSERT_EQ(s.reader.DrainAll(&s.chunks), ResolveResult::kNoData);
   EXPECT_EQ(Reassemble(s.chunks, kWid), std::vector<std::string>{"survivor"});
   for (const ReadChunk& c : s.chunks)
-    EXPECT_EQ(c.flags & kFlagDataLoss, 0u);
+    EXPECT_FALSE(c.flags & kFlagDataLoss);
 }
 
 // Past the bound with a reader that scrapes every replacement forever: the
@@ -393,7 +393,7 @@ TEST(RingWriterPublicationTest, StallRelocationPastBoundTimesOut) {
   std::vector<ReadChunk> chunks;
   ASSERT_EQ(s.reader.DrainAll(&chunks), ResolveResult::kNoData);
   ASSERT_FALSE(chunks.empty());
-  EXPECT_NE(chunks.back().flags & kFlagDataLoss, 0u);
+  EXPECT_TRUE(chunks.back().flags & kFlagDataLoss);
   EXPECT_EQ(Reassemble(chunks, kWid), std::vector<std::string>{"next"});
 }
 

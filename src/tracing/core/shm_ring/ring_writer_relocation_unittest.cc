@@ -42,7 +42,7 @@ RingWriter::Options MakePerChunkOptions() {
   return o;
 }
 
-StateWord Word(ChunkState s, uint32_t flags, uint32_t n) {
+StateWord Word(ChunkState s, ChunkFlags flags, uint32_t n) {
   return MakeDataWord(s, kFormatTargetBuffer, flags, n, kWid);
 }
 
@@ -82,7 +82,7 @@ TEST(RingWriterRelocationTest, FinalizedSuffixEmptyPrefixCarriesDataLoss) {
   EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_EQ(chunks[0].flags, kFlagDataLoss);
-  EXPECT_EQ(chunks[1].flags, 0u);
+  EXPECT_EQ(chunks[1].flags, kNoChunkFlags);
   EXPECT_EQ(Reassemble(chunks, kWid),
             (std::vector<std::string>{"p0", "p1", "p2"}));
 }
@@ -126,7 +126,7 @@ TEST(RingWriterRelocationTest, FinalizedSuffixAfterNonEmptyPrefix) {
   EXPECT_EQ(prefix.flags, kFlagDataLoss);
   EXPECT_EQ(prefix.fragments, std::vector<std::string>{"p0"});
   ASSERT_TRUE(w.Flush(nullptr));
-  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, 0, 2));
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, kNoChunkFlags, 2));
   std::vector<ReadChunk> chunks;
   chunks.push_back(prefix);
   EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
@@ -146,7 +146,7 @@ TEST(RingWriterRelocationTest, RelocatedTailCarriesContinuesOnNext) {
   TestRingReader reader(ring.view());
   ReadChunk prefix;
   ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);
-  EXPECT_EQ(prefix.flags, 0u);  // no continues-on-next on the prefix
+  EXPECT_EQ(prefix.flags, kNoChunkFlags);  // no continues-on-next on the prefix
   const std::string big = Pattern(500, 'g');
   ASSERT_TRUE(AppendToPacket(&w, &span, big));  // publish fails: relocate
   w.EndPacket(span.wptr);
@@ -174,13 +174,13 @@ TEST(RingWriterRelocationTest, OpenFragmentOnly) {
   ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);
   ASSERT_TRUE(w.Flush(&span));
   EXPECT_EQ(ring.word(0), MakeAcknowledged());
-  EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, kNoChunkFlags, 0));
   EXPECT_EQ(span.wptr, ring.chunk(1) + kPayloadStartFormat00 + 2);
   EXPECT_EQ(span.end, ring.chunk(1) + 256 - 1);  // one entry reserved
   *span.wptr++ = 'o';
   w.EndPacket(span.wptr);
   // Published when the fragment closes, and not reused afterwards.
-  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, 0, 1));
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, kNoChunkFlags, 1));
   ASSERT_TRUE(WritePacket(&w, "three"));
   EXPECT_EQ(w.held_position(), 2u);
   ASSERT_TRUE(w.Flush(nullptr));
@@ -232,13 +232,13 @@ TEST(RingWriterRelocationTest, FinalizedSuffixAndOpenFragment) {
   ASSERT_EQ(reader.ResolveOne(&prefix), ResolveResult::kEmitted);
   EXPECT_EQ(prefix.fragments, std::vector<std::string>{"p0"});
   ASSERT_TRUE(w.Flush(&span));
-  EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, kNoChunkFlags, 0));
   // p1 sits before the open fragment, its entry at the top of the chunk.
   EXPECT_EQ(ring.chunk(1)[255], 2);
   EXPECT_EQ(span.wptr, ring.chunk(1) + kPayloadStartFormat00 + 2 + 3);
   ASSERT_TRUE(AppendToPacket(&w, &span, "end"));
   w.EndPacket(span.wptr);
-  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, 0, 2));
+  EXPECT_EQ(ring.word(1), Word(ChunkState::kComplete, kNoChunkFlags, 2));
   std::vector<ReadChunk> chunks{prefix};
   EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
   EXPECT_EQ(Reassemble(chunks, kWid),
@@ -276,7 +276,7 @@ TEST(RingWriterRelocationTest, FlushWithOnlyAnOpenFragmentIsNoop) {
   uint8_t* const before = span.wptr;
   ASSERT_TRUE(w.Flush(&span));
   EXPECT_EQ(span.wptr, before);
-  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 0));
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, kNoChunkFlags, 0));
   EXPECT_EQ(w.stats().publications, 0u);
   w.EndPacket(span.wptr);
 }
@@ -295,7 +295,7 @@ TEST(RingWriterRelocationTest, FlushWithOpenPacketPublishesFinishedOnes) {
   uint8_t* const before = span.wptr;
   ASSERT_TRUE(w.Flush(&span));
   EXPECT_EQ(span.wptr, before);  // continues in place
-  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, 0, 1));
+  EXPECT_EQ(ring.word(0), Word(ChunkState::kAcquired, kNoChunkFlags, 1));
   EXPECT_EQ(w.stats().publications, 1u);
   EXPECT_EQ(w.stats().chunks_reused, 1u);
   TestRingReader reader(ring.view());
@@ -360,7 +360,7 @@ TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
     EXPECT_EQ(w.stats().open_fragments_moved, 1u);
     EXPECT_EQ(w.held_position(), 1u);
     EXPECT_EQ(span.wptr, ring.chunk(1) + kPayloadStartFormat00 + 2);
-    EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, 0, 0));
+    EXPECT_EQ(ring.word(1), Word(ChunkState::kAcquired, kNoChunkFlags, 0));
     memcpy(span.wptr, "en", 2);
     span.wptr += 2;
     w.EndPacket(span.wptr);
@@ -368,7 +368,7 @@ TEST(RingWriterRelocationTest, FlushReuseLosesToReaderConsume) {
     std::vector<ReadChunk> chunks;
     EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
     ASSERT_EQ(chunks.size(), 1u);
-    EXPECT_EQ(chunks[0].flags, 0u);
+    EXPECT_EQ(chunks[0].flags, kNoChunkFlags);
     EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"open"});
     EXPECT_EQ(w.stats().loss_events, 0u);
   }
@@ -384,7 +384,8 @@ TEST(RingWriterRelocationTest, NoReplacementDropsSuffix) {
   ASSERT_TRUE(WritePacket(&w, "lost!"));  // position 0
   // Another writer holds position 1 (its chunk is empty Complete).
   ring.set_write_pos(2);
-  ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+  ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0,
+                                shm_ring::kNoChunkFlags, 0, 99));
   TestRingReader reader(ring.view());
   ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);  // scrape
   ASSERT_TRUE(w.Flush(nullptr));  // the packet was closed; only it is lost
@@ -417,7 +418,8 @@ TEST(RingWriterRelocationTest, NoReplacementDropsOpenPacket) {
   ASSERT_TRUE(w.BeginPacket(&span));
   *span.wptr++ = 'z';
   ring.set_write_pos(2);
-  ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+  ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0,
+                                shm_ring::kNoChunkFlags, 0, 99));
   TestRingReader reader(ring.view());
   ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
   EXPECT_FALSE(w.Flush(&span));
@@ -479,7 +481,8 @@ TEST(RingWriterRelocationTest, UnexpectedWordIsAProtocolError) {
   TestRing ring(256, 4);
   RingWriter w(ring.view(), MakePerChunkOptions());
   ASSERT_TRUE(WritePacket(&w, "p0"));
-  const StateWord bogus = Word(ChunkState::kRewriteRequested, 0, 5);  // n!=0
+  const StateWord bogus =
+      Word(ChunkState::kRewriteRequested, kNoChunkFlags, 5);  // n!=0
   ring.set_word(0, bogus);
   ASSERT_TRUE(w.Flush(nullptr));
   EXPECT_EQ(w.stats().protocol_errors, 1u);
@@ -497,8 +500,8 @@ TEST(RingWriterRelocationTest, OtherWritersWordIsAProtocolError) {
   RingWriter w(ring.view(), MakeOptions());
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
-  const StateWord other =
-      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, kWid + 1);
+  const StateWord other = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                       shm_ring::kNoChunkFlags, 0, kWid + 1);
   ring.set_word(0, other);
   EXPECT_FALSE(w.Flush(&span));
   EXPECT_EQ(w.stats().protocol_errors, 1u);

@@ -40,10 +40,12 @@ TEST(RingWriterTest, PublishesOnEndPacketAndReaderTakesIt) {
   RecordingDelegate delegate;
   RingWriter w(ring.view(), MakeOptions(&delegate));
   ASSERT_TRUE(WritePacket(&w, "hello"));
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 1, kWid));
   EXPECT_TRUE(delegate.published.empty());
   EXPECT_TRUE(w.Flush(nullptr));
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 1, kWid));
   EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
   EXPECT_TRUE(w.Flush(nullptr));  // nothing new: no second signal
   EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
@@ -54,7 +56,7 @@ TEST(RingWriterTest, PublishesOnEndPacketAndReaderTakesIt) {
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].writer_id, kWid);
   EXPECT_EQ(chunks[0].buffer_id, kBid);
-  EXPECT_EQ(chunks[0].flags, 0u);
+  EXPECT_EQ(chunks[0].flags, kNoChunkFlags);
   EXPECT_EQ(chunks[0].fragments, std::vector<std::string>{"hello"});
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(w.stats().chunks_claimed, 1u);
@@ -83,7 +85,8 @@ TEST(RingWriterTest, Spec61WorkedExampleByteLayout) {
   // The 39 free bytes [214, 253) were never written.
   for (int i = 214; i < 253; i++)
     EXPECT_EQ(chunk[i], 0) << i;
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 3, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 3, kWid));
 }
 
 TEST(RingWriterTest, TwoByteSizeEntriesLittleEndian) {
@@ -106,10 +109,12 @@ TEST(RingWriterTest, ReusesCachedCompleteChunk) {
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
   // Complete(w,1) -> Acquired(w,1): same payload bits, only the state.
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0, 0, 1, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0,
+                                       shm_ring::kNoChunkFlags, 1, kWid));
   memcpy(span.wptr, "two", 3);
   w.EndPacket(span.wptr + 3);
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 2, kWid));
   EXPECT_EQ(w.stats().chunks_reused, 1u);
   EXPECT_EQ(w.stats().chunks_claimed, 1u);
   EXPECT_EQ(ring.write_pos(), 1u);
@@ -161,8 +166,8 @@ TEST(RingWriterTest, ReuseWinsAgainstReaderConsume) {
   EXPECT_TRUE(reused);
   EXPECT_TRUE(chunk.scraped);
   EXPECT_EQ(chunk.fragments, std::vector<std::string>{"one"});
-  EXPECT_EQ(ring.word(0),
-            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                       shm_ring::kNoChunkFlags, 1, kWid));
   EXPECT_EQ(w.stats().chunks_reused, 1u);
   // The writer finishes its packet and relocates it when it publishes.
   memcpy(span.wptr, "two", 3);
@@ -220,7 +225,8 @@ TEST(RingWriterTest, RetiresChunkAt255FragmentsWithoutFlush) {
   RingWriter w(ring.view(), MakeOptions());
   for (int i = 0; i < 256; i++)
     ASSERT_TRUE(WritePacket(&w, "y"));
-  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0, 0, 255, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 255, kWid));
   EXPECT_EQ(w.held_position(), 1u);
 }
 
@@ -234,7 +240,7 @@ TEST(RingWriterTest, ReuseRefusedWhenDirectoryCannotTakeAnEntry) {
   ASSERT_TRUE(WritePacket(&w, "next"));
   EXPECT_EQ(w.stats().chunks_reused, 0u);
   EXPECT_EQ(w.held_position(), 1u);
-  EXPECT_EQ(GetFlags(ring.word(0)), 0u);  // not continues-on-next
+  EXPECT_EQ(GetFlags(ring.word(0)), kNoChunkFlags);  // not continues-on-next
 }
 
 TEST(RingWriterTest, MaxFragmentsPerChunkMatchesSpec35) {
@@ -276,8 +282,8 @@ TEST(RingWriterTest, NoChunkAvailableAfterClaimBudget) {
   opts.claim_budget = 2;
   RingWriter w(ring.view(), opts);
   // Chunks 0 and 1 are pinned by another writer's scraped chunks.
-  const StateWord pinned =
-      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 99);
+  const StateWord pinned = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                        shm_ring::kNoChunkFlags, 0, 99);
   ring.set_word(0, pinned);
   ring.set_word(1, pinned);
   RingWriter::Span span;
@@ -308,7 +314,8 @@ TEST(RingWriterTest, StaleClaimBurnsThePositionAndMovesOn) {
   EXPECT_EQ(delegate.burned, std::vector<uint32_t>{0});
   EXPECT_EQ(w.held_position(), 1u);
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
-  EXPECT_EQ(ring.word(1), MakeDataWord(ChunkState::kComplete, 0, 0, 1, kWid));
+  EXPECT_EQ(ring.word(1), MakeDataWord(ChunkState::kComplete, 0,
+                                       shm_ring::kNoChunkFlags, 1, kWid));
 }
 
 // Spec 2.1 / 2.2 with its numbers: four chunks; writer_b reserved position 4
@@ -355,8 +362,8 @@ TEST(RingWriterTest, ClaimWinsAgainstReaderAdvance) {
   ReadChunk chunk;
   EXPECT_EQ(reader.ResolveOne(&chunk), ResolveResult::kSkipped);
   EXPECT_TRUE(claimed);
-  EXPECT_EQ(ring.word(0),
-            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, kWid));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                       shm_ring::kNoChunkFlags, 0, kWid));
   memcpy(span.wptr, "late", 4);
   span.wptr += 4;
   w.EndPacket(span.wptr);
@@ -394,7 +401,8 @@ TEST(RingWriterTest, LossInvalidatesCacheAndFlagsNextChunk) {
   const uint32_t wp = ring.write_pos();
   ring.set_write_pos(wp + 3);
   for (uint32_t i = 1; i < 4; i++)
-    ring.set_word(i, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+    ring.set_word(i, MakeDataWord(ChunkState::kComplete, 0,
+                                  shm_ring::kNoChunkFlags, 0, 99));
   // The next packet reuses chunk 0, then needs another chunk: Full.
   RingWriter::Span span;
   ASSERT_TRUE(w.BeginPacket(&span));
@@ -473,8 +481,8 @@ TEST(RingWriterTest, Spec9StaleClaimSucceedsAfterPeriodMinusNumChunks) {
         // the writer now owns a chunk whose position the reader passed.
         ASSERT_TRUE(claimed);
         EXPECT_EQ(w.held_position(), 0u);
-        EXPECT_EQ(ring.word(0),
-                  MakeDataWord(ChunkState::kAcquired, 0, 0, 0, kWid));
+        EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kAcquired, 0,
+                                             shm_ring::kNoChunkFlags, 0, kWid));
         EXPECT_TRUE(delegate.burned.empty());
         w.EndPacket(span.wptr);
       } else {
@@ -500,7 +508,8 @@ TEST(RingWriterTest, TestReaderValidatesTheDirectory) {
       WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 0), w, first);
       WriteSizeEntry(ring.chunk(0) + SizeEntryOffset(chunk_size, 1), w,
                      capacity - first + excess);
-      ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0, 0, 2, kWid));
+      ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0,
+                                    shm_ring::kNoChunkFlags, 2, kWid));
       ring.set_write_pos(1);
       TestRingReader reader(ring.view());
       ReadChunk c;

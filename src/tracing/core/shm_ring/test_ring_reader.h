@@ -61,7 +61,7 @@ struct ReadChunk {
   uint32_t position = 0;
   StateWord word = 0;  // the word the successful CAS replaced
   WriterID writer_id = 0;
-  uint32_t flags = 0;
+  ChunkFlags flags;
   BufferID buffer_id = 0;
   bool scraped = false;  // taken from Acquired (a partial scrape)
   std::vector<std::string> fragments;

@@ -128,8 +128,8 @@ TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
   packet_open_ = true;
   stats_.packets_begun++;
   messages_[0].Reset(this, 0, 0, /*enabled=*/true);
-  // relaxed: the switch guards no data (AttachProducerControls); pairs with
-  // the owner's store.
+  // relaxed: the switch guards no data (AttachProducerControls); it only
+  // reads the owner's latest store, no ordering is needed.
   if (RT_UNLIKELY(refuse_->load(std::memory_order_relaxed))) {
     stats_.packets_refused++;
     EnterDiscardMode();

@@ -321,8 +321,8 @@ TEST_F(PacketLossAccountingTest, ProtocolErrorDropsUnpublishedPackets) {
     auto p = writer_->NewTracePacket();
     p->AppendBytes(1, "open", 4);
     // A hostile reader writes another writer's word into our chunk.
-    ring_.set_word(
-        0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, kWid + 1));
+    ring_.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                   shm_ring::kNoChunkFlags, 1, kWid + 1));
     writer_->Flush();
   }
   const RingWriterStats& r = writer_->ring_writer().stats();

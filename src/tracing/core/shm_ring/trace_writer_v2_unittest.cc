@@ -607,7 +607,8 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
     Message* ev = p->BeginNestedMessage(900);
     // Another writer holds position 1; the reader scrapes chunk 0 at n = 0.
     ring.set_write_pos(2);
-    ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 99));
+    ring.set_word(1, MakeDataWord(ChunkState::kComplete, 0,
+                                  shm_ring::kNoChunkFlags, 0, 99));
     TestRingReader reader(ring.view());
     ASSERT_EQ(reader.ResolveOne(nullptr), ResolveResult::kSkipped);
     w.Flush();  // relocation finds no chunk: both packets' bytes are lost
@@ -640,8 +641,8 @@ TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
     p->AppendVarInt(8, 30u);
     Message* ev = p->BeginNestedMessage(900);
     // A hostile reader writes another writer's word into our chunk.
-    ring.set_word(
-        0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, kWid + 1));
+    ring.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                  shm_ring::kNoChunkFlags, 1, kWid + 1));
     w.Flush();
     EXPECT_EQ(w.ring_writer().stats().protocol_errors, 1u);
     Message* pl = ev->BeginNestedMessage(5);

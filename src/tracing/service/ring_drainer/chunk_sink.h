@@ -5,15 +5,16 @@
 // ChunkSink: where the drain loop delivers the chunks of one target buffer.
 //
 // It mirrors the two-phase fragment admission of TraceBufferV2 (see
-// src/tracing/service/trace_buffer_v2/trace_buffer_v2.h and the
-// trace_buffer_v2 / ring_drainer contract): the drainer reserves room for the
+// src/tracing/service/trace_buffer_v2/trace_buffer_v2.h) without depending
+// on it: the drainer reserves room for the
 // fragments (Begin), the ring reader copies them straight from shared memory
 // into that room, and the drainer then either commits the chunk (the reader
 // won the ownership CAS) or aborts it (the CAS lost; the copy was
 // speculative). At most one chunk is pending per sink at a time.
 //
-// The production sink is TraceBufferV2Sink (trace_buffer_v2_sink.h); tests use
-// a recording sink.
+// The production sink is the service's TraceBufferV2Sink
+// (src/tracing/service/traced/trace_buffer_v2_sink.h), which maps the ring's
+// flags to TraceBufferV2's; tests use a recording sink.
 //
 // Thread model: called from the drain thread only.
 
@@ -23,38 +24,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "ringtrace/shm_ring_abi.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
 
 namespace ringtrace {
 namespace ring_drainer {
 
-// Identifiers and admission flags are TraceBufferV2's (the contract).
-using trace_buffer::BufferID;
-using trace_buffer::ChunkID;
+// The project's identifiers (ringtrace/ids.h) and the trusted identity.
+using ::ringtrace::BufferID;
+using ::ringtrace::ChunkID;
+using ::ringtrace::ProducerID;
+using ::ringtrace::WriterID;
 using trace_buffer::ClientIdentity;
-using trace_buffer::ProducerID;
-using trace_buffer::WriterID;
-
-// Flags of the drainer admission path; NOT the state word's flag bits (see
-// MapChunkFlags in ring_drainer.h).
-using trace_buffer::kChunkContinuesFromPrev;
-using trace_buffer::kChunkContinuesOnNext;
-using trace_buffer::kChunkDataLoss;
 
 class ChunkSink {
  public:
   virtual ~ChunkSink();
 
   // Reserves room for |num_fragments| fragments of |sizes[i]| bytes and sets
-  // frag_dst[i] to where fragment i goes. Returns false if the chunk is
-  // rejected (the sink counts it; nothing is pending then).
+  // frag_dst[i] to where fragment i goes. |flags| are the chunk's state word
+  // flags (continues-from-prev, continues-on-next, data-loss). Returns false if
+  // the chunk is rejected (the sink counts it; nothing is pending then).
   virtual bool BeginChunkFragments(ProducerID producer_id,
                                    const ClientIdentity& identity,
                                    WriterID writer_id,
                                    ChunkID chunk_id,
                                    const uint32_t* sizes,
                                    size_t num_fragments,
-                                   uint32_t flags,
+                                   shm_ring::ChunkFlags flags,
                                    uint8_t** frag_dst) = 0;
 
   // The pending chunk becomes readable.

@@ -34,7 +34,7 @@ DrainLoop::~DrainLoop() {
 }
 
 void DrainLoop::Start() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   RT_CHECK(!running_);
   running_ = true;
   stop_ = false;
@@ -43,28 +43,28 @@ void DrainLoop::Start() {
 
 void DrainLoop::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    base::MutexLock lock(&mutex_);
     if (!running_)
       return;
     stop_ = true;
     cv_.notify_all();
   }
   thread_.join();
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   running_ = false;
   done_cv_.notify_all();
 }
 
 void DrainLoop::Notify(RingId id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   if (pending_.insert(id).second)
     cv_.notify_all();
 }
 
 void DrainLoop::Flush() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   if (!running_) {
-    lock.unlock();
+    lock.Unlock();
     for (uint32_t i = 0; i < kMaxFlushPasses; ++i) {
       if (!drainer_.DrainAll(DrainMode::kFlush).more)
         break;
@@ -74,13 +74,16 @@ void DrainLoop::Flush() {
   RT_CHECK(std::this_thread::get_id() != thread_.get_id());
   const uint64_t ticket = ++flush_requests_;
   cv_.notify_all();
-  done_cv_.wait(lock, [&] { return flushes_done_ >= ticket || !running_; });
+  done_cv_.wait(lock.native(), [&] {
+    mutex_.AssertHeld();
+    return flushes_done_ >= ticket || !running_;
+  });
 }
 
 void DrainLoop::RunSync(const std::function<void(RingDrainer*)>& fn) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   if (!running_) {
-    lock.unlock();
+    lock.Unlock();
     fn(&drainer_);
     return;
   }
@@ -88,13 +91,16 @@ void DrainLoop::RunSync(const std::function<void(RingDrainer*)>& fn) {
   tasks_.push_back([&] { fn(&drainer_); });
   const uint64_t ticket = tasks_done_ + tasks_.size();
   cv_.notify_all();
-  done_cv_.wait(lock, [&] { return tasks_done_ >= ticket || !running_; });
+  done_cv_.wait(lock.native(), [&] {
+    mutex_.AssertHeld();
+    return tasks_done_ >= ticket || !running_;
+  });
   // Stop() with RunSync callers in flight is a caller bug.
   RT_CHECK(tasks_done_ >= ticket);
 }
 
 DrainLoop::LoopStats DrainLoop::loop_stats() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   return stats_;
 }
 
@@ -127,10 +133,11 @@ void DrainLoop::Run() {
   Clock::time_point next_tick = Clock::now() + tick;
   Clock::time_point wake_at = next_tick;
 
-  std::unique_lock<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mutex_);
   // Bounded per iteration; the loop ends when Stop() sets stop_.
   while (!stop_) {
-    cv_.wait_until(lock, wake_at, [&] {
+    cv_.wait_until(lock.native(), wake_at, [&] {
+      mutex_.AssertHeld();
       return stop_ || !pending_.empty() || !tasks_.empty() ||
              flush_requests_ > flushes_done_;
     });
@@ -141,8 +148,11 @@ void DrainLoop::Run() {
     std::vector<RingId> pending(pending_.begin(), pending_.end());
     pending_.clear();
     const uint64_t flush_target = flush_requests_;
+    // Read under the lock although only this thread writes it: the state
+    // the loop works from is taken in one locked snapshot.
+    const bool flush = flush_target > flushes_done_;
     ++stats_.wakeups;
-    lock.unlock();
+    lock.Unlock();
 
     // Everything below runs on the loop thread without the lock; the
     // counters go into stats_ after re-locking.
@@ -174,7 +184,6 @@ void DrainLoop::Run() {
     }
     ServePending(&pending, &delta);
 
-    const bool flush = flush_target > flushes_done_;
     if (flush) {
       for (uint32_t i = 0; i < kMaxFlushPasses; ++i) {
         if (!drainer_.DrainAll(DrainMode::kFlush).more)
@@ -183,7 +192,7 @@ void DrainLoop::Run() {
       ++delta.flushes;
     }
 
-    lock.lock();
+    lock.Lock();
     stats_.ticks += delta.ticks;
     stats_.notified_passes += delta.notified_passes;
     stats_.flushes += delta.flushes;

@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/thread_annotations.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 
 namespace ringtrace {
@@ -95,18 +96,17 @@ class DrainLoop {
   // under grace.
   std::vector<RingId> deferred_rings_;
 
-  std::mutex mutex_;
+  base::Mutex mutex_;
   std::condition_variable cv_;       // Wakes the loop.
   std::condition_variable done_cv_;  // Wakes RunSync/Flush callers.
-  // Guarded by mutex_.
-  bool running_ = false;
-  bool stop_ = false;
-  std::set<RingId> pending_;
-  std::deque<std::function<void()>> tasks_;
-  uint64_t flush_requests_ = 0;
-  uint64_t flushes_done_ = 0;
-  uint64_t tasks_done_ = 0;
-  LoopStats stats_;
+  bool running_ RT_GUARDED_BY(mutex_) = false;
+  bool stop_ RT_GUARDED_BY(mutex_) = false;
+  std::set<RingId> pending_ RT_GUARDED_BY(mutex_);
+  std::deque<std::function<void()>> tasks_ RT_GUARDED_BY(mutex_);
+  uint64_t flush_requests_ RT_GUARDED_BY(mutex_) = 0;
+  uint64_t flushes_done_ RT_GUARDED_BY(mutex_) = 0;
+  uint64_t tasks_done_ RT_GUARDED_BY(mutex_) = 0;
+  LoopStats stats_ RT_GUARDED_BY(mutex_);
 };
 
 }  // namespace ring_drainer

@@ -9,7 +9,6 @@
 
 #include "src/base/logging.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -26,7 +25,6 @@ uint64_t SteadyNowNs() {
 }  // namespace
 
 ChunkSink::~ChunkSink() = default;
-TraceBufferV2Sink::~TraceBufferV2Sink() = default;
 
 // Every counter is a uint64_t; a new one must be added below (and the
 // sizes here updated), or the totals would silently miss it.
@@ -100,8 +98,8 @@ class RingDrainer::Ring : public ChunkConsumer {
     }
     if (!sink->BeginChunkFragments(config_.producer_id, config_.identity,
                                    desc.writer_id, *pending_chunk_id_, sizes,
-                                   desc.num_fragments,
-                                   MapChunkFlags(desc.abi_flags), frag_dst)) {
+                                   desc.num_fragments, desc.abi_flags,
+                                   frag_dst)) {
       pending_ = Pending::kRejected;
       return false;
     }
@@ -325,8 +323,8 @@ uint64_t RingDrainer::NowNs() const {
 HeadPolicy RingDrainer::ChooseHeadPolicy(Ring* ring, DrainMode mode) const {
   if (mode == DrainMode::kFlush || options_.head_grace_ns == 0)
     return HeadPolicy::kResolve;
-  // relaxed; only a hint (a stalled writer wants room now). Pairs with the
-  // writers' registration increment in shm_ring::WaitForReadPosChange; a
+  // relaxed; only a hint (a stalled writer wants room now), the count the
+  // writers' registration in shm_ring::WaitForReadPosChange maintains; a
   // hostile value only changes how eagerly its own ring is drained.
   if (ring->reader().view().num_writers_waiting()->load(
           std::memory_order_relaxed) != 0) {

@@ -17,9 +17,10 @@
 //    so the sink sees a gap exactly where data was lost. A scraped empty
 //    prefix (Acquired(w, 0)) and a speculative copy that was aborted consume
 //    nothing;
-//  - flags: the state word's continues-from-prev / continues-on-next /
-//    data-loss bits map to kChunkContinuesFromPrev / kChunkContinuesOnNext /
-//    kChunkDataLoss (MapChunkFlags). A data-loss chunk keeps its payload.
+//  - flags: the sink gets the state word's continues-from-prev /
+//    continues-on-next / data-loss bits as they are (shm_ring::ChunkFlags);
+//    a sink that speaks another vocabulary maps them itself (the service's
+//    TraceBufferV2 adapter does). A data-loss chunk keeps its payload.
 //
 // Fairness: DrainRing() resolves at most max_positions_per_pass positions and
 // stops once max_bytes_per_pass payload bytes were emitted, so one busy
@@ -61,16 +62,6 @@
 
 namespace ringtrace {
 namespace ring_drainer {
-
-// State word flag field (shm_ring::kFlag*) -> contract flags (kChunk*).
-constexpr uint32_t MapChunkFlags(uint32_t abi_flags) {
-  return ((abi_flags & shm_ring::kFlagContinuesFromPrev)
-              ? kChunkContinuesFromPrev
-              : 0u) |
-         ((abi_flags & shm_ring::kFlagContinuesOnNext) ? kChunkContinuesOnNext
-                                                       : 0u) |
-         ((abi_flags & shm_ring::kFlagDataLoss) ? kChunkDataLoss : 0u);
-}
 
 struct RingDrainerOptions {
   // Per ring and per DrainRing() call.

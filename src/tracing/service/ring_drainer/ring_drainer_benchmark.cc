@@ -36,8 +36,8 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -89,7 +89,8 @@ void Arm(shm_ring::TestRing* ring,
   for (uint32_t i = 0; i < g.num_chunks; ++i) {
     ring->set_word(i, shm_ring::MakeDataWord(
                           ChunkState::kComplete, shm_ring::kFormatTargetBuffer,
-                          0, static_cast<uint32_t>(sizes[i].size()), 1));
+                          shm_ring::kNoChunkFlags,
+                          static_cast<uint32_t>(sizes[i].size()), 1));
   }
   ring->set_write_pos(ring->write_pos() + g.num_chunks);
 }
@@ -110,7 +111,7 @@ void BM_Drain_FullChunks(benchmark::State& state) {
   const auto sizes = FillChunks(&ring);
   auto tb = TraceBufferV2::Create(kTraceBufferSize,
                                   TraceBufferV2::OverwritePolicy::kOverwrite);
-  TraceBufferV2Sink sink(tb.get());
+  traced::TraceBufferV2Sink sink(tb.get());
   RingDrainerOptions opts;
   opts.max_positions_per_pass = num_chunks;
   opts.max_bytes_per_pass = ~0ull;
@@ -190,7 +191,7 @@ class FlatSink : public ChunkSink {
                            ChunkID,
                            const uint32_t* sizes,
                            size_t num_fragments,
-                           uint32_t,
+                           shm_ring::ChunkFlags,
                            uint8_t** frag_dst) override {
     if (off_ + kChunkSize > kTraceBufferSize)
       off_ = 0;
@@ -311,7 +312,7 @@ struct EndToEnd {
 
   shm_ring::TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
-  TraceBufferV2Sink sink;
+  traced::TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId id = 0;
 };

@@ -68,7 +68,7 @@ class CountingSink : public ChunkSink {
                            ChunkID,
                            const uint32_t* sizes,
                            size_t num_fragments,
-                           uint32_t flags,
+                           shm_ring::ChunkFlags flags,
                            uint8_t** frag_dst) override {
     uint64_t off = 0;
     for (size_t i = 0; i < num_fragments; ++i) {
@@ -80,7 +80,7 @@ class CountingSink : public ChunkSink {
     pending_bytes_ = off;
     pending_packets_ =
         num_fragments -
-        ((flags & kChunkContinuesOnNext) && num_fragments ? 1 : 0);
+        ((flags & shm_ring::kFlagContinuesOnNext) && num_fragments ? 1 : 0);
     return true;
   }
   void CommitPendingChunk() override {

@@ -3,7 +3,8 @@
  */
 
 // The real path, single-threaded: RingWriter -> shared ring -> RingDrainer
-// -> TraceBufferV2 (through TraceBufferV2Sink) -> reassembled packets.
+// -> TraceBufferV2 (through the service's TraceBufferV2Sink) -> reassembled
+// packets.
 
 #include <gtest/gtest.h>
 
@@ -15,8 +16,8 @@
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/packet_util.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -55,7 +56,7 @@ struct Harness {
 
   TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
-  TraceBufferV2Sink sink;
+  traced::TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId ring_id = 0;
 };
@@ -180,7 +181,7 @@ TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
   TestRing ring_a(512, 4), ring_b(512, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  TraceBufferV2Sink sink(tb.get());
+  traced::TraceBufferV2Sink sink(tb.get());
   RingDrainer drainer;
   RingConfig ca;
   ca.view = ring_a.view();

@@ -32,7 +32,9 @@ using test::RecordingSink;
 using Frags = std::vector<std::string>;
 
 // Writes one Complete chunk with |frags| for |target|.
-void WriteChunk(FakeWriter* w, const Frags& frags, uint32_t abi_flags = 0) {
+void WriteChunk(FakeWriter* w,
+                const Frags& frags,
+                shm_ring::ChunkFlags abi_flags = shm_ring::kNoChunkFlags) {
   w->ReserveAndClaim(abi_flags);
   for (const std::string& f : frags)
     w->Append(f);
@@ -61,17 +63,6 @@ std::vector<ChunkID> ChunkIds(const std::vector<RecordedChunk>& chunks,
   return ids;
 }
 
-TEST(RingDrainerTest, FlagMapping) {
-  static_assert(MapChunkFlags(0) == 0, "");
-  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagContinuesFromPrev),
-            kChunkContinuesFromPrev);
-  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagContinuesOnNext),
-            kChunkContinuesOnNext);
-  EXPECT_EQ(MapChunkFlags(shm_ring::kFlagDataLoss), kChunkDataLoss);
-  EXPECT_EQ(MapChunkFlags(7u),
-            kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkDataLoss);
-}
-
 TEST(RingDrainerTest, RoutesByBufferIdWithContiguousChunkIdsPerWriter) {
   TestRing ring(512, 8);
   RecordingSink sink_a, sink_b;
@@ -96,12 +87,12 @@ TEST(RingDrainerTest, RoutesByBufferIdWithContiguousChunkIdsPerWriter) {
   ASSERT_EQ(sink_b.chunks.size(), 3u);
   EXPECT_EQ(sink_a.chunks[0].fragments, Frags{"a"});
   EXPECT_EQ(sink_a.chunks[1].fragments, (Frags{"c", "d"}));
-  EXPECT_EQ(sink_a.chunks[1].flags, kChunkContinuesOnNext);
+  EXPECT_EQ(sink_a.chunks[1].flags, shm_ring::kFlagContinuesOnNext);
   EXPECT_EQ(sink_b.chunks[1].fragments, Frags{"e"});
-  EXPECT_EQ(sink_b.chunks[1].flags, kChunkContinuesFromPrev);
+  EXPECT_EQ(sink_b.chunks[1].flags, shm_ring::kFlagContinuesFromPrev);
   // A data-loss chunk keeps its payload and carries the flag.
   EXPECT_EQ(sink_b.chunks[2].fragments, Frags{"f"});
-  EXPECT_EQ(sink_b.chunks[2].flags, kChunkDataLoss);
+  EXPECT_EQ(sink_b.chunks[2].flags, shm_ring::kFlagDataLoss);
   for (const RecordedChunk& c : sink_a.chunks) {
     EXPECT_EQ(c.producer_id, 3);
     EXPECT_EQ(c.identity.uid, 1003);
@@ -137,12 +128,14 @@ TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
   const uint32_t pos = to_sink.ReserveAndClaim();
   ring.chunk(ring.geometry().ChunkIndex(pos))[511] = 0xff;
   ring.chunk(ring.geometry().ChunkIndex(pos))[510] = 0xff;
-  ring.set_word(ring.geometry().ChunkIndex(pos),
-                MakeDataWord(ChunkState::kComplete, 0, 0, 1, 7));
+  ring.set_word(
+      ring.geometry().ChunkIndex(pos),
+      MakeDataWord(ChunkState::kComplete, 0, shm_ring::kNoChunkFlags, 1, 7));
   // An unknown format from the same writer.
   const uint32_t pos2 = to_sink.ReserveAndClaim();
-  ring.set_word(ring.geometry().ChunkIndex(pos2),
-                MakeDataWord(ChunkState::kComplete, 2, 0, 1, 7));
+  ring.set_word(
+      ring.geometry().ChunkIndex(pos2),
+      MakeDataWord(ChunkState::kComplete, 2, shm_ring::kNoChunkFlags, 1, 7));
   WriteChunk(&to_sink, {"id7"});
   // An empty scrape consumes no ID.
   to_sink.ReserveAndClaim();

@@ -84,10 +84,10 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
     return ReadResult::kProtocolError;  // [R6 stopped]
 
   const uint32_t position = read_pos_;  // [R1 private-cursor]
-  // relaxed; spec 8 "Reader loads write_pos": a stale value only delays one
-  // drain pass. Pairs with the writers' relaxed reservation CAS; no data is
-  // handed over through write_pos (the chunk state word carries it).
-  const uint32_t write_pos = view_.write_pos()->load(std::memory_order_relaxed);
+  // (8.2 R-load-write-pos), relaxed: a stale value only delays one drain
+  // pass; no data is handed over through write_pos (the chunk state word
+  // carries it).
+  const uint32_t write_pos = shm_ring::ReaderLoadWritePos(*view_.write_pos());
   const uint32_t distance =
       shm_ring::RingGeometry::Distance(write_pos, position);
   if (distance == 0)
@@ -98,13 +98,12 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
 
   const uint32_t index = geometry_.ChunkIndex(position);
   std::atomic<uint32_t>* const state = view_.chunk_state(index);
-  // acquire; spec 8 "Reader loads chunk state". Pairs with the writer's
-  // release publish (Acquired -> Complete; the relaxed Complete -> Acquired
-  // reuse extends that release sequence, so an Acquired word seen after a
-  // reuse still carries it) and with its release acknowledge
-  // (RewriteRequested -> Acknowledged): the published fragments, size entries
-  // and BufferID are visible before we copy them.
-  uint32_t word = state->load(std::memory_order_acquire);
+  // (8.1 R-load-state) pairs with (8.7 W-publish) (the relaxed
+  // (8.8 W-reuse) extends that release sequence, so an Acquired word seen
+  // after a reuse still carries it) and with (8.10 W-acknowledge): the
+  // published fragments, size entries and BufferID are visible before we
+  // copy them.
+  uint32_t word = shm_ring::ReaderLoadState(*state);
 
   // Optional grace for a writer that reserved but has not published yet: do
   // not burn its reservation or split its chunk while the ring has room.
@@ -131,14 +130,14 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
         if (shm_ring::GetWrapCount(word) != geometry_.WrapCount(position))
           return Fail(ProtocolErrorKind::kFreeTagMismatch, position, word);
         Hook(HookPoint::kBeforeAdvanceFree, position, word);
-        // release on success; pairs with the next writer's acquire claim
-        // (FreeForWrap -> Acquired). acquire on failure; the returned word
-        // (a writer's claim) is dispatched on like a fresh acquire load.
-        if (state->compare_exchange_strong(
-                word, MakeFreeForWrap(geometry_.NextWrap(position)),
-                std::memory_order_release, std::memory_order_acquire)) {
+        // (8.6 R-settle-hole) pairs with the next writer's (8.5 W-claim).
+        // On failure the returned word (a writer's claim) is dispatched on
+        // like a fresh (8.1 R-load-state).
+        const StateWord next = MakeFreeForWrap(geometry_.NextWrap(position));
+        RT_DCHECK(
+            shm_ring::IsLegalTransition(word, next, shm_ring::Actor::kReader));
+        if (shm_ring::ReaderSettleHole(*state, word, next))
           step = Step::kResolvedHole;
-        }
         break;
       }
       case ChunkState::kAcquired:
@@ -156,14 +155,15 @@ ReadResult RingReader::ReadOne(ChunkConsumer* consumer,
                       word);
         }
         Hook(HookPoint::kBeforeReclaimAcknowledged, position, word);
-        // acq_rel on success: the acquire half pairs with the writer's
-        // release acknowledge (RewriteRequested -> Acknowledged; it finished
-        // every access), the release half with the next writer's acquire
-        // claim. relaxed on failure: nobody but us may leave Acknowledged,
-        // so the returned word is only reported, never dispatched on.
-        if (!state->compare_exchange_strong(
-                word, MakeFreeForWrap(geometry_.NextWrap(position)),
-                std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        // (8.12 R-reclaim): its acquire half pairs with (8.10 W-acknowledge)
+        // (the writer finished every access), its release half with the
+        // next writer's (8.5 W-claim). Its failure side is relaxed: nobody
+        // but us may leave Acknowledged, so the returned word is only
+        // reported, never dispatched on.
+        const StateWord next = MakeFreeForWrap(geometry_.NextWrap(position));
+        RT_DCHECK(
+            shm_ring::IsLegalTransition(word, next, shm_ring::Actor::kReader));
+        if (!shm_ring::ReaderReclaim(*state, word, next)) {
           return Fail(ProtocolErrorKind::kAcknowledgedReclaimFailed, position,
                       word);
         }
@@ -275,23 +275,25 @@ bool RingReader::CasOwnership(uint32_t position,
   if (GetState(snapshot) == ChunkState::kAcquired) {
     Hook(HookPoint::kBeforeMarkRewrite, position, snapshot);
     // Spec 7 step 3: only the state bits change.
-    // release on success; pairs with the writer's acquire-failure of its
-    // publish CAS: our copy is ordered before it relocates the suffix and,
-    // after Acknowledged, before anyone reuses the chunk. acquire on failure;
-    // pairs with the writer's release publish that beat us, so the returned
-    // word can be dispatched on.
-    return state->compare_exchange_strong(
-        *word, shm_ring::WithState(snapshot, ChunkState::kRewriteRequested),
-        std::memory_order_release, std::memory_order_acquire);
+    // (8.9 R-scrape) pairs with the failure side of (8.7 W-publish): our
+    // copy is ordered before the writer relocates the suffix and, after
+    // Acknowledged, before anyone reuses the chunk. Its failure side pairs
+    // with the (8.7 W-publish) that beat us, so the returned word can be
+    // dispatched on.
+    const StateWord rwr =
+        shm_ring::WithState(snapshot, ChunkState::kRewriteRequested);
+    RT_DCHECK(
+        shm_ring::IsLegalTransition(*word, rwr, shm_ring::Actor::kReader));
+    return shm_ring::ReaderScrape(*state, *word, rwr);
   }
   Hook(HookPoint::kBeforeReclaimComplete, position, snapshot);
-  // release on success; pairs with the next writer's acquire claim
-  // (FreeForWrap -> Acquired): our copy finishes before it overwrites.
-  // acquire on failure; pairs with the writer's reuse (a relaxed RMW in
-  // the release sequence of its publication) or a later release publish.
-  return state->compare_exchange_strong(
-      *word, MakeFreeForWrap(geometry_.NextWrap(position)),
-      std::memory_order_release, std::memory_order_acquire);
+  // (8.11 R-consume) pairs with the next writer's (8.5 W-claim): our copy
+  // finishes before it overwrites. Its failure side pairs with the
+  // (8.7 W-publish) whose release sequence the writer's (8.8 W-reuse)
+  // continues, or with a later (8.7 W-publish).
+  const StateWord next = MakeFreeForWrap(geometry_.NextWrap(position));
+  RT_DCHECK(shm_ring::IsLegalTransition(*word, next, shm_ring::Actor::kReader));
+  return shm_ring::ReaderConsume(*state, *word, next);
 }
 
 RingReader::Step RingReader::Account(uint32_t position,
@@ -371,10 +373,10 @@ bool RingReader::CopyDirectory(const uint8_t* chunk,
 ReadResult RingReader::Advance(uint32_t position, Step step, uint32_t word) {
   read_pos_ = position + 1;  // uint32_t: wraps at 2^32 (spec 4.1).
   // [R1 private-cursor]: stored, never loaded back.
-  // release; spec 8 "Store read_pos": pairs with the writer's acquire load of
-  // read_pos before it reserves. Stored after the physical transition above,
-  // so advertised capacity always refers to a chunk already handed on.
-  view_.read_pos()->store(read_pos_, std::memory_order_release);
+  // (8.13 R-store-read-pos) pairs with (8.3 W-load-read-pos) before a writer
+  // reserves. Stored after the physical transition above, so advertised
+  // capacity always refers to a chunk already handed on.
+  shm_ring::ReaderStoreReadPos(*view_.read_pos(), read_pos_);
   ++stats_.positions_resolved;
   const bool emitted = step == Step::kResolvedEmitted;
   if (!emitted)

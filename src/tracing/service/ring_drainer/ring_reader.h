@@ -155,7 +155,7 @@ struct ChunkDescriptor {
   uint32_t position = 0;
   shm_ring::WriterID writer_id = 0;
   // The 3-bit flags field of the state word (shm_ring::kFlag*).
-  uint32_t abi_flags = 0;
+  shm_ring::ChunkFlags abi_flags;
   shm_ring::BufferID target_buffer = 0;  // Format 00, bytes 4-5.
   uint32_t num_fragments = 0;
   uint32_t payload_size = 0;  // Sum of the fragment sizes.

@@ -141,7 +141,8 @@ TEST(RingReaderAdversarialTest, AcknowledgedReclaimRaceIsAProtocolError) {
   ring.set_word(0, MakeAcknowledged());
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
-  const StateWord forged = MakeDataWord(ChunkState::kComplete, 0, 0, 1, 0x66);
+  const StateWord forged =
+      MakeDataWord(ChunkState::kComplete, 0, shm_ring::kNoChunkFlags, 1, 0x66);
   reader.SetTestHookForTesting(
       [&](RingReader::HookPoint p, uint32_t, uint32_t) {
         if (p == RingReader::HookPoint::kBeforeReclaimAcknowledged)
@@ -285,14 +286,17 @@ TEST(RingReaderAdversarialTest, RandomMappingsNeverBreakTheReader) {
         case 1:
         case 2:
           ring.set_word(
-              idx, MakeDataWord(ChunkState::kComplete,
-                                rng.Next() % 4 == 0 ? 1 : 0, rng.Next(),
-                                rng.Next(), static_cast<uint16_t>(rng.Next())));
+              idx,
+              MakeDataWord(ChunkState::kComplete, rng.Next() % 4 == 0 ? 1 : 0,
+                           shm_ring::ChunkFlags::FromBits(rng.Next()),
+                           rng.Next(), static_cast<uint16_t>(rng.Next())));
           break;
         case 3:
-          ring.set_word(idx, MakeDataWord(ChunkState::kAcquired, 0, rng.Next(),
-                                          rng.Next() % 8,
-                                          static_cast<uint16_t>(rng.Next())));
+          ring.set_word(
+              idx,
+              MakeDataWord(ChunkState::kAcquired, 0,
+                           shm_ring::ChunkFlags::FromBits(rng.Next()),
+                           rng.Next() % 8, static_cast<uint16_t>(rng.Next())));
           break;
         default:
           break;  // Keep the random word.
@@ -398,8 +402,8 @@ void RingReseed(const shm_ring::RingView& view, uint32_t pos) {
                                    rng.Next() % 90);
         const uint32_t word = MakeDataWord(
             (r >> 3) % 2 ? ChunkState::kComplete : ChunkState::kAcquired,
-            (r >> 4) % 8 == 0 ? 1 : 0, r >> 5, n,
-            static_cast<uint16_t>(r >> 16));
+            (r >> 4) % 8 == 0 ? 1 : 0, shm_ring::ChunkFlags::FromBits(r >> 5),
+            n, static_cast<uint16_t>(r >> 16));
         view.chunk_state(idx)->store(word, std::memory_order_release);
         break;
       }
@@ -410,7 +414,8 @@ void RingReseed(const shm_ring::RingView& view, uint32_t pos) {
       case 3:
         view.chunk_state(idx)->store(
             r % 3 ? MakeAcknowledged()
-                  : MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 1),
+                  : MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                 shm_ring::kNoChunkFlags, 1, 1),
             std::memory_order_relaxed);
         break;
       case 4:

@@ -89,7 +89,8 @@ StateWord RandomChunk(std::mt19937* rng,
   }
   const uint32_t format = pick(*rng) < 8 ? shm_ring::kFormatPacketRouting
                                          : shm_ring::kFormatTargetBuffer;
-  const uint32_t flags = pick(*rng) % 8;
+  const shm_ring::ChunkFlags flags =
+      shm_ring::ChunkFlags::FromBits(pick(*rng) % 8);
   const shm_ring::WriterID writer =
       static_cast<shm_ring::WriterID>(1 + pick(*rng) % 4);
   const uint32_t state = pick(*rng) % 3;
@@ -115,7 +116,7 @@ StateWord RandomInterference(std::mt19937* rng,
   switch (pick(*rng)) {
     case 0:  // A writer claims the free chunk.
       return MakeDataWord(ChunkState::kAcquired, shm_ring::kFormatTargetBuffer,
-                          0, 0, 1);
+                          shm_ring::kNoChunkFlags, 0, 1);
     case 1:  // The writer publishes its chunk complete.
       return shm_ring::WithState(seen, ChunkState::kComplete);
     case 2:  // It reuses a Complete chunk (Complete -> Acquired).

@@ -135,7 +135,9 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
 
     const RaceResult r =
         RunRace(&reader, &consumer, HookPoint::kBeforeAdvanceFree, order,
-                [&](StateWord* seen) { return writer.Claim(pos, 0, seen); });
+                [&](StateWord* seen) {
+                  return writer.Claim(pos, shm_ring::kNoChunkFlags, seen);
+                });
     const Winner winner = ObservedWinner(r, reader);
     EXPECT_EQ(winner, ExpectedWinner(order));
     outcomes.insert(winner);
@@ -148,13 +150,14 @@ TEST(RingReaderRaceTest, ClaimVersusResolveUnclaimedBothOrders) {
       EXPECT_TRUE(r.writer_cas_won);
       EXPECT_EQ(reader.stats().retries, 1u);
       EXPECT_EQ(reader.stats().scrapes, 1u);
-      EXPECT_EQ(ring.word(0),
-                MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 5));
+      EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                           shm_ring::kNoChunkFlags, 0, 5));
       // The writer then learns it must relocate everything.
       writer.Append("late");
       StateWord seen = 0;
       EXPECT_FALSE(writer.Publish(true, &seen));
-      EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 5));
+      EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                   shm_ring::kNoChunkFlags, 0, 5));
     } else {
       // Reader wins: the claim fails against FreeForWrap(next_wrap(0)).
       EXPECT_FALSE(r.writer_cas_won);
@@ -257,13 +260,14 @@ TEST(RingReaderRaceTest, ReuseVersusConsumeBothOrders) {
       EXPECT_EQ(consumer.aborts, 1u);
       EXPECT_TRUE(consumer.chunks[0].desc.scraped);
       EXPECT_EQ(reader.stats().scrapes, 1u);
-      EXPECT_EQ(ring.word(0),
-                MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 3));
+      EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                           shm_ring::kNoChunkFlags, 1, 3));
       // The writer's next publication sees the rewrite request.
       writer.Append("second");
       StateWord seen = 0;
       EXPECT_FALSE(writer.Publish(true, &seen));
-      EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 3));
+      EXPECT_EQ(seen, MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                   shm_ring::kNoChunkFlags, 1, 3));
     } else {
       // Reader wins: FreeForWrap(next_wrap(0)); the writer drops its handle.
       EXPECT_FALSE(r.writer_cas_won);
@@ -300,8 +304,8 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  const StateWord r_a =
-      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0xa);
+  const StateWord r_a = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                     shm_ring::kNoChunkFlags, 1, 0xa);
   EXPECT_EQ(ring.word(0), r_a);  // | R(a) | F | F | F |
   for (uint32_t i = 1; i < 4; ++i)
     EXPECT_EQ(ring.word(i), MakeFreeForWrap(1));
@@ -339,7 +343,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   uint32_t pos8;
   ASSERT_TRUE(writer_c.Reserve(&pos8));
   ASSERT_EQ(pos8, 8u);
-  EXPECT_FALSE(writer_c.Claim(pos8, 0, &seen));
+  EXPECT_FALSE(writer_c.Claim(pos8, shm_ring::kNoChunkFlags, &seen));
   EXPECT_EQ(seen, MakeAcknowledged());
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kEmitted);  // 5, 6, 7
@@ -351,7 +355,7 @@ TEST(RingReaderRaceTest, Section21DelayedWriterCannotPublishBehindReader) {
   // writer_b finally runs the claim it prepared for position 4. With an
   // all-zero Free it would succeed here and publish behind the reader; with
   // the wrap count it expects FreeForWrap(1) and fails.
-  EXPECT_FALSE(writer_b.Claim(pos_b, 0, &seen));
+  EXPECT_FALSE(writer_b.Claim(pos_b, shm_ring::kNoChunkFlags, &seen));
   EXPECT_EQ(seen, MakeFreeForWrap(3));
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(3));
 
@@ -382,7 +386,7 @@ TEST(RingReaderRaceTest, WriterSuspendedBetweenReserveAndClaim) {
     ASSERT_TRUE(w.Reserve(&pos));
     seq.Signal(kReserved);
     seq.WaitFor(kResume);
-    claimed = w.Claim(pos, 0, &seen);
+    claimed = w.Claim(pos, shm_ring::kNoChunkFlags, &seen);
     seq.Signal(kDone);
   });
   seq.WaitFor(kReserved);
@@ -452,8 +456,8 @@ TEST(RingReaderRaceTest, StalledWriterPinsOneChunkReaderKeepsGoing) {
   stalled.join();
 
   // Chunk 0 stays pinned by the staller's rewrite request.
-  EXPECT_EQ(ring.word(0),
-            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 1, 0x51));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                       shm_ring::kNoChunkFlags, 1, 0x51));
   EXPECT_GT(burned, 0u);
   // Every data chunk arrived, in order; each burned position was a hole.
   ASSERT_EQ(consumer.chunks.size(), 41u);

@@ -110,7 +110,7 @@ TEST(RingReaderTest, UnclaimedPositionIsAHoleAndBumpsTheTag) {
 
   // The late claim expected FreeForWrap(0) and fails (spec 2.2).
   shm_ring::StateWord seen = 0;
-  EXPECT_FALSE(writer.Claim(pos, 0, &seen));
+  EXPECT_FALSE(writer.Claim(pos, shm_ring::kNoChunkFlags, &seen));
   EXPECT_EQ(seen, MakeFreeForWrap(1));
 }
 
@@ -166,8 +166,8 @@ TEST(RingReaderTest, EmptyAcquiredChunkIsMarkedButNothingIsEmitted) {
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.word(0),
-            MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 4));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                       shm_ring::kNoChunkFlags, 0, 4));
   EXPECT_EQ(consumer.begins, 0u);
   EXPECT_TRUE(consumer.dropped.empty());
   EXPECT_EQ(reader.stats().scrapes, 1u);
@@ -176,8 +176,8 @@ TEST(RingReaderTest, EmptyAcquiredChunkIsMarkedButNothingIsEmitted) {
 
 TEST(RingReaderTest, RewriteRequestedIsLeftAloneAndIsAHole) {
   TestRing ring(256, 2);
-  const shm_ring::StateWord r =
-      MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 3, 5);
+  const shm_ring::StateWord r = MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                             shm_ring::kNoChunkFlags, 3, 5);
   ring.set_word(0, r);
   ring.set_write_pos(1);
 
@@ -203,9 +203,11 @@ TEST(RingReaderTest, UnknownFormatStillTransitionsButDropsTheBytes) {
   TestRing ring(512, 2);
   ring.WriteBody(0, 1, {"abc"});
   ring.WriteBody(1, 1, {"def"});
-  ring.set_word(0, MakeDataWord(ChunkState::kComplete,
-                                shm_ring::kFormatPacketRouting, 0, 1, 11));
-  ring.set_word(1, MakeDataWord(ChunkState::kAcquired, 3, 0, 1, 12));
+  ring.set_word(
+      0, MakeDataWord(ChunkState::kComplete, shm_ring::kFormatPacketRouting,
+                      shm_ring::kNoChunkFlags, 1, 11));
+  ring.set_word(1, MakeDataWord(ChunkState::kAcquired, 3,
+                                shm_ring::kNoChunkFlags, 1, 12));
   ring.set_write_pos(2);
 
   RingReader reader(ring.view(), 0);
@@ -213,8 +215,8 @@ TEST(RingReaderTest, UnknownFormatStillTransitionsButDropsTheBytes) {
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.word(1),
-            MakeDataWord(ChunkState::kRewriteRequested, 3, 0, 1, 12));
+  EXPECT_EQ(ring.word(1), MakeDataWord(ChunkState::kRewriteRequested, 3,
+                                       shm_ring::kNoChunkFlags, 1, 12));
   EXPECT_EQ(consumer.begins, 0u);
   ASSERT_EQ(consumer.dropped.size(), 2u);
   EXPECT_EQ(consumer.dropped[0].writer_id, 11);
@@ -229,15 +231,16 @@ TEST(RingReaderTest, EmptyScrapeOfAnUnknownFormatDropsNothing) {
   // format is counted, but nothing was published, so nothing is reported as
   // dropped (a drop would open a false gap in the writer's ChunkIDs).
   TestRing ring(512, 2);
-  ring.set_word(0, MakeDataWord(ChunkState::kAcquired,
-                                shm_ring::kFormatPacketRouting, 0, 0, 13));
+  ring.set_word(
+      0, MakeDataWord(ChunkState::kAcquired, shm_ring::kFormatPacketRouting,
+                      shm_ring::kNoChunkFlags, 0, 13));
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
   EXPECT_EQ(reader.ReadOne(&consumer), ReadResult::kSkipped);
-  EXPECT_EQ(ring.word(0),
-            MakeDataWord(ChunkState::kRewriteRequested,
-                         shm_ring::kFormatPacketRouting, 0, 0, 13));
+  EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kRewriteRequested,
+                                       shm_ring::kFormatPacketRouting,
+                                       shm_ring::kNoChunkFlags, 0, 13));
   EXPECT_EQ(reader.stats().unknown_formats, 1u);
   EXPECT_EQ(reader.stats().scrapes, 1u);
   EXPECT_TRUE(consumer.dropped.empty());
@@ -278,7 +281,8 @@ TEST(RingReaderTest, DirectoryValidationPerSection64) {
       shm_ring::WriteSizeEntry(c + tc.chunk_size - (i + 1) * w, w, tc.sizes[i]);
     }
     ring.set_word(
-        0, MakeDataWord(ChunkState::kComplete, 0, 0, tc.num_fragments, 2));
+        0, MakeDataWord(ChunkState::kComplete, 0, shm_ring::kNoChunkFlags,
+                        tc.num_fragments, 2));
     ring.set_write_pos(1);
     RingReader reader(ring.view(), 0);
     RecordingConsumer consumer;
@@ -304,7 +308,8 @@ TEST(RingReaderTest, DirectoryValidationPerSection64) {
 
 TEST(RingReaderTest, CompleteWithZeroFragmentsIsMalformed) {
   TestRing ring(256, 2);
-  ring.set_word(0, MakeDataWord(ChunkState::kComplete, 0, 0, 0, 3));
+  ring.set_word(
+      0, MakeDataWord(ChunkState::kComplete, 0, shm_ring::kNoChunkFlags, 0, 3));
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
   RecordingConsumer consumer;
@@ -317,7 +322,8 @@ TEST(RingReaderTest, MalformedAcquiredDirectoryStillBlocksTheWriter) {
   // Spec 5.3: mark Acquired even if the directory is malformed.
   TestRing ring(256, 2);
   ring.chunk(0)[255] = 251;  // One entry larger than the capacity (250).
-  const shm_ring::StateWord a = MakeDataWord(ChunkState::kAcquired, 0, 0, 1, 6);
+  const shm_ring::StateWord a =
+      MakeDataWord(ChunkState::kAcquired, 0, shm_ring::kNoChunkFlags, 1, 6);
   ring.set_word(0, a);
   ring.set_write_pos(1);
   RingReader reader(ring.view(), 0);
@@ -482,7 +488,8 @@ TEST(RingReaderTest, HeadPolicyDefersUnpublishedPositionsWhileThereIsRoom) {
 
 TEST(RingReaderTest, HeadPolicyNeverDefersOtherStatesOrErrors) {
   TestRing ring(256, 4);
-  ring.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0, 0, 0, 1));
+  ring.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0,
+                                shm_ring::kNoChunkFlags, 0, 1));
   ring.set_word(1, MakeAcknowledged());
   ring.set_word(2, MakeFreeForWrap(7));  // Wrong tag.
   ring.set_write_pos(3);

@@ -514,7 +514,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                        WriterID writer_id,
                                        ChunkID chunk_id,
                                        uint16_t num_fragments,
-                                       uint8_t chunk_flags,
+                                       V1ChunkFlags chunk_flags,
                                        bool chunk_complete,
                                        const uint8_t* src,
                                        size_t size) {
@@ -533,11 +533,11 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   bool corrupted = false;
   size_t trimmed_end = 0;
   size_t packets = 0;
-  size_t valid_size =
-      ValidFragmentsEnd(src, size, readable_frags,
-                        chunk_flags & kFirstPacketContinuesFromPrevChunk,
-                        chunk_flags & kLastPacketContinuesOnNextChunk,
-                        &corrupted, &trimmed_end, &packets);
+  size_t valid_size = ValidFragmentsEnd(
+      src, size, readable_frags,
+      static_cast<bool>(chunk_flags & kFirstPacketContinuesFromPrevChunk),
+      static_cast<bool>(chunk_flags & kLastPacketContinuesOnNextChunk),
+      &corrupted, &trimmed_end, &packets);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -661,7 +661,7 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
                                         ChunkID chunk_id,
                                         const uint32_t* sizes,
                                         size_t num_fragments,
-                                        uint32_t flags,
+                                        AdmissionFlags flags,
                                         uint8_t** frag_dst) {
   if (!BeginWrite())
     return false;
@@ -702,8 +702,8 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
   uint8_t* p = chunk->payload();
   size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
   size_t packets = 0;
-  const bool from_prev = flags & kChunkContinuesFromPrev;
-  const bool on_next = flags & kChunkContinuesOnNext;
+  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
+  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
   for (size_t i = 0; i < num_fragments; i++) {
     WriteRedundantVarint(sizes[i], p);
     frag_dst[i] = p + 4;
@@ -752,7 +752,7 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
                                        ChunkID chunk_id,
                                        const FragmentRef* fragments,
                                        size_t num_fragments,
-                                       uint32_t flags) {
+                                       AdmissionFlags flags) {
   if (num_fragments > kMaxChunkPayloadSize / 4 ||
       (num_fragments && !fragments)) {
     if (!BeginWrite())

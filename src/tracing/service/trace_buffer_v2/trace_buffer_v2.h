@@ -46,6 +46,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ringtrace/strong_flags.h"
 #include "src/base/logging.h"
 #include "src/tracing/service/trace_buffer_v2/sequence_state.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
@@ -53,20 +54,33 @@
 namespace ringtrace {
 namespace trace_buffer {
 
-// Flags of the ring drainer admission path (CopyChunkFragments /
-// BeginChunkFragments). NOT the v1 chunk_flags bits below.
-constexpr uint32_t kChunkContinuesFromPrev = 1u << 0;  // first fragment
-                                                       // continues a packet
-constexpr uint32_t kChunkContinuesOnNext = 1u << 1;    // last fragment
-                                                       // continues in next
-constexpr uint32_t kChunkDataLoss = 1u << 2;  // writer lost data before this
-                                              // chunk -> SMB_FULL (+PRESENT) on
-                                              // the first packet read from it
+// Flags of the fragment admission path (CopyChunkFragments /
+// BeginChunkFragments). Their own type: NOT the v1 chunk flags below, nor
+// the ring state word's (shm_ring::ChunkFlags), which put other meanings on
+// the same low bits. The service's sink adapter maps the ring's flags to
+// these (src/tracing/service/traced/trace_buffer_v2_sink.h).
+struct AdmissionFlagsTag;
+using AdmissionFlags = StrongFlags<AdmissionFlagsTag, uint32_t>;
+constexpr AdmissionFlags kNoAdmissionFlags;
+// The first fragment continues a packet.
+constexpr AdmissionFlags kChunkContinuesFromPrev =
+    AdmissionFlags::FromBits(1u << 0);
+// The last fragment continues in the next chunk.
+constexpr AdmissionFlags kChunkContinuesOnNext =
+    AdmissionFlags::FromBits(1u << 1);
+// The writer lost data before this chunk: SMB_FULL (+PRESENT) on the first
+// packet read from it.
+constexpr AdmissionFlags kChunkDataLoss = AdmissionFlags::FromBits(1u << 2);
 
 // v1 chunk_flags of CopyChunkUntrusted() (as in the v1 shared memory ABI).
-constexpr uint8_t kFirstPacketContinuesFromPrevChunk = 1u << 0;
-constexpr uint8_t kLastPacketContinuesOnNextChunk = 1u << 1;
-constexpr uint8_t kChunkNeedsPatching = 1u << 2;
+struct V1ChunkFlagsTag;
+using V1ChunkFlags = StrongFlags<V1ChunkFlagsTag, uint8_t>;
+constexpr V1ChunkFlags kNoV1ChunkFlags;
+constexpr V1ChunkFlags kFirstPacketContinuesFromPrevChunk =
+    V1ChunkFlags::FromBits(1u << 0);
+constexpr V1ChunkFlags kLastPacketContinuesOnNextChunk =
+    V1ChunkFlags::FromBits(1u << 1);
+constexpr V1ChunkFlags kChunkNeedsPatching = V1ChunkFlags::FromBits(1u << 2);
 
 // A v1 fragment whose size header holds the maximum 4-byte varint value means
 // "the writer dropped this packet": it has no payload bytes.
@@ -221,7 +235,7 @@ class TraceBufferV2 {
                           WriterID writer_id,
                           ChunkID chunk_id,
                           uint16_t num_fragments,
-                          uint8_t chunk_flags,
+                          V1ChunkFlags chunk_flags,
                           bool chunk_complete,
                           const uint8_t* src,
                           size_t size);
@@ -234,7 +248,7 @@ class TraceBufferV2 {
                           ChunkID chunk_id,
                           const FragmentRef* fragments,
                           size_t num_fragments,
-                          uint32_t flags);
+                          AdmissionFlags flags);
 
   // Ring drainer path, two phases: reserves space (overwriting as needed) for
   // fragments of |sizes|, and sets frag_dst[i] to where the |sizes[i]| bytes of
@@ -248,7 +262,7 @@ class TraceBufferV2 {
                            ChunkID chunk_id,
                            const uint32_t* sizes,
                            size_t num_fragments,
-                           uint32_t flags,
+                           AdmissionFlags flags,
                            uint8_t** frag_dst);
   void CommitPendingChunk();
   void AbortPendingChunk();

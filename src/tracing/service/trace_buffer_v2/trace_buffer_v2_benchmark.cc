@@ -50,7 +50,7 @@ size_t TBChunkOuterSize(size_t payload) {
 struct ChunkTemplate {
   std::vector<uint8_t> payload;  // kSmbPayloadSize bytes (SMB chunk area).
   uint16_t num_fragments = 0;
-  uint8_t flags = 0;
+  V1ChunkFlags flags;
   size_t used = 0;  // Bytes of the fragments (what is really copied).
 };
 
@@ -361,8 +361,9 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
 }
 
 bool CommitUpstream(TraceBufferV2* tb, ChunkID id, const UpstreamChunk& c) {
-  return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments, 0,
-                                true, c.payload.data(), c.payload.size());
+  return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments,
+                                kNoV1ChunkFlags, true, c.payload.data(),
+                                c.payload.size());
 }
 
 void BM_TraceBuffer_Upstream_WR(benchmark::State& state) {

@@ -60,7 +60,7 @@ struct ModelChunk {
   ChunkID chunk_id;
   std::vector<uint8_t> payload;  // As committed (patch bytes zeroed).
   uint16_t num_frags;
-  uint8_t flags;
+  V1ChunkFlags flags;
   uint32_t first_packet;  // Index of the packet its first fragment is of.
   bool needs_patch = false;
   TraceBufferV2::Patch patch;
@@ -123,7 +123,7 @@ class Model {
     c.chunk_id = w->next_chunk_id++;
     c.first_packet =
         w->in_progress.empty() ? w->next_packet : w->next_packet - 1;
-    c.flags = 0;
+    c.flags = kNoV1ChunkFlags;
     c.num_frags = 0;
     size_t space = 32 + rng_() % 600;
     if (!w->in_progress.empty())
@@ -172,7 +172,7 @@ class Model {
       FragIterator::Frag f;
       while (it.Next(&f) == FragIterator::Result::kOk)
         frags.push_back({c.payload.data() + f.data_offset, f.size});
-      uint32_t flags = 0;
+      AdmissionFlags flags;
       if (c.flags & kFirstPacketContinuesFromPrevChunk)
         flags |= kChunkContinuesFromPrev;
       if (c.flags & kLastPacketContinuesOnNextChunk)
@@ -196,9 +196,9 @@ class Model {
       frags.push_back({c.payload.data() + f.data_offset, f.size});
     if (rng_() % 2) {
       frags.push_back({nullptr, kPacketSizeDropPacket});  // Size too big.
-      EXPECT_FALSE(tb_->CopyChunkFragments(c.producer_id, ClientIdentity{},
-                                           c.writer_id, c.chunk_id,
-                                           frags.data(), frags.size(), 0));
+      EXPECT_FALSE(tb_->CopyChunkFragments(
+          c.producer_id, ClientIdentity{}, c.writer_id, c.chunk_id,
+          frags.data(), frags.size(), kNoAdmissionFlags));
     } else {
       std::vector<uint8_t> huge(kMaxChunkPayloadSize + 1, 0);
       memcpy(huge.data(), c.payload.data(), c.payload.size());
@@ -306,10 +306,11 @@ class Model {
         for (int i = 0; i < 3; i++)
           bytes[rng_() % bytes.size()] ^= static_cast<uint8_t>(rng_());
       }
-      tb_->CopyChunkUntrusted(kHostileProducer, ClientIdentity{}, w, id,
-                              static_cast<uint16_t>(rng_() % 20),
-                              static_cast<uint8_t>(rng_() % 8), rng_() % 2,
-                              bytes.data(), bytes.size());
+      tb_->CopyChunkUntrusted(
+          kHostileProducer, ClientIdentity{}, w, id,
+          static_cast<uint16_t>(rng_() % 20),
+          V1ChunkFlags::FromBits(static_cast<uint8_t>(rng_() % 8)), rng_() % 2,
+          bytes.data(), bytes.size());
     } else if (op == 2) {
       TraceBufferV2::Patch patch;
       patch.offset_untrusted = rng_() % 700;
@@ -323,7 +324,8 @@ class Model {
         frags.push_back({reinterpret_cast<const uint8_t*>(d.data()),
                          static_cast<uint32_t>(d.size())});
       tb_->CopyChunkFragments(kHostileProducer, ClientIdentity{}, w, id,
-                              frags.data(), frags.size(), rng_() % 8);
+                              frags.data(), frags.size(),
+                              AdmissionFlags::FromBits(rng_() % 8));
     }
   }
 

@@ -111,8 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t* src = in.Bytes(in.U16() % 2048, &len);
         scratch.assign(src, src + len);  // Own copy: the input is const.
         tb->CopyChunkUntrusted(producer, ClientIdentity{}, writer, chunk_id,
-                               num_frags, flags & 7, complete, scratch.data(),
-                               scratch.size());
+                               num_frags, V1ChunkFlags::FromBits(flags & 7),
+                               complete, scratch.data(), scratch.size());
         break;
       }
       case 1: {
@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           frags[i].size = static_cast<uint32_t>(len);
         }
         tb->CopyChunkFragments(producer, ClientIdentity{}, writer, chunk_id,
-                               frags, n, in.U8() & 7);
+                               frags, n, AdmissionFlags::FromBits(in.U8() & 7));
         break;
       }
       case 2: {
@@ -148,8 +148,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 5: {
         const uint32_t sizes[2] = {in.U8(), in.U16() % 4096u};
         uint8_t* dst[2] = {};
-        if (tb->BeginChunkFragments(producer, ClientIdentity{}, writer,
-                                    chunk_id, sizes, 2, in.U8() & 7, dst)) {
+        if (tb->BeginChunkFragments(
+                producer, ClientIdentity{}, writer, chunk_id, sizes, 2,
+                AdmissionFlags::FromBits(in.U8() & 7), dst)) {
           memset(dst[0], 0x5a, sizes[0]);
           memset(dst[1], 0xa5, sizes[1]);
           if (in.U8() & 1)

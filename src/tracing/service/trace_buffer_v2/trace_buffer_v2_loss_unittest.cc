@@ -27,8 +27,8 @@ using test::Pkt;
 using test::ReadPacket;
 using test::RP;
 
-constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
 constexpr uint32_t kOverwriteLoss = kDataLossPresent | kDataLossOverwrite;
 
 // Fragment bytes so that a chunk with one fragment has outer size |outer|.
@@ -57,7 +57,7 @@ class TraceBufferV2LossTest : public test::TraceBufferV2TestBase,
                    WriterID w,
                    ChunkID id,
                    const std::vector<std::string>& frags,
-                   uint32_t flags = 0) {
+                   AdmissionFlags flags = kNoAdmissionFlags) {
     std::vector<FragmentRef> refs;
     for (const std::string& f : frags) {
       refs.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(f.data()),
@@ -381,7 +381,8 @@ TEST_F(TraceBufferV2WriterLossTest, CountsFlaggedChunksAndDropMarkers) {
   Create(4096);
   const std::string x = "x";
   const FragmentRef frag{reinterpret_cast<const uint8_t*>(x.data()), 1};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, &frag, 1, 0));
+  ASSERT_TRUE(
+      tb_->CopyChunkFragments(1, {}, 1, 0, &frag, 1, kNoAdmissionFlags));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, kChunkDataLoss));
   ASSERT_TRUE(tb_->CopyChunkFragments(2, {}, 1, 0, &frag, 1, kChunkDataLoss));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, &frag, 1, kChunkDataLoss));

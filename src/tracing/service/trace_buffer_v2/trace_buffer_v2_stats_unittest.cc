@@ -24,9 +24,9 @@ using test::ReadPacket;
 using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 
-constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
-constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr uint8_t kPatch = kChunkNeedsPatching;
+constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr V1ChunkFlags kPatch = kChunkNeedsPatching;
 constexpr uint32_t kCorruptedGap =
     kDataLossPresent | kDataLossChunkCorrupted | kDataLossReadGap;
 
@@ -41,7 +41,7 @@ class TraceBufferV2StatsTest : public test::TraceBufferV2TestBase {
   bool CommitRejected(ProducerID p, WriterID w, ChunkID id) {
     const uint8_t byte = 0;
     FragmentRef frag{&byte, kPacketSizeDropPacket};
-    return tb_->CopyChunkFragments(p, {}, w, id, &frag, 1, 0);
+    return tb_->CopyChunkFragments(p, {}, w, id, &frag, 1, kNoAdmissionFlags);
   }
 
   // Reads at most |n| packets of a new pass.
@@ -92,7 +92,8 @@ TEST_F(TraceBufferV2StatsTest, RejectedChunkLossCarriedThroughReassembly) {
   ASSERT_TRUE(Commit(1, 1, 1, {"b", "P1"}, kOnNext));
   const std::string x = "x";
   FragmentRef frag{reinterpret_cast<const uint8_t*>(x.data()), 1};
-  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, 0));
+  EXPECT_FALSE(
+      tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, kNoAdmissionFlags));
   ASSERT_TRUE(Commit(1, 1, 2, {"P2"}, kFromPrev));
   EXPECT_EQ(Read(),
             (std::vector<ReadPacket>{
@@ -159,13 +160,14 @@ TEST_F(TraceBufferV2StatsTest, ErasingOnlyEmptyUnreadPacketsIsNoLoss) {
       // stored).
       const std::string a = Pkt("a", 40);
       if (drainer == 2) {
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, 0, false));
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, 0, true));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoV1ChunkFlags, false));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoV1ChunkFlags, true));
       } else if (drainer) {
         FragmentRef frags[] = {{reinterpret_cast<const uint8_t*>(a.data()), 40},
                                {nullptr, 0},
                                {nullptr, 0}};
-        ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, frags, 3, 0));
+        ASSERT_TRUE(
+            tb_->CopyChunkFragments(1, {}, 1, 0, frags, 3, kNoAdmissionFlags));
       } else {
         ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}));
       }
@@ -207,14 +209,15 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
   ASSERT_TRUE(Commit(1, 1, 0, {"abc"}));  // 16 + 4 + 3 -> 24.
   const std::string de = "de";
   FragmentRef frag{reinterpret_cast<const uint8_t*>(de.data()), 2};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, 0));  // 24.
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1,
+                                      kNoAdmissionFlags));  // 24.
   EXPECT_FALSE(CommitRejected(1, 1, 2));
   EXPECT_EQ(tb_->stats().bytes_written, 48u);
   EXPECT_EQ(tb_->stats().chunks_written, 2u);
   // A scraped chunk stores its whole payload; its recommit rewrites the
   // payload bytes not consumed yet (all 32 here).
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, 0, false, 32));
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, 0, true, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoV1ChunkFlags, false, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoV1ChunkFlags, true, 32));
   EXPECT_EQ(tb_->stats().bytes_written, 48u + 48u + 32u);
   EXPECT_EQ(tb_->stats().chunks_written, 3u);
   EXPECT_EQ(tb_->stats().chunks_rewritten, 1u);
@@ -222,12 +225,14 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
 
 TEST_F(TraceBufferV2StatsTest, ChunksRewritten) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 0u);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, false, 64));  // Scraped again.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false,
+                     64));  // Scraped again.
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, true, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b"}, 0, true, 64));  // Now complete.
+  EXPECT_FALSE(
+      Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, true, 64));  // Now complete.
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
 
@@ -270,7 +275,8 @@ TEST_F(TraceBufferV2StatsTest, PaddingBytesWrittenAndCleared) {
   // An aborted two-phase chunk becomes padding too.
   uint32_t size = 10;  // 16 + 4 + 10 -> 32 bytes.
   uint8_t* dst = nullptr;
-  ASSERT_TRUE(tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, 0, &dst));
+  ASSERT_TRUE(
+      tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, kNoAdmissionFlags, &dst));
   const uint64_t before_abort = tb_->stats().padding_bytes_written;
   tb_->AbortPendingChunk();
   EXPECT_EQ(tb_->stats().padding_bytes_written, before_abort + 32u);

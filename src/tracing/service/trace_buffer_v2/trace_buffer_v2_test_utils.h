@@ -132,7 +132,7 @@ class TraceBufferV2TestBase : public ::testing::Test {
               WriterID w,
               ChunkID id,
               const std::vector<std::string>& frags,
-              uint8_t flags = 0,
+              V1ChunkFlags flags = kNoV1ChunkFlags,
               bool complete = true,
               size_t pad_to = 0) {
     std::vector<uint8_t> payload = MakePayload(frags, pad_to);
@@ -146,7 +146,7 @@ class TraceBufferV2TestBase : public ::testing::Test {
                  ChunkID id,
                  const std::vector<uint8_t>& payload,
                  uint16_t num_frags,
-                 uint8_t flags = 0) {
+                 V1ChunkFlags flags = kNoV1ChunkFlags) {
     return tb_->CopyChunkUntrusted(p, ClientIdentity{}, w, id, num_frags, flags,
                                    true, payload.data(), payload.size());
   }

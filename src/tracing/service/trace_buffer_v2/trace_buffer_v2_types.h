@@ -2,21 +2,26 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// Identity types of TraceBufferV2, shared by its internal headers. Include
-// "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h" instead.
+// The identity types TraceBufferV2 and the ring drainer share: the IDs of
+// ringtrace/ids.h (one definition for the project), the trusted
+// ClientIdentity and ChunkID ordering. Its own target
+// (//src/tracing/service/trace_buffer_v2:types), so a component that only
+// names chunks and producers does not depend on the whole buffer.
 
 #ifndef SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_TYPES_H_
 #define SRC_TRACING_SERVICE_TRACE_BUFFER_V2_TRACE_BUFFER_V2_TYPES_H_
 
 #include <stdint.h>
 
+#include "ringtrace/ids.h"
+
 namespace ringtrace {
 namespace trace_buffer {
 
-using ProducerID = uint16_t;
-using WriterID = uint16_t;
-using ChunkID = uint32_t;  // Compared modulo 2^32 (see ChunkIdLess()).
-using BufferID = uint16_t;
+using ::ringtrace::BufferID;
+using ::ringtrace::ChunkID;  // Compared modulo 2^32 (see ChunkIdLess()).
+using ::ringtrace::ProducerID;
+using ::ringtrace::WriterID;
 
 // Trusted identity of the producer, supplied by the service (never by the
 // producer itself).

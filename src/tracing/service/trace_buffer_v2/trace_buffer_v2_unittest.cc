@@ -28,8 +28,8 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2Test = test::TraceBufferV2TestBase;
 
-constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
 
 // ---- Basics and storage -----------------------------------------------------
 

@@ -28,9 +28,9 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2WriteTest = test::TraceBufferV2TestBase;
 
-constexpr uint8_t kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr uint8_t kOnNext = kLastPacketContinuesOnNextChunk;
-constexpr uint8_t kPatch = kChunkNeedsPatching;
+constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr V1ChunkFlags kPatch = kChunkNeedsPatching;
 
 TraceBufferV2::Patch MakePatch(uint32_t offset, const char (&data)[5]) {
   TraceBufferV2::Patch p;
@@ -186,7 +186,8 @@ TEST_F(TraceBufferV2WriteTest, PendingPatchChunkOverwrittenEndsStallWithLoss) {
 
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, 0, /*complete=*/false));
+  ASSERT_TRUE(
+      Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, /*complete=*/false));
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   ASSERT_TRUE(Commit(2, 1, 0, {"x"}));
   // "c" may still be being written; the sequence stalls (not sequence 2).
@@ -203,7 +204,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
 TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
   Create(4096);
   // Scraped with 2 fragments in a 64-byte payload; committed with 4.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   const size_t used = tb_->used_size();
   ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c", "dd"}, kOnNext, true, 64));
@@ -215,10 +216,10 @@ TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
 
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkCanBeScrapedAgain) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, false, 64));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, 0, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, 0, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, true, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"c"}));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
@@ -241,8 +242,8 @@ TEST_F(TraceBufferV2WriteTest, RecommitOfCompleteChunkIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, 0, false, 64));
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, 0, true, 128));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, true, 128));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   // The stall ends: what was readable is read, the rest reported lost.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
@@ -256,13 +257,14 @@ TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitChangingConsumedBytesIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, 0, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
   // Same size, but the fragments already read differ.
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, 0, true, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, kNoV1ChunkFlags, true, 64));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
-  EXPECT_FALSE(Commit(1, 1, 0, {"aa", "c"}, 0, true, 64));  // Not on a
-                                                            // boundary.
+  EXPECT_FALSE(
+      Commit(1, 1, 0, {"aa", "c"}, kNoV1ChunkFlags, true, 64));  // Not on a
+                                                                 // boundary.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   std::vector<ReadPacket> got = Read();
   ASSERT_EQ(got.size(), 1u);
@@ -278,7 +280,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkOverwrittenEndsStallWithLoss) {
         if (props.producer_id_trusted == 1)
           observed.push_back(p.GetRawBytesForTesting());
       });
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, 0, false));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   for (ChunkID id = 0; id < 5; id++)
     ASSERT_TRUE(Commit(2, 1, id, {Pkt("B", 1000)}));
@@ -324,7 +326,7 @@ TEST_F(TraceBufferV2WriteTest, DrainerDataLossFlagReportsSmbFull) {
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
   FragmentRef fb[] = {{reinterpret_cast<const uint8_t*>(b.data()), 1},
                       {reinterpret_cast<const uint8_t*>(b.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, 0));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, fb, 2, kChunkDataLoss));
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{
                         RP(1, 1, "a"),
@@ -336,7 +338,8 @@ TEST_F(TraceBufferV2WriteTest, BeginCommitCopiesStraightIntoTheBuffer) {
   Create(4096);
   const uint32_t sizes[] = {3, 5};
   uint8_t* dst[2] = {};
-  ASSERT_TRUE(tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, 0, dst));
+  ASSERT_TRUE(
+      tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, kNoAdmissionFlags, dst));
   memcpy(dst[0], "abc", 3);
   memcpy(dst[1], "defgh", 5);
   tb_->CommitPendingChunk();
@@ -359,11 +362,12 @@ TEST_F(TraceBufferV2WriteTest, AbortedChunkBecomesPaddingAndLeavesAGap) {
   uint8_t* dst[1] = {};
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, 0));
-  ASSERT_TRUE(tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, 0, dst));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
+  ASSERT_TRUE(
+      tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, kNoAdmissionFlags, dst));
   tb_->AbortPendingChunk();
   EXPECT_EQ(tb_->stats().padding_bytes_written, 16u + 104u);
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, fa, 1, 0));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, fa, 1, kNoAdmissionFlags));
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{
                         RP(1, 1, "a"),
                         RP(1, 1, "a", kDataLossPresent | kDataLossReadGap)}));
@@ -373,14 +377,15 @@ TEST_F(TraceBufferV2WriteTest, DrainerPathRejectsOversizedAndDuplicates) {
   Create(4096);
   const uint32_t too_big[] = {kMaxChunkPayloadSize};
   uint8_t* dst[1] = {};
-  EXPECT_FALSE(tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1, 0, dst));
+  EXPECT_FALSE(tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1,
+                                        kNoAdmissionFlags, dst));
   const uint32_t bigger_than_buffer[] = {5000};
-  EXPECT_FALSE(
-      tb_->BeginChunkFragments(1, {}, 1, 0, bigger_than_buffer, 1, 0, dst));
+  EXPECT_FALSE(tb_->BeginChunkFragments(1, {}, 1, 0, bigger_than_buffer, 1,
+                                        kNoAdmissionFlags, dst));
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, 0));
-  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, 0));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
+  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
   EXPECT_EQ(tb_->stats().abi_violations, 3u);
 }
 
@@ -488,7 +493,8 @@ TEST_F(TraceBufferV2HostileTest, ChunksTooLargeAreRejected) {
   EXPECT_FALSE(CommitRaw(1, 1, 0, huge, 1));
   std::vector<uint8_t> bigger_than_buffer = MakePayload({Pkt("x", 5000)});
   EXPECT_FALSE(CommitRaw(1, 1, 0, bigger_than_buffer, 1));
-  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, 0, true, nullptr, 10));
+  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, kNoV1ChunkFlags, true,
+                                       nullptr, 10));
   EXPECT_EQ(tb_->stats().abi_violations, 3u);
   EXPECT_EQ(tb_->stats().chunks_written, 0u);
   ASSERT_TRUE(Commit(1, 1, 1, {"a"}));

@@ -82,9 +82,9 @@ std::unique_ptr<TraceBufferV2> MakeFilledBuffer(size_t size) {
                                   static_cast<uint32_t>(p.size())});
     }
     const uint16_t writer = static_cast<uint16_t>(i % 8);
-    RT_CHECK(tb->CopyChunkFragments(1, {1000, 42}, writer + 1,
-                                    chunk_ids[writer]++, frags.data(),
-                                    frags.size(), 0));
+    RT_CHECK(tb->CopyChunkFragments(
+        1, {1000, 42}, writer + 1, chunk_ids[writer]++, frags.data(),
+        frags.size(), trace_buffer::kNoAdmissionFlags));
   }
   return tb;
 }

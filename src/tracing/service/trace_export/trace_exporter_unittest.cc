@@ -86,12 +86,13 @@ class TraceExporterTest : public ::testing::Test {
   void TearDown() override { close(fd_); }
 
   // One chunk holding |packets| as whole fragments.
-  void AddChunk(uint16_t producer,
-                uint16_t writer,
-                uint32_t chunk_id,
-                const std::vector<std::string>& packets,
-                uint32_t flags = 0,
-                ClientIdentity identity = {1000, 321}) {
+  void AddChunk(
+      uint16_t producer,
+      uint16_t writer,
+      uint32_t chunk_id,
+      const std::vector<std::string>& packets,
+      trace_buffer::AdmissionFlags flags = trace_buffer::kNoAdmissionFlags,
+      ClientIdentity identity = {1000, 321}) {
     std::vector<FragmentRef> frags;
     for (const std::string& p : packets) {
       frags.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(p.data()),
@@ -142,7 +143,8 @@ TEST_F(TraceExporterTest, WritesConfigPacketsStatsAndClockSnapshot) {
   exporter_->WriteTraceConfig(config_bytes.data(), config_bytes.size());
 
   AddChunk(1, 5, 0, {TestPacket("a0", 0), TestPacket("a1", 1)});
-  AddChunk(2, 9, 0, {TestPacket("b0", 0)}, 0, {2000, 654});
+  AddChunk(2, 9, 0, {TestPacket("b0", 0)}, trace_buffer::kNoAdmissionFlags,
+           {2000, 654});
   AddChunk(1, 5, 1, {TestPacket("a2", 2)});
   exporter_->ExportBuffer(tb_.get());
   exporter_->WriteTraceStats({tb_.get()}, {3, 4, 5});
@@ -233,8 +235,8 @@ TEST_F(TraceExporterTest, ForgedTrustedFieldsAreOverridden) {
         .ForTesting("forged", seq)
         .bytes();
   };
-  AddChunk(3, 1, 0, {forged(0), forged(1), TestPacket("honest", 2)}, 0,
-           {-5, 4321});
+  AddChunk(3, 1, 0, {forged(0), forged(1), TestPacket("honest", 2)},
+           trace_buffer::kNoAdmissionFlags, {-5, 4321});
   exporter_->ExportBuffer(tb_.get());
   const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
   ASSERT_EQ(packets.size(), 3u);

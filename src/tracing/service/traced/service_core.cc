@@ -32,7 +32,7 @@ using ring_drainer::RingDrainer;
 using ring_drainer::RingId;
 using trace_buffer::TraceBufferV2;
 
-constexpr uint32_t kMaxProducerId = 0xffff;  // ProducerID is 16 bits
+constexpr uint32_t kMaxProducerId = kMaxProducerID;  // ringtrace/ids.h
 
 // The smallest power of two >= |x| (x <= 2^32: at most 33 steps).
 uint64_t RoundUpToPowerOfTwo(uint64_t x) {
@@ -194,7 +194,7 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   core->buffer_->set_overwrite_observer(
       [raw](const trace_buffer::PacketSequenceProperties&,
             const trace_buffer::TracePacket&) { ++raw->packets_overwritten_; });
-  core->sink_.reset(new ring_drainer::TraceBufferV2Sink(core->buffer_.get()));
+  core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
   ring_drainer::DrainLoop::Options loop_options;
   loop_options.tick_ns = options.drain_tick_ns;
   loop_options.drainer.head_grace_ns = options.head_grace_ns;
@@ -222,7 +222,7 @@ ServiceCore::~ServiceCore() {
 }
 
 void ServiceCore::OnRingStopped(RingId id) {
-  std::lock_guard<std::mutex> lock(stopped_mutex_);
+  base::MutexLock lock(&stopped_mutex_);
   stopped_.push_back(id);
   const uint64_t one = 1;
   // Cannot block (EFD_NONBLOCK) nor fail short of 2^64 - 2 pending signals.
@@ -236,7 +236,7 @@ std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
     RT_ELOG("stopped-ring eventfd: %s", strerror(errno));
   std::vector<RingId> rings;
   {
-    std::lock_guard<std::mutex> lock(stopped_mutex_);
+    base::MutexLock lock(&stopped_mutex_);
     rings.swap(stopped_);
   }
   stats_.rings_stopped_protocol_error += rings.size();

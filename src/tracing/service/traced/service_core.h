@@ -73,13 +73,14 @@
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/status.h"
+#include "src/base/thread_annotations.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/ring_drainer/drain_loop.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace traced {
@@ -329,7 +330,7 @@ class ServiceCore {
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   // Drain thread only while the loop runs.
   uint64_t packets_overwritten_ = 0;
-  std::unique_ptr<ring_drainer::TraceBufferV2Sink> sink_;
+  std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;
   // The next ProducerID to assign; 65536 once every id was used.
@@ -340,8 +341,8 @@ class ServiceCore {
   bool scanned_since_departure_ = false;
   // Ring-stopped notifications: filled on the drain thread.
   base::ScopedFd stopped_fd_;  // eventfd
-  std::mutex stopped_mutex_;
-  std::vector<ring_drainer::RingId> stopped_;  // guarded by stopped_mutex_
+  base::Mutex stopped_mutex_;
+  std::vector<ring_drainer::RingId> stopped_ RT_GUARDED_BY(stopped_mutex_);
   ServiceCounters counters_;
   bool finished_ = false;
   ProducerStats stats_;

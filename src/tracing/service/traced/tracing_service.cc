@@ -128,7 +128,7 @@ base::Status TracingService::Snapshot(const std::string& path,
     return base::ErrStatus("snapshot: no file name");
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    base::MutexLock lock(&snapshot_mutex_);
     if (snapshot_.done != snapshot_.requested) {
       return base::ErrStatus(
           "snapshot %s: the previous one (%s) is still being written",
@@ -142,10 +142,13 @@ base::Status TracingService::Snapshot(const std::string& path,
   base::Status status;
   ExportSummary export_summary;
   {
-    std::unique_lock<std::mutex> lock(snapshot_mutex_);
+    base::MutexLock lock(&snapshot_mutex_);
     if (!snapshot_cv_.wait_for(
-            lock, std::chrono::milliseconds(options_.snapshot_timeout_ms),
-            [&] { return snapshot_.done == id; })) {
+            lock.native(),
+            std::chrono::milliseconds(options_.snapshot_timeout_ms), [&] {
+              snapshot_mutex_.AssertHeld();
+              return snapshot_.done == id;
+            })) {
       return base::ErrStatus(
           "snapshot %s: the service thread did not finish it within %u ms "
           "(it may still complete)",
@@ -170,7 +173,7 @@ void TracingService::ServeSnapshotRequest() {
   uint64_t id = 0;
   std::string path;
   {
-    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    base::MutexLock lock(&snapshot_mutex_);
     if (snapshot_.done == snapshot_.requested)
       return;  // a wake-up left over from a request already served
     id = snapshot_.requested;
@@ -185,7 +188,7 @@ void TracingService::ServeSnapshotRequest() {
     ++snapshots_written_;
   else
     ++snapshot_errors_;
-  std::lock_guard<std::mutex> lock(snapshot_mutex_);
+  base::MutexLock lock(&snapshot_mutex_);
   snapshot_.done = id;
   snapshot_.status = status;
   snapshot_.summary = export_summary;
@@ -239,7 +242,7 @@ base::Status TracingService::FinishOutput(trace_export::TraceOutputFile* file,
 }
 
 void TracingService::FailPendingSnapshot() {
-  std::lock_guard<std::mutex> lock(snapshot_mutex_);
+  base::MutexLock lock(&snapshot_mutex_);
   if (snapshot_.done == snapshot_.requested)
     return;
   ++snapshot_errors_;  // published by Run()'s last Publish()
@@ -251,20 +254,23 @@ void TracingService::FailPendingSnapshot() {
 }
 
 ServiceStats TracingService::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
+  base::MutexLock lock(&stats_mutex_);
   return published_;
 }
 
 bool TracingService::WaitForStats(
     const std::function<bool(const ServiceStats&)>& pred,
     int timeout_ms) const {
-  std::unique_lock<std::mutex> lock(stats_mutex_);
-  return stats_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                            [&] { return pred(published_); });
+  base::MutexLock lock(&stats_mutex_);
+  return stats_cv_.wait_for(lock.native(),
+                            std::chrono::milliseconds(timeout_ms), [&] {
+                              stats_mutex_.AssertHeld();
+                              return pred(published_);
+                            });
 }
 
 void TracingService::Publish() {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
+  base::MutexLock lock(&stats_mutex_);
   published_.producers = core_->stats();
   published_.connections = conn_stats_;
   published_.snapshots_written = snapshots_written_;

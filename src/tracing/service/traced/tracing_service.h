@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "src/base/status.h"
+#include "src/base/thread_annotations.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/service_core.h"
@@ -268,9 +269,9 @@ class TracingService {
   uint64_t snapshot_errors_ = 0;
   std::function<void()> snapshot_hook_for_testing_;
 
-  mutable std::mutex stats_mutex_;
+  mutable base::Mutex stats_mutex_;
   mutable std::condition_variable stats_cv_;
-  ServiceStats published_;  // guarded by stats_mutex_
+  ServiceStats published_ RT_GUARDED_BY(stats_mutex_);
 
   // The snapshot slot: one request at a time. Requests are numbered; the
   // owner waits until |done| reaches its number.
@@ -281,9 +282,9 @@ class TracingService {
     base::Status status;     // of request |done|
     ExportSummary summary;   // of request |done|
   };
-  std::mutex snapshot_mutex_;
+  base::Mutex snapshot_mutex_;
   std::condition_variable snapshot_cv_;  // |done| moved
-  SnapshotSlot snapshot_;                // guarded by snapshot_mutex_
+  SnapshotSlot snapshot_ RT_GUARDED_BY(snapshot_mutex_);
 };
 
 }  // namespace traced

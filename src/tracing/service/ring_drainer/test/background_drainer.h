@@ -19,8 +19,8 @@
 
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
-#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -46,7 +46,7 @@ struct DrainedRing {
 
   shm_ring::TestRing ring;
   std::unique_ptr<trace_buffer::TraceBufferV2> tb;
-  TraceBufferV2Sink sink;
+  traced::TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId id = 0;
 };

@@ -39,7 +39,9 @@ bool FakeWriter::Reserve(uint32_t* position) {
   }
 }
 
-bool FakeWriter::Claim(uint32_t position, uint32_t flags, StateWord* observed) {
+bool FakeWriter::Claim(uint32_t position,
+                       shm_ring::ChunkFlags flags,
+                       StateWord* observed) {
   const RingGeometry& g = view_.geometry();
   position_ = position;
   index_ = g.ChunkIndex(position);
@@ -62,7 +64,7 @@ bool FakeWriter::Claim(uint32_t position, uint32_t flags, StateWord* observed) {
   return false;
 }
 
-uint32_t FakeWriter::ReserveAndClaim(uint32_t flags) {
+uint32_t FakeWriter::ReserveAndClaim(shm_ring::ChunkFlags flags) {
   uint32_t pos = 0;
   RT_CHECK(Reserve(&pos));
   RT_CHECK(Claim(pos, flags));

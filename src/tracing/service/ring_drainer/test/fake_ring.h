@@ -36,10 +36,11 @@ class FakeWriter {
   bool Reserve(uint32_t* position);
   // CAS FreeForWrap(wrap_count(position)) -> Acquired(id, 0, flags).
   bool Claim(uint32_t position,
-             uint32_t flags = 0,
+             shm_ring::ChunkFlags flags = shm_ring::kNoChunkFlags,
              shm_ring::StateWord* observed = nullptr);
   // Reserve + Claim, asserting both succeed.
-  uint32_t ReserveAndClaim(uint32_t flags = 0);
+  uint32_t ReserveAndClaim(
+      shm_ring::ChunkFlags flags = shm_ring::kNoChunkFlags);
 
   // Appends a closed fragment to the claimed chunk: payload and size entry,
   // unpublished. Writes the BufferID with the first fragment.

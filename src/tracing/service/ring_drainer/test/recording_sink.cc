@@ -20,7 +20,7 @@ bool RecordingSink::BeginChunkFragments(ProducerID producer_id,
                                         ChunkID chunk_id,
                                         const uint32_t* sizes,
                                         size_t num_fragments,
-                                        uint32_t flags,
+                                        shm_ring::ChunkFlags flags,
                                         uint8_t** frag_dst) {
   RT_CHECK(!pending_);  // Contract: at most one pending chunk.
   ++begins;

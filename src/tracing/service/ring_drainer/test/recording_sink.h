@@ -25,7 +25,7 @@ struct RecordedChunk {
   ClientIdentity identity;
   WriterID writer_id = 0;
   ChunkID chunk_id = 0;
-  uint32_t flags = 0;
+  shm_ring::ChunkFlags flags;
   std::vector<std::string> fragments;
 };
 
@@ -40,7 +40,7 @@ class RecordingSink : public ChunkSink {
                            ChunkID chunk_id,
                            const uint32_t* sizes,
                            size_t num_fragments,
-                           uint32_t flags,
+                           shm_ring::ChunkFlags flags,
                            uint8_t** frag_dst) override;
   void CommitPendingChunk() override;
   void AbortPendingChunk() override;

@@ -1,0 +1,77 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2Sink: the production ChunkSink, the adapter between the ring
+// drainer and TraceBufferV2. It belongs to the service (the composition
+// root): the ring drainer knows only the ChunkSink interface and the IDs,
+// TraceBufferV2 knows nothing of rings, and this is the one place where the
+// two meet:
+//  - flags: the ring state word's flags (shm_ring::ChunkFlags) become
+//    TraceBufferV2's admission flags (trace_buffer::AdmissionFlags) through
+//    MapChunkFlags(), the only conversion between the two vocabularies;
+//  - admission: a thin forward to TraceBufferV2's two-phase fragment
+//    admission (BeginChunkFragments / CommitPendingChunk /
+//    AbortPendingChunk). The ring reader copies each fragment straight from
+//    shared memory into the buffer: one copy.
+//
+// Thread model: TraceBufferV2 is not thread-safe; the sink must be used on
+// the thread that owns the buffer (the drain thread).
+
+#ifndef SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
+#define SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
+
+#include "ringtrace/shm_ring_abi.h"
+#include "src/tracing/service/ring_drainer/chunk_sink.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+namespace ringtrace {
+namespace traced {
+
+// State word flags (spec 3.3) -> TraceBufferV2 admission flags, bit by bit
+// by name (the two vocabularies put different meanings on the same bits).
+constexpr trace_buffer::AdmissionFlags MapChunkFlags(
+    shm_ring::ChunkFlags abi_flags) {
+  return ((abi_flags & shm_ring::kFlagContinuesFromPrev)
+              ? trace_buffer::kChunkContinuesFromPrev
+              : trace_buffer::kNoAdmissionFlags) |
+         ((abi_flags & shm_ring::kFlagContinuesOnNext)
+              ? trace_buffer::kChunkContinuesOnNext
+              : trace_buffer::kNoAdmissionFlags) |
+         ((abi_flags & shm_ring::kFlagDataLoss)
+              ? trace_buffer::kChunkDataLoss
+              : trace_buffer::kNoAdmissionFlags);
+}
+
+class TraceBufferV2Sink : public ring_drainer::ChunkSink {
+ public:
+  // |buffer| is not owned and must outlive the sink.
+  explicit TraceBufferV2Sink(trace_buffer::TraceBufferV2* buffer)
+      : buffer_(buffer) {}
+  ~TraceBufferV2Sink() override;
+
+  bool BeginChunkFragments(ProducerID producer_id,
+                           const trace_buffer::ClientIdentity& identity,
+                           WriterID writer_id,
+                           ChunkID chunk_id,
+                           const uint32_t* sizes,
+                           size_t num_fragments,
+                           shm_ring::ChunkFlags flags,
+                           uint8_t** frag_dst) override {
+    return buffer_->BeginChunkFragments(producer_id, identity, writer_id,
+                                        chunk_id, sizes, num_fragments,
+                                        MapChunkFlags(flags), frag_dst);
+  }
+  void CommitPendingChunk() override { buffer_->CommitPendingChunk(); }
+  void AbortPendingChunk() override { buffer_->AbortPendingChunk(); }
+
+  trace_buffer::TraceBufferV2* buffer() const { return buffer_; }
+
+ private:
+  trace_buffer::TraceBufferV2* const buffer_;
+};
+
+}  // namespace traced
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
