@@ -178,6 +178,9 @@ RingWriter::AcquireResult RingWriter::TryAcquireOnce(
   }
 }
 
+// Under a stall policy, Full and a spent claim budget both wait for
+// read_pos to move and retry with a fresh budget; only the deadline loses
+// data (docs/ring-model.md, decision D6).
 bool RingWriter::AcquireChunk(ChunkFlags flags) {
   RT_DCHECK(hold_ == Hold::kNone);
   if (pending_loss_)
@@ -225,7 +228,11 @@ bool RingWriter::AcquireChunk(ChunkFlags flags) {
 
 void RingWriter::RecordLoss() {
   // [I6 loss]: the next packet starts in a new chunk whose claim word carries
-  // data-loss; the cached chunk must not be extended past the loss.
+  // data-loss; the cached chunk must not be extended past the loss. With
+  // per-packet publication no chunk is cached at a loss (every loss happens
+  // inside an acquisition, which gives the cached chunk up first): the
+  // invalidation is defensive and the flag is what reports the loss
+  // (docs/ring-model.md, decisions D4 and D5).
   RT_DCHECK(hold_ != Hold::kAcquired);
   if (hold_ == Hold::kCachedComplete)
     hold_ = Hold::kNone;

@@ -317,7 +317,8 @@ class RingWriter {
 
   // Closes the open fragment at |wptr| (end of packet) and, by default,
   // publishes it: when this returns, the packet is published or its loss is
-  // recorded (see "The guarantee" in the class comment).
+  // recorded (see "The guarantee" in the class comment). The model takes
+  // the same flow (docs/ring-model.md, decisions D1 and D3).
   inline void EndPacket(uint8_t* wptr) {
     CloseFragment(wptr);
     if (RT_LIKELY(publish_per_packet_) || RT_UNLIKELY(publish_on_packet_end_)) {

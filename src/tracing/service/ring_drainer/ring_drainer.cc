@@ -308,7 +308,8 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
   // num_writers_waiting + FUTEX_WAKE on read_pos (R2, R3). Once per pass is
   // enough: a writer waits for read_pos to differ from the value it sampled,
   // and the last store of the pass is ordered before the fence like all
-  // earlier ones.
+  // earlier ones (docs/ring-model.md, decision D8: the model checks this
+  // weakest schedule for lost wake-ups).
   if (result.positions_resolved > 0 &&
       shm_ring::WakeStalledWriters(reader.view())) {
     ++stats.writer_wakeups;
