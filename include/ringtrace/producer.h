@@ -51,6 +51,16 @@
 // child must simply never be used (nor destroyed). The child may Connect() a
 // Producer of its own. docs/service.md, "fork()".
 //
+// The packet guarantee. Once a packet has ended (its TracePacketHandle went
+// out of scope, or Finish() returned), it is published in the shared ring:
+// it is in the service's final trace, in any snapshot taken after that
+// moment, and in the trace even if the app is then SIGKILLed, frozen or
+// never calls Flush() — or its loss is counted (the writer's stats, the
+// producer's loss reports in TraceStats) and flagged on the sequence's next
+// packet (previous_packet_dropped). Tested with real processes in
+// src/tracing/test/packet_guarantee_unittest.cc; design in
+// docs/ring-protocol.md section 11.4.
+//
 // Lifetime: every writer must be destroyed before its Producer (the writers
 // write into the Producer's mapping and notify through it).
 //
