@@ -1,0 +1,171 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2, continued: patches, readback and clone (the write side and
+// the sequence bookkeeping are in trace_buffer_v2.cc). One class, two files
+// so that neither grows past a reader's attention span.
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_buffer_v2/chunk_seq_reader.h"
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+// ---- Patches ----------------------------------------------------------------
+
+bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
+                                          WriterID writer_id,
+                                          ChunkID chunk_id,
+                                          const Patch* patches,
+                                          size_t num_patches,
+                                          bool other_patches_pending) {
+  RT_CHECK(!has_pending_);
+  if (read_only_)
+    return false;
+  SequenceState* seq = FindSequence(producer_id, writer_id);
+  const size_t idx = seq ? FindChunkIndex(*seq, chunk_id) : 0;
+  if (!seq || idx == seq->chunks.size()) {
+    stats_.patches_failed++;  // The chunk is gone (read or overwritten).
+    return false;
+  }
+  TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
+  bool ok = (chunk->flags & kTBNeedsPatching) && (num_patches == 0 || patches);
+  for (size_t i = 0; ok && i < num_patches; i++) {
+    const size_t off = patches[i].offset_untrusted;
+    ok = off >= chunk->read_offset &&
+         base::RangeInBounds(off, 4, chunk->payload_size());
+  }
+  if (!ok) {
+    // All-or-nothing: nothing is applied and the chunk is left as it was
+    // (bytes, pending patches, stall), so that a later valid patch still
+    // applies. If none ever comes, the chunk is read or erased with its last
+    // fragment dropped and reported like any unpatched chunk.
+    stats_.patches_failed++;
+    if (chunk->flags & kTBNeedsPatching)
+      stats_.abi_violations++;  // A patch outside the chunk.
+    return false;
+  }
+  for (size_t i = 0; i < num_patches; i++)
+    memcpy(chunk->payload() + patches[i].offset_untrusted, patches[i].data, 4);
+  DebugSetChecksum(seq->chunks.at(idx));
+  stats_.patches_succeeded += num_patches;
+  if (!other_patches_pending) {
+    chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
+    seq->stalled_generation = ~0ull;  // Readable again in this pass.
+  }
+  return true;
+}
+
+// ---- Readback (outer, buffer-order walk) ------------------------------------
+
+void TraceBufferV2::BeginRead() {
+  RT_DCHECK(!has_pending_);
+  DeleteStaleEmptySequences(kKeepLastEmptySeq);
+  read_generation_++;
+  reader_->Clear();
+  // The oldest data is just after the write cursor ([TB-2]).
+  rd_ = wr_ < data_end_ ? wr_ : 0;
+  rd_bytes_left_ = data_end_;
+  read_write_generation_ = write_generation_;
+}
+
+bool TraceBufferV2::ReadNextTracePacket(
+    TracePacket* packet,
+    PacketSequenceProperties* sequence_properties,
+    uint32_t* previous_packet_dropped) {
+  bool unused_first = false;
+  return ReadNextTracePacket(packet, sequence_properties,
+                             previous_packet_dropped, &unused_first);
+}
+
+bool TraceBufferV2::ReadNextTracePacket(
+    TracePacket* packet,
+    PacketSequenceProperties* sequence_properties,
+    uint32_t* previous_packet_dropped,
+    bool* first_packet_on_sequence) {
+  RT_DCHECK(!has_pending_);
+  *first_packet_on_sequence = false;
+  if (read_write_generation_ != write_generation_)
+    BeginRead();  // Writes since the last pass moved the data: restart.
+  // Bounded: every iteration either returns or advances rd_ by a chunk,
+  // for at most data_end_ bytes.
+  for (;;) {
+    if (reader_->active()) {
+      uint32_t loss = 0;
+      if (reader_->ReadNextPacket(packet, &loss)) {
+        const SequenceState* seq = reader_->seq();
+        sequence_properties->producer_id_trusted = seq->producer_id;
+        sequence_properties->writer_id = seq->writer_id;
+        sequence_properties->client_identity_trusted = seq->client_identity;
+        *previous_packet_dropped = loss;
+        *first_packet_on_sequence = reader_->last_packet_was_first();
+        stats_.bytes_read += packet->size();
+        return true;
+      }
+      reader_->Clear();
+    }
+    if (rd_bytes_left_ == 0) {
+      packet->Clear();
+      return false;
+    }
+    if (rd_ >= data_end_)
+      rd_ = 0;
+    TBChunk* chunk = ChunkAt(rd_);
+    const size_t offset = rd_;
+    const size_t outer = chunk->outer_size();
+    RT_CHECK(outer >= 4 && outer <= rd_bytes_left_);
+    rd_ += outer;
+    rd_bytes_left_ -= outer;
+    if (chunk->flags & (kTBPadding | kTBConsumed | kTBPending))
+      continue;
+    SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
+    RT_CHECK(seq);  // [TB-3]
+    if (seq->stalled_generation == read_generation_)
+      continue;
+    reader_->Reset(seq, static_cast<uint32_t>(offset),
+                   ChunkSeqReader::Mode::kRead);
+  }
+}
+
+// ---- Clone
+// --------------------------------------------------------------------
+
+std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
+  RT_CHECK(!has_pending_);
+  std::unique_ptr<TraceBufferV2> clone(new TraceBufferV2(size_, policy_));
+  if (!clone->Initialize())
+    return nullptr;
+  // All state is offsets ([SEQ-1]): a copy is a valid buffer.
+  memcpy(clone->buf_, buf_, data_end_);
+  clone->read_only_ = true;
+  clone->discard_full_ = discard_full_;
+  clone->wr_ = wr_;
+  clone->data_end_ = data_end_;
+  clone->used_size_ = used_size_;
+  clone->sequences_ = sequences_;
+  clone->remembered_losses_ = remembered_losses_;
+  clone->num_empty_sequences_ = num_empty_sequences_;
+  clone->empty_stamp_ = empty_stamp_;
+  clone->num_live_chunks_ = num_live_chunks_;
+  // Stalls were per read pass of the original: a new pass starts clean.
+  clone->read_generation_ = read_generation_ + 1;
+  clone->stats_ = stats_;
+#if RT_DCHECK_IS_ON
+  clone->debug_checksums_ = debug_checksums_;
+#endif
+  clone->BeginRead();
+  return clone;
+}
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
