@@ -177,7 +177,6 @@ base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
   result->geometry = producer->geometry();
 
   track_event::SetCategoriesEnabled("example");
-  track_event::SetProcessName(config.name);
   // The main thread traces too: one slice over the run, on its own
   // sequence (its thread track is named, like every thread's).
   std::unique_ptr<TraceWriterV2> main_writer =

@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "ringtrace/track_event.h"
 #include "src/examples/example_app.h"
 
 namespace ringtrace {
@@ -34,6 +35,9 @@ int Main(int argc, char** argv) {
               ExampleUsage().c_str());
       return 1;
   }
+  // The process name is process-wide state of the TrackEvent API: set by
+  // the program, not by RunExample(), which tests call beside other tracers.
+  track_event::SetProcessName(config.name);
   ExampleResult result;
   const base::Status status = RunExample(config, &result);
   if (!status.ok()) {

@@ -203,7 +203,6 @@ base::Status RunLoad(const LoadConfig& config, LoadResult* result) {
 
   std::atomic<bool> stop{false};
   track_event::SetCategoriesEnabled("loadgen");
-  track_event::SetProcessName(config.name);
   std::vector<ThreadResult> threads(config.threads);
   {
     std::vector<std::thread> workers;

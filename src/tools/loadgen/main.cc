@@ -19,6 +19,9 @@
 #include "src/base/flags.h"
 #include "src/tools/loadgen/loadgen.h"
 
+#define RT_TRACK_EVENT_NAMESPACE loadgen_categories
+#include "ringtrace/track_event.h"
+
 namespace ringtrace {
 namespace loadgen {
 namespace {
@@ -104,6 +107,9 @@ int Main(int argc, char** argv) {
     return 2;
   }
   LoadResult result;
+  // The process name is process-wide state of the TrackEvent API: set by
+  // the program, not by RunLoad(), which tests call beside other tracers.
+  track_event::SetProcessName(config.name);
   const base::Status status = RunLoad(config, &result);
   if (!status.ok()) {
     fprintf(stderr, "ringtrace_loadgen: %s\n", status.message().c_str());
