@@ -31,456 +31,41 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <map>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
-#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/base/logging.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/time.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/core/shm_ring/trace_writer_v2.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/child_process.h"
+#include "src/tracing/service/ring_drainer/test/cross_process_harness.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
-#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
-#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace ring_drainer {
+namespace test {
 namespace {
 
+namespace pz = ::perfetto::protos::rtzero;
 using base::MonotonicNs;
-using base::Subprocess;
-using shm_ring::BufferExhaustedPolicy;
 using shm_ring::ChunkState;
 using shm_ring::MakeDataWord;
-using shm_ring::RingGeometry;
-using shm_ring::RingView;
 using shm_ring::StateWord;
-using shm_ring::TraceWriterV2;
-using test::kChildOk;
-using test::ProcessState;
-using test::SharedObject;
-using trace_buffer::TraceBufferV2;
-
-constexpr BufferID kBufferId = 1;
-constexpr ProducerID kProducerId = 7;
-// 8 x 4 KiB: 32 KiB, far less than any test writes through it.
-constexpr uint32_t kChunkSize = 4096;
-constexpr uint32_t kNumChunks = 8;
-// Every wait of either process ends by then; a bug fails the test instead of
-// hanging CI. Normal runs take a small fraction of it, even under TSan.
-constexpr uint64_t kDeadlineNs = 20'000'000'000ull;
-// Longer than any wait for the drainer in a passing run. A stall that times
-// out drops data, so the lossless tests fail if a wake-up never arrives
-// (e.g. a private futex would never be woken from the other process).
-constexpr uint32_t kStallTimeoutMs = 5000;
-
-// Field numbers of perfetto.protos.TracePacket / TestEvent / TestPayload.
-constexpr uint32_t kTimestamp = 8;
-constexpr uint32_t kForTesting = 900;
-constexpr uint32_t kTestStr = 1;
-constexpr uint32_t kTestSeqValue = 2;
-constexpr uint32_t kTestCounter = 3;
-constexpr uint32_t kTestPayload = 5;
-constexpr uint32_t kPayloadNested = 2;
-constexpr uint32_t kPayloadSingleString = 4;
-constexpr uint32_t kPayloadSingleInt = 5;
-constexpr uint32_t kPayloadRepeatedInts = 6;
-
-// Exit codes of the child (besides test::kChildOk and
-// Subprocess::kOrphanedExitCode).
-constexpr int kChildParentTimeout = 71;  // the parent never did its part
-
-// ---------------------------------------------------------------------------
-// Self-verifying packets.
-// ---------------------------------------------------------------------------
-
-// Body length of packet |seq|: every fourth packet is 4-12 KiB, so it spans
-// two to four 4 KiB chunks; the others are 0-600 bytes.
-uint32_t BodyLen(uint32_t writer, uint32_t seq) {
-  if (seq % 4 == 3)
-    return 4096 + (seq * 977 + writer * 131) % 8192;
-  return (seq * 131 + writer * 17) % 600;
-}
-
-std::string BodyFor(uint32_t writer, uint32_t seq, uint32_t len) {
-  std::string s(len, '\0');
-  for (uint32_t i = 0; i < len; ++i)
-    s[i] = static_cast<char>('a' + (writer * 7 + seq + i) % 26);
-  return s;
-}
-
-// FNV-1a over the writer, the sequence number and the body.
-uint32_t Checksum(uint32_t writer, uint32_t seq, const std::string& body) {
-  uint32_t h = 2166136261u;
-  auto mix = [&h](uint8_t b) { h = (h ^ b) * 16777619u; };
-  for (int i = 0; i < 4; ++i)
-    mix(static_cast<uint8_t>(writer >> (8 * i)));
-  for (int i = 0; i < 4; ++i)
-    mix(static_cast<uint8_t>(seq >> (8 * i)));
-  for (char c : body)
-    mix(static_cast<uint8_t>(c));
-  return h;
-}
-
-// Writes packet |seq| of |writer| with a body of |len| bytes: the timestamp,
-// then TestEvent { seq_value, str = body, payload { single_int = writer,
-// repeated_ints = seq, nested { single_string }, single_string }, counter =
-// seq << 32 | checksum }, nested messages as groups. With a |ledger| every
-// call into |w| is reported to it (test/loss_ledger.h); the nested messages
-// are finalized before the packet is finished, so finishing it is the only
-// call that ends the packet.
-void WritePacket(TraceWriterV2* w,
-                 test::LossLedger* ledger,
-                 uint32_t writer,
-                 uint32_t seq,
-                 uint32_t len) {
-  const std::string body = BodyFor(writer, seq, len);
-  // Without a ledger the calls simply run.
-  auto step = [&](auto&& call) {
-    if (ledger)
-      ledger->Step(call);
-    else
-      call();
-  };
-  auto new_packet = [w] { return w->NewTracePacket(); };
-  auto packet = ledger ? ledger->Open(seq, new_packet) : new_packet();
-  shm_ring::Message* ev = nullptr;
-  shm_ring::Message* payload = nullptr;
-  shm_ring::Message* nested = nullptr;
-  step([&] { packet->AppendVarInt(kTimestamp, 1000 + seq); });
-  step([&] { ev = packet->BeginNestedMessage(kForTesting); });
-  step([&] { ev->AppendVarInt(kTestSeqValue, seq); });
-  step([&] { ev->AppendString(kTestStr, body); });
-  step([&] { payload = ev->BeginNestedMessage(kTestPayload); });
-  step([&] { payload->AppendVarInt(kPayloadSingleInt, writer); });
-  step([&] { payload->AppendVarInt(kPayloadRepeatedInts, seq); });
-  step([&] { nested = payload->BeginNestedMessage(kPayloadNested); });
-  step([&] { nested->AppendString(kPayloadSingleString, "deep"); });
-  step([&] { payload->AppendString(kPayloadSingleString, "after-nested"); });
-  step([&] {
-    ev->AppendVarInt(kTestCounter, static_cast<uint64_t>(seq) << 32 |
-                                       Checksum(writer, seq, body));
-  });
-  step([&] { ev->Finalize(); });
-  if (ledger && ledger->packet_open())
-    ledger->PacketFinished();
-  packet.Finish();
-  if (ledger)
-    ledger->AfterCall();
-}
-
-void FlushWriter(TraceWriterV2* w, test::LossLedger* ledger) {
-  w->Flush();
-  if (ledger)
-    ledger->AfterCall();
-}
-
-// A packet as the service received it.
-struct Received {
-  uint32_t seq = 0;
-  uint32_t loss = 0;  // previous_packet_dropped
-};
-
-// Reads every packet of |tb| (one read pass), ungroups it, parses it with
-// libprotobuf and checks that it is intact: its writer matches the
-// sequence's WriterID, its checksum matches its body, and body, timestamp
-// and nested messages are exactly what the writer wrote. Intact packets are
-// returned per WriterID in read order; a broken one is a test failure.
-std::map<WriterID, std::vector<Received>> ReadBack(TraceBufferV2* tb) {
-  std::map<WriterID, std::vector<Received>> out;
-  shm_ring::Ungrouper ungrouper;
-  std::vector<shm_ring::ConstBytes> slices;
-  trace_buffer::TracePacket packet;
-  trace_buffer::PacketSequenceProperties props;
-  uint32_t loss = 0;
-  tb->BeginRead();
-  while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
-    slices.clear();
-    for (const auto& s : packet.slices())
-      slices.push_back({s.data, s.size});
-    shm_ring::Ungrouper::SlicesResult converted;
-    if (!ungrouper.UngroupSlices(slices.data(), slices.size(), &converted)
-             .ok() ||
-        converted.pass_through) {
-      ADD_FAILURE() << "writer " << props.writer_id << ": bad groups ("
-                    << shm_ring::UngroupErrorName(ungrouper.last_error())
-                    << ")";
-      continue;
-    }
-    perfetto::protos::TracePacket proto;
-    if (!proto.ParseFromArray(converted.converted.data,
-                              static_cast<int>(converted.converted.size)) ||
-        !proto.has_for_testing()) {
-      ADD_FAILURE() << "writer " << props.writer_id << ": unparsable packet";
-      continue;
-    }
-    const auto& ev = proto.for_testing();
-    const uint32_t writer = static_cast<uint32_t>(ev.payload().single_int());
-    const uint32_t seq = ev.seq_value();
-    SCOPED_TRACE(testing::Message() << "writer " << writer << " seq " << seq);
-    const bool intact =
-        writer == props.writer_id &&
-        ev.counter() == (static_cast<uint64_t>(seq) << 32 |
-                         Checksum(writer, seq, ev.str())) &&
-        ev.str() ==
-            BodyFor(writer, seq, static_cast<uint32_t>(ev.str().size())) &&
-        proto.timestamp() == 1000u + seq &&
-        ev.payload().repeated_ints_size() == 1 &&
-        ev.payload().repeated_ints(0) == static_cast<int32_t>(seq) &&
-        ev.payload().single_string() == "after-nested" &&
-        ev.payload().nested_size() == 1 &&
-        ev.payload().nested(0).single_string() == "deep";
-    if (!intact) {
-      ADD_FAILURE() << "damaged packet: " << proto.ShortDebugString();
-      continue;
-    }
-    out[props.writer_id].push_back({seq, loss});
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// Processes and shared memory.
-// ---------------------------------------------------------------------------
-
-// What a child writer reports, copied from its TraceWriterV2.
-struct WriterReport {
-  shm_ring::TraceWriterV2Stats trace;
-  shm_ring::RingWriterStats ring;
-};
-
-enum ChildState : uint32_t {
-  kStarting = 0,
-  kPhaseOneDone = 1,  // drop test: the first batch was written
-  kHolding = 2,       // kill test: the open packets are in place
-  kDone = 3,          // finished and flushed; the reports are final
-};
-
-constexpr uint32_t kMaxPackets = 1024;
-
-// The results page, in shared memory. The child writes its reports (plain
-// data) and then publishes a state with a release store; the parent reads
-// the reports after its acquire load of that state (and after waitpid()).
-struct SharedResults {
-  static_assert(std::atomic<uint32_t>::is_always_lock_free,
-                "shared across processes");
-  std::atomic<uint32_t> state{kStarting};  // ChildState, child -> parent
-  // NewTracePacket() calls so far, child -> parent; a progress hint only.
-  std::atomic<uint32_t> packets_begun{0};
-  // Parent -> child: the parent drains from now on (drop test).
-  std::atomic<uint32_t> parent_draining{0};
-  WriterReport writers[2];
-  // Drop test: lost[s] is 1 if the child's LossLedger says s was lost.
-  uint8_t lost[kMaxPackets] = {};
-  uint32_t at_risk = 0;  // finished packets the ledger saw unpublished
-};
-
-void PublishState(SharedResults* results, ChildState state) {
-  // release; pairs with the parent's acquire load in WaitFor() or after the
-  // child ended: the reports written before are visible.
-  results->state.store(state, std::memory_order_release);
-}
-
-void Report(const TraceWriterV2& w, WriterReport* out) {
-  out->trace = w.stats();
-  out->ring = w.ring_writer().stats();
-}
-
-TraceWriterV2::Options WriterOptions(WriterID id, BufferExhaustedPolicy p) {
-  TraceWriterV2::Options o;
-  o.writer_id = id;
-  o.target_buffer = kBufferId;
-  o.policy = p;
-  o.stall_timeout_ms = kStallTimeoutMs;
-  return o;
-}
-
-// The service's side of one ring: its own mapping of the producer's memfd
-// (another address than the producer's), a TraceBufferV2 and a RingDrainer
-// that drains the ring into it.
-class Service {
- public:
-  Service(int memfd, const RingGeometry& g, const RingDrainerOptions& opts)
-      : size_(static_cast<size_t>(g.MappingSize())), drainer_(opts) {
-    base_ = static_cast<uint8_t*>(
-        mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
-    RT_CHECK(base_ != MAP_FAILED);
-    view_ = RingView(base_, g);
-    tb_ = TraceBufferV2::Create(8 << 20,
-                                TraceBufferV2::OverwritePolicy::kDiscard);
-    RT_CHECK(tb_);
-    sink_ = std::make_unique<traced::TraceBufferV2Sink>(tb_.get());
-    RingConfig config;
-    config.view = view_;
-    config.producer_id = kProducerId;
-    config.allowed_buffers = {{kBufferId, sink_.get()}};
-    id_ = drainer_.AddRing(config);
-  }
-  ~Service() {
-    drainer_.RemoveRing(id_);  // before its mapping goes
-    munmap(base_, size_);
-  }
-
-  const RingView& view() const { return view_; }
-  TraceBufferV2* tb() const { return tb_.get(); }
-  RingStats stats() const { return drainer_.ring_stats(id_); }
-
-  // Bounded passes until the ring has nothing more right now; returns the
-  // positions resolved.
-  uint32_t DrainAvailable() {
-    uint32_t resolved = 0;
-    for (int i = 0; i < 64; ++i) {
-      const PassResult r = drainer_.DrainRing(id_);
-      resolved += r.positions_resolved;
-      if (!r.more)
-        break;
-    }
-    return resolved;
-  }
-  // Once the producer has exited or was killed: resolves every reserved
-  // position (DrainMode::kFlush), as the service does for a dead producer.
-  void DrainDeadProducer() { test::DrainUntilEmpty(&drainer_, id_); }
-
-  static constexpr uint32_t kAlwaysLockStep = UINT32_MAX;
-
-  // The child is registered in num_writers_waiting and asleep in the kernel
-  // (state 'S'). The child is single-threaded, and while it is registered
-  // its only blocking call is FUTEX_WAIT (ring_wait.h, W4): registered and
-  // asleep means asleep on the futex.
-  bool SleepsOnTheFutex(const Subprocess& child) const {
-    // relaxed: only a hint, confirmed by the process state; the drainer's
-    // wake-up runs the real protocol (fence, then its own load).
-    return view_.num_writers_waiting()->load(std::memory_order_relaxed) != 0 &&
-           ProcessState(child.pid()) == 'S';
-  }
-  // ... and there is nothing left to drain: it should have been woken.
-  bool SleepsOnDrainedRing(const Subprocess& child) const {
-    // relaxed: a diagnostic only.
-    return SleepsOnTheFutex(child) &&
-           view_.read_pos()->load(std::memory_order_relaxed) ==
-               view_.write_pos()->load(std::memory_order_relaxed);
-  }
-
-  // Drains while |child| runs, until it ends or the deadline passes (then
-  // it is killed; returns false).
-  //
-  // While the child has begun fewer than |lock_step_packets| packets (or
-  // always, with kAlwaysLockStep), drains ONLY while the child sleeps in
-  // FUTEX_WAIT (registered in num_writers_waiting, and asleep), and counts
-  // the drains that moved read_pos then in *sleeping_wakes: each of them
-  // ended with a FUTEX_WAKE for the sleeper. Such a drain cannot race the
-  // writer: a stalled writer holds no Acquired chunk, so every reserved
-  // position is Complete or a hole, and the writer sleeps until the
-  // FUTEX_WAKE that ends the pass. It never scrapes. After that, drains as
-  // fast as it can.
-  bool DrainWhileRunning(Subprocess* child,
-                         const SharedResults* results,
-                         uint32_t lock_step_packets = 0,
-                         uint64_t* sleeping_wakes = nullptr) {
-    const uint64_t deadline = MonotonicNs() + kDeadlineNs;
-    while (!child->Ended()) {
-      if (MonotonicNs() > deadline) {
-        if (SleepsOnDrainedRing(*child)) {
-          RT_ELOG(
-              "the child sleeps in FUTEX_WAIT on a drained ring: the "
-              "drainer's FUTEX_WAKE never reached it");
-        }
-        child->Kill();
-        return false;
-      }
-      // relaxed: a progress hint; nothing is read on its strength.
-      const bool lock_step = results->packets_begun.load(
-                                 std::memory_order_relaxed) < lock_step_packets;
-      if (lock_step && !SleepsOnTheFutex(*child)) {
-        usleep(20);
-        continue;
-      }
-      const uint32_t resolved = DrainAvailable();
-      // A lock-step drain that moved read_pos woke the sleeping child (the
-      // drainer issued FUTEX_WAKE after the pass: it saw the registration).
-      if (lock_step && resolved != 0)
-        ++*sleeping_wakes;
-      if (resolved != 0)
-        continue;
-      if (lock_step)
-        usleep(20);  // it is still asleep: let it wake up
-      else
-        sched_yield();
-    }
-    return true;
-  }
-
- private:
-  size_t size_;
-  uint8_t* base_ = nullptr;
-  RingView view_;
-  std::unique_ptr<TraceBufferV2> tb_;
-  std::unique_ptr<traced::TraceBufferV2Sink> sink_;
-  RingDrainer drainer_;
-  RingId id_ = 0;
-};
-
-// The producer's ring: a memfd mapped MAP_SHARED (the child inherits this
-// mapping across fork(), as a producer process holds its own).
-std::unique_ptr<shm_ring::SharedRingRegion> CreateProducerRing() {
-  base::Status status;
-  auto region = shm_ring::SharedRingRegion::CreateMemfd(
-      RingGeometry(kChunkSize, kNumChunks), &status);
-  RT_CHECK(region);
-  return region;
-}
-
-// Waits until |word| holds |value| (true), or the deadline passes or, in
-// the parent, |child| ends first (false). acquire; pairs with the other
-// process's release store of the word (PublishState(), parent_draining).
-bool WaitFor(const std::atomic<uint32_t>& word,
-             uint32_t value,
-             Subprocess* child = nullptr) {
-  const uint64_t deadline = MonotonicNs() + kDeadlineNs;
-  while (word.load(std::memory_order_acquire) != value) {
-    if ((child && child->Ended()) || MonotonicNs() > deadline)
-      return false;
-    usleep(50);
-  }
-  return true;
-}
-
-std::vector<uint32_t> Seqs(const std::vector<Received>& packets) {
-  std::vector<uint32_t> seqs;
-  for (const Received& p : packets)
-    seqs.push_back(p.seq);
-  return seqs;
-}
-
-std::vector<uint32_t> Iota(uint32_t n) {
-  std::vector<uint32_t> v(n);
-  for (uint32_t i = 0; i < n; ++i)
-    v[i] = i;
-  return v;
-}
 
 // ---------------------------------------------------------------------------
 // 1. kStall is lossless across processes, and the wake-up crosses them.
@@ -632,13 +217,15 @@ int ProducerKilledMidPacket(const RingView& ring, SharedResults* results) {
     WritePacket(&w1, nullptr, 1, seq, kKilledW1Lens[seq]);
   w1.Flush();
   auto open1 = w1.NewTracePacket();
-  open1->AppendVarInt(kTimestamp, 1000 + kKilledW1Finished);
-  open1->BeginNestedMessage(kForTesting)
-      ->AppendString(kTestStr, std::string(6000, 'x'));
+  open1->AppendVarInt(pz::TracePacket::kTimestampFieldNumber,
+                      1000 + kKilledW1Finished);
+  open1->BeginNestedMessage(pz::TracePacket::kForTestingFieldNumber)
+      ->AppendString(pz::TestEvent::kStrFieldNumber, std::string(6000, 'x'));
   for (uint32_t seq = 0; seq < kKilledW2Finished; ++seq)
     WritePacket(&w2, nullptr, 2, seq, 100 + seq);
   auto open2 = w2.NewTracePacket();
-  open2->AppendVarInt(kTimestamp, 1000 + kKilledW2Finished);
+  open2->AppendVarInt(pz::TracePacket::kTimestampFieldNumber,
+                      1000 + kKilledW2Finished);
   w2.Flush();
   Report(w1, &results->writers[0]);
   Report(w2, &results->writers[1]);
@@ -894,5 +481,6 @@ TEST(RingDrainerCrossProcessTest, DropPolicyAccountsForEveryPacket) {
 }
 
 }  // namespace
+}  // namespace test
 }  // namespace ring_drainer
 }  // namespace ringtrace
