@@ -23,8 +23,10 @@
 //   --then wait-usr1   print the report; when SIGUSR1 arrives, write one
 //                      more packet (number N), again every 10 ms while the
 //                      writer drops it (each attempt is a packet begun and
-//                      dropped), at most for 30 s; print a second report
-//                      and idle
+//                      dropped), at most for 30 s; print a second report;
+//                      at the next SIGUSR1 destroy the writer and the
+//                      Producer in order (the final loss report goes to
+//                      the service), print "PROBE closed" and idle
 //
 // Report line on stdout, one per phase:
 //   PROBE committed=<c> dropped=<d> begun=<b>
@@ -176,6 +178,12 @@ int Main(int argc, char** argv) {
       usleep(10 * 1000);
     }
     Report(*writer);
+    if (sigwait(&usr1, &sig) == 0) {
+      writer.reset();
+      producer.reset();
+      printf("PROBE closed\n");
+      fflush(stdout);
+    }
   }
   Idle();
 }

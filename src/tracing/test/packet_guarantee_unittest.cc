@@ -53,6 +53,10 @@ struct ProbeView {
   std::vector<uint64_t> numbers;  // timestamps, in file order
   uint64_t packets_with_loss = 0;
   uint64_t first_number_with_loss = UINT64_MAX;
+  // From the TraceStats: the probe's loss reports.
+  uint64_t loss_records = 0;
+  bool final_report = false;
+  uint64_t reported_dropped = 0;  // before + after end, every writer
 };
 
 class PacketGuaranteeTest : public EndToEndFixture {
@@ -83,14 +87,19 @@ class PacketGuaranteeTest : public EndToEndFixture {
             then};
   }
 
-  // Waits until the probe connected and waits for SIGUSR1 to start.
-  void WaitForConnected(Subprocess* probe) {
+  // Waits until the probe printed |line|.
+  void WaitForLine(Subprocess* probe, const std::string& line) {
     for (int i = 0; i < kTimeoutMs / 10; i++) {
-      if (probe->output().find("PROBE connected\n") != std::string::npos)
+      if (probe->output().find(line) != std::string::npos)
         return;
       ASSERT_FALSE(probe->Wait(10)) << "the probe exited:\n" << probe->output();
     }
-    FAIL() << "the probe never connected:\n" << probe->output();
+    FAIL() << "the probe never printed " << line << probe->output();
+  }
+
+  // Waits until the probe connected and waits for SIGUSR1 to start.
+  void WaitForConnected(Subprocess* probe) {
+    WaitForLine(probe, "PROBE connected\n");
   }
 
   // Waits for the probe's |nth| (1-based) report line and parses it.
@@ -149,6 +158,18 @@ class PacketGuaranteeTest : public EndToEndFixture {
     EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
     ProbeView view;
     for (const perfetto::protos::TracePacket& p : trace.packet()) {
+      if (p.has_trace_stats()) {
+        for (const auto& loss : p.trace_stats().ringtrace_producer_loss()) {
+          if (loss.pid() != probe_pid)
+            continue;
+          view.loss_records++;
+          view.final_report = loss.final_report();
+          for (const auto& w : loss.writers()) {
+            view.reported_dropped +=
+                w.packets_dropped_before_end() + w.packets_dropped_after_end();
+          }
+        }
+      }
       if (!p.has_trusted_pid() || p.trusted_pid() != probe_pid ||
           !p.has_track_event() || !p.has_timestamp()) {
         continue;
@@ -188,6 +209,7 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfAnIdleAppAreInTheFinalTrace) {
   const ProbeView view = ViewOf(trace_, probe.pid());
   EXPECT_EQ(view.numbers, Numbers(5));
   EXPECT_EQ(view.packets_with_loss, 0u);
+  EXPECT_EQ(view.reported_dropped, 0u);
 }
 
 // A snapshot taken after the packets ended holds them, and so does the
@@ -232,6 +254,7 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfASigkilledAppAreInTheTrace) {
   const ProbeView view = ViewOf(trace_, probe_pid);
   EXPECT_EQ(view.numbers, Numbers(5));
   EXPECT_EQ(view.packets_with_loss, 0u);
+  EXPECT_EQ(view.reported_dropped, 0u);
 }
 
 // Same, but the process ends itself with _exit() right after the packets:
@@ -252,6 +275,7 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfAnAppThatExitsAtOnceAreInTheTrace) {
   const ProbeView view = ViewOf(trace_, probe.pid());
   EXPECT_EQ(view.numbers, Numbers(300));
   EXPECT_EQ(view.packets_with_loss, 0u);
+  EXPECT_EQ(view.reported_dropped, 0u);
 }
 
 // Drop policy, and the service frozen (SIGSTOP) while the app writes far
@@ -289,6 +313,9 @@ TEST_F(PacketGuaranteeTest, DropPolicyWithAFullRingDropsTheNewestPackets) {
   ProbeReport second;
   ASSERT_NO_FATAL_FAILURE(WaitForReport(&frozen_writer, 2, &second));
   EXPECT_EQ(second.committed, report.committed + 1);
+  // The probe closes in order: its final loss report reaches the service.
+  frozen_writer.Signal(SIGUSR1);
+  ASSERT_NO_FATAL_FAILURE(WaitForLine(&frozen_writer, "PROBE closed\n"));
 
   ASSERT_NO_FATAL_FAILURE(StopService(&service));
   const ProbeView view = ViewOf(trace_, frozen_writer.pid());
@@ -297,6 +324,10 @@ TEST_F(PacketGuaranteeTest, DropPolicyWithAFullRingDropsTheNewestPackets) {
   EXPECT_EQ(view.numbers, expected);
   EXPECT_EQ(view.packets_with_loss, 1u);
   EXPECT_EQ(view.first_number_with_loss, kPackets);
+  // ... and the TraceStats report exactly the packets the writer dropped.
+  EXPECT_EQ(view.loss_records, 1u);
+  EXPECT_TRUE(view.final_report);
+  EXPECT_EQ(view.reported_dropped, second.dropped);
 }
 
 }  // namespace
