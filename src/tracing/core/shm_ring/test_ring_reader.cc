@@ -40,9 +40,9 @@ uint32_t TestRingReader::read_pos() const {
 }
 
 void TestRingReader::Advance(uint32_t rp) {
-  // release; pairs with the writer's acquire load of read_pos (spec 8): the
-  // physical transition above happens before the capacity is advertised.
-  ring_.read_pos()->store(rp + 1, std::memory_order_release);
+  // (8.13 R-store-read-pos): the physical transition above happens before
+  // the capacity is advertised.
+  ReaderStoreReadPos(*ring_.read_pos(), rp + 1);
   if (WakeStalledWriters(ring_))
     wakeups_++;
 }
@@ -131,8 +131,8 @@ ResolveResult TestRingReader::Taken(uint32_t rp,
 ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
   const RingGeometry& g = ring_.geometry();
   const uint32_t rp = read_pos();
-  // relaxed (spec 8): a stale value only delays one drain pass.
-  const uint32_t wp = ring_.write_pos()->load(std::memory_order_relaxed);
+  // (8.2 R-load-write-pos): a stale value only delays one drain pass.
+  const uint32_t wp = ReaderLoadWritePos(*ring_.write_pos());
   if (rp == wp)
     return ResolveResult::kNoData;
   const uint32_t index = g.ChunkIndex(rp);
@@ -140,9 +140,9 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
   const uint8_t* const chunk = ring_.chunk(index);
   const StateWord next_free = MakeFreeForWrap(g.NextWrap(rp));
 
-  // acquire; pairs with the writer's release publication (and claim), so the
-  // published payload and size entries are visible before we copy them.
-  StateWord s = state->load(std::memory_order_acquire);
+  // (8.1 R-load-state): the published payload and size entries are visible
+  // before we copy them.
+  StateWord s = ReaderLoadState(*state);
   for (uint32_t attempt = 0; attempt < retry_budget_; attempt++) {
     switch (GetState(s)) {
       case ChunkState::kFreeForWrap: {
@@ -150,11 +150,9 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
           return ResolveResult::kProtocolError;
         if (hook_)
           hook_(rp, s);
-        // release: hands the chunk to the next traversal; acquire failure:
-        // redispatch on a writer's claim (spec 8).
-        if (state->compare_exchange_strong(s, next_free,
-                                           std::memory_order_release,
-                                           std::memory_order_acquire)) {
+        // (8.6 R-settle-hole): hands the chunk to the next traversal; on
+        // failure, redispatch on the writer's claim.
+        if (ReaderSettleHole(*state, s, next_free)) {
           holes_++;
           Advance(rp);
           return ResolveResult::kSkipped;
@@ -165,13 +163,12 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
         const bool valid = CopyFragments(chunk, s, out);
         if (hook_)
           hook_(rp, s);
-        // Mark Acquired -> RewriteRequested: release orders our copy before
-        // the writer's relocation (which acquires on its failed CAS); acquire
-        // failure observes a concurrent publication (spec 8).
+        // (8.9 R-scrape) Acquired -> RewriteRequested: our copy is ordered
+        // before the writer's relocation; a failure observes a concurrent
+        // publication.
         const StateWord seen = s;
-        if (state->compare_exchange_strong(
-                s, WithState(s, ChunkState::kRewriteRequested),
-                std::memory_order_release, std::memory_order_acquire)) {
+        if (ReaderScrape(*state, s,
+                         WithState(s, ChunkState::kRewriteRequested))) {
           return Taken(rp, seen, valid, /*scraped=*/true, out);
         }
         continue;
@@ -180,13 +177,11 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
         const bool valid = CopyFragments(chunk, s, out);
         if (hook_)
           hook_(rp, s);
-        // Reclaim Complete -> FreeForWrap(next): release orders our copy
-        // before the next writer's acquire claim; acquire failure observes
-        // the writer's reuse (spec 8).
+        // (8.11 R-consume) Complete -> FreeForWrap(next): our copy is
+        // ordered before the next writer's claim; a failure observes the
+        // writer's reuse.
         const StateWord seen = s;
-        if (state->compare_exchange_strong(s, next_free,
-                                           std::memory_order_release,
-                                           std::memory_order_acquire)) {
+        if (ReaderConsume(*state, s, next_free)) {
           return Taken(rp, seen, valid, /*scraped=*/false, out);
         }
         continue;
@@ -201,11 +196,9 @@ ResolveResult TestRingReader::ResolveOne(ReadChunk* out) {
           return ResolveResult::kProtocolError;
         if (hook_)
           hook_(rp, s);
-        // acq_rel: consumes the writer's release acknowledge and hands the
-        // chunk to the next writer. Failure relaxed: it is a protocol error.
-        if (state->compare_exchange_strong(s, next_free,
-                                           std::memory_order_acq_rel,
-                                           std::memory_order_relaxed)) {
+        // (8.12 R-reclaim): takes the writer's acknowledge and hands the
+        // chunk to the next writer; a failure is a protocol error.
+        if (ReaderReclaim(*state, s, next_free)) {
           holes_++;
           Advance(rp);
           return ResolveResult::kSkipped;

@@ -24,15 +24,13 @@ FakeWriter::FakeWriter(const shm_ring::RingView& view,
 
 bool FakeWriter::Reserve(uint32_t* position) {
   const RingGeometry& g = view_.geometry();
-  // acquire; pairs with the reader's release store of read_pos.
-  const uint32_t read_pos = view_.read_pos()->load(std::memory_order_acquire);
-  uint32_t w = view_.write_pos()->load(std::memory_order_relaxed);
+  // (8.3 W-load-read-pos) and (8.4 W-reserve), as RingWriter does them.
+  const uint32_t read_pos = shm_ring::WriterLoadReadPos(*view_.read_pos());
+  uint32_t w = shm_ring::WriterLoadWritePos(*view_.write_pos());
   for (;;) {
     if (g.IsFull(w, read_pos))
       return false;
-    // relaxed / relaxed (spec 8 "Reserve write_pos").
-    if (view_.write_pos()->compare_exchange_weak(
-            w, w + 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
+    if (shm_ring::WriterReserve(*view_.write_pos(), w, w + 1)) {
       *position = w;
       return true;
     }
@@ -51,11 +49,8 @@ bool FakeWriter::Claim(uint32_t position,
   const StateWord acquired = shm_ring::MakeDataWord(
       ChunkState::kAcquired, shm_ring::kFormatTargetBuffer, flags, 0,
       writer_id_);
-  // acquire / relaxed (spec 8 "Claim"); pairs with the reader's release
-  // transition to FreeForWrap.
-  if (view_.chunk_state(index_)->compare_exchange_strong(
-          expected, acquired, std::memory_order_acquire,
-          std::memory_order_relaxed)) {
+  // (8.5 W-claim).
+  if (shm_ring::WriterClaim(*view_.chunk_state(index_), expected, acquired)) {
     word_ = acquired;
     return true;
   }
@@ -94,34 +89,36 @@ bool FakeWriter::Publish(bool complete, StateWord* observed) {
       shm_ring::WithNumFragmentsAndFlags(word_, num_fragments_,
                                          shm_ring::GetFlags(word_)),
       complete ? ChunkState::kComplete : ChunkState::kAcquired);
-  // release / acquire (spec 8 "Publish"); pairs with the reader's acquire
-  // load of the state word / its acquire-failure.
-  return Cas(desired, std::memory_order_release, std::memory_order_acquire,
-             observed);
+  // (8.7 W-publish). With |complete| false the word stays Acquired with the
+  // new count: not an edge of the 5.1 graph (RingWriter publishes by going
+  // Complete), but a word a reader must be able to scrape, so the reader's
+  // tests build it; it takes the publication's orders.
+  return Cas(&shm_ring::WriterPublish, desired, observed);
 }
 
 bool FakeWriter::Reuse(StateWord* observed) {
-  // relaxed / relaxed (spec 8 "Reuse"): extends the release sequence.
-  return Cas(shm_ring::WithState(word_, ChunkState::kAcquired),
-             std::memory_order_relaxed, std::memory_order_relaxed, observed);
+  // (8.8 W-reuse).
+  return Cas(&shm_ring::WriterReuse,
+             shm_ring::WithState(word_, ChunkState::kAcquired), observed);
 }
 
 bool FakeWriter::Acknowledge(StateWord* observed) {
   // Acknowledges the RewriteRequested word the reader made of ours.
   word_ = shm_ring::WithState(word_, ChunkState::kRewriteRequested);
-  // release / relaxed (spec 8 "Acknowledge"); pairs with the reader's
-  // acq_rel reclaim.
-  return Cas(shm_ring::MakeAcknowledged(), std::memory_order_release,
-             std::memory_order_relaxed, observed);
+  // (8.10 W-acknowledge).
+  StateWord expected = word_;
+  if (shm_ring::WriterAcknowledge(*view_.chunk_state(index_), expected)) {
+    word_ = shm_ring::MakeAcknowledged();
+    return true;
+  }
+  if (observed)
+    *observed = expected;
+  return false;
 }
 
-bool FakeWriter::Cas(StateWord desired,
-                     std::memory_order success,
-                     std::memory_order failure,
-                     StateWord* observed) {
+bool FakeWriter::Cas(CasRow row, StateWord desired, StateWord* observed) {
   StateWord expected = word_;
-  if (view_.chunk_state(index_)->compare_exchange_strong(expected, desired,
-                                                         success, failure)) {
+  if (row(*view_.chunk_state(index_), expected, desired)) {
     word_ = desired;
     return true;
   }

@@ -31,10 +31,12 @@ class FakeWriter {
              shm_ring::WriterID writer_id,
              shm_ring::BufferID target = 1);
 
-  // CAS write_pos from w to w + 1 (relaxed), after an acquire load of
-  // read_pos; false if the ring is full.
+  // (8.4 W-reserve) of position w, after (8.3 W-load-read-pos); false if
+  // the ring is full. Every shared access below goes through the named
+  // operation of its section 8 row (shm_ring_abi.h), as RingWriter's do.
   bool Reserve(uint32_t* position);
-  // CAS FreeForWrap(wrap_count(position)) -> Acquired(id, 0, flags).
+  // (8.5 W-claim) FreeForWrap(wrap_count(position)) -> Acquired(id, 0,
+  // flags).
   bool Claim(uint32_t position,
              shm_ring::ChunkFlags flags = shm_ring::kNoChunkFlags,
              shm_ring::StateWord* observed = nullptr);
@@ -46,11 +48,11 @@ class FakeWriter {
   // unpublished. Writes the BufferID with the first fragment.
   void Append(const std::string& bytes);
   // Publishes every appended fragment: CAS the last word it wrote to
-  // Complete (or to Acquired, to keep the chunk). release / acquire.
+  // Complete (or to Acquired, to keep the chunk): (8.7 W-publish).
   bool Publish(bool complete, shm_ring::StateWord* observed = nullptr);
-  // Complete -> Acquired with the same fields (relaxed / relaxed).
+  // Complete -> Acquired with the same fields: (8.8 W-reuse).
   bool Reuse(shm_ring::StateWord* observed = nullptr);
-  // RewriteRequested(w, n) -> Acknowledged (release / relaxed).
+  // RewriteRequested(w, n) -> Acknowledged: (8.10 W-acknowledge).
   bool Acknowledge(shm_ring::StateWord* observed = nullptr);
 
   uint32_t position() const { return position_; }
@@ -58,9 +60,13 @@ class FakeWriter {
   shm_ring::StateWord word() const { return word_; }
 
  private:
-  bool Cas(shm_ring::StateWord desired,
-           std::memory_order success,
-           std::memory_order failure,
+  // One CAS of the chunk's word from word_ to |desired| through |row|, one
+  // of the named operations of shm_ring_abi.h (which fixes its orders).
+  using CasRow = bool (*)(std::atomic<uint32_t>&,
+                          shm_ring::StateWord&,
+                          shm_ring::StateWord);
+  bool Cas(CasRow row,
+           shm_ring::StateWord desired,
            shm_ring::StateWord* observed);
 
   shm_ring::RingView view_;
