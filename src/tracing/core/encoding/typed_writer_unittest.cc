@@ -64,6 +64,46 @@ std::vector<pb::TracePacket> ReadPackets(PacketCapture* capture) {
   return out;
 }
 
+// One debug annotation of each value kind: bool, uint, int, double, string
+// (with a NUL inside) and pointer.
+void AddOneAnnotationOfEachKind(rt::TrackEvent* event) {
+  rt::DebugAnnotation a = event->add_debug_annotations();
+  a.set_name("b");
+  a.set_bool_value(true);
+  a = event->add_debug_annotations();
+  a.set_name("u");
+  a.set_uint_value(~0ull);
+  a = event->add_debug_annotations();
+  a.set_name("i");
+  a.set_int_value(-5);
+  a = event->add_debug_annotations();
+  a.set_name("d");
+  a.set_double_value(-2.5);
+  a = event->add_debug_annotations();
+  a.set_name("s");
+  a.set_string_value(std::string("with\0nul", 8));
+  a = event->add_debug_annotations();
+  a.set_name("p");
+  a.set_pointer_value(0x7fff12345678ull);
+}
+
+void ExpectOneAnnotationOfEachKind(const pb::TrackEvent& e) {
+  ASSERT_EQ(e.debug_annotations_size(), 6);
+  EXPECT_EQ(e.debug_annotations(0).name(), "b");
+  EXPECT_TRUE(e.debug_annotations(0).has_bool_value());
+  EXPECT_TRUE(e.debug_annotations(0).bool_value());
+  EXPECT_EQ(e.debug_annotations(1).name(), "u");
+  EXPECT_EQ(e.debug_annotations(1).uint_value(), ~0ull);
+  EXPECT_EQ(e.debug_annotations(2).name(), "i");
+  EXPECT_EQ(e.debug_annotations(2).int_value(), -5);
+  EXPECT_EQ(e.debug_annotations(3).name(), "d");
+  EXPECT_EQ(e.debug_annotations(3).double_value(), -2.5);
+  EXPECT_EQ(e.debug_annotations(4).name(), "s");
+  EXPECT_EQ(e.debug_annotations(4).string_value(), std::string("with\0nul", 8));
+  EXPECT_EQ(e.debug_annotations(5).name(), "p");
+  EXPECT_EQ(e.debug_annotations(5).pointer_value(), 0x7fff12345678ull);
+}
+
 TEST(TypedWriterTest, TrackEventRoundTrip) {
   PacketCapture capture;
   {
@@ -80,24 +120,7 @@ TEST(TypedWriterTest, TrackEventRoundTrip) {
     event.add_category_iids(7);
     event.add_category_iids(1ull << 40);
     event.set_track_uuid(0xfedcba9876543210ull);
-    rt::DebugAnnotation a = event.add_debug_annotations();
-    a.set_name("b");
-    a.set_bool_value(true);
-    a = event.add_debug_annotations();
-    a.set_name("u");
-    a.set_uint_value(~0ull);
-    a = event.add_debug_annotations();
-    a.set_name("i");
-    a.set_int_value(-5);
-    a = event.add_debug_annotations();
-    a.set_name("d");
-    a.set_double_value(-2.5);
-    a = event.add_debug_annotations();
-    a.set_name("s");
-    a.set_string_value(std::string("with\0nul", 8));
-    a = event.add_debug_annotations();
-    a.set_name("p");
-    a.set_pointer_value(0x7fff12345678ull);
+    AddOneAnnotationOfEachKind(&event);
     event.add_flow_ids(1);
     event.add_flow_ids(0xffffffffffffffffull);
     event.add_terminating_flow_ids(42);
@@ -138,21 +161,7 @@ TEST(TypedWriterTest, TrackEventRoundTrip) {
   EXPECT_EQ(e0.category_iids(0), 7u);
   EXPECT_EQ(e0.category_iids(1), 1ull << 40);
   EXPECT_EQ(e0.track_uuid(), 0xfedcba9876543210ull);
-  ASSERT_EQ(e0.debug_annotations_size(), 6);
-  EXPECT_EQ(e0.debug_annotations(0).name(), "b");
-  EXPECT_TRUE(e0.debug_annotations(0).has_bool_value());
-  EXPECT_TRUE(e0.debug_annotations(0).bool_value());
-  EXPECT_EQ(e0.debug_annotations(1).name(), "u");
-  EXPECT_EQ(e0.debug_annotations(1).uint_value(), ~0ull);
-  EXPECT_EQ(e0.debug_annotations(2).name(), "i");
-  EXPECT_EQ(e0.debug_annotations(2).int_value(), -5);
-  EXPECT_EQ(e0.debug_annotations(3).name(), "d");
-  EXPECT_EQ(e0.debug_annotations(3).double_value(), -2.5);
-  EXPECT_EQ(e0.debug_annotations(4).name(), "s");
-  EXPECT_EQ(e0.debug_annotations(4).string_value(),
-            std::string("with\0nul", 8));
-  EXPECT_EQ(e0.debug_annotations(5).name(), "p");
-  EXPECT_EQ(e0.debug_annotations(5).pointer_value(), 0x7fff12345678ull);
+  ExpectOneAnnotationOfEachKind(e0);
   ASSERT_EQ(e0.flow_ids_size(), 2);
   EXPECT_EQ(e0.flow_ids(0), 1u);
   EXPECT_EQ(e0.flow_ids(1), 0xffffffffffffffffull);
@@ -174,7 +183,7 @@ TEST(TypedWriterTest, TrackEventRoundTrip) {
   EXPECT_EQ(e2.double_counter_value(), 0.125);
 }
 
-TEST(TypedWriterTest, DescriptorsAndInternedDataRoundTrip) {
+TEST(TypedWriterTest, TrackDescriptorRoundTrip) {
   PacketCapture capture;
   {
     auto handle = capture.writer()->NewTracePacket();
@@ -204,6 +213,37 @@ TEST(TypedWriterTest, DescriptorsAndInternedDataRoundTrip) {
     counter.add_categories("mem");
     counter.set_unit_name("KiB");
   }
+  const std::vector<pb::TracePacket> packets = ReadPackets(&capture);
+  ASSERT_EQ(packets.size(), 1u);
+
+  const pb::TracePacket& p0 = packets[0];
+  EXPECT_EQ(p0.trusted_packet_sequence_id(), 9u);
+  EXPECT_TRUE(p0.first_packet_on_sequence());
+  EXPECT_TRUE(p0.incremental_state_cleared());
+  EXPECT_EQ(p0.previous_packet_dropped(), 1u);
+  const pb::TrackDescriptor& track = p0.track_descriptor();
+  EXPECT_EQ(track.uuid(), 100u);
+  EXPECT_EQ(track.parent_uuid(), 1u);
+  EXPECT_EQ(track.name(), "worker");
+  EXPECT_EQ(track.process().pid(), 77);
+  ASSERT_EQ(track.process().cmdline_size(), 2);
+  EXPECT_EQ(track.process().cmdline(0), "app");
+  EXPECT_EQ(track.process().cmdline(1), "--flag");
+  EXPECT_EQ(track.process().process_name(), "app_main");
+  EXPECT_EQ(track.thread().pid(), 77);
+  EXPECT_EQ(track.thread().tid(), -3);
+  EXPECT_EQ(track.thread().thread_name(), "render");
+  EXPECT_EQ(track.counter().unit(), pb::CounterDescriptor::UNIT_SIZE_BYTES);
+  EXPECT_EQ(track.counter().unit_multiplier(), 1024);
+  EXPECT_TRUE(track.counter().has_is_incremental());
+  EXPECT_FALSE(track.counter().is_incremental());
+  ASSERT_EQ(track.counter().categories_size(), 1);
+  EXPECT_EQ(track.counter().categories(0), "mem");
+  EXPECT_EQ(track.counter().unit_name(), "KiB");
+}
+
+TEST(TypedWriterTest, InternedDataDefaultsAndConfigRoundTrip) {
+  PacketCapture capture;
   {
     auto handle = capture.writer()->NewTracePacket();
     rt::TracePacket packet(handle.get());
@@ -239,51 +279,26 @@ TEST(TypedWriterTest, DescriptorsAndInternedDataRoundTrip) {
   }
 
   const std::vector<pb::TracePacket> packets = ReadPackets(&capture);
-  ASSERT_EQ(packets.size(), 3u);
+  ASSERT_EQ(packets.size(), 2u);
 
   const pb::TracePacket& p0 = packets[0];
-  EXPECT_EQ(p0.trusted_packet_sequence_id(), 9u);
-  EXPECT_TRUE(p0.first_packet_on_sequence());
-  EXPECT_TRUE(p0.incremental_state_cleared());
-  EXPECT_EQ(p0.previous_packet_dropped(), 1u);
-  const pb::TrackDescriptor& track = p0.track_descriptor();
-  EXPECT_EQ(track.uuid(), 100u);
-  EXPECT_EQ(track.parent_uuid(), 1u);
-  EXPECT_EQ(track.name(), "worker");
-  EXPECT_EQ(track.process().pid(), 77);
-  ASSERT_EQ(track.process().cmdline_size(), 2);
-  EXPECT_EQ(track.process().cmdline(0), "app");
-  EXPECT_EQ(track.process().cmdline(1), "--flag");
-  EXPECT_EQ(track.process().process_name(), "app_main");
-  EXPECT_EQ(track.thread().pid(), 77);
-  EXPECT_EQ(track.thread().tid(), -3);
-  EXPECT_EQ(track.thread().thread_name(), "render");
-  EXPECT_EQ(track.counter().unit(), pb::CounterDescriptor::UNIT_SIZE_BYTES);
-  EXPECT_EQ(track.counter().unit_multiplier(), 1024);
-  EXPECT_TRUE(track.counter().has_is_incremental());
-  EXPECT_FALSE(track.counter().is_incremental());
-  ASSERT_EQ(track.counter().categories_size(), 1);
-  EXPECT_EQ(track.counter().categories(0), "mem");
-  EXPECT_EQ(track.counter().unit_name(), "KiB");
-
-  const pb::TracePacket& p1 = packets[1];
-  ASSERT_EQ(p1.interned_data().event_names_size(), 3);
+  ASSERT_EQ(p0.interned_data().event_names_size(), 3);
   for (int i = 0; i < 3; i++) {
-    EXPECT_EQ(p1.interned_data().event_names(i).iid(),
+    EXPECT_EQ(p0.interned_data().event_names(i).iid(),
               static_cast<uint64_t>(i + 1));
-    EXPECT_EQ(p1.interned_data().event_names(i).name(),
+    EXPECT_EQ(p0.interned_data().event_names(i).name(),
               "name" + std::to_string(i + 1));
   }
-  ASSERT_EQ(p1.interned_data().event_categories_size(), 1);
-  EXPECT_EQ(p1.interned_data().event_categories(0).name(), "cat");
-  EXPECT_EQ(p1.trace_packet_defaults().timestamp_clock_id(),
+  ASSERT_EQ(p0.interned_data().event_categories_size(), 1);
+  EXPECT_EQ(p0.interned_data().event_categories(0).name(), "cat");
+  EXPECT_EQ(p0.trace_packet_defaults().timestamp_clock_id(),
             static_cast<uint32_t>(pb::BUILTIN_CLOCK_BOOTTIME));
-  ASSERT_EQ(p1.clock_snapshot().clocks_size(), 6);
-  EXPECT_EQ(p1.clock_snapshot().clocks(5).clock_id(), 6u);
-  EXPECT_EQ(p1.clock_snapshot().clocks(5).timestamp(), 6000u);
-  EXPECT_EQ(p1.clock_snapshot().primary_trace_clock(), 6u);
+  ASSERT_EQ(p0.clock_snapshot().clocks_size(), 6);
+  EXPECT_EQ(p0.clock_snapshot().clocks(5).clock_id(), 6u);
+  EXPECT_EQ(p0.clock_snapshot().clocks(5).timestamp(), 6000u);
+  EXPECT_EQ(p0.clock_snapshot().primary_trace_clock(), 6u);
 
-  const pb::TraceConfig& config = packets[2].trace_config();
+  const pb::TraceConfig& config = packets[1].trace_config();
   ASSERT_EQ(config.buffers_size(), 1);
   EXPECT_EQ(config.buffers(0).size_kb(), 1024u);
   EXPECT_EQ(config.buffers(0).fill_policy(),
