@@ -253,6 +253,35 @@ int SurvivingProducer(const RingView& ring, SharedResults* results) {
   return kChildOk;
 }
 
+// What the kill test's service delivered: every packet finished (and
+// published) before the kill, the idle writer's included, none of the two
+// open ones, and all of the survivor's.
+void ExpectFinishedPacketsDelivered(Service* service,
+                                    const SharedResults& results) {
+  auto received = ReadBack(service->tb());
+  EXPECT_EQ(received.size(), 4u);
+  EXPECT_EQ(Seqs(received[1]), Iota(kKilledW1Finished));
+  EXPECT_EQ(Seqs(received[2]), Iota(kKilledW2Finished));
+  EXPECT_EQ(Seqs(received[4]), Iota(kKilledIdleFinished));
+  EXPECT_EQ(Seqs(received[3]), Iota(kSurvivorPackets));
+  for (const auto& [writer, packets] : received) {
+    for (const Received& p : packets)
+      EXPECT_EQ(p.loss, 0u) << "writer " << writer << " seq " << p.seq;
+  }
+  // Honest accounting: each dead writer had begun one packet more than it
+  // committed, and dropped none; that packet in progress is exactly what
+  // the service does not deliver (writer 1's published head is not
+  // delivered as a packet either).
+  for (uint32_t w = 0; w < 2; ++w) {
+    const WriterReport& r = results.writers[w];
+    const uint32_t finished = w == 0 ? kKilledW1Finished : kKilledW2Finished;
+    EXPECT_EQ(r.trace.packets_begun, finished + 1) << "writer " << w + 1;
+    EXPECT_EQ(r.trace.packets_committed, finished) << "writer " << w + 1;
+    EXPECT_EQ(r.trace.packets_dropped, 0u) << "writer " << w + 1;
+    EXPECT_EQ(received[static_cast<WriterID>(w + 1)].size(), finished);
+  }
+}
+
 TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
   if (ProcessState(getpid()) == 0)
     GTEST_SKIP() << "needs /proc/<pid>/stat to see the child sleep";
@@ -350,31 +379,7 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
                                      shm_ring::GetFormat(w1_open),
                                      shm_ring::GetFlags(w1_open), 0, 1));
 
-  // What was delivered: every packet finished (and published) before the
-  // kill, the idle writer's included, none of the two open ones, and all of
-  // the survivor's.
-  auto received = ReadBack(service.tb());
-  EXPECT_EQ(received.size(), 4u);
-  EXPECT_EQ(Seqs(received[1]), Iota(kKilledW1Finished));
-  EXPECT_EQ(Seqs(received[2]), Iota(kKilledW2Finished));
-  EXPECT_EQ(Seqs(received[4]), Iota(kKilledIdleFinished));
-  EXPECT_EQ(Seqs(received[3]), Iota(kSurvivorPackets));
-  for (const auto& [writer, packets] : received) {
-    for (const Received& p : packets)
-      EXPECT_EQ(p.loss, 0u) << "writer " << writer << " seq " << p.seq;
-  }
-  // Honest accounting: each dead writer had begun one packet more than it
-  // committed, and dropped none; that packet in progress is exactly what
-  // the service does not deliver (writer 1's published head is not
-  // delivered as a packet either).
-  for (uint32_t w = 0; w < 2; ++w) {
-    const WriterReport& r = results->writers[w];
-    const uint32_t finished = w == 0 ? kKilledW1Finished : kKilledW2Finished;
-    EXPECT_EQ(r.trace.packets_begun, finished + 1) << "writer " << w + 1;
-    EXPECT_EQ(r.trace.packets_committed, finished) << "writer " << w + 1;
-    EXPECT_EQ(r.trace.packets_dropped, 0u) << "writer " << w + 1;
-    EXPECT_EQ(received[static_cast<WriterID>(w + 1)].size(), finished);
-  }
+  ExpectFinishedPacketsDelivered(&service, *results.get());
   EXPECT_EQ(service.tb()->stats().abi_violations, 0u);
 }
 
