@@ -184,6 +184,21 @@ class PacketGuaranteeTest : public EndToEndFixture {
     return view;
   }
 
+  // Starts |probe| and waits for its first report.
+  void StartProbe(Subprocess* probe, ProbeReport* report) {
+    std::string error;
+    ASSERT_TRUE(probe->Start(&error)) << error;
+    ASSERT_NO_FATAL_FAILURE(WaitForReport(probe, 1, report));
+  }
+
+  // |view| holds packets 0..n-1 in order, and no loss is flagged or
+  // reported.
+  static void ExpectAllAndNoLoss(const ProbeView& view, uint64_t n) {
+    EXPECT_EQ(view.numbers, Numbers(n));
+    EXPECT_EQ(view.packets_with_loss, 0u);
+    EXPECT_EQ(view.reported_dropped, 0u);
+  }
+
   static std::vector<uint64_t> Numbers(uint64_t n) {
     std::vector<uint64_t> numbers;
     for (uint64_t i = 0; i < n; i++)
@@ -198,18 +213,14 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfAnIdleAppAreInTheFinalTrace) {
   Subprocess service(ServiceArgs());
   ASSERT_NO_FATAL_FAILURE(StartService(&service));
   Subprocess probe(ProbeArgs(5, 40, "stall", "idle"));
-  std::string error;
-  ASSERT_TRUE(probe.Start(&error)) << error;
   ProbeReport report;
-  ASSERT_NO_FATAL_FAILURE(WaitForReport(&probe, 1, &report));
+  ASSERT_NO_FATAL_FAILURE(StartProbe(&probe, &report));
   EXPECT_EQ(report.committed, 5u);
   EXPECT_EQ(report.dropped, 0u);
 
   ASSERT_NO_FATAL_FAILURE(StopService(&service));
   const ProbeView view = ViewOf(trace_, probe.pid());
-  EXPECT_EQ(view.numbers, Numbers(5));
-  EXPECT_EQ(view.packets_with_loss, 0u);
-  EXPECT_EQ(view.reported_dropped, 0u);
+  ExpectAllAndNoLoss(view, 5);
 }
 
 // A snapshot taken after the packets ended holds them, and so does the
@@ -218,10 +229,8 @@ TEST_F(PacketGuaranteeTest, EndedPacketsAreInASnapshotTakenAfterwards) {
   Subprocess service(ServiceArgs());
   ASSERT_NO_FATAL_FAILURE(StartService(&service));
   Subprocess probe(ProbeArgs(7, 100, "stall", "idle"));
-  std::string error;
-  ASSERT_TRUE(probe.Start(&error)) << error;
   ProbeReport report;
-  ASSERT_NO_FATAL_FAILURE(WaitForReport(&probe, 1, &report));
+  ASSERT_NO_FATAL_FAILURE(StartProbe(&probe, &report));
   ASSERT_EQ(report.committed, 7u);
 
   service.Signal(SIGUSR1);
@@ -241,10 +250,8 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfASigkilledAppAreInTheTrace) {
   Subprocess service(ServiceArgs());
   ASSERT_NO_FATAL_FAILURE(StartService(&service));
   Subprocess probe(ProbeArgs(5, 40, "stall", "idle"));
-  std::string error;
-  ASSERT_TRUE(probe.Start(&error)) << error;
   ProbeReport report;
-  ASSERT_NO_FATAL_FAILURE(WaitForReport(&probe, 1, &report));
+  ASSERT_NO_FATAL_FAILURE(StartProbe(&probe, &report));
   ASSERT_EQ(report.committed, 5u);
   const pid_t probe_pid = probe.pid();
   probe.Signal(SIGKILL);
@@ -252,9 +259,7 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfASigkilledAppAreInTheTrace) {
 
   ASSERT_NO_FATAL_FAILURE(StopService(&service));
   const ProbeView view = ViewOf(trace_, probe_pid);
-  EXPECT_EQ(view.numbers, Numbers(5));
-  EXPECT_EQ(view.packets_with_loss, 0u);
-  EXPECT_EQ(view.reported_dropped, 0u);
+  ExpectAllAndNoLoss(view, 5);
 }
 
 // Same, but the process ends itself with _exit() right after the packets:
@@ -273,9 +278,7 @@ TEST_F(PacketGuaranteeTest, EndedPacketsOfAnAppThatExitsAtOnceAreInTheTrace) {
 
   ASSERT_NO_FATAL_FAILURE(StopService(&service));
   const ProbeView view = ViewOf(trace_, probe.pid());
-  EXPECT_EQ(view.numbers, Numbers(300));
-  EXPECT_EQ(view.packets_with_loss, 0u);
-  EXPECT_EQ(view.reported_dropped, 0u);
+  ExpectAllAndNoLoss(view, 300);
 }
 
 // Drop policy, and the service frozen (SIGSTOP) while the app writes far
