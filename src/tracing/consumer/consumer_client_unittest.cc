@@ -482,7 +482,7 @@ TEST(ConsumerClientTest, HostileServices) {
          resp.set_error("\x1b[2J");
          Respond(conn, resp);
        },
-       violation + "error: control character 0x1b at offset 0"},
+       violation + "error: control character U+001B at offset 0"},
       {"too long",
        [](ipc::UnixSocket* conn, const ConsumerRequest&) {
          const std::string big(ipc::kMaxConsumerMessageSize + 1, 'x');
