@@ -121,6 +121,24 @@ Producer::~Producer() {
   }
   if (!inert_after_fork_ && !notifier_->disconnected())
     SendFinalLossReport();
+  if (!inert_after_fork_)
+    DiscardUnreadMessages();
+}
+
+void Producer::DiscardUnreadMessages() {
+  // A Unix socket closed with datagrams still queued resets the connection
+  // (ECONNRESET at the service), and the peer's pending error is reported
+  // before the datagrams we sent last: the final loss report would be lost.
+  // Messages the reader no longer reads (after StopDataSources()) are
+  // dropped here. Bounded: a service that keeps sending gets its reset.
+  uint8_t byte;
+  for (int i = 0; i < 1024; ++i) {
+    // A 1-byte buffer truncates (drops) the rest of the datagram, and fds
+    // without a control buffer are closed by the kernel.
+    const ssize_t n = recv(socket_->fd(), &byte, 1, MSG_DONTWAIT);
+    if (n <= 0 && !(n < 0 && errno == EINTR))
+      return;
+  }
 }
 
 void Producer::SendFinalLossReport() {
