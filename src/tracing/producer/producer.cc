@@ -251,15 +251,19 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   reader_options.producer = p.get();
   reader_options.ack_timeout_ms = options.disconnect_timeout_ms;
   reader_options.on_disconnect = options.on_disconnect;
-  // Registered for the atfork handlers before the reader thread exists, so
+  // Registered for the atfork handlers before a reader thread can exist, so
   // a fork() from now on finds the Producer in the list.
   producer::ForkHandlers::Register(p.get());
-  p->reader_ = producer::ServiceReader::Start(reader_options, &s);
+  p->reader_ = producer::ServiceReader::Create(reader_options, &s);
   if (!p->reader_) {
     SetStatus(status,
               base::ErrStatus("ringtrace producer: %s", s.message().c_str()));
     return nullptr;
   }
+  // Watching the connection needs the thread now; otherwise it starts with
+  // the first data source.
+  if (options.on_disconnect)
+    p->reader_->StartThread();
   SetStatus(status, base::OkStatus());
   return p;
 }

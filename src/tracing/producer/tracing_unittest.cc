@@ -97,8 +97,8 @@ TEST(TracingTest, StartValidatesTheOptions) {
 }
 
 TEST(TracingTest, RegisterRefusesBadNamesAndDuplicates) {
+  RecordingHandler handler;  // handlers outlive the Tracing
   Tracing tracing(OptionsFor("/nonexistent/x.sock"));
-  RecordingHandler handler;
   EXPECT_FALSE(tracing.RegisterDataSource("", &handler).ok());
   EXPECT_FALSE(tracing.RegisterDataSource("nl\n", &handler).ok());
   EXPECT_FALSE(tracing.RegisterDataSource("ds", nullptr).ok());
@@ -114,8 +114,9 @@ TEST(TracingTest, RegisterRefusesBadNamesAndDuplicates) {
 TEST(TracingTest, ConnectsWhenTheServiceComesLater) {
   TempDir dir;
   const std::string path = dir.File("svc.sock");
+  RecordingHandler handler;  // handlers outlive the Tracing
+  RecordingHandler late;
   Tracing tracing(OptionsFor(path));
-  RecordingHandler handler;
   ASSERT_TRUE(tracing.RegisterDataSource("ds", &handler).ok());
   ASSERT_TRUE(tracing.Start().ok());
   ASSERT_TRUE(tracing.Start().ok());  // idempotent
@@ -139,7 +140,6 @@ TEST(TracingTest, ConnectsWhenTheServiceComesLater) {
   EXPECT_EQ(tracing.generation(), 1u);
 
   // A data source registered now goes to the current connection at once.
-  RecordingHandler late;
   ASSERT_TRUE(tracing.RegisterDataSource("late", &late).ok());
   EXPECT_EQ(Registrations(service.get(), 1), std::vector<std::string>{"late"});
   ASSERT_TRUE(service->SendStart(StartMsg(1, "late")));
@@ -160,9 +160,9 @@ TEST(TracingTest, ReconnectsAndRegistersAgainAfterARestart) {
   const std::string path = dir.File("svc.sock");
   auto service = ScriptedService::Start(path);
   ASSERT_TRUE(service);
-  Tracing tracing(OptionsFor(path));
-  RecordingHandler handler;
+  RecordingHandler handler;  // handlers outlive the Tracing
   RecordingHandler other;
+  Tracing tracing(OptionsFor(path));
   ASSERT_TRUE(tracing.RegisterDataSource("ds", &handler).ok());
   ASSERT_TRUE(tracing.RegisterDataSource("other", &other).ok());
   ASSERT_TRUE(tracing.Start().ok());
@@ -226,8 +226,8 @@ TEST(TracingTest, AServiceBreakingTheProtocolIsLeftAndReconnected) {
   const std::string path = dir.File("svc.sock");
   auto service = ScriptedService::Start(path);
   ASSERT_TRUE(service);
+  RecordingHandler handler;  // handlers outlive the Tracing
   Tracing tracing(OptionsFor(path));
-  RecordingHandler handler;
   ASSERT_TRUE(tracing.RegisterDataSource("ds", &handler).ok());
   ASSERT_TRUE(tracing.Start().ok());
   ASSERT_TRUE(service->WaitConnected());
