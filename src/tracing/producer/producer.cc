@@ -153,7 +153,7 @@ void Producer::SendFinalLossReport() {
            msg.num_entries < ipc::kMaxLossEntriesPerMessage) {
       msg.entries[msg.num_entries++] = entries[next++];
     }
-    uint8_t buf[ipc::kMaxMessageSize];
+    uint8_t buf[ipc::kMaxProducerMessageSize];
     const size_t size = ipc::EncodeLossReport(msg, buf, sizeof(buf));
     RT_CHECK(size > 0);
     if (!SendBefore(socket_->fd(), buf, size, deadline_ms)) {
