@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "src/base/logging.h"
+#include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {
 namespace traced {
@@ -30,9 +31,8 @@ using trace_buffer::BufferID;
 using trace_buffer::ProducerID;
 using trace_buffer::TraceBufferV2;
 
-// Registered data sources per producer (ipc::kMaxDataSourcesPerProducer).
-constexpr size_t kMaxDataSourcesPerProducer = 32;
-constexpr size_t kMaxDataSourceNameSize = 64;
+using ipc::kMaxDataSourceNameSize;
+using ipc::kMaxDataSourcesPerProducer;
 // Answers a producer may still owe after their stop or flush timed out.
 constexpr size_t kMaxOwedAcks = 1024;
 
@@ -178,7 +178,7 @@ base::Status ServiceCore::StartSession(
     SessionId* id) {
   *id = 0;
   std::unique_ptr<Session> s(new Session());
-  base::Status status = ValidateTraceConfig(proto, &s->config);
+  base::Status status = MakeSessionConfig(proto, &s->config);
   if (status.ok() && finished_)
     status = base::ErrStatus("the service is stopping");
   if (status.ok() && s->config.write_into_file) {
@@ -479,8 +479,8 @@ base::Status ServiceCore::FlushSession(SessionId id,
   if (s->stopping)
     return base::ErrStatus("session %llu is stopping",
                            static_cast<unsigned long long>(id));
-  if (timeout_ms > kMaxTimeoutMs)
-    return base::ErrStatus("timeout_ms must be at most %u", kMaxTimeoutMs);
+  if (timeout_ms > ipc::kMaxTimeoutMs)
+    return base::ErrStatus("timeout_ms must be at most %u", ipc::kMaxTimeoutMs);
   IssueFlush(s, tag, /*periodic=*/false,
              timeout_ms ? timeout_ms : s->config.flush_timeout_ms, now);
   return base::OkStatus();

@@ -20,6 +20,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/test/temp_dir.h"
+#include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/service/traced/test/core_fixture.h"
 #include "src/tracing/service/traced/test/test_client.h"
 
@@ -470,12 +471,12 @@ TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
     TraceConfig config;
   };
   std::vector<Case> cases;
-  cases.push_back({"at least one buffer", TraceConfig()});
+  cases.push_back({"buffers: 0 entries", TraceConfig()});
   {
     TraceConfig c;
     for (int i = 0; i < 9; ++i)
       c.add_buffers()->set_size_kb(4);
-    cases.push_back({"at most 8", c});
+    cases.push_back({"buffers: 9 entries", c});
   }
   {
     TraceConfig c = OneBufferConfig();
@@ -499,7 +500,7 @@ TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
   }
   {
     TraceConfig c = OneBufferConfig();
-    c.set_flush_timeout_ms(kMaxTimeoutMs + 1);
+    c.set_flush_timeout_ms(ipc::kMaxTimeoutMs + 1);
     cases.push_back({"flush_timeout_ms", c});
   }
   {

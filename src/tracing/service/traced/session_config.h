@@ -2,29 +2,12 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// SessionConfig: a consumer's perfetto.protos.TraceConfig, checked field by
-// field and reduced to what the service acts on (docs/sessions.md). The
-// config comes from a consumer and is untrusted: ValidateTraceConfig()
-// rejects every defect with a message naming the field, and the service
-// never reads the proto again afterwards (it keeps the serialized bytes only
-// to write them into the trace).
-//
-// Limits (each an error, never a silent clamp):
-//   buffers                1..kMaxBuffersPerSession, size_kb 1..kMaxBufferKb
-//   data_sources           at most kMaxDataSourcesPerSession; every entry
-//                          has a config with a valid name (1..64 printable
-//                          ASCII) and a target_buffer < buffers
-//   producer_name_filter   at most kMaxProducerNameFilters entries of 1..64
-//                          printable ASCII
-//   track_event_config     enabled + disabled patterns at most
-//                          kMaxCategoryPatterns, each 1..128 printable ASCII
-//   write_into_file        file_write_period_ms 0 (5000) or >= 100
-//   max_file_size_bytes    only with write_into_file
-//   flush_timeout_ms,      0 (5000) or at most kMaxTimeoutMs
-//   data_source_stop_timeout_ms
-//   unique_session_name    at most 64 printable ASCII
-//   unknown fields         an error (a field this service does not know
-//                          would otherwise be ignored silently)
+// SessionConfig: a consumer's perfetto.protos.TraceConfig, checked by
+// ipc::ValidateTraceConfig (src/tracing/ipc/consumer_protocol.h: every
+// defect is an error naming the field, unknown fields included) and reduced
+// to what the service acts on, defaults filled in (docs/sessions.md). The
+// service never reads the proto again afterwards; it keeps the serialized
+// bytes only to write them into the trace.
 
 #ifndef SRC_TRACING_SERVICE_TRACED_SESSION_CONFIG_H_
 #define SRC_TRACING_SERVICE_TRACED_SESSION_CONFIG_H_
@@ -51,14 +34,8 @@ namespace traced {
 // bytes (its offsets are 32-bit and it keeps the top 64 KiB free).
 constexpr uint32_t kMaxBufferKb = 0xffff0000u / 1024;  // 4194240
 
-constexpr size_t kMaxBuffersPerSession = 8;
-constexpr size_t kMaxDataSourcesPerSession = 64;
-constexpr size_t kMaxProducerNameFilters = 64;
-constexpr size_t kMaxSessionNameSize = 64;
 constexpr uint32_t kDefaultTimeoutMs = 5000;
-constexpr uint32_t kMaxTimeoutMs = 300000;
 constexpr uint32_t kDefaultFileWritePeriodMs = 5000;
-constexpr uint32_t kMinFileWritePeriodMs = 100;
 
 struct SessionConfig {
   struct Buffer {
@@ -93,8 +70,9 @@ struct SessionConfig {
 // Whether |s| is 1..|max_size| printable ASCII characters.
 bool IsPrintableName(const std::string& s, size_t max_size);
 
-base::Status ValidateTraceConfig(const perfetto::protos::TraceConfig& config,
-                                 SessionConfig* out);
+// ipc::ValidateTraceConfig, then the conversion.
+base::Status MakeSessionConfig(const perfetto::protos::TraceConfig& config,
+                               SessionConfig* out);
 
 }  // namespace traced
 }  // namespace ringtrace
