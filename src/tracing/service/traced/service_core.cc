@@ -565,9 +565,25 @@ base::Status ServiceCore::Export(
   trace_export::TraceExporter exporter(&file_writer);
   exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
   exporter.WriteClockSnapshot(clocks);
+  const base::Status status = ExportTail(
+      &exporter, buffers, producers_connected, chunks_unroutable, summary);
+  struct stat st = {};
+  if (fstat(out_fd, &st) == 0)
+    summary->file_size = static_cast<uint64_t>(st.st_size);
+  const off_t end_offset = lseek(out_fd, 0, SEEK_CUR);
+  if (start_offset >= 0 && end_offset >= start_offset)
+    summary->bytes_written = static_cast<uint64_t>(end_offset - start_offset);
+  return status;
+}
+
+base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
+                                     const std::vector<TraceBufferV2*>& buffers,
+                                     uint32_t producers_connected,
+                                     uint64_t chunks_unroutable,
+                                     ExportSummary* summary) const {
   std::vector<const TraceBufferV2*> const_buffers;
   for (TraceBufferV2* buffer : buffers) {
-    exporter.ExportBuffer(buffer);
+    exporter->ExportBuffer(buffer);
     const_buffers.push_back(buffer);
   }
   trace_export::TraceExporter::ServiceStats service_stats;
@@ -577,21 +593,14 @@ base::Status ServiceCore::Export(
   // chunks_rejected_by_sink) is already in its chunks_discarded (DISCARD
   // full) or abi_violations (malformed), and counts once.
   service_stats.chunks_discarded = chunks_unroutable;
-  service_stats.extra_fields = EncodeExtraStatsFields(&exporter);
-  exporter.WriteTraceStats(const_buffers, service_stats);
-  exporter.WriteClockSnapshot();
-  const base::Status status = exporter.Finish();
-
-  summary->export_stats = exporter.stats();
+  service_stats.extra_fields = EncodeExtraStatsFields(exporter);
+  exporter->WriteTraceStats(const_buffers, service_stats);
+  exporter->WriteClockSnapshot();
+  const base::Status status = exporter->Finish();
+  summary->export_stats = exporter->stats();
   summary->buffer_stats = trace_buffer::TraceBufferStats();
   for (const TraceBufferV2* buffer : buffers)
     AddBufferStats(buffer->stats(), &summary->buffer_stats);
-  struct stat st = {};
-  if (fstat(out_fd, &st) == 0)
-    summary->file_size = static_cast<uint64_t>(st.st_size);
-  const off_t end_offset = lseek(out_fd, 0, SEEK_CUR);
-  if (start_offset >= 0 && end_offset >= start_offset)
-    summary->bytes_written = static_cast<uint64_t>(end_offset - start_offset);
   return status;
 }
 

@@ -81,6 +81,7 @@
 #include "src/tracing/service/ring_drainer/drain_loop.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/session_config.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
@@ -539,6 +540,13 @@ class ServiceCore {
     std::vector<std::unique_ptr<SessionBuffer>> buffers;
     std::vector<Instance> instances;
     std::vector<PendingFlush> flushes;
+    // write_into_file: the trace is appended to |fd| as it goes, by one
+    // exporter for the session's life (sequence ids persist). Its header
+    // (TraceConfig, ClockSnapshot) is written at the start.
+    std::unique_ptr<trace_export::TraceFileWriter> stream_file;
+    std::unique_ptr<trace_export::TraceExporter> stream;
+    Clock::time_point next_file_write = Clock::time_point::max();
+    base::Status stream_status;  // the first write error
   };
 
   explicit ServiceCore(const Options& options);
@@ -576,6 +584,11 @@ class ServiceCore {
   // frees the session.
   void FinalizeSession(SessionId id, bool write, Clock::time_point now);
   void CompleteFlush(Session* session, size_t index, bool timed_out);
+  // write_into_file: drains the session's rings and appends what its
+  // buffers hold to its file (on the drain thread: the buffers are only
+  // readable there). A write error or max_file_size_bytes reached ends the
+  // session: then it returns true and |session| may be gone.
+  bool WriteIntoFile(Session* session, Clock::time_point now);
   void IssueFlush(Session* session,
                   uint64_t tag,
                   bool periodic,
@@ -611,6 +624,15 @@ class ServiceCore {
                       uint64_t chunks_unroutable,
                       int out_fd,
                       ExportSummary* summary) const;
+  // Export()'s second half, also the end of a streamed session: every
+  // packet of |buffers|, TraceStats, the closing ClockSnapshot, Finish().
+  // Sets summary's export_stats and buffer_stats.
+  base::Status ExportTail(
+      trace_export::TraceExporter* exporter,
+      const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+      uint32_t producers_connected,
+      uint64_t chunks_unroutable,
+      ExportSummary* summary) const;
 
   const Options options_;
   // Read when tracing started; the trace's first ClockSnapshot.

@@ -10,6 +10,9 @@
 
 #include "protos/perfetto/config/trace_config.pb.h"
 
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -181,11 +184,6 @@ base::Status ServiceCore::StartSession(
   base::Status status = MakeSessionConfig(proto, &s->config);
   if (status.ok() && finished_)
     status = base::ErrStatus("the service is stopping");
-  if (status.ok() && s->config.write_into_file) {
-    status = base::ErrStatus(
-        "write_into_file is not supported by this service yet: the trace "
-        "is written when the session ends");
-  }
   if (status.ok() && !out_fd.valid())
     status = base::ErrStatus("no output file");
   if (status.ok() && sessions_.size() >= options_.max_sessions) {
@@ -268,6 +266,16 @@ base::Status ServiceCore::StartSession(
     s->next_periodic_flush =
         now + std::chrono::milliseconds(s->config.flush_period_ms);
   s->unroutable_at_start = DrainerStats().chunks_unroutable;
+  if (s->config.write_into_file) {
+    s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
+    s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
+    s->stream->WriteTraceConfig(s->config.serialized.data(),
+                                s->config.serialized.size());
+    s->stream->WriteClockSnapshot(s->start_clocks);
+    s->stream_status = s->stream_file->Flush();
+    s->next_file_write =
+        now + std::chrono::milliseconds(s->config.file_write_period_ms);
+  }
   std::set<ProducerID> started;
   for (auto& kv : producers_) {
     if (StartInstances(s.get(), kv.first, &kv.second))
@@ -438,9 +446,24 @@ void ServiceCore::FinalizeSession(SessionId id,
     }
     const uint64_t unroutable =
         summary.drainer_stats.chunks_unroutable - s->unroutable_at_start;
-    base::Status status = Export(buffers, s->config.serialized, s->start_clocks,
-                                 static_cast<uint32_t>(producers_.size()),
-                                 unroutable, s->fd.get(), &summary);
+    base::Status status;
+    if (s->stream) {
+      // Streamed: the rest after what the periodic writes appended.
+      status = s->stream_status;
+      if (status.ok()) {
+        status = ExportTail(s->stream.get(), buffers,
+                            static_cast<uint32_t>(producers_.size()),
+                            unroutable, &summary);
+      }
+      summary.bytes_written = s->stream_file->stats().bytes_written;
+      struct stat st = {};
+      if (fstat(s->fd.get(), &st) == 0)
+        summary.file_size = static_cast<uint64_t>(st.st_size);
+    } else {
+      status = Export(buffers, s->config.serialized, s->start_clocks,
+                      static_cast<uint32_t>(producers_.size()), unroutable,
+                      s->fd.get(), &summary);
+    }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
       status = base::ErrStatus("fsync: %s", strerror(errno));
@@ -696,9 +719,47 @@ void ServiceCore::AdvanceSessions(Clock::time_point now) {
       s->next_periodic_flush =
           now + std::chrono::milliseconds(s->config.flush_period_ms);
     }
+    // |s| may be gone after a write that ended the session.
+    if (now >= s->next_file_write && WriteIntoFile(s, now))
+      continue;
     if (now >= s->duration_deadline)
       BeginStop(s, 0, /*by_service=*/true, now);
   }
+}
+
+bool ServiceCore::WriteIntoFile(Session* s, Clock::time_point now) {
+  s->next_file_write =
+      now + std::chrono::milliseconds(s->config.file_write_period_ms);
+  std::vector<std::pair<RingId, uint32_t>> rings;
+  for (ProducerID pid : SessionProducers(*s)) {
+    const Producer& p = producers_.at(pid);
+    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
+  }
+  trace_export::TraceExporter* stream = s->stream.get();
+  const bool ok = s->stream_status.ok();
+  loop_->RunSync([&](RingDrainer* d) {
+    // kNormal, as a clone: the writers are not disturbed.
+    for (const auto& r : rings)
+      DrainBounded(d, r.first, r.second, DrainMode::kNormal);
+    if (!ok)
+      return;
+    for (const auto& b : s->buffers)
+      stream->ExportBuffer(b->buffer.get());
+  });
+  if (s->stream_status.ok())
+    s->stream_status = s->stream_file->Flush();
+  const bool full =
+      s->config.max_file_size_bytes != 0 &&
+      s->stream_file->stats().bytes_written >= s->config.max_file_size_bytes;
+  if (s->stream_status.ok() && !full)
+    return false;
+  if (!s->stream_status.ok()) {
+    RT_LOG("session %llu: %s; ending it",
+           static_cast<unsigned long long>(s->id),
+           s->stream_status.message().c_str());
+  }
+  BeginStop(s, 0, /*by_service=*/true, now);
+  return true;
 }
 
 ServiceCore::Clock::time_point ServiceCore::NextDeadline() const {
@@ -711,6 +772,7 @@ ServiceCore::Clock::time_point ServiceCore::NextDeadline() const {
     }
     next = std::min(next, s->duration_deadline);
     next = std::min(next, s->next_periodic_flush);
+    next = std::min(next, s->next_file_write);
     for (const PendingFlush& f : s->flushes)
       next = std::min(next, f.deadline);
   }

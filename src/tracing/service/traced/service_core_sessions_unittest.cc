@@ -495,8 +495,8 @@ TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
   }
   {
     TraceConfig c = OneBufferConfig();
-    c.set_write_into_file(true);
-    cases.push_back({"write_into_file", c});
+    c.set_max_file_size_bytes(1 << 20);  // without write_into_file
+    cases.push_back({"max_file_size_bytes", c});
   }
   {
     TraceConfig c = OneBufferConfig();
@@ -545,6 +545,70 @@ TEST_F(SessionsTest, BufferIdsAreReusedOnlyAfterTheCounterWrapped) {
   core_->set_next_buffer_id_for_testing(kMaxSessionBufferId);
   // 65535 and 1 are held by live sessions.
   EXPECT_EQ(target_of_next("s3"), 2);
+}
+
+TEST_F(SessionsTest, WriteIntoFileKeepsMoreThanTheBufferHolds) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  // 32 KiB of RING_BUFFER; 3 periods of ~24 KiB of packets each (each fits,
+  // all three do not).
+  TraceConfig config = OneBufferConfig(32);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(1000);
+  const SessionId s = Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w = side->NewWriter(starts[0].target_buffer);
+  constexpr uint32_t kPerPeriod = 1200;
+  for (uint32_t period = 1; period <= 3; ++period) {
+    WriteTestPackets(w.get(), "x", (period - 1) * kPerPeriod, kPerPeriod);
+    w->Flush();
+    EXPECT_EQ(core_->NextDeadline(),
+              now_ + std::chrono::milliseconds(1000 * period));
+    core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000 * period));
+    // The file holds every packet so far, as a valid (unfinished) trace.
+    EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs,
+              Seqs(0, period * kPerPeriod));
+  }
+  const SessionEvent ended = StopAndAck(s);
+  EXPECT_TRUE(ended.status.ok()) << ended.status.message();
+  EXPECT_EQ(ended.summary.packets_overwritten, 0u);
+  const perfetto::protos::Trace trace = ReadTrace("s");
+  EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 3 * kPerPeriod));
+  // One TraceConfig at the start, the stats and a clock snapshot at the end.
+  int configs = 0;
+  for (const auto& p : trace.packet())
+    configs += p.has_trace_config() ? 1 : 0;
+  EXPECT_EQ(configs, 1);
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
+  // More than twice the buffer went through it, nothing overwritten.
+  EXPECT_GT(ended.summary.bytes_written, 2u * 32 * 1024);
+}
+
+TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig(64);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(100);
+  config.set_max_file_size_bytes(4096);
+  Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 50);  // well below 4 KiB
+  w->Flush();
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(100));
+  EXPECT_TRUE(core_->TakeCommands().empty());
+  WriteTestPackets(w.get(), "x", 50, 500);  // beyond it
+  w->Flush();
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(200));
+  AckStops(core_->TakeCommands());
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].by_service);
+  EXPECT_TRUE(events[0].status.ok()) << events[0].status.message();
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 550));
 }
 
 TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
