@@ -29,6 +29,17 @@
 //                            TraceConfig, a ClockSnapshot, every packet,
 //                            the TraceStats, a closing ClockSnapshot.
 //
+// Sessions (docs/sessions.md, "How the service implements it"): besides
+// the single-session buffer 0 (Options::single_session; Finish() and
+// Snapshot() above), consumer sessions each own 1..8 buffers with
+// service-wide BufferIDs, an output fd and data source instances on the
+// producers that registered a matching data source. StartSession, StopSession,
+// FlushSession, CloneSession, GetSessionTraceStats and the producers'
+// RegisterDataSource / OnDataSourceStopped / OnFlushAck drive them; the
+// waits are deadlines (NextDeadline / AdvanceSessions), never sleeps. What
+// the owner must send goes out through TakeCommands() (to producers) and
+// TakeEvents() (to consumers).
+//
 // ProducerIDs. The drainer's ChunkIDs, the buffer's sequences and the
 // exporter's sequence ids are keyed by {ProducerID, WriterID}: an id reused
 // while the buffer still holds a sequence of its previous owner would splice

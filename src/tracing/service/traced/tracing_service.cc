@@ -702,10 +702,12 @@ std::string FormatSummary(const ServiceSummary& s) {
                 : (s.out_path.empty() ? "in no trace file (no --out)"
                                       : "NOT written"),
       u(e.export_stats.packet_bytes_exported),
-      s.written ? "to" : "(the export failed; untouched:)", s.out_path.c_str(),
-      u(s.written ? e.file_size : 0), u(e.packets_overwritten),
-      u(e.buffer_stats.chunks_discarded), u(e.drainer_stats.chunks_unroutable),
-      u(e.export_stats.invalid_packets), u(e.export_stats.packets_with_loss),
+      s.written ? "to"
+                : (s.out_path.empty() ? "" : "(the export failed; untouched:)"),
+      s.out_path.c_str(), u(s.written ? e.file_size : 0),
+      u(e.packets_overwritten), u(e.buffer_stats.chunks_discarded),
+      u(e.drainer_stats.chunks_unroutable), u(e.export_stats.invalid_packets),
+      u(e.export_stats.packets_with_loss),
       u(e.drainer_stats.reader.chunks_emitted), u(e.drainer_stats.reader.holes),
       u(e.drainer_stats.reader.protocol_errors), u(s.stats.snapshots_written),
       u(s.stats.snapshot_errors));

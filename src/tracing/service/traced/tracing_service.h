@@ -35,6 +35,15 @@
 //     DrainRequest before the Hello, a HelloReply) closes only that
 //     connection, after the final kFlush drain of its ring, and is counted.
 //
+// The consumer socket (Options::consumer_socket_path; tracing_service_
+// consumer.cc): connections of the service's uid, root or consumer_group;
+// each datagram is a ConsumerRequest (ipc::DecodeConsumerRequest) served on
+// the core's sessions. Answers, tracing_ended events and the producers'
+// StartDataSource / StopDataSource / Flush are sent non-blocking: a peer
+// whose socket buffer is full is disconnected, never waited for. The core's
+// deadlines are part of the poll timeout. A consumer that hangs up frees its
+// sessions unwritten; Stop() writes every live session first.
+//
 // Snapshot(path) puts a request in a one-request slot (a mutex) and signals
 // the snapshot eventfd; the service thread, which owns the ServiceCore, opens
 // the file, runs ServiceCore::Snapshot (a drain, a copy of the trace buffer,
