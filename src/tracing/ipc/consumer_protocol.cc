@@ -108,20 +108,67 @@ base::Status CheckNoUnknownFields(const Message& msg,
   return base::OkStatus();
 }
 
-base::Status CheckNoControlChars(const std::string& where,
-                                 const std::string& value) {
-  for (size_t i = 0; i < value.size(); i++) {
-    const uint8_t c = static_cast<uint8_t>(value[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return base::ErrStatus("%s: control character 0x%02x at offset %zu",
-                             where.c_str(), c, i);
+// The length of the UTF-8 sequence at |p| (|n| bytes available) and its
+// code point; 0 if it is not a valid, shortest-form sequence of a scalar
+// value.
+size_t DecodeUtf8(const uint8_t* p, size_t n, uint32_t* cp) {
+  const uint8_t c = p[0];
+  size_t len;
+  uint32_t min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if ((c & 0xe0) == 0xc0) {
+    len = 2;
+    min = 0x80;
+    *cp = c & 0x1fu;
+  } else if ((c & 0xf0) == 0xe0) {
+    len = 3;
+    min = 0x800;
+    *cp = c & 0x0fu;
+  } else if ((c & 0xf8) == 0xf0) {
+    len = 4;
+    min = 0x10000;
+    *cp = c & 0x07u;
+  } else {
+    return 0;
+  }
+  if (n < len)
+    return 0;
+  for (size_t k = 1; k < len; k++) {
+    if ((p[k] & 0xc0) != 0x80)
+      return 0;
+    *cp = (*cp << 6) | (p[k] & 0x3fu);
+  }
+  if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+// |value| is valid UTF-8 without C0 or C1 control characters (nor DEL):
+// safe to print on a terminal.
+base::Status CheckPrintableUtf8(const std::string& where,
+                                const std::string& value) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(value.data());
+  for (size_t i = 0; i < value.size();) {
+    uint32_t cp = 0;
+    const size_t len = DecodeUtf8(p + i, value.size() - i, &cp);
+    if (len == 0) {
+      return base::ErrStatus("%s: invalid UTF-8 at offset %zu", where.c_str(),
+                             i);
     }
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+      return base::ErrStatus("%s: control character U+%04X at offset %zu",
+                             where.c_str(), cp, i);
+    }
+    i += len;
   }
   return base::OkStatus();
 }
 
-// Every string field (not bytes) of |msg| and below it is free of control
-// characters.
+// Every string field (not bytes) of |msg| and below it passes
+// CheckPrintableUtf8.
 base::Status CheckStrings(const Message& msg, const std::string& path) {
   const Reflection* reflection = msg.GetReflection();
   std::vector<const FieldDescriptor*> fields;
@@ -139,7 +186,7 @@ base::Status CheckStrings(const Message& msg, const std::string& path) {
             repeated ? reflection->GetRepeatedStringReference(msg, field, i,
                                                               &scratch)
                      : reflection->GetStringReference(msg, field, &scratch);
-        s = CheckNoControlChars(item, value);
+        s = CheckPrintableUtf8(item, value);
       } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
         s = CheckStrings(repeated
                              ? reflection->GetRepeatedMessage(msg, field, i)

@@ -23,10 +23,11 @@
 // request set, a nonzero request_id, no field this build does not know, a
 // nonzero session_id where one is needed, the fd rule above, and for
 // EnableTracing ValidateTraceConfig(). DecodeConsumerResponse() checks what
-// a client relies on (request ids, no control characters in any string, so
-// a hostile service cannot drive the user's terminal). Every defect is a
-// Status whose message names the field at fault ("buffers[1].size_kb: 0 is
-// outside 1..4194240"); nothing here crashes, whatever the bytes.
+// a client relies on (request ids; every string valid UTF-8 without control
+// characters, so a hostile service cannot drive the user's terminal). Every
+// defect is a Status whose message names the field at fault
+// ("buffers[1].size_kb: 0 is outside 1..4194240"); nothing here crashes,
+// whatever the bytes.
 //
 // This library links the full libprotobuf (reflection finds unknown fields
 // and walks strings); the producer-side //src/tracing/ipc:ipc that apps link
@@ -115,9 +116,9 @@ base::Status DecodeConsumerRequest(const uint8_t* data,
                                    protos::ConsumerRequest* out);
 // Responses never carry fds: a datagram with one is refused by the caller
 // (ConsumerClient closes it). Checked: framing; request_id 0 exactly when
-// tracing_ended is set; ok present; an error message when ok is false; no
-// control character (0x00-0x1f, 0x7f) in any string field. Unknown fields
-// are accepted (a newer service may add some).
+// tracing_ended is set; ok present; an error message when ok is false;
+// every string field valid UTF-8 without control characters (C0, DEL, C1).
+// Unknown fields are accepted (a newer service may add some).
 base::Status DecodeConsumerResponse(const uint8_t* data,
                                     size_t size,
                                     protos::ConsumerResponse* out);

@@ -595,13 +595,15 @@ TEST(ConsumerProtocolTest, ResponseRules) {
   EXPECT_EQ(DecodeResponse(r), "ok");
 }
 
-// A hostile service cannot drive the user's terminal through any string.
-TEST(ConsumerProtocolTest, ResponseStringsHaveNoControlCharacters) {
+// A hostile service cannot drive the user's terminal through any string:
+// each is valid UTF-8 without C0, DEL or C1 control characters.
+TEST(ConsumerProtocolTest, ResponseStringsArePrintableUtf8) {
   ConsumerResponse resp;
   resp.set_request_id(5);
   resp.set_ok(false);
   resp.set_error("bad\x1b]0;owned\x07");
-  EXPECT_EQ(DecodeResponse(resp), "error: control character 0x1b at offset 3");
+  EXPECT_EQ(DecodeResponse(resp),
+            "error: control character U+001B at offset 3");
   resp.set_error("fine");
 
   auto* state = resp.mutable_service_state();
@@ -612,20 +614,45 @@ TEST(ConsumerProtocolTest, ResponseStringsHaveNoControlCharacters) {
   p->add_data_sources("x\x7f");
   EXPECT_EQ(DecodeResponse(resp),
             "service_state.producers[1].data_sources[1]: control character "
-            "0x7f at offset 1");
+            "U+007F at offset 1");
   p->set_data_sources(1, "ok");
   state->add_sessions()->set_unique_name(std::string("a\0", 2));
   EXPECT_EQ(DecodeResponse(resp),
-            "service_state.sessions[0].unique_name: control character 0x00 at "
-            "offset 1");
+            "service_state.sessions[0].unique_name: control character U+0000 "
+            "at offset 1");
   state->mutable_sessions(0)->set_unique_name("boot");
   state->mutable_sessions(0)->set_state("started\r");
   EXPECT_EQ(DecodeResponse(resp),
-            "service_state.sessions[0].state: control character 0x0d at "
+            "service_state.sessions[0].state: control character U+000D at "
             "offset 7");
   state->mutable_sessions(0)->set_state("started");
+
+  // C1 controls (U+009B is CSI on many terminals), in UTF-8 and raw.
+  resp.set_error(
+      "caf\xc3\xa9 \xc2\x9b"
+      "2J");
+  EXPECT_EQ(DecodeResponse(resp),
+            "error: control character U+009B at offset 6");
+  const char* invalid[][2] = {
+      {"raw \x9b", "error: invalid UTF-8 at offset 4"},
+      {"cut \xe2\x82", "error: invalid UTF-8 at offset 4"},
+      {"overlong \xc0\xaf", "error: invalid UTF-8 at offset 9"},
+      {"surrogate \xed\xa0\x80", "error: invalid UTF-8 at offset 10"},
+      {"big \xf4\x90\x80\x80", "error: invalid UTF-8 at offset 4"},
+      {"bad lead \xff", "error: invalid UTF-8 at offset 9"},
+      {"\xe2\x82\xac \xf0\x9f\x98\x80 \xe2x",
+       "error: invalid UTF-8 at offset 9"},
+  };
+  for (const auto& c : invalid) {
+    resp.set_error(c[0]);
+    EXPECT_EQ(DecodeResponse(resp), c[1]) << c[0];
+  }
+  // Printable text of any script passes.
+  resp.set_error("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0");
+  EXPECT_EQ(DecodeResponse(resp), "ok");
+
   // Bytes fields are binary: anything goes.
-  resp.set_trace_stats(std::string("\x00\x1b\x7f", 3));
+  resp.set_trace_stats(std::string("\x00\x1b\x7f\xff", 4));
   EXPECT_EQ(DecodeResponse(resp), "ok");
 }
 
