@@ -10,9 +10,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <memory>
@@ -363,6 +368,68 @@ TEST_F(TracingServiceConsumerTest, ServiceStopWritesLiveSessionsAndTellsThem) {
   perfetto::protos::Trace trace;
   EXPECT_TRUE(ReadTraceFile(dir_.File("t"), &trace));
   EXPECT_GE(trace.packet_size(), 4);
+}
+
+// In a child that becomes uid/gid |id|: connects to |path| and waits for the
+// service to answer a request (exit 0) or close the connection (exit 3).
+// Only syscalls: the parent has threads.
+int ConnectAs(const std::string& path, uid_t id) {
+  ConsumerRequest query;
+  query.set_request_id(1);
+  query.mutable_query_service_state();
+  std::vector<uint8_t> bytes;
+  if (!ipc::EncodeConsumerRequest(query, &bytes).ok())
+    return -1;
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path))
+    return -1;
+  memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(id) != 0 || setuid(id) != 0)
+      _exit(10);
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr),
+                          sizeof(addr)) != 0) {
+      _exit(11);
+    }
+    // A refused peer may find the connection closed before it sends.
+    (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, kTestTimeoutMs) != 1)
+      _exit(12);
+    uint8_t buf[256];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    _exit(n > 0 ? 0 : 3);
+  }
+  int wstatus = 0;
+  if (pid < 0 || waitpid(pid, &wstatus, 0) != pid || !WIFEXITED(wstatus))
+    return -1;
+  return WEXITSTATUS(wstatus);
+}
+
+TEST_F(TracingServiceConsumerTest, OtherUsersAreRefusedUnlessInTheGroup) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to act as another user";
+  constexpr uid_t kNobody = 65534;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  TracingService::Options options = DaemonOptions();
+  options.consumer_socket_options.mode = 0666;  // the kernel lets it connect
+  StartService(options);
+  EXPECT_EQ(ConnectAs(dir_.File("consumer.sock"), kNobody), 3);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_refused == 1 &&
+           s.connections.consumers_accepted == 0;
+  }));
+  ASSERT_TRUE(service_->Stop(nullptr).ok());
+
+  options.consumer_group = kNobody;  // its primary group
+  StartService(options);
+  EXPECT_EQ(ConnectAs(dir_.File("consumer.sock"), kNobody), 0);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_accepted == 1;
+  }));
 }
 
 // A producer that registered |name| (after its Hello).
