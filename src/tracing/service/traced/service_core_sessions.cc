@@ -38,6 +38,8 @@ using ipc::kMaxDataSourceNameSize;
 using ipc::kMaxDataSourcesPerProducer;
 // Answers a producer may still owe after their stop or flush timed out.
 constexpr size_t kMaxOwedAcks = 1024;
+// Flushes of one session waiting for acks (a consumer cannot pile up more).
+constexpr size_t kMaxPendingFlushes = 64;
 
 bool PassesFilter(const SessionConfig::DataSource& ds,
                   const std::string& producer_name) {
@@ -502,6 +504,11 @@ base::Status ServiceCore::FlushSession(SessionId id,
   if (s->stopping)
     return base::ErrStatus("session %llu is stopping",
                            static_cast<unsigned long long>(id));
+  if (s->flushes.size() >= kMaxPendingFlushes) {
+    return base::ErrStatus("session %llu: %zu flushes are in progress already",
+                           static_cast<unsigned long long>(id),
+                           s->flushes.size());
+  }
   if (timeout_ms > ipc::kMaxTimeoutMs)
     return base::ErrStatus("timeout_ms must be at most %u", ipc::kMaxTimeoutMs);
   IssueFlush(s, tag, /*periodic=*/false,

@@ -366,6 +366,11 @@ TEST_F(SessionsTest, FlushWaitsForAcksAndTimesOut) {
   EXPECT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // late
   EXPECT_EQ(core_->session_stats().late_acks, 1u);
   EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+
+  // A consumer cannot pile up flushes: 64 wait at most.
+  for (int i = 0; i < 64; ++i)
+    EXPECT_TRUE(core_->FlushSession(s, 0, 100 + i, now_).ok());
+  EXPECT_FALSE(core_->FlushSession(s, 0, 200, now_).ok());
 }
 
 TEST_F(SessionsTest, DurationEndsTheSessionAndTheEventSaysSo) {

@@ -32,6 +32,10 @@ namespace {
 using protos::ConsumerRequest;
 using protos::ConsumerResponse;
 
+// DisableTracing requests of one consumer waiting for one session that is
+// stopping already (each is answered when it ends).
+constexpr size_t kMaxWaitingDisables = 16;
+
 // Whether |uid| (primary group |gid|) belongs to |group|.
 bool InGroup(uid_t uid, gid_t gid, gid_t group) {
   if (gid == group)
@@ -224,7 +228,11 @@ void TracingService::HandleConsumerRequest(Connection* c,
         if (info.id == id)
           stopping = info.stopping;
       }
-      if (stopping) {
+      if (stopping && c->waiting_disable[id].size() >= kMaxWaitingDisables) {
+        status = base::ErrStatus(
+            "session %llu: %zu DisableTracing requests wait for it already",
+            static_cast<unsigned long long>(id), kMaxWaitingDisables);
+      } else if (stopping) {
         c->waiting_disable[id].push_back(request.request_id());
       } else {
         status = core_->StopSession(id, request.request_id(), now);
