@@ -400,14 +400,17 @@ void TracingService::Run() {
       AcceptNew(now);
     if (rc > 0 && fds[kConsumerListenerPollFd].revents != 0)
       AcceptConsumers();
-    core_->AdvanceSessions(Clock::now());
-    DispatchCore();
     for (auto& c : connections_) {
       if (IsPending(*c) && now >= c->hello_deadline) {
         ++conn_stats_.hello_timeouts;
         Close(c.get());
       }
     }
+    // Last in the round: whatever the round made the core owe (an answer,
+    // a command, an event of a session that ended) goes out before poll(2)
+    // may sleep.
+    core_->AdvanceSessions(Clock::now());
+    DispatchCore();
     connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                       [](const std::unique_ptr<Connection>& c) {
                                         return !c->socket;
