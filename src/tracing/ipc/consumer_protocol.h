@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "src/base/status.h"
+#include "src/tracing/ipc/wire_protocol.h"
 
 namespace perfetto {
 namespace protos {
@@ -75,10 +76,10 @@ constexpr size_t kMaxBuffersPerSession = 8;
 // TraceBufferV2's largest buffer, 0xffff0000 bytes, in KiB.
 constexpr uint32_t kMaxBufferSizeKb = 4194240;
 constexpr size_t kMaxDataSourcesPerConfig = 64;
-constexpr size_t kMaxDataSourceNameSize = 64;
-// Enabled plus disabled category patterns of one data source.
-constexpr size_t kMaxCategoryPatterns = 256;
-constexpr size_t kMaxCategoryPatternSize = 128;
+// kMaxDataSourceNameSize, kMaxCategoryPatterns (enabled plus disabled
+// patterns of one data source) and kMaxCategoryPatternSize are the producer
+// protocol's (wire_protocol.h): a validated config always encodes as
+// StartDataSource.
 constexpr size_t kMaxProducerNameFilters = 64;
 constexpr size_t kMaxProducerNameFilterSize = 64;
 constexpr size_t kMaxUniqueSessionNameSize = 64;

@@ -362,9 +362,11 @@ void TraceExporter::WriteTraceConfig(const void* data, size_t size) {
   WriteServicePacket(body);
 }
 
-void TraceExporter::WriteTraceStats(
+// static
+std::string TraceExporter::EncodeTraceStats(
     const std::vector<const TraceBufferV2*>& buffers,
-    const ServiceStats& service_stats) {
+    const ServiceStats& service_stats,
+    uint64_t invalid_packets) {
   std::string stats;
   ProtoBuilder b(&stats);
   uint64_t chunks_discarded = service_stats.chunks_discarded;
@@ -375,8 +377,16 @@ void TraceExporter::WriteTraceStats(
   b.AppendVarInt(2, service_stats.producers_connected);
   b.AppendVarInt(3, service_stats.producers_seen);
   b.AppendVarInt(8, chunks_discarded);
-  b.AppendVarInt(10, stats_.invalid_packets);
+  b.AppendVarInt(10, invalid_packets);
   stats += service_stats.extra_fields;
+  return stats;
+}
+
+void TraceExporter::WriteTraceStats(
+    const std::vector<const TraceBufferV2*>& buffers,
+    const ServiceStats& service_stats) {
+  const std::string stats =
+      EncodeTraceStats(buffers, service_stats, stats_.invalid_packets);
   std::string body;
   ProtoBuilder(&body).AppendMessage(pf::kTraceStats, stats);
   WriteServicePacket(body);

@@ -173,6 +173,14 @@ class TraceExporter {
       const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
       const ServiceStats& service_stats);
 
+  // The serialized TraceStats WriteTraceStats() writes (without the packet
+  // around it), with |invalid_packets| as the exporter's count. The buffers
+  // are read: call it on the thread that owns them.
+  static std::string EncodeTraceStats(
+      const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+      const ServiceStats& service_stats,
+      uint64_t invalid_packets);
+
   // The clocks of a ClockSnapshot, in ns.
   struct ClockReadings {
     uint64_t boottime = 0;

@@ -26,6 +26,7 @@
 #include "src/base/flags.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
+#include "src/tracing/ipc/default_socket_paths.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
@@ -40,8 +41,22 @@ constexpr int kNiceUnchanged = 100;  // outside [-20, 19]
 
 void PrintUsage(FILE* out, const char* argv0) {
   fprintf(out,
-          "Usage: %s --socket PATH --out FILE [flags]\n"
-          "  --socket PATH          Unix socket producers connect to\n"
+          "Usage: %s [--out FILE] [flags]\n"
+          "Without --out: a daemon; consumers (the ringtrace CLI) start and "
+          "stop\n"
+          "tracing sessions on the consumer socket. With --out: one session "
+          "into\n"
+          "FILE from start to stop (the consumer socket only if given).\n"
+          "  --producer-socket PATH Unix socket producers connect to (alias "
+          "--socket;\n"
+          "                         default: see docs/sessions.md)\n"
+          "  --consumer-socket PATH Unix socket consumers connect to\n"
+          "  --consumer-group GROUP members of GROUP may use the consumer "
+          "socket\n"
+          "                         (its mode becomes 0660)\n"
+          "  --max-sessions N       consumer sessions at once, 1..1024 (8)\n"
+          "  --max-buffer-mb N      all sessions' buffers together, MiB "
+          "(1024)\n"
           "  --out FILE             Perfetto trace file to write\n"
           "  --duration-ms N        stop after N ms (default: until SIGINT "
           "or SIGTERM)\n"
@@ -141,16 +156,37 @@ int ParseFlags(int argc,
                uint32_t* duration_ms,
                int* nice_value) {
   RingLimits& limits = options->core.ring_limits;
+  bool socket_mode_set = false;
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
     const std::string& value = flag.value;
     uint32_t n = 0;
     const char* error = nullptr;
-    if (flag.Is("--socket")) {
+    if (flag.Is("--socket") || flag.Is("--producer-socket")) {
       options->socket_path = value;
       if (value.empty())
         error = "must not be empty";
+    } else if (flag.Is("--consumer-socket")) {
+      options->consumer_socket_path = value;
+      if (value.empty())
+        error = "must not be empty";
+    } else if (flag.Is("--consumer-group")) {
+      if (!ParseGroup(value, &options->consumer_group)) {
+        error = "must name an existing group (or be a group number)";
+      } else {
+        options->consumer_socket_options.group = options->consumer_group;
+        options->consumer_socket_options.mode = 0660;
+      }
+    } else if (flag.Is("--max-sessions")) {
+      if (!base::ParseUint32(value, &options->core.max_sessions) ||
+          options->core.max_sessions == 0 || options->core.max_sessions > 1024)
+        error = "must be in [1, 1024]";
+    } else if (flag.Is("--max-buffer-mb")) {
+      if (!base::ParseUint32(value, &n) || n == 0 || n > (1u << 20))
+        error = "must be in [1, 1048576]";
+      else
+        options->core.max_total_buffer_bytes = uint64_t{n} << 20;
     } else if (flag.Is("--out")) {
       options->out_path = value;
       if (value.empty())
@@ -206,7 +242,8 @@ int ParseFlags(int argc,
         error = "must be in [-20, 19]";
       else
         *nice_value = v;
-    } else if (flag.Is("--socket-mode")) {
+    } else if (flag.Is("--socket-mode") || flag.Is("--producer-socket-mode")) {
+      socket_mode_set = true;
       if (!ParseSocketMode(value, &options->socket_options.mode))
         error = "must be octal permission bits in [0, 0777], e.g. 0660";
     } else if (flag.Is("--socket-group")) {
@@ -227,8 +264,18 @@ int ParseFlags(int argc,
     fprintf(stderr, "ringtraced: %s\n", reader.error().c_str());
     return kExitUsage;
   }
-  if (options->socket_path.empty() || options->out_path.empty()) {
-    fprintf(stderr, "ringtraced: --socket and --out are required\n");
+  // Daemon mode (no --out): the default sockets, a producer socket every
+  // local app may reach. The single-session mode keeps its earlier
+  // defaults: only the sockets given.
+  if (options->out_path.empty()) {
+    if (options->socket_path.empty())
+      options->socket_path = ipc::DefaultProducerSocketPath();
+    if (options->consumer_socket_path.empty())
+      options->consumer_socket_path = ipc::DefaultConsumerSocketPath();
+    if (!socket_mode_set)
+      options->socket_options.mode = 0666;
+  } else if (options->socket_path.empty()) {
+    fprintf(stderr, "ringtraced: --out needs --socket (--producer-socket)\n");
     return kExitUsage;
   }
   if (options->socket_path == options->out_path) {
@@ -305,6 +352,12 @@ const char* WaitForEnd(int signal_fd,
       if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
         continue;
       if (info.ssi_signo == SIGUSR1) {
+        if (service->options().out_path.empty()) {
+          fprintf(stderr,
+                  "ringtraced: SIGUSR1 ignored: no --out (clone a session "
+                  "with the ringtrace CLI instead)\n");
+          continue;
+        }
         WriteSnapshot(service, ++snapshots);
         continue;
       }
@@ -363,14 +416,34 @@ int Main(int argc, char** argv) {
     return kExitFailure;
   }
 
+  // The default directory of the sockets is created and checked (a
+  // directory someone else controls could swap the sockets). A path given
+  // by a flag is the user's choice: Listen() reports a missing directory.
+  for (const std::string* path :
+       {&options.socket_path, &options.consumer_socket_path}) {
+    if (*path != ipc::DefaultProducerSocketPath() &&
+        *path != ipc::DefaultConsumerSocketPath()) {
+      continue;
+    }
+    const base::Status dir_status = ipc::EnsureSocketDirectory(*path);
+    if (!dir_status.ok()) {
+      fprintf(stderr, "ringtraced: %s\n", dir_status.message().c_str());
+      return kExitFailure;
+    }
+  }
   TracingService service(options);
   base::Status status = service.Start();
   if (!status.ok()) {
     fprintf(stderr, "ringtraced: %s\n", status.message().c_str());
     return kExitFailure;
   }
-  fprintf(stderr, "ringtraced: listening on %s, writing %s\n",
-          options.socket_path.c_str(), options.out_path.c_str());
+  if (options.out_path.empty()) {
+    fprintf(stderr, "ringtraced: producers on %s, consumers on %s\n",
+            options.socket_path.c_str(), options.consumer_socket_path.c_str());
+  } else {
+    fprintf(stderr, "ringtraced: listening on %s, writing %s\n",
+            options.socket_path.c_str(), options.out_path.c_str());
+  }
   const char* why = WaitForEnd(signal_fd.get(), duration_ms, &service);
   fprintf(stderr, "ringtraced: stopping (%s)\n", why ? why : "duration");
 

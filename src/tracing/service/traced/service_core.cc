@@ -47,11 +47,8 @@ uint32_t Clamp(uint64_t v, uint32_t lo, uint32_t hi) {
       std::min<uint64_t>(std::max<uint64_t>(v, lo), hi));
 }
 
-// Drains ring |id| with |mode| passes until one makes no progress. Bounded
-// even if the producer keeps writing: the positions that existed when the
-// drain began are at most |num_chunks|, so the drain stops once that many
-// were resolved, and after num_chunks + 2 passes in any case (passes that
-// only retry).
+}  // namespace
+
 void DrainBounded(RingDrainer* drainer,
                   RingId id,
                   uint32_t num_chunks,
@@ -64,6 +61,35 @@ void DrainBounded(RingDrainer* drainer,
       break;
   }
 }
+
+void AddBufferStats(const trace_buffer::TraceBufferStats& s,
+                    trace_buffer::TraceBufferStats* t) {
+#define RT_ADD(f) t->f += s.f
+  RT_ADD(bytes_written);
+  RT_ADD(bytes_overwritten);
+  RT_ADD(bytes_read);
+  RT_ADD(padding_bytes_written);
+  RT_ADD(padding_bytes_cleared);
+  RT_ADD(chunks_written);
+  RT_ADD(chunks_rewritten);
+  RT_ADD(chunks_overwritten);
+  RT_ADD(chunks_discarded);
+  RT_ADD(chunks_read);
+  RT_ADD(chunks_committed_out_of_order);
+  RT_ADD(write_wrap_count);
+  RT_ADD(patches_succeeded);
+  RT_ADD(patches_failed);
+  RT_ADD(abi_violations);
+  RT_ADD(trace_writer_packet_loss);
+  RT_ADD(packets_overwritten);
+  RT_ADD(sequence_losses_forgotten);
+  RT_ADD(late_chunks_dropped);
+  RT_ADD(readaheads_succeeded);
+  RT_ADD(readaheads_failed);
+#undef RT_ADD
+}
+
+namespace {
 
 // One last drain of a ring whose producer is gone (or is being dropped):
 // DrainMode::kFlush resolves every reserved position, scraping open chunks,
@@ -177,24 +203,36 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     *status = base::ErrStatus("the drain tick must be > 0");
     return nullptr;
   }
-  std::unique_ptr<ServiceCore> core(new ServiceCore(options));
-  core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
-                                        options.fill_policy);
-  if (!core->buffer_) {
-    *status = base::ErrStatus(
-        "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
-        "(not enough address space or memory?)",
-        options.buffer_kb,
-        static_cast<unsigned long long>(options.buffer_kb) * 1024);
+  if (options.max_sessions == 0 || options.max_sessions > 1024) {
+    *status = base::ErrStatus("max sessions must be in [1, 1024]");
     return nullptr;
   }
+  if (options.max_total_buffer_bytes == 0) {
+    *status = base::ErrStatus("the total buffer limit must be > 0");
+    return nullptr;
+  }
+  std::unique_ptr<ServiceCore> core(new ServiceCore(options));
   ServiceCore* raw = core.get();
-  // Runs on the drain thread (inside buffer writes); read there by
-  // Snapshot(), and after Finish() joined that thread.
-  core->buffer_->set_overwrite_observer(
-      [raw](const trace_buffer::PacketSequenceProperties&,
-            const trace_buffer::TracePacket&) { ++raw->packets_overwritten_; });
-  core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
+  if (options.single_session) {
+    core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
+                                          options.fill_policy);
+    if (!core->buffer_) {
+      *status = base::ErrStatus(
+          "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
+          "(not enough address space or memory?)",
+          options.buffer_kb,
+          static_cast<unsigned long long>(options.buffer_kb) * 1024);
+      return nullptr;
+    }
+    // Runs on the drain thread (inside buffer writes); read there by
+    // Snapshot(), and after Finish() joined that thread.
+    core->buffer_->set_overwrite_observer(
+        [raw](const trace_buffer::PacketSequenceProperties&,
+              const trace_buffer::TracePacket&) {
+          ++raw->packets_overwritten_;
+        });
+    core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
+  }
   ring_drainer::DrainLoop::Options loop_options;
   loop_options.tick_ns = options.drain_tick_ns;
   loop_options.drainer.head_grace_ns = options.head_grace_ns;
@@ -274,9 +312,18 @@ void ServiceCore::RefillReusableIds() {
   scanned_since_departure_ = true;
   std::vector<bool> held(kMaxProducerId + 1, false);
   // The buffer is only consistent on the drain thread.
+  std::vector<const TraceBufferV2*> buffers;
+  if (buffer_)
+    buffers.push_back(buffer_.get());
+  for (const auto& kv : sessions_) {
+    for (const auto& b : kv.second->buffers)
+      buffers.push_back(b->buffer.get());
+  }
   loop_->RunSync([&](RingDrainer*) {
-    buffer_->ForEachSequenceProducer(
-        [&](trace_buffer::ProducerID id) { held[id] = true; });
+    for (const TraceBufferV2* buffer : buffers) {
+      buffer->ForEachSequenceProducer(
+          [&](trace_buffer::ProducerID id) { held[id] = true; });
+    }
   });
   size_t kept = 0;
   for (trace_buffer::ProducerID id : departed_ids_) {
@@ -344,7 +391,8 @@ ServiceCore::Admission ServiceCore::Admit(
   config.view = region->view();  // the service's mapping and geometry
   config.producer_id = id;
   config.identity = identity;
-  config.allowed_buffers = {{kTargetBuffer, sink_.get()}};
+  // A new producer has no data source instance yet: buffer 0 at most.
+  config.allowed_buffers = AllowedBuffersFor(id, nullptr);
   RingId ring_id = 0;
   loop_->RunSync([&](RingDrainer* d) { ring_id = d->AddRing(config); });
 
@@ -397,6 +445,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   departed_ids_.push_back(id);
   scanned_since_departure_ = false;
   stats_.producers_connected = static_cast<uint32_t>(producers_.size());
+  ForgetProducerInSessions(id);
 }
 
 ring_drainer::RingStats ServiceCore::DrainerStats() {
@@ -430,8 +479,9 @@ std::string ServiceCore::MakeTraceConfig() const {
 base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   if (finished_)
     return base::ErrStatus("the trace was already written");
-  finished_ = true;
   *summary = ExportSummary();
+  EndAllSessions(Clock::now());
+  finished_ = true;
   const uint32_t connected_at_stop = static_cast<uint32_t>(producers_.size());
   while (!producers_.empty())
     RemoveProducer(producers_.begin()->first);
@@ -442,13 +492,19 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   loop_->RunSync(
       [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
   summary->packets_overwritten = packets_overwritten_;
-  return Export(buffer_.get(), connected_at_stop, out_fd, summary);
+  if (!buffer_)
+    return base::OkStatus();  // no single-session buffer: nothing to write
+  return Export({buffer_.get()}, MakeTraceConfig(), start_clocks_,
+                connected_at_stop, summary->drainer_stats.chunks_unroutable,
+                out_fd, summary);
 }
 
 base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
   *summary = ExportSummary();
   if (finished_)
     return base::ErrStatus("the trace was already written: no snapshots");
+  if (!buffer_)
+    return base::ErrStatus("no single-session buffer to snapshot");
   struct RingToDrain {
     RingId id;
     uint32_t num_chunks;
@@ -476,46 +532,75 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
                            options_.buffer_kb);
   }
   // Step 2, here: the copy is ours alone; the drain thread goes on.
-  return Export(clone.get(), connected, out_fd, summary);
+  return Export({clone.get()}, MakeTraceConfig(), start_clocks_, connected,
+                summary->drainer_stats.chunks_unroutable, out_fd, summary);
 }
 
-base::Status ServiceCore::Export(TraceBufferV2* buffer,
-                                 uint32_t producers_connected,
-                                 int out_fd,
-                                 ExportSummary* summary) const {
+std::string ServiceCore::EncodeExtraStatsFields(
+    trace_export::TraceExporter* exporter) const {
+  std::string out = EncodeServiceCounters(counters_, stats_);
+  out += losses_.EncodeTraceStatsFields(
+      [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
+                       bool connected) -> uint32_t {
+        // A departed producer whose id a connected one holds now: the
+        // buffer's sequences of that id are the newcomer's.
+        if (!exporter || (!connected && producers_.count(producer) != 0))
+          return 0;
+        return exporter->SequenceIdFor(
+            producer, static_cast<trace_buffer::WriterID>(writer));
+      });
+  return out;
+}
+
+base::Status ServiceCore::Export(
+    const std::vector<TraceBufferV2*>& buffers,
+    const std::string& trace_config,
+    const trace_export::TraceExporter::ClockReadings& clocks,
+    uint32_t producers_connected,
+    uint64_t chunks_unroutable,
+    int out_fd,
+    ExportSummary* summary) const {
+  const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
   trace_export::TraceFileWriter file_writer(out_fd);
   trace_export::TraceExporter exporter(&file_writer);
-  const std::string trace_config = MakeTraceConfig();
   exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
-  exporter.WriteClockSnapshot(start_clocks_);
-  exporter.ExportBuffer(buffer);
+  exporter.WriteClockSnapshot(clocks);
+  const base::Status status = ExportTail(
+      &exporter, buffers, producers_connected, chunks_unroutable, summary);
+  struct stat st = {};
+  if (fstat(out_fd, &st) == 0)
+    summary->file_size = static_cast<uint64_t>(st.st_size);
+  const off_t end_offset = lseek(out_fd, 0, SEEK_CUR);
+  if (start_offset >= 0 && end_offset >= start_offset)
+    summary->bytes_written = static_cast<uint64_t>(end_offset - start_offset);
+  return status;
+}
+
+base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
+                                     const std::vector<TraceBufferV2*>& buffers,
+                                     uint32_t producers_connected,
+                                     uint64_t chunks_unroutable,
+                                     ExportSummary* summary) const {
+  std::vector<const TraceBufferV2*> const_buffers;
+  for (TraceBufferV2* buffer : buffers) {
+    exporter->ExportBuffer(buffer);
+    const_buffers.push_back(buffer);
+  }
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = producers_connected;
   service_stats.producers_seen = stats_.producers_seen;
   // Only what no buffer saw: a chunk the buffer rejected (the drainer's
   // chunks_rejected_by_sink) is already in its chunks_discarded (DISCARD
   // full) or abi_violations (malformed), and counts once.
-  service_stats.chunks_discarded = summary->drainer_stats.chunks_unroutable;
-  service_stats.extra_fields = EncodeServiceCounters(counters_, stats_);
-  service_stats.extra_fields += losses_.EncodeTraceStatsFields(
-      [this, &exporter](trace_buffer::ProducerID producer, uint32_t writer,
-                        bool connected) -> uint32_t {
-        // A departed producer whose id a connected one holds now: the
-        // buffer's sequences of that id are the newcomer's.
-        if (!connected && producers_.count(producer) != 0)
-          return 0;
-        return exporter.SequenceIdFor(
-            producer, static_cast<trace_buffer::WriterID>(writer));
-      });
-  exporter.WriteTraceStats({buffer}, service_stats);
-  exporter.WriteClockSnapshot();
-  const base::Status status = exporter.Finish();
-
-  summary->export_stats = exporter.stats();
-  summary->buffer_stats = buffer->stats();
-  struct stat st = {};
-  if (fstat(out_fd, &st) == 0)
-    summary->file_size = static_cast<uint64_t>(st.st_size);
+  service_stats.chunks_discarded = chunks_unroutable;
+  service_stats.extra_fields = EncodeExtraStatsFields(exporter);
+  exporter->WriteTraceStats(const_buffers, service_stats);
+  exporter->WriteClockSnapshot();
+  const base::Status status = exporter->Finish();
+  summary->export_stats = exporter->stats();
+  summary->buffer_stats = trace_buffer::TraceBufferStats();
+  for (const TraceBufferV2* buffer : buffers)
+    AddBufferStats(buffer->stats(), &summary->buffer_stats);
   return status;
 }
 

@@ -29,6 +29,17 @@
 //                            TraceConfig, a ClockSnapshot, every packet,
 //                            the TraceStats, a closing ClockSnapshot.
 //
+// Sessions (docs/sessions.md, "How the service implements it"): besides
+// the single-session buffer 0 (Options::single_session; Finish() and
+// Snapshot() above), consumer sessions each own 1..8 buffers with
+// service-wide BufferIDs, an output fd and data source instances on the
+// producers that registered a matching data source. StartSession, StopSession,
+// FlushSession, CloneSession, GetSessionTraceStats and the producers'
+// RegisterDataSource / OnDataSourceStopped / OnFlushAck drive them; the
+// waits are deadlines (NextDeadline / AdvanceSessions), never sleeps. What
+// the owner must send goes out through TakeCommands() (to producers) and
+// TakeEvents() (to consumers).
+//
 // ProducerIDs. The drainer's ChunkIDs, the buffer's sequences and the
 // exporter's sequence ids are keyed by {ProducerID, WriterID}: an id reused
 // while the buffer still holds a sequence of its previous owner would splice
@@ -64,9 +75,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,19 +92,22 @@
 #include "src/tracing/service/ring_drainer/drain_loop.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
+#include "src/tracing/service/traced/session_config.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace traced {
 
-// The one buffer of the service's trace config (TraceConfig.buffers[0]):
-// the only BufferID a producer's chunks may target.
+// The buffer of the single-session mode (Options::single_session): every
+// producer may write it, and HelloReply.target_buffer names it.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
+// Consumer sessions' buffers get BufferIDs 1..kMaxSessionBufferId.
+constexpr uint32_t kMaxSessionBufferId = 0xffff;
 
-// The largest trace buffer, in KiB: TraceBufferV2 holds at most 0xffff0000
-// bytes (its offsets are 32-bit and it keeps the top 64 KiB free).
-constexpr uint32_t kMaxBufferKb = 0xffff0000u / 1024;  // 4194240
+using SessionId = uint64_t;
+
 // The largest ring the service serves, in KiB: what a producer accepts by
 // default (ProducerOptions::max_ring_bytes, 64 MiB). A larger ring would be
 // refused by every default producer.
@@ -112,6 +128,19 @@ struct RingLimits {
 };
 
 base::Status ValidateRingLimits(const RingLimits& limits);
+
+// Drains ring |id| with |mode| passes until one makes no progress. Bounded
+// even if the producer keeps writing: the positions that existed when the
+// drain began are at most |num_chunks|, so the drain stops once that many
+// were resolved, and after num_chunks + 2 passes in any case (passes that
+// only retry). Drain thread.
+void DrainBounded(ring_drainer::RingDrainer* drainer,
+                  ring_drainer::RingId id,
+                  uint32_t num_chunks,
+                  ring_drainer::DrainMode mode);
+// Adds every counter of |s| to |*total|.
+void AddBufferStats(const trace_buffer::TraceBufferStats& s,
+                    trace_buffer::TraceBufferStats* total);
 
 // The geometry the service serves for a Hello's requested sizes (0: the
 // default). Never fails; a request is clamped, never rejected:
@@ -164,7 +193,8 @@ struct ServiceCounters {
 std::string EncodeServiceCounters(const ServiceCounters& c,
                                   const ProducerStats& p);
 
-// What Finish() or Snapshot() produced, for the service's summary and tests.
+// What Finish(), Snapshot() or a session's end produced, for the service's
+// summary, the consumer's SessionSummary and tests.
 struct ExportSummary {
   trace_export::ExportStats export_stats;
   trace_buffer::TraceBufferStats buffer_stats;
@@ -175,6 +205,86 @@ struct ExportSummary {
   // export (for a snapshot: up to the copy).
   uint64_t packets_overwritten = 0;
   uint64_t file_size = 0;
+  // Bytes written by this export (a consumer's fd may hold other data
+  // before the session's offset).
+  uint64_t bytes_written = 0;
+};
+
+// What the core asks the owner to send to a producer (the owner encodes it
+// with src/tracing/ipc/wire_protocol.h). Start and stop carry an instance
+// id, flush a flush id.
+struct ProducerCommand {
+  enum class Type { kStartDataSource, kStopDataSource, kFlush };
+  Type type = Type::kStartDataSource;
+  trace_buffer::ProducerID producer_id = 0;
+  uint32_t id = 0;  // instance id (start, stop) or flush id
+  // kStartDataSource only.
+  trace_buffer::BufferID target_buffer = 0;
+  uint32_t clear_period_ms = 0;
+  std::string data_source_name;
+  std::vector<std::string> enabled_categories;
+  std::vector<std::string> disabled_categories;
+};
+
+// What happened to a session, for the owner to tell its consumer.
+struct SessionEvent {
+  enum class Type {
+    // The session ended and its trace was written (or writing it failed:
+    // |status|). |by_service|: duration_ms elapsed or the service stopped,
+    // not DisableTracing.
+    kEnded,
+    // A FlushSession() completed (|status| says whether every producer
+    // acked in time).
+    kFlushed,
+  };
+  Type type = Type::kEnded;
+  SessionId session_id = 0;
+  uint64_t consumer_id = 0;  // as given to StartSession
+  uint64_t tag = 0;          // the request's tag (DisableTracing, Flush)
+  bool by_service = false;
+  base::Status status;
+  ExportSummary summary;
+  uint64_t duration_ms = 0;
+  uint64_t packets_lost = 0;
+};
+
+// A session as QueryServiceState lists it.
+struct SessionInfo {
+  SessionId id = 0;
+  std::string unique_name;
+  int32_t consumer_uid = -1;
+  bool stopping = false;
+  struct Buffer {
+    trace_buffer::BufferID id = 0;
+    uint64_t size_bytes = 0;
+    trace_buffer::TraceBufferV2::OverwritePolicy policy =
+        trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
+  };
+  std::vector<Buffer> buffers;
+  uint32_t num_data_source_instances = 0;
+  uint64_t elapsed_ms = 0;
+};
+
+struct ProducerInfo {
+  trace_buffer::ProducerID id = 0;
+  std::string name;
+  ring_drainer::ClientIdentity identity;
+  std::vector<std::string> data_sources;
+  uint64_t ring_bytes = 0;
+};
+
+// The sessions' counters.
+struct SessionStats {
+  uint64_t sessions_started = 0;
+  uint64_t sessions_refused = 0;  // invalid config or a limit
+  uint64_t sessions_written = 0;
+  uint64_t sessions_write_errors = 0;
+  uint64_t sessions_aborted = 0;  // the consumer left: nothing written
+  uint64_t data_source_instances_started = 0;
+  uint64_t data_source_stop_timeouts = 0;
+  uint64_t flush_timeouts = 0;
+  // Acks that came after their stop or flush timed out (accepted).
+  uint64_t late_acks = 0;
 };
 
 class ServiceCore {
@@ -200,7 +310,17 @@ class ServiceCore {
     uint64_t head_grace_ns = 1'000'000;
     // Recorded in the TraceConfig (0: none).
     uint32_t duration_ms = 0;
+    // The single-session mode: buffer_kb / fill_policy make the implicit
+    // session's buffer (BufferID 0), which every producer may write and
+    // Finish() exports. Without it there is no buffer 0 and Finish()
+    // exports nothing (it still ends every session).
+    bool single_session = true;
+    // Consumer sessions at once, and the sum of every buffer's bytes (the
+    // implicit session's included).
+    uint32_t max_sessions = 8;
+    uint64_t max_total_buffer_bytes = uint64_t{1} << 30;
   };
+  using Clock = std::chrono::steady_clock;
 
   // Validates |options|, creates the trace buffer and starts the DrainLoop.
   static std::unique_ptr<ServiceCore> Create(const Options& options,
@@ -289,6 +409,86 @@ class ServiceCore {
     return producers_.count(id) != 0;
   }
 
+  // ---- Sessions (docs/sessions.md). Every call is the owner's thread's.
+  // Times are passed in (|now|) so that tests drive the deadlines.
+
+  // Starts a session: validates |config| (ValidateTraceConfig), checks the
+  // limits (max_sessions, max_total_buffer_bytes, BufferIDs free, a
+  // unique_session_name not in use), creates its buffers with fresh
+  // BufferIDs, and starts an instance of every data source on every
+  // producer that registered it (and passes producer_name_filter):
+  // StartDataSource commands (TakeCommands) and the producers' rings allowed
+  // to write the session's buffers. |out_fd| is owned by the session from
+  // here on (closed when it ends). |consumer_id| is the owner's handle of
+  // the consumer, echoed in the session's events.
+  base::Status StartSession(const perfetto::protos::TraceConfig& config,
+                            base::ScopedFd out_fd,
+                            int32_t consumer_uid,
+                            uint64_t consumer_id,
+                            Clock::time_point now,
+                            SessionId* id);
+  // Begins the end of a session: StopDataSource to every instance; once
+  // each acked (DataSourceStopped) or data_source_stop_timeout_ms passed
+  // (counted), the rings that wrote its buffers are drained (kFlush), the
+  // buffers leave every ring's allowed set and the trace is written into
+  // the session's fd; then a kEnded event with |tag|. Errors: unknown id, a
+  // session already stopping.
+  base::Status StopSession(SessionId id, uint64_t tag, Clock::time_point now);
+  // The consumer left: the session is freed at once and nothing is written
+  // (StopDataSource still goes to its instances; their acks are accepted).
+  void AbortSession(SessionId id);
+  // Flush to every producer with an instance of the session; once each
+  // acked (or |timeout_ms|, 0: the config's flush_timeout_ms, passed:
+  // counted), its rings are drained and a kFlushed event with |tag| follows.
+  base::Status FlushSession(SessionId id,
+                            uint32_t timeout_ms,
+                            uint64_t tag,
+                            Clock::time_point now);
+  // A snapshot of the session's buffers written into |out_fd| (not owned),
+  // like Snapshot() for the single-session buffer; the session goes on.
+  base::Status CloneSession(SessionId id, int out_fd, ExportSummary* summary);
+  // The session's TraceStats (a serialized perfetto.protos.TraceStats), as
+  // its trace would end with now.
+  base::Status GetSessionTraceStats(SessionId id, std::string* trace_stats);
+
+  // Producer messages about data sources. An error is a protocol violation
+  // of the producer (the owner disconnects it): a second registration of a
+  // name, more than ipc::kMaxDataSourcesPerProducer, an invalid name; an
+  // instance id or flush id this producer does not owe an answer for.
+  base::Status RegisterDataSource(trace_buffer::ProducerID id,
+                                  const std::string& name,
+                                  Clock::time_point now);
+  base::Status OnDataSourceStopped(trace_buffer::ProducerID id,
+                                   uint32_t instance_id,
+                                   Clock::time_point now);
+  base::Status OnFlushAck(trace_buffer::ProducerID id,
+                          uint32_t flush_id,
+                          Clock::time_point now);
+
+  // Runs what is due at |now|: duration_ms ends, stop and flush timeouts,
+  // periodic flushes. The owner calls it when NextDeadline() passed (and
+  // may call it any time).
+  void AdvanceSessions(Clock::time_point now);
+  // The earliest pending deadline; Clock::time_point::max() if none.
+  Clock::time_point NextDeadline() const;
+  // What to send to producers / tell consumers since the last call.
+  std::vector<ProducerCommand> TakeCommands();
+  std::vector<SessionEvent> TakeEvents();
+
+  // Ends every session now, without waiting for acks, and writes each
+  // (kEnded events, by_service). For the service's own stop.
+  void EndAllSessions(Clock::time_point now);
+
+  size_t num_sessions() const { return sessions_.size(); }
+  bool has_session(SessionId id) const { return sessions_.count(id) != 0; }
+  std::vector<SessionInfo> ListSessions(Clock::time_point now) const;
+  std::vector<ProducerInfo> ListProducers() const;
+  const SessionStats& session_stats() const { return session_stats_; }
+  const Options& options() const { return options_; }
+
+  // The BufferID the next session buffer gets (tests of the counter's wrap).
+  void set_next_buffer_id_for_testing(uint32_t id) { next_buffer_id_ = id; }
+
   // Makes |id| the next ProducerID to assign (tests of id exhaustion).
   void set_next_producer_id_for_testing(uint32_t id) { next_producer_id_ = id; }
 
@@ -301,10 +501,120 @@ class ServiceCore {
     ring_drainer::RingId ring_id = 0;
     ring_drainer::ClientIdentity identity;
     std::string name;
+    std::vector<std::string> data_sources;  // registered, distinct
+    uint32_t next_instance_id = 1;
+    // Instances stopped whose DataSourceStopped is still owed (their
+    // session ended without it): a late ack is accepted, not a violation.
+    std::set<uint32_t> late_stop_acks;
+    // Flushes sent and not acked: flush id -> whether the flush still waits
+    // for it (false: it timed out; a late ack is accepted).
+    std::map<uint32_t, bool> owed_flush_acks;
+  };
+
+  struct SessionBuffer {
+    trace_buffer::BufferID id = 0;
+    std::unique_ptr<trace_buffer::TraceBufferV2> buffer;
+    std::unique_ptr<TraceBufferV2Sink> sink;
+    // Drain thread while the buffer is routed; the owner's afterwards.
+    uint64_t packets_overwritten = 0;
+  };
+  struct Instance {
+    trace_buffer::ProducerID producer_id = 0;
+    size_t ds_index = 0;  // into SessionConfig::data_sources
+    uint32_t instance_id = 0;
+    trace_buffer::BufferID target = 0;
+    bool stop_sent = false;
+    bool stop_acked = false;
+  };
+  struct PendingFlush {
+    uint32_t flush_id = 0;
+    uint64_t tag = 0;
+    bool periodic = false;  // no event
+    std::set<trace_buffer::ProducerID> waiting;
+    Clock::time_point deadline;
+  };
+  struct Session {
+    SessionId id = 0;
+    SessionConfig config;
+    base::ScopedFd fd;
+    int32_t consumer_uid = -1;
+    uint64_t consumer_id = 0;
+    trace_export::TraceExporter::ClockReadings start_clocks;
+    Clock::time_point started;
+    Clock::time_point duration_deadline = Clock::time_point::max();
+    Clock::time_point stop_deadline = Clock::time_point::max();
+    Clock::time_point next_periodic_flush = Clock::time_point::max();
+    bool stopping = false;
+    bool stop_by_service = false;
+    uint64_t stop_tag = 0;
+    uint64_t unroutable_at_start = 0;  // drainer total when it started
+    std::vector<std::unique_ptr<SessionBuffer>> buffers;
+    std::vector<Instance> instances;
+    std::vector<PendingFlush> flushes;
+    // write_into_file: the trace is appended to |fd| as it goes, by one
+    // exporter for the session's life (sequence ids persist). Its header
+    // (TraceConfig, ClockSnapshot) is written at the start.
+    std::unique_ptr<trace_export::TraceFileWriter> stream_file;
+    std::unique_ptr<trace_export::TraceExporter> stream;
+    Clock::time_point next_file_write = Clock::time_point::max();
+    base::Status stream_status;  // the first write error
   };
 
   explicit ServiceCore(const Options& options);
   std::string MakeTraceConfig() const;
+  // Sessions (service_core_sessions.cc).
+  trace_buffer::BufferID AllocateBufferId();
+  bool BufferIdInUse(uint32_t id) const;
+  // Starts instances of |session|'s data sources on |producer| (those not
+  // started yet); returns whether it started any.
+  bool StartInstances(Session* session,
+                      trace_buffer::ProducerID producer_id,
+                      Producer* producer);
+  // The buffers ring |producer_id| may write now: buffer 0 in the single-
+  // session mode, plus the target buffer of every instance on it of a
+  // session whose buffers are still routed (not |except|).
+  std::vector<ring_drainer::TargetBuffer> AllowedBuffersFor(
+      trace_buffer::ProducerID producer_id,
+      const Session* except) const;
+  // Sends SetAllowedBuffers for |producers| (drain thread, one RunSync).
+  void UpdateAllowedBuffers(const std::set<trace_buffer::ProducerID>& ids);
+  // StopDataSource to every instance not yet told.
+  void SendStops(Session* session);
+  // The instances told to stop and not acked: their producers may still
+  // answer (accepted, counted in late_acks).
+  void OweLateStopAcks(Session* session);
+  void BeginStop(Session* session,
+                 uint64_t tag,
+                 bool by_service,
+                 Clock::time_point now);
+  // Finalizes session |id| if it is stopping and every instance acked, or
+  // its stop deadline passed (the missing acks counted).
+  void MaybeFinishStop(SessionId id, Clock::time_point now);
+  // Drains the rings that wrote the session (kFlush), takes its buffers out
+  // of every allowed set, writes the trace (if |write|: a kEnded event),
+  // frees the session.
+  void FinalizeSession(SessionId id, bool write, Clock::time_point now);
+  void CompleteFlush(Session* session, size_t index, bool timed_out);
+  // write_into_file: drains the session's rings and appends what its
+  // buffers hold to its file (on the drain thread: the buffers are only
+  // readable there). A write error or max_file_size_bytes reached ends the
+  // session: then it returns true and |session| may be gone.
+  bool WriteIntoFile(Session* session, Clock::time_point now);
+  void IssueFlush(Session* session,
+                  uint64_t tag,
+                  bool periodic,
+                  uint32_t timeout_ms,
+                  Clock::time_point now);
+  // The producers ring |session|'s instances run on (connected ones).
+  std::set<trace_buffer::ProducerID> SessionProducers(
+      const Session& session) const;
+  // Drops |producer_id|'s instances and flush waits from every session
+  // (it left); completes what only waited for it.
+  void ForgetProducerInSessions(trace_buffer::ProducerID producer_id);
+  // The service counters and the producers' loss table, for TraceStats;
+  // sequence ids from |exporter| (null: none).
+  std::string EncodeExtraStatsFields(
+      trace_export::TraceExporter* exporter) const;
   // The id for a new producer: fresh, else reused (see the file comment);
   // 0 if none may be given now.
   trace_buffer::ProducerID AllocateProducerId();
@@ -318,10 +628,22 @@ class ServiceCore {
   // now), its TraceStats and a closing ClockSnapshot to |out_fd|. Reads
   // summary->drainer_stats (for TraceStats.chunks_discarded); sets
   // export_stats, buffer_stats and file_size.
-  base::Status Export(trace_buffer::TraceBufferV2* buffer,
+  base::Status Export(const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+                      const std::string& trace_config,
+                      const trace_export::TraceExporter::ClockReadings& clocks,
                       uint32_t producers_connected,
+                      uint64_t chunks_unroutable,
                       int out_fd,
                       ExportSummary* summary) const;
+  // Export()'s second half, also the end of a streamed session: every
+  // packet of |buffers|, TraceStats, the closing ClockSnapshot, Finish().
+  // Sets summary's export_stats and buffer_stats.
+  base::Status ExportTail(
+      trace_export::TraceExporter* exporter,
+      const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+      uint32_t producers_connected,
+      uint64_t chunks_unroutable,
+      ExportSummary* summary) const;
 
   const Options options_;
   // Read when tracing started; the trace's first ClockSnapshot.
@@ -347,6 +669,17 @@ class ServiceCore {
   bool finished_ = false;
   ProducerStats stats_;
   ProducerLossTable losses_;
+
+  // Sessions.
+  std::map<SessionId, std::unique_ptr<Session>> sessions_;
+  SessionId next_session_id_ = 1;
+  uint32_t next_buffer_id_ = 1;  // 1..kMaxSessionBufferId, then wraps
+  bool buffer_ids_wrapped_ = false;
+  uint32_t next_flush_id_ = 1;
+  uint64_t session_buffer_bytes_ = 0;  // every session's buffers
+  std::vector<ProducerCommand> commands_;
+  std::vector<SessionEvent> events_;
+  SessionStats session_stats_;
 };
 
 }  // namespace traced

@@ -29,7 +29,8 @@ constexpr size_t kWakePollFd = 0;      // Stop()
 constexpr size_t kSnapshotPollFd = 1;  // Snapshot()
 constexpr size_t kListenerPollFd = 2;
 constexpr size_t kStoppedRingsPollFd = 3;  // ServiceCore::stopped_rings_fd
-constexpr size_t kFixedPollFds = 4;
+constexpr size_t kConsumerListenerPollFd = 4;
+constexpr size_t kFixedPollFds = 5;
 
 // Adds 1 to eventfd |fd|. A write of 1 cannot block (EFD_NONBLOCK) or fail
 // short of a full counter (2^64 - 2 wake-ups without a read).
@@ -53,8 +54,16 @@ base::Status TracingService::Start() {
     return base::ErrStatus("the service was already started");
   if (options_.socket_path.empty())
     return base::ErrStatus("no socket path");
-  if (options_.out_path.empty())
-    return base::ErrStatus("no output file");
+  if (options_.out_path.empty() && options_.consumer_socket_path.empty())
+    return base::ErrStatus("no output file and no consumer socket");
+  if (!options_.consumer_socket_path.empty() &&
+      (options_.consumer_socket_path == options_.socket_path ||
+       options_.consumer_socket_path == options_.out_path)) {
+    return base::ErrStatus("the consumer socket %s is another path's too",
+                           options_.consumer_socket_path.c_str());
+  }
+  if (options_.max_consumers == 0)
+    return base::ErrStatus("max consumers must be > 0");
   if (options_.hello_timeout_ms == 0 || options_.messages_per_round == 0 ||
       options_.max_pending_connections == 0 ||
       options_.max_pending_per_uid == 0 || options_.snapshot_timeout_ms == 0) {
@@ -63,17 +72,23 @@ base::Status TracingService::Start() {
         "timeout must be > 0");
   }
   base::Status status;
+  ServiceCore::Options core_options = options_.core;
+  // Without a trace file there is no implicit session.
+  core_options.single_session = !options_.out_path.empty();
   std::unique_ptr<ServiceCore> core =
-      ServiceCore::Create(options_.core, &status);
+      ServiceCore::Create(core_options, &status);
   if (!core)
     return status;
   if (options_.out_path == options_.socket_path)
     return base::ErrStatus("the socket and the output file are both %s",
                            options_.out_path.c_str());
-  std::unique_ptr<trace_export::TraceOutputFile> out_file =
-      trace_export::TraceOutputFile::Create(options_.out_path, &status);
-  if (!out_file)
-    return status;
+  std::unique_ptr<trace_export::TraceOutputFile> out_file;
+  if (!options_.out_path.empty()) {
+    out_file =
+        trace_export::TraceOutputFile::Create(options_.out_path, &status);
+    if (!out_file)
+      return status;
+  }
   base::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   base::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid() || !snapshot_fd.valid())
@@ -82,8 +97,17 @@ base::Status TracingService::Start() {
       options_.socket_path, options_.socket_options, &status);
   if (!listener)
     return status;
+  std::unique_ptr<ipc::UnixSocket> consumer_listener;
+  if (!options_.consumer_socket_path.empty()) {
+    consumer_listener =
+        ipc::UnixSocket::Listen(options_.consumer_socket_path,
+                                options_.consumer_socket_options, &status);
+    if (!consumer_listener)
+      return status;
+  }
 
   core_ = std::move(core);
+  consumer_listener_ = std::move(consumer_listener);
   out_file_ = std::move(out_file);
   wake_fd_ = std::move(wake_fd);
   snapshot_fd_ = std::move(snapshot_fd);
@@ -102,15 +126,23 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   SignalEventFd(wake_fd_.get());
   thread_.join();
   listener_.reset();  // unlinks the socket file
+  consumer_listener_.reset();
 
   ServiceSummary local;
   ServiceSummary* s = summary ? summary : &local;
   *s = ServiceSummary();
   core_->set_service_counters(MakeServiceCounters());  // thread joined
-  base::Status status = FinishOutput(
-      out_file_.get(), core_->Finish(out_file_->fd(), &s->export_summary),
-      &s->written);
-  out_file_.reset();
+  base::Status status;
+  if (out_file_) {
+    status = FinishOutput(out_file_.get(),
+                          core_->Finish(out_file_->fd(), &s->export_summary),
+                          &s->written);
+    out_file_.reset();
+  } else {
+    // Sessions were ended and written by the service thread; this removes
+    // the producers and stops the drain thread.
+    status = core_->Finish(-1, &s->export_summary);
+  }
   Publish();
   s->stats = stats();
   s->out_path = options_.out_path;
@@ -272,6 +304,8 @@ bool TracingService::WaitForStats(
 void TracingService::Publish() {
   base::MutexLock lock(&stats_mutex_);
   published_.producers = core_->stats();
+  published_.sessions = core_->session_stats();
+  published_.sessions_active = static_cast<uint32_t>(core_->num_sessions());
   published_.connections = conn_stats_;
   published_.snapshots_written = snapshots_written_;
   published_.snapshot_errors = snapshot_errors_;
@@ -281,9 +315,10 @@ void TracingService::Publish() {
 int TracingService::NextTimeoutMs(Clock::time_point now) const {
   Clock::time_point next = Clock::time_point::max();
   for (const auto& c : connections_) {
-    if (c->producer_id == 0)
+    if (IsPending(*c))
       next = std::min(next, c->hello_deadline);
   }
+  next = std::min(next, core_->NextDeadline());
   if (accept_backoff_until_ > now)
     next = std::min(next, accept_backoff_until_);
   if (next == Clock::time_point::max())
@@ -303,7 +338,8 @@ void TracingService::ServeQueuedBeforeStop() {
   // flooding producer cannot hold the stop back.
   constexpr int kRounds = 64;
   for (auto& c : connections_) {
-    for (int round = 0; round < kRounds && c->socket && c->producer_id != 0;
+    for (int round = 0;
+         round < kRounds && c->socket && !c->consumer && c->producer_id != 0;
          ++round) {
       Serve(c.get());
     }
@@ -322,6 +358,11 @@ void TracingService::Run() {
     fds.push_back(
         {accept_backoff_until_ > now ? -1 : listener_->fd(), POLLIN, 0});
     fds.push_back({core_->stopped_rings_fd(), POLLIN, 0});
+    // kConsumerListenerPollFd (-1 without a consumer socket, or in back-off).
+    fds.push_back({!consumer_listener_ || accept_backoff_until_ > now
+                       ? -1
+                       : consumer_listener_->fd(),
+                   POLLIN, 0});
     for (const auto& c : connections_)
       fds.push_back({c->socket->fd(), POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), NextTimeoutMs(now));
@@ -336,7 +377,11 @@ void TracingService::Run() {
     // Connections accepted below are not in |fds| and wait for next round.
     const size_t polled = fds.size() - kFixedPollFds;
     for (size_t i = 0; rc > 0 && i < polled; ++i) {
-      if (fds[kFixedPollFds + i].revents != 0)
+      if (fds[kFixedPollFds + i].revents == 0 || !connections_[i]->socket)
+        continue;
+      if (connections_[i]->consumer)
+        ServeConsumer(connections_[i].get());
+      else
         Serve(connections_[i].get());
     }
     // After the connections: what they sent before the request (a
@@ -353,12 +398,19 @@ void TracingService::Run() {
       DisconnectStoppedProducers();
     if (rc > 0 && fds[kListenerPollFd].revents != 0)
       AcceptNew(now);
+    if (rc > 0 && fds[kConsumerListenerPollFd].revents != 0)
+      AcceptConsumers();
     for (auto& c : connections_) {
-      if (c->socket && c->producer_id == 0 && now >= c->hello_deadline) {
+      if (IsPending(*c) && now >= c->hello_deadline) {
         ++conn_stats_.hello_timeouts;
         Close(c.get());
       }
     }
+    // Last in the round: whatever the round made the core owe (an answer,
+    // a command, an event of a session that ended) goes out before poll(2)
+    // may sleep.
+    core_->AdvanceSessions(Clock::now());
+    DispatchCore();
     connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                       [](const std::unique_ptr<Connection>& c) {
                                         return !c->socket;
@@ -367,6 +419,10 @@ void TracingService::Run() {
     Publish();
   }
   ServeQueuedBeforeStop();
+  // Every session is written before the connections close (a consumer that
+  // closes is not one that hung up): its consumer gets tracing_ended.
+  core_->EndAllSessions(Clock::now());
+  DispatchCore();
   // The producers' rings stay registered: ServiceCore::Finish() gives each
   // its final drain.
   connections_.clear();
@@ -410,7 +466,7 @@ bool TracingService::AdmitPending(const ipc::PeerCredentials& creds) {
   size_t pending = 0;
   size_t pending_of_uid = 0;
   for (const auto& c : connections_) {
-    if (!c->socket || c->producer_id != 0)
+    if (!IsPending(*c))
       continue;
     ++pending;
     if (static_cast<uid_t>(c->identity.uid) == creds.uid)
@@ -533,19 +589,11 @@ void TracingService::Serve(Connection* c) {
           core_->OnLossReport(c->producer_id, msg.drain_request);
         break;
       case ipc::MessageType::kRegisterDataSource:
-        if (c->producer_id == 0) {
-          RT_LOG("pid %d: RegisterDataSource before Hello; disconnecting",
-                 c->identity.pid);
-          ++conn_stats_.violations_unexpected_type;
-          Close(c);
-          return;
-        }
-        // No session starts data sources in this service yet: every
-        // producer writes the single-session buffer (HelloReply).
-        break;
       case ipc::MessageType::kDataSourceStopped:
       case ipc::MessageType::kFlushAck:
-        // Nothing was ever started or flushed: every id is unknown.
+        if (!HandleDataSourceMessage(c, msg))
+          return;  // closed
+        break;
       case ipc::MessageType::kHelloReply:
       case ipc::MessageType::kStartDataSource:
       case ipc::MessageType::kStopDataSource:
@@ -557,6 +605,37 @@ void TracingService::Serve(Connection* c) {
         return;
     }
   }
+}
+
+bool TracingService::HandleDataSourceMessage(Connection* c,
+                                             const ipc::Message& msg) {
+  if (c->producer_id == 0) {
+    RT_LOG("pid %d: message type %u before Hello; disconnecting",
+           c->identity.pid, static_cast<unsigned>(msg.type));
+    ++conn_stats_.violations_unexpected_type;
+    Close(c);
+    return false;
+  }
+  const Clock::time_point now = Clock::now();
+  base::Status status;
+  if (msg.type == ipc::MessageType::kRegisterDataSource) {
+    status = core_->RegisterDataSource(c->producer_id,
+                                       msg.register_data_source.name, now);
+  } else if (msg.type == ipc::MessageType::kDataSourceStopped) {
+    status = core_->OnDataSourceStopped(c->producer_id, msg.id, now);
+  } else {
+    status = core_->OnFlushAck(c->producer_id, msg.id, now);
+  }
+  if (!status.ok()) {
+    RT_LOG("pid %d (producer %u): %s; disconnecting", c->identity.pid,
+           static_cast<unsigned>(c->producer_id), status.message().c_str());
+    ++conn_stats_.violations_data_source;
+    Close(c);
+    return false;
+  }
+  // Instances to start, a stop or a flush that completed.
+  DispatchCore();
+  return c->socket != nullptr;
 }
 
 void TracingService::HandleHello(Connection* c, const ipc::HelloMsg& hello) {
@@ -588,6 +667,11 @@ void TracingService::Close(Connection* c) {
   if (c->producer_id != 0)
     core_->RemoveProducer(c->producer_id);
   c->producer_id = 0;
+  // A consumer that left: its sessions are freed, nothing is written.
+  for (SessionId id : c->sessions)
+    core_->AbortSession(id);
+  c->sessions.clear();
+  c->waiting_disable.clear();
   c->socket.reset();
 }
 
@@ -617,17 +701,36 @@ std::string FormatSummary(const ServiceSummary& s) {
       u(c.protocol_violations()), u(c.hello_timeouts), u(c.connections_refused),
       u(c.connections_refused_per_uid), u(c.producers_disconnected_ring_error),
       u(p.producer_ids_reused), u(e.export_stats.packets_exported),
-      s.written ? "exported" : "NOT written",
+      s.written ? "exported"
+                : (s.out_path.empty() ? "in no trace file (no --out)"
+                                      : "NOT written"),
       u(e.export_stats.packet_bytes_exported),
-      s.written ? "to" : "(the export failed; untouched:)", s.out_path.c_str(),
-      u(s.written ? e.file_size : 0), u(e.packets_overwritten),
-      u(e.buffer_stats.chunks_discarded), u(e.drainer_stats.chunks_unroutable),
-      u(e.export_stats.invalid_packets), u(e.export_stats.packets_with_loss),
+      s.written ? "to"
+                : (s.out_path.empty() ? "" : "(the export failed; untouched:)"),
+      s.out_path.c_str(), u(s.written ? e.file_size : 0),
+      u(e.packets_overwritten), u(e.buffer_stats.chunks_discarded),
+      u(e.drainer_stats.chunks_unroutable), u(e.export_stats.invalid_packets),
+      u(e.export_stats.packets_with_loss),
       u(e.drainer_stats.reader.chunks_emitted), u(e.drainer_stats.reader.holes),
       u(e.drainer_stats.reader.protocol_errors), u(s.stats.snapshots_written),
       u(s.stats.snapshot_errors));
-  return std::string(text, static_cast<size_t>(std::max(
-                               0, std::min<int>(n, sizeof(text) - 1))));
+  std::string out(text, static_cast<size_t>(
+                            std::max(0, std::min<int>(n, sizeof(text) - 1))));
+  const SessionStats& ss = s.stats.sessions;
+  const int m = snprintf(
+      text, sizeof(text),
+      "ringtraced: sessions: %llu started, %llu written, %llu write errors, "
+      "%llu refused, %llu freed unwritten (consumer left); %llu data source "
+      "stop timeouts, %llu flush timeouts; %llu consumer connections (%llu "
+      "refused, %llu dropped for not reading, %llu protocol violations).\n",
+      u(ss.sessions_started), u(ss.sessions_written),
+      u(ss.sessions_write_errors), u(ss.sessions_refused),
+      u(ss.sessions_aborted), u(ss.data_source_stop_timeouts),
+      u(ss.flush_timeouts), u(c.consumers_accepted), u(c.consumers_refused),
+      u(c.consumers_dropped_not_reading), u(c.consumer_violations));
+  out.append(text, static_cast<size_t>(
+                       std::max(0, std::min<int>(m, sizeof(text) - 1))));
+  return out;
 }
 
 }  // namespace traced

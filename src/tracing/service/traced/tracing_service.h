@@ -35,6 +35,15 @@
 //     DrainRequest before the Hello, a HelloReply) closes only that
 //     connection, after the final kFlush drain of its ring, and is counted.
 //
+// The consumer socket (Options::consumer_socket_path; tracing_service_
+// consumer.cc): connections of the service's uid, root or consumer_group;
+// each datagram is a ConsumerRequest (ipc::DecodeConsumerRequest) served on
+// the core's sessions. Answers, tracing_ended events and the producers'
+// StartDataSource / StopDataSource / Flush are sent non-blocking: a peer
+// whose socket buffer is full is disconnected, never waited for. The core's
+// deadlines are part of the poll timeout. A consumer that hangs up frees its
+// sessions unwritten; Stop() writes every live session first.
+//
 // Snapshot(path) puts a request in a one-request slot (a mutex) and signals
 // the snapshot eventfd; the service thread, which owns the ServiceCore, opens
 // the file, runs ServiceCore::Snapshot (a drain, a copy of the trace buffer,
@@ -64,6 +73,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -71,11 +81,18 @@
 
 #include "src/base/status.h"
 #include "src/base/thread_annotations.h"
+#include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/service_core.h"
 
 namespace ringtrace {
+namespace protos {
+class ConsumerRequest;
+class ConsumerResponse;
+}  // namespace protos
+
 namespace traced {
 
 // TracingService's counters, per connection event.
@@ -108,17 +125,45 @@ struct ConnectionStats {
   // tell; the connection is closed after the final drain all the same).
   uint64_t receive_errors = 0;
 
+  // Consumer connections (the consumer socket).
+  uint64_t consumers_accepted = 0;
+  // Closed at accept: not the service's uid nor in --consumer-group, or
+  // max_consumers connected.
+  uint64_t consumers_refused = 0;
+  uint64_t consumer_requests = 0;
+  // Requests answered with ok = false (invalid config, limits, unknown
+  // session, a file that is not a regular file...).
+  uint64_t consumer_request_errors = 0;
+  // Datagrams that do not frame or parse as a request at all: the
+  // connection is closed (its sessions are freed).
+  uint64_t consumer_violations = 0;
+  // A consumer whose socket buffer was full when the service had something
+  // to send (it does not read): closed, its sessions freed.
+  uint64_t consumers_dropped_not_reading = 0;
+  uint64_t consumer_disconnects = 0;
+  // Producer messages about data sources the core refused (an unknown
+  // instance id, a second ack...): protocol violations, the producer is
+  // disconnected.
+  uint64_t violations_data_source = 0;
+  // A StartDataSource, StopDataSource or Flush could not be sent (the
+  // producer's socket buffer was full or the send failed): the producer is
+  // disconnected (after its final drain), as it could no longer follow its
+  // sessions.
+  uint64_t producer_command_send_failures = 0;
+
   uint64_t protocol_violations() const {
     return violations_malformed + violations_oversized_datagram +
            violations_too_many_fds + violations_fd_attached +
            violations_second_hello + violations_early_drain_request +
-           violations_unexpected_type;
+           violations_unexpected_type + violations_data_source;
   }
 };
 
 struct ServiceStats {
   ProducerStats producers;
   ConnectionStats connections;
+  SessionStats sessions;
+  uint32_t sessions_active = 0;
   uint64_t snapshots_written = 0;  // Snapshot() calls that succeeded
   // Snapshot() requests the service thread failed (the file could not be
   // opened or written, the buffer could not be copied), or left unanswered
@@ -144,12 +189,23 @@ std::string FormatSummary(const ServiceSummary& summary);
 class TracingService {
  public:
   struct Options {
+    // The producer socket.
     std::string socket_path;
     // Mode and group of the socket file: who may connect.
     ipc::ListenOptions socket_options;
-    // The trace file (trace_export::TraceOutputFile: written beside it and
-    // renamed into place by Stop(), or written directly to a device/FIFO).
+    // The single-session mode's trace file (trace_export::TraceOutputFile:
+    // written beside it and renamed into place by Stop(), or written
+    // directly to a device/FIFO). Empty: no implicit session
+    // (core.single_session is then cleared); consumers start sessions.
     std::string out_path;
+    // The consumer socket (docs/sessions.md); empty: none.
+    std::string consumer_socket_path;
+    ipc::ListenOptions consumer_socket_options;
+    // Besides the service's own uid (and root), peers whose primary or
+    // supplementary group is this one may use the consumer socket;
+    // (gid_t)-1: none.
+    gid_t consumer_group = static_cast<gid_t>(-1);
+    uint32_t max_consumers = 64;  // consumer connections at once
     ServiceCore::Options core;
     // Connections owing their Hello: in all, and per peer uid.
     uint32_t max_pending_connections = 256;
@@ -216,7 +272,17 @@ class TracingService {
     // Set once the Hello was answered with kOk.
     trace_buffer::ProducerID producer_id = 0;
     Clock::time_point hello_deadline;
+    // A connection of the consumer socket (never owes a Hello).
+    bool consumer = false;
+    uint64_t consumer_id = 0;      // ServiceCore's handle of it
+    std::set<SessionId> sessions;  // started by this consumer, live
+    // DisableTracing requests waiting for a session that was already
+    // stopping: answered when it ends.
+    std::map<SessionId, std::vector<uint64_t>> waiting_disable;
   };
+  bool IsPending(const Connection& c) const {
+    return c.socket && !c.consumer && c.producer_id == 0;
+  }
 
   void Run();
   // poll(2) timeout until the nearest Hello deadline or the end of the
@@ -231,9 +297,30 @@ class TracingService {
   // The connection counters for ServiceCore's TraceStats.
   ServiceCounters MakeServiceCounters() const;
   void Serve(Connection* c);
+  // The consumer side (tracing_service_consumer.cc).
+  void AcceptConsumers();
+  bool ConsumerAllowed(const Connection& c) const;
+  void ServeConsumer(Connection* c);
+  void HandleConsumerRequest(Connection* c,
+                             const protos::ConsumerRequest& request,
+                             base::ScopedFd fd);
+  // Sends |response|; a consumer whose socket buffer is full, or a send
+  // error, closes the connection. Returns whether it was sent.
+  bool SendToConsumer(Connection* c, const protos::ConsumerResponse& response);
+  // Sends what the core has for producers and consumers (commands, session
+  // events) until it has nothing more.
+  void DispatchCore();
+  void DeliverEvent(const SessionEvent& event);
+  void SendCommand(const ProducerCommand& command);
+  Connection* FindConsumer(uint64_t consumer_id);
+  Connection* FindProducer(trace_buffer::ProducerID id);
+  void FillServiceState(protos::ConsumerResponse* response);
   // At stop: reads what the producers already sent (bounded).
   void ServeQueuedBeforeStop();
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);
+  // RegisterDataSource, DataSourceStopped, FlushAck: to the core; a refusal
+  // is a protocol violation. Returns false if |c| was closed.
+  bool HandleDataSourceMessage(Connection* c, const ipc::Message& msg);
   // Closes |c|; if it is a producer, drains its ring one last time and
   // removes it first.
   void Close(Connection* c);
@@ -253,8 +340,11 @@ class TracingService {
   const Options options_;
   std::unique_ptr<ServiceCore> core_;
   std::unique_ptr<ipc::UnixSocket> listener_;
-  base::ScopedFd wake_fd_;      // eventfd: Stop() wakes the loop
-  base::ScopedFd snapshot_fd_;  // eventfd: a request is in snapshot_
+  std::unique_ptr<ipc::UnixSocket> consumer_listener_;  // may be null
+  uint64_t next_consumer_id_ = 1;
+  std::vector<uint8_t> consumer_buf_;  // one received consumer datagram
+  base::ScopedFd wake_fd_;             // eventfd: Stop() wakes the loop
+  base::ScopedFd snapshot_fd_;         // eventfd: a request is in snapshot_
   std::unique_ptr<trace_export::TraceOutputFile> out_file_;
   std::thread thread_;
   bool running_ = false;  // owner thread only

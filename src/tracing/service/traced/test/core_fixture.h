@@ -37,12 +37,14 @@ class ProducerSide {
     EXPECT_TRUE(region_) << status.message();
   }
 
-  std::unique_ptr<shm_ring::TraceWriterV2> NewWriter() {
+  // A writer whose chunks target |target_buffer|.
+  std::unique_ptr<shm_ring::TraceWriterV2> NewWriter(
+      trace_buffer::BufferID target_buffer = kTargetBuffer) {
     shm_ring::WriterID id = 0;
     EXPECT_TRUE(ids_.Allocate(&id));
     shm_ring::TraceWriterV2::Options options;
     options.writer_id = id;
-    options.target_buffer = kTargetBuffer;
+    options.target_buffer = target_buffer;
     return std::unique_ptr<shm_ring::TraceWriterV2>(
         new shm_ring::TraceWriterV2(region_->view(), options));
   }

@@ -97,12 +97,30 @@ bool TestClient::WaitForClose(int timeout_ms) {
 }
 
 std::unique_ptr<shm_ring::TraceWriterV2> TestClient::NewWriter() {
+  return NewWriter(reply_.target_buffer);
+}
+
+bool TestClient::ReceiveMessage(ipc::Message* msg, int timeout_ms) {
+  if (!socket_ || !socket_->WaitReadable(timeout_ms))
+    return false;
+  std::vector<uint8_t> buf(ipc::kMaxMessageSize);
+  size_t got = 0;
+  base::Status status;
+  if (socket_->Receive(buf.data(), buf.size(), &got, nullptr, &status) !=
+      ipc::UnixSocket::RecvResult::kMessage) {
+    return false;
+  }
+  return ipc::DecodeMessage(buf.data(), got, msg).ok();
+}
+
+std::unique_ptr<shm_ring::TraceWriterV2> TestClient::NewWriter(
+    uint32_t target_buffer) {
   shm_ring::WriterID id = 0;
   if (!region_ || !writer_ids_.Allocate(&id))
     return nullptr;
   shm_ring::TraceWriterV2::Options options;
   options.writer_id = id;
-  options.target_buffer = static_cast<shm_ring::BufferID>(reply_.target_buffer);
+  options.target_buffer = static_cast<shm_ring::BufferID>(target_buffer);
   // Tests write far less than a ring; never wait for room.
   options.policy = shm_ring::BufferExhaustedPolicy::kDrop;
   return std::unique_ptr<shm_ring::TraceWriterV2>(

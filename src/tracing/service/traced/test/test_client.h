@@ -64,6 +64,11 @@ class TestClient {
   // A writer on the mapped ring with a fresh WriterID, targeting the reply's
   // buffer.
   std::unique_ptr<shm_ring::TraceWriterV2> NewWriter();
+  // A writer whose chunks target |target_buffer| (a data source instance's).
+  std::unique_ptr<shm_ring::TraceWriterV2> NewWriter(uint32_t target_buffer);
+  // The next message the service sends (after the HelloReply); false on
+  // timeout, EOF or an undecodable datagram.
+  bool ReceiveMessage(ipc::Message* msg, int timeout_ms = kTestTimeoutMs);
 
   const ipc::HelloReplyMsg& reply() const { return reply_; }
   shm_ring::SharedRingRegion* region() const { return region_.get(); }

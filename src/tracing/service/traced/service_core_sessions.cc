@@ -1,0 +1,902 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ServiceCore's consumer sessions (service_core.h, docs/sessions.md):
+// buffers with service-wide BufferIDs, data source instances, routing, stop
+// with acks, flush, clone, per-session TraceStats.
+
+#include "src/tracing/service/traced/service_core.h"
+
+#include "protos/perfetto/config/trace_config.pb.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/logging.h"
+#include "src/tracing/ipc/consumer_protocol.h"
+
+namespace ringtrace {
+namespace traced {
+
+namespace {
+
+using ring_drainer::DrainMode;
+using ring_drainer::RingDrainer;
+using ring_drainer::RingId;
+using ring_drainer::TargetBuffer;
+using trace_buffer::BufferID;
+using trace_buffer::ProducerID;
+using trace_buffer::TraceBufferV2;
+
+using ipc::kMaxDataSourceNameSize;
+using ipc::kMaxDataSourcesPerProducer;
+// Answers a producer may still owe after their stop or flush timed out.
+constexpr size_t kMaxOwedAcks = 1024;
+// Flushes of one session waiting for acks (a consumer cannot pile up more).
+constexpr size_t kMaxPendingFlushes = 64;
+
+bool PassesFilter(const SessionConfig::DataSource& ds,
+                  const std::string& producer_name) {
+  if (ds.producer_name_filter.empty())
+    return true;
+  return std::find(ds.producer_name_filter.begin(),
+                   ds.producer_name_filter.end(),
+                   producer_name) != ds.producer_name_filter.end();
+}
+
+uint64_t ElapsedMs(ServiceCore::Clock::time_point from,
+                   ServiceCore::Clock::time_point to) {
+  if (to <= from)
+    return 0;
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count());
+}
+
+}  // namespace
+
+bool ServiceCore::BufferIdInUse(uint32_t id) const {
+  for (const auto& kv : sessions_) {
+    for (const auto& b : kv.second->buffers) {
+      if (b->id == id)
+        return true;
+    }
+  }
+  return false;
+}
+
+BufferID ServiceCore::AllocateBufferId() {
+  // Fresh ids first; after the counter wrapped, an id is reused only when no
+  // live session holds it. A late chunk of an ended session then targets an
+  // id no ring is allowed to write (unroutable, counted) until the counter
+  // comes round again, 65535 buffers later.
+  for (uint32_t tries = 0; tries < kMaxSessionBufferId; ++tries) {
+    if (next_buffer_id_ == 0 || next_buffer_id_ > kMaxSessionBufferId) {
+      next_buffer_id_ = 1;
+      buffer_ids_wrapped_ = true;
+    }
+    const uint32_t id = next_buffer_id_++;
+    if (!BufferIdInUse(id))
+      return static_cast<BufferID>(id);
+  }
+  return 0;
+}
+
+std::vector<TargetBuffer> ServiceCore::AllowedBuffersFor(
+    ProducerID producer_id,
+    const Session* except) const {
+  std::vector<TargetBuffer> out;
+  if (sink_)
+    out.push_back({kTargetBuffer, sink_.get()});
+  for (const auto& kv : sessions_) {
+    const Session* s = kv.second.get();
+    if (s == except)
+      continue;
+    for (const Instance& inst : s->instances) {
+      if (inst.producer_id != producer_id)
+        continue;
+      const bool listed = std::any_of(
+          out.begin(), out.end(),
+          [&](const TargetBuffer& t) { return t.id == inst.target; });
+      if (listed)
+        continue;
+      for (const auto& b : s->buffers) {
+        if (b->id == inst.target)
+          out.push_back({b->id, b->sink.get()});
+      }
+    }
+  }
+  return out;
+}
+
+void ServiceCore::UpdateAllowedBuffers(const std::set<ProducerID>& ids) {
+  std::vector<std::pair<RingId, std::vector<TargetBuffer>>> updates;
+  for (ProducerID id : ids) {
+    auto it = producers_.find(id);
+    if (it != producers_.end())
+      updates.emplace_back(it->second.ring_id, AllowedBuffersFor(id, nullptr));
+  }
+  if (updates.empty())
+    return;
+  loop_->RunSync([&](RingDrainer* d) {
+    for (auto& u : updates)
+      d->SetAllowedBuffers(u.first, std::move(u.second));
+  });
+}
+
+bool ServiceCore::StartInstances(Session* session,
+                                 ProducerID producer_id,
+                                 Producer* producer) {
+  bool any = false;
+  const SessionConfig& config = session->config;
+  for (size_t i = 0; i < config.data_sources.size(); ++i) {
+    const SessionConfig::DataSource& ds = config.data_sources[i];
+    if (std::find(producer->data_sources.begin(), producer->data_sources.end(),
+                  ds.name) == producer->data_sources.end() ||
+        !PassesFilter(ds, producer->name)) {
+      continue;
+    }
+    const bool started = std::any_of(
+        session->instances.begin(), session->instances.end(),
+        [&](const Instance& inst) {
+          return inst.producer_id == producer_id && inst.ds_index == i;
+        });
+    if (started)
+      continue;
+    Instance inst;
+    inst.producer_id = producer_id;
+    inst.ds_index = i;
+    // Nonzero; unique per connection for 2^32 - 1 instances.
+    inst.instance_id = producer->next_instance_id++;
+    if (producer->next_instance_id == 0)
+      producer->next_instance_id = 1;
+    inst.target = session->buffers[ds.target_buffer]->id;
+    session->instances.push_back(inst);
+
+    ProducerCommand cmd;
+    cmd.type = ProducerCommand::Type::kStartDataSource;
+    cmd.producer_id = producer_id;
+    cmd.id = inst.instance_id;
+    cmd.target_buffer = inst.target;
+    cmd.clear_period_ms = config.clear_period_ms;
+    cmd.data_source_name = ds.name;
+    cmd.enabled_categories = ds.enabled_categories;
+    cmd.disabled_categories = ds.disabled_categories;
+    commands_.push_back(std::move(cmd));
+    ++session_stats_.data_source_instances_started;
+    any = true;
+  }
+  return any;
+}
+
+base::Status ServiceCore::StartSession(
+    const perfetto::protos::TraceConfig& proto,
+    base::ScopedFd out_fd,
+    int32_t consumer_uid,
+    uint64_t consumer_id,
+    Clock::time_point now,
+    SessionId* id) {
+  *id = 0;
+  std::unique_ptr<Session> s(new Session());
+  base::Status status = MakeSessionConfig(proto, &s->config);
+  if (status.ok() && finished_)
+    status = base::ErrStatus("the service is stopping");
+  if (status.ok() && !out_fd.valid())
+    status = base::ErrStatus("no output file");
+  if (status.ok() && sessions_.size() >= options_.max_sessions) {
+    status = base::ErrStatus(
+        "max sessions reached: %zu of %u are active (ringtraced "
+        "--max-sessions)",
+        sessions_.size(), options_.max_sessions);
+  }
+  if (status.ok() && !s->config.unique_session_name.empty()) {
+    for (const auto& kv : sessions_) {
+      if (kv.second->config.unique_session_name ==
+          s->config.unique_session_name) {
+        status = base::ErrStatus(
+            "unique_session_name: a session named \"%s\" is active (%llu)",
+            s->config.unique_session_name.c_str(),
+            static_cast<unsigned long long>(kv.first));
+        break;
+      }
+    }
+  }
+  const uint64_t in_use =
+      session_buffer_bytes_ + (buffer_ ? buffer_->size() : 0);
+  const uint64_t wanted = s->config.total_buffer_bytes();
+  if (status.ok() && (wanted > options_.max_total_buffer_bytes ||
+                      in_use > options_.max_total_buffer_bytes - wanted)) {
+    status = base::ErrStatus(
+        "buffers: %llu bytes requested, %llu of the service's %llu in use "
+        "(ringtraced --max-buffer-mb)",
+        static_cast<unsigned long long>(wanted),
+        static_cast<unsigned long long>(in_use),
+        static_cast<unsigned long long>(options_.max_total_buffer_bytes));
+  }
+  for (size_t i = 0; status.ok() && i < s->config.buffers.size(); ++i) {
+    const SessionConfig::Buffer& bc = s->config.buffers[i];
+    std::unique_ptr<SessionBuffer> b(new SessionBuffer());
+    // Checked against the buffers allocated so far too (they are not in
+    // sessions_ yet).
+    b->id = AllocateBufferId();
+    for (const auto& other : s->buffers) {
+      if (other->id == b->id)
+        b->id = 0;
+    }
+    if (b->id == 0) {
+      status = base::ErrStatus("buffers: every BufferID is in use");
+      break;
+    }
+    b->buffer = TraceBufferV2::Create(bc.size_bytes, bc.policy);
+    if (!b->buffer) {
+      status = base::ErrStatus(
+          "buffers[%zu]: cannot allocate %zu bytes (not enough memory?)", i,
+          bc.size_bytes);
+      break;
+    }
+    SessionBuffer* raw = b.get();
+    // Drain thread, inside buffer writes; read by the owner once the buffer
+    // left every allowed set (or on the drain thread for a clone).
+    b->buffer->set_overwrite_observer(
+        [raw](const trace_buffer::PacketSequenceProperties&,
+              const trace_buffer::TracePacket&) {
+          ++raw->packets_overwritten;
+        });
+    b->sink.reset(new TraceBufferV2Sink(b->buffer.get()));
+    s->buffers.push_back(std::move(b));
+  }
+  if (!status.ok()) {
+    ++session_stats_.sessions_refused;
+    return status;
+  }
+
+  s->id = next_session_id_++;
+  s->fd = std::move(out_fd);
+  s->consumer_uid = consumer_uid;
+  s->consumer_id = consumer_id;
+  s->start_clocks = trace_export::TraceExporter::ReadClocks();
+  s->started = now;
+  if (s->config.duration_ms > 0)
+    s->duration_deadline =
+        now + std::chrono::milliseconds(s->config.duration_ms);
+  if (s->config.flush_period_ms > 0)
+    s->next_periodic_flush =
+        now + std::chrono::milliseconds(s->config.flush_period_ms);
+  s->unroutable_at_start = DrainerStats().chunks_unroutable;
+  if (s->config.write_into_file) {
+    s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
+    s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
+    s->stream->WriteTraceConfig(s->config.serialized.data(),
+                                s->config.serialized.size());
+    s->stream->WriteClockSnapshot(s->start_clocks);
+    s->stream_status = s->stream_file->Flush();
+    s->next_file_write =
+        now + std::chrono::milliseconds(s->config.file_write_period_ms);
+  }
+  std::set<ProducerID> started;
+  for (auto& kv : producers_) {
+    if (StartInstances(s.get(), kv.first, &kv.second))
+      started.insert(kv.first);
+  }
+  session_buffer_bytes_ += wanted;
+  *id = s->id;
+  sessions_[s->id] = std::move(s);
+  ++session_stats_.sessions_started;
+  // Before the owner sends the StartDataSource commands: the first chunks
+  // of the new instances are routable.
+  UpdateAllowedBuffers(started);
+  return base::OkStatus();
+}
+
+std::set<ProducerID> ServiceCore::SessionProducers(
+    const Session& session) const {
+  std::set<ProducerID> out;
+  for (const Instance& inst : session.instances) {
+    if (producers_.count(inst.producer_id) != 0)
+      out.insert(inst.producer_id);
+  }
+  return out;
+}
+
+void ServiceCore::SendStops(Session* s) {
+  for (Instance& inst : s->instances) {
+    if (inst.stop_sent)
+      continue;
+    inst.stop_sent = true;
+    ProducerCommand cmd;
+    cmd.type = ProducerCommand::Type::kStopDataSource;
+    cmd.producer_id = inst.producer_id;
+    cmd.id = inst.instance_id;
+    commands_.push_back(std::move(cmd));
+  }
+}
+
+void ServiceCore::OweLateStopAcks(Session* s) {
+  for (const Instance& inst : s->instances) {
+    if (!inst.stop_sent || inst.stop_acked)
+      continue;
+    auto it = producers_.find(inst.producer_id);
+    if (it == producers_.end())
+      continue;
+    std::set<uint32_t>& owed = it->second.late_stop_acks;
+    if (owed.size() >= kMaxOwedAcks)
+      owed.erase(owed.begin());
+    owed.insert(inst.instance_id);
+  }
+}
+
+base::Status ServiceCore::StopSession(SessionId id,
+                                      uint64_t tag,
+                                      Clock::time_point now) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return base::ErrStatus("no session %llu",
+                           static_cast<unsigned long long>(id));
+  Session* s = it->second.get();
+  if (s->stopping)
+    return base::ErrStatus("session %llu is already stopping",
+                           static_cast<unsigned long long>(id));
+  BeginStop(s, tag, /*by_service=*/false, now);
+  return base::OkStatus();
+}
+
+void ServiceCore::BeginStop(Session* s,
+                            uint64_t tag,
+                            bool by_service,
+                            Clock::time_point now) {
+  s->stopping = true;
+  s->stop_tag = tag;
+  s->stop_by_service = by_service;
+  s->stop_deadline =
+      now + std::chrono::milliseconds(s->config.data_source_stop_timeout_ms);
+  SendStops(s);
+  MaybeFinishStop(s->id, now);
+}
+
+void ServiceCore::MaybeFinishStop(SessionId id, Clock::time_point now) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || !it->second->stopping)
+    return;
+  Session* s = it->second.get();
+  uint64_t unacked = 0;
+  for (const Instance& inst : s->instances) {
+    if (!inst.stop_acked)
+      ++unacked;
+  }
+  if (unacked != 0 && now < s->stop_deadline)
+    return;
+  if (unacked != 0) {
+    session_stats_.data_source_stop_timeouts += unacked;
+    RT_LOG(
+        "session %llu: %llu data source instance(s) did not acknowledge "
+        "the stop within %u ms",
+        static_cast<unsigned long long>(id),
+        static_cast<unsigned long long>(unacked),
+        s->config.data_source_stop_timeout_ms);
+    OweLateStopAcks(s);
+  }
+  FinalizeSession(id, /*write=*/true, now);
+}
+
+void ServiceCore::AbortSession(SessionId id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return;
+  Session* s = it->second.get();
+  SendStops(s);
+  OweLateStopAcks(s);
+  ++session_stats_.sessions_aborted;
+  FinalizeSession(id, /*write=*/false, Clock::now());
+}
+
+void ServiceCore::EndAllSessions(Clock::time_point now) {
+  std::vector<SessionId> ids;
+  for (const auto& kv : sessions_)
+    ids.push_back(kv.first);
+  for (SessionId id : ids) {
+    Session* s = sessions_[id].get();
+    if (!s->stopping) {
+      s->stopping = true;
+      s->stop_by_service = true;
+    }
+    SendStops(s);
+    OweLateStopAcks(s);
+    FinalizeSession(id, /*write=*/true, now);
+  }
+}
+
+void ServiceCore::FinalizeSession(SessionId id,
+                                  bool write,
+                                  Clock::time_point now) {
+  auto it = sessions_.find(id);
+  RT_CHECK(it != sessions_.end());
+  Session* s = it->second.get();
+  struct RingWork {
+    RingId id;
+    uint32_t num_chunks;
+    std::vector<TargetBuffer> allowed;  // without this session's buffers
+  };
+  std::vector<RingWork> rings;
+  for (ProducerID pid : SessionProducers(*s)) {
+    const Producer& p = producers_.at(pid);
+    rings.push_back({p.ring_id, p.region->view().geometry().num_chunks,
+                     AllowedBuffersFor(pid, s)});
+  }
+  ExportSummary summary;
+  loop_->RunSync([&](RingDrainer* d) {
+    // kFlush: the instances stopped (or timed out); whatever their writers
+    // left in open chunks is scraped now, before the buffers leave.
+    if (write) {
+      for (const RingWork& r : rings)
+        DrainBounded(d, r.id, r.num_chunks, DrainMode::kFlush);
+    }
+    for (RingWork& r : rings)
+      d->SetAllowedBuffers(r.id, std::move(r.allowed));
+    summary.drainer_stats = d->TotalStats();
+  });
+  // No ring routes to the buffers any more: they are this thread's now.
+  if (write) {
+    std::vector<TraceBufferV2*> buffers;
+    for (const auto& b : s->buffers) {
+      buffers.push_back(b->buffer.get());
+      summary.packets_overwritten += b->packets_overwritten;
+    }
+    const uint64_t unroutable =
+        summary.drainer_stats.chunks_unroutable - s->unroutable_at_start;
+    base::Status status;
+    if (s->stream) {
+      // Streamed: the rest after what the periodic writes appended.
+      status = s->stream_status;
+      if (status.ok()) {
+        status = ExportTail(s->stream.get(), buffers,
+                            static_cast<uint32_t>(producers_.size()),
+                            unroutable, &summary);
+      }
+      summary.bytes_written = s->stream_file->stats().bytes_written;
+      struct stat st = {};
+      if (fstat(s->fd.get(), &st) == 0)
+        summary.file_size = static_cast<uint64_t>(st.st_size);
+    } else {
+      status = Export(buffers, s->config.serialized, s->start_clocks,
+                      static_cast<uint32_t>(producers_.size()), unroutable,
+                      s->fd.get(), &summary);
+    }
+    if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
+        errno != EROFS) {
+      status = base::ErrStatus("fsync: %s", strerror(errno));
+    }
+    if (status.ok())
+      ++session_stats_.sessions_written;
+    else
+      ++session_stats_.sessions_write_errors;
+    SessionEvent ev;
+    ev.type = SessionEvent::Type::kEnded;
+    ev.session_id = id;
+    ev.consumer_id = s->consumer_id;
+    ev.tag = s->stop_tag;
+    ev.by_service = s->stop_by_service;
+    ev.status = status;
+    ev.summary = summary;
+    ev.duration_ms = ElapsedMs(s->started, now);
+    ev.packets_lost = summary.packets_overwritten +
+                      summary.export_stats.invalid_packets +
+                      losses_.totals().packets_dropped;
+    events_.push_back(std::move(ev));
+  }
+  session_buffer_bytes_ -= s->config.total_buffer_bytes();
+  sessions_.erase(it);
+}
+
+base::Status ServiceCore::FlushSession(SessionId id,
+                                       uint32_t timeout_ms,
+                                       uint64_t tag,
+                                       Clock::time_point now) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return base::ErrStatus("no session %llu",
+                           static_cast<unsigned long long>(id));
+  Session* s = it->second.get();
+  if (s->stopping)
+    return base::ErrStatus("session %llu is stopping",
+                           static_cast<unsigned long long>(id));
+  if (s->flushes.size() >= kMaxPendingFlushes) {
+    return base::ErrStatus("session %llu: %zu flushes are in progress already",
+                           static_cast<unsigned long long>(id),
+                           s->flushes.size());
+  }
+  if (timeout_ms > ipc::kMaxTimeoutMs)
+    return base::ErrStatus("timeout_ms must be at most %u", ipc::kMaxTimeoutMs);
+  IssueFlush(s, tag, /*periodic=*/false,
+             timeout_ms ? timeout_ms : s->config.flush_timeout_ms, now);
+  return base::OkStatus();
+}
+
+void ServiceCore::IssueFlush(Session* s,
+                             uint64_t tag,
+                             bool periodic,
+                             uint32_t timeout_ms,
+                             Clock::time_point now) {
+  PendingFlush f;
+  f.flush_id = next_flush_id_++;
+  if (next_flush_id_ == 0)
+    next_flush_id_ = 1;
+  f.tag = tag;
+  f.periodic = periodic;
+  f.deadline = now + std::chrono::milliseconds(timeout_ms);
+  for (ProducerID pid : SessionProducers(*s)) {
+    std::map<uint32_t, bool>& owed = producers_.at(pid).owed_flush_acks;
+    if (owed.size() >= kMaxOwedAcks)
+      owed.erase(owed.begin());
+    owed[f.flush_id] = true;
+    f.waiting.insert(pid);
+    ProducerCommand cmd;
+    cmd.type = ProducerCommand::Type::kFlush;
+    cmd.producer_id = pid;
+    cmd.id = f.flush_id;
+    commands_.push_back(std::move(cmd));
+  }
+  s->flushes.push_back(std::move(f));
+  if (s->flushes.back().waiting.empty())
+    CompleteFlush(s, s->flushes.size() - 1, /*timed_out=*/false);
+}
+
+void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
+  const PendingFlush f = std::move(s->flushes[index]);
+  s->flushes.erase(s->flushes.begin() + static_cast<ptrdiff_t>(index));
+  if (timed_out) {
+    session_stats_.flush_timeouts += f.waiting.size();
+    for (ProducerID pid : f.waiting) {
+      auto it = producers_.find(pid);
+      if (it == producers_.end())
+        continue;
+      auto owed = it->second.owed_flush_acks.find(f.flush_id);
+      if (owed != it->second.owed_flush_acks.end())
+        owed->second = false;  // a late ack is accepted
+    }
+  }
+  // The acked producers' writers published what they had; kFlush also
+  // takes what a writer that did not answer holds.
+  std::vector<std::pair<RingId, uint32_t>> rings;
+  for (ProducerID pid : SessionProducers(*s)) {
+    const Producer& p = producers_.at(pid);
+    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
+  }
+  loop_->RunSync([&](RingDrainer* d) {
+    for (const auto& r : rings)
+      DrainBounded(d, r.first, r.second, DrainMode::kFlush);
+  });
+  if (f.periodic)
+    return;
+  SessionEvent ev;
+  ev.type = SessionEvent::Type::kFlushed;
+  ev.session_id = s->id;
+  ev.consumer_id = s->consumer_id;
+  ev.tag = f.tag;
+  if (timed_out) {
+    ev.status = base::ErrStatus(
+        "%zu producer(s) did not acknowledge the flush in time; what they "
+        "had published was drained",
+        f.waiting.size());
+  }
+  events_.push_back(std::move(ev));
+}
+
+base::Status ServiceCore::RegisterDataSource(ProducerID id,
+                                             const std::string& name,
+                                             Clock::time_point) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return base::OkStatus();
+  Producer& p = it->second;
+  if (!IsPrintableName(name, kMaxDataSourceNameSize))
+    return base::ErrStatus("invalid data source name");
+  if (std::find(p.data_sources.begin(), p.data_sources.end(), name) !=
+      p.data_sources.end()) {
+    return base::ErrStatus("data source \"%s\" registered twice", name.c_str());
+  }
+  if (p.data_sources.size() >= kMaxDataSourcesPerProducer) {
+    return base::ErrStatus("more than %zu data sources registered",
+                           kMaxDataSourcesPerProducer);
+  }
+  p.data_sources.push_back(name);
+  bool any = false;
+  for (auto& kv : sessions_) {
+    if (!kv.second->stopping)
+      any |= StartInstances(kv.second.get(), id, &p);
+  }
+  if (any)
+    UpdateAllowedBuffers({id});
+  return base::OkStatus();
+}
+
+base::Status ServiceCore::OnDataSourceStopped(ProducerID id,
+                                              uint32_t instance_id,
+                                              Clock::time_point now) {
+  auto pit = producers_.find(id);
+  if (pit == producers_.end())
+    return base::OkStatus();
+  for (auto& kv : sessions_) {
+    for (Instance& inst : kv.second->instances) {
+      if (inst.producer_id != id || inst.instance_id != instance_id)
+        continue;
+      if (!inst.stop_sent) {
+        return base::ErrStatus(
+            "DataSourceStopped for instance %u, which was not asked to stop",
+            instance_id);
+      }
+      if (inst.stop_acked) {
+        return base::ErrStatus("second DataSourceStopped for instance %u",
+                               instance_id);
+      }
+      inst.stop_acked = true;
+      MaybeFinishStop(kv.first, now);
+      return base::OkStatus();
+    }
+  }
+  if (pit->second.late_stop_acks.erase(instance_id) != 0) {
+    ++session_stats_.late_acks;
+    return base::OkStatus();
+  }
+  return base::ErrStatus("DataSourceStopped for unknown instance %u",
+                         instance_id);
+}
+
+base::Status ServiceCore::OnFlushAck(ProducerID id,
+                                     uint32_t flush_id,
+                                     Clock::time_point) {
+  auto pit = producers_.find(id);
+  if (pit == producers_.end())
+    return base::OkStatus();
+  auto owed = pit->second.owed_flush_acks.find(flush_id);
+  if (owed == pit->second.owed_flush_acks.end()) {
+    return base::ErrStatus("FlushAck for flush %u, which it does not owe",
+                           flush_id);
+  }
+  const bool waited = owed->second;
+  pit->second.owed_flush_acks.erase(owed);
+  if (!waited) {
+    ++session_stats_.late_acks;
+    return base::OkStatus();
+  }
+  for (auto& kv : sessions_) {
+    Session* s = kv.second.get();
+    for (size_t i = 0; i < s->flushes.size(); ++i) {
+      if (s->flushes[i].flush_id != flush_id)
+        continue;
+      s->flushes[i].waiting.erase(id);
+      if (s->flushes[i].waiting.empty())
+        CompleteFlush(s, i, /*timed_out=*/false);
+      return base::OkStatus();
+    }
+  }
+  return base::OkStatus();
+}
+
+void ServiceCore::ForgetProducerInSessions(ProducerID producer_id) {
+  const Clock::time_point now = Clock::now();
+  std::vector<SessionId> ids;
+  for (const auto& kv : sessions_)
+    ids.push_back(kv.first);
+  for (SessionId id : ids) {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end())
+      continue;
+    Session* s = it->second.get();
+    // Its final drain already moved what it wrote into the buffers.
+    s->instances.erase(std::remove_if(s->instances.begin(), s->instances.end(),
+                                      [&](const Instance& inst) {
+                                        return inst.producer_id == producer_id;
+                                      }),
+                       s->instances.end());
+    for (size_t i = s->flushes.size(); i-- > 0;) {
+      if (s->flushes[i].waiting.erase(producer_id) != 0 &&
+          s->flushes[i].waiting.empty()) {
+        CompleteFlush(s, i, /*timed_out=*/false);
+      }
+    }
+    if (s->stopping)
+      MaybeFinishStop(id, now);
+  }
+}
+
+void ServiceCore::AdvanceSessions(Clock::time_point now) {
+  std::vector<SessionId> ids;
+  for (const auto& kv : sessions_)
+    ids.push_back(kv.first);
+  for (SessionId id : ids) {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end())
+      continue;
+    Session* s = it->second.get();
+    if (s->stopping) {
+      MaybeFinishStop(id, now);
+      continue;
+    }
+    for (size_t i = s->flushes.size(); i-- > 0;) {
+      if (now >= s->flushes[i].deadline)
+        CompleteFlush(s, i, /*timed_out=*/true);
+    }
+    if (now >= s->next_periodic_flush) {
+      IssueFlush(s, 0, /*periodic=*/true, s->config.flush_timeout_ms, now);
+      s->next_periodic_flush =
+          now + std::chrono::milliseconds(s->config.flush_period_ms);
+    }
+    // |s| may be gone after a write that ended the session.
+    if (now >= s->next_file_write && WriteIntoFile(s, now))
+      continue;
+    if (now >= s->duration_deadline)
+      BeginStop(s, 0, /*by_service=*/true, now);
+  }
+}
+
+bool ServiceCore::WriteIntoFile(Session* s, Clock::time_point now) {
+  s->next_file_write =
+      now + std::chrono::milliseconds(s->config.file_write_period_ms);
+  std::vector<std::pair<RingId, uint32_t>> rings;
+  for (ProducerID pid : SessionProducers(*s)) {
+    const Producer& p = producers_.at(pid);
+    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
+  }
+  trace_export::TraceExporter* stream = s->stream.get();
+  const bool ok = s->stream_status.ok();
+  loop_->RunSync([&](RingDrainer* d) {
+    // kNormal, as a clone: the writers are not disturbed.
+    for (const auto& r : rings)
+      DrainBounded(d, r.first, r.second, DrainMode::kNormal);
+    if (!ok)
+      return;
+    for (const auto& b : s->buffers)
+      stream->ExportBuffer(b->buffer.get());
+  });
+  if (s->stream_status.ok())
+    s->stream_status = s->stream_file->Flush();
+  const bool full =
+      s->config.max_file_size_bytes != 0 &&
+      s->stream_file->stats().bytes_written >= s->config.max_file_size_bytes;
+  if (s->stream_status.ok() && !full)
+    return false;
+  if (!s->stream_status.ok()) {
+    RT_LOG("session %llu: %s; ending it",
+           static_cast<unsigned long long>(s->id),
+           s->stream_status.message().c_str());
+  }
+  BeginStop(s, 0, /*by_service=*/true, now);
+  return true;
+}
+
+ServiceCore::Clock::time_point ServiceCore::NextDeadline() const {
+  Clock::time_point next = Clock::time_point::max();
+  for (const auto& kv : sessions_) {
+    const Session* s = kv.second.get();
+    if (s->stopping) {
+      next = std::min(next, s->stop_deadline);
+      continue;
+    }
+    next = std::min(next, s->duration_deadline);
+    next = std::min(next, s->next_periodic_flush);
+    next = std::min(next, s->next_file_write);
+    for (const PendingFlush& f : s->flushes)
+      next = std::min(next, f.deadline);
+  }
+  return next;
+}
+
+std::vector<ProducerCommand> ServiceCore::TakeCommands() {
+  std::vector<ProducerCommand> out;
+  out.swap(commands_);
+  return out;
+}
+
+std::vector<SessionEvent> ServiceCore::TakeEvents() {
+  std::vector<SessionEvent> out;
+  out.swap(events_);
+  return out;
+}
+
+base::Status ServiceCore::CloneSession(SessionId id,
+                                       int out_fd,
+                                       ExportSummary* summary) {
+  *summary = ExportSummary();
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return base::ErrStatus("no session %llu",
+                           static_cast<unsigned long long>(id));
+  Session* s = it->second.get();
+  std::vector<std::pair<RingId, uint32_t>> rings;
+  for (ProducerID pid : SessionProducers(*s)) {
+    const Producer& p = producers_.at(pid);
+    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
+  }
+  std::vector<std::unique_ptr<TraceBufferV2>> clones;
+  loop_->RunSync([&](RingDrainer* d) {
+    // kNormal, as Snapshot(): the session goes on undisturbed.
+    for (const auto& r : rings)
+      DrainBounded(d, r.first, r.second, DrainMode::kNormal);
+    for (const auto& b : s->buffers) {
+      clones.push_back(b->buffer->CloneReadOnly());
+      summary->packets_overwritten += b->packets_overwritten;
+    }
+    summary->drainer_stats = d->TotalStats();
+  });
+  std::vector<TraceBufferV2*> buffers;
+  for (const auto& c : clones) {
+    if (!c)
+      return base::ErrStatus("cannot allocate a copy of the session's buffers");
+    buffers.push_back(c.get());
+  }
+  return Export(
+      buffers, s->config.serialized, s->start_clocks,
+      static_cast<uint32_t>(producers_.size()),
+      summary->drainer_stats.chunks_unroutable - s->unroutable_at_start, out_fd,
+      summary);
+}
+
+base::Status ServiceCore::GetSessionTraceStats(SessionId id,
+                                               std::string* trace_stats) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return base::ErrStatus("no session %llu",
+                           static_cast<unsigned long long>(id));
+  const Session* s = it->second.get();
+  trace_export::TraceExporter::ServiceStats service_stats;
+  service_stats.producers_connected = static_cast<uint32_t>(producers_.size());
+  service_stats.producers_seen = stats_.producers_seen;
+  service_stats.extra_fields = EncodeExtraStatsFields(nullptr);
+  std::vector<const TraceBufferV2*> buffers;
+  for (const auto& b : s->buffers)
+    buffers.push_back(b->buffer.get());
+  loop_->RunSync([&](RingDrainer* d) {
+    service_stats.chunks_discarded =
+        d->TotalStats().chunks_unroutable - s->unroutable_at_start;
+    *trace_stats = trace_export::TraceExporter::EncodeTraceStats(
+        buffers, service_stats, 0);
+  });
+  return base::OkStatus();
+}
+
+std::vector<SessionInfo> ServiceCore::ListSessions(
+    Clock::time_point now) const {
+  std::vector<SessionInfo> out;
+  for (const auto& kv : sessions_) {
+    const Session* s = kv.second.get();
+    SessionInfo info;
+    info.id = s->id;
+    info.unique_name = s->config.unique_session_name;
+    info.consumer_uid = s->consumer_uid;
+    info.stopping = s->stopping;
+    for (size_t i = 0; i < s->buffers.size(); ++i) {
+      SessionInfo::Buffer b;
+      b.id = s->buffers[i]->id;
+      b.size_bytes = s->buffers[i]->buffer->size();
+      b.policy = s->config.buffers[i].policy;
+      info.buffers.push_back(b);
+    }
+    info.num_data_source_instances = static_cast<uint32_t>(s->instances.size());
+    info.elapsed_ms = ElapsedMs(s->started, now);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<ProducerInfo> ServiceCore::ListProducers() const {
+  std::vector<ProducerInfo> out;
+  for (const auto& kv : producers_) {
+    ProducerInfo info;
+    info.id = kv.first;
+    info.name = kv.second.name;
+    info.identity = kv.second.identity;
+    info.data_sources = kv.second.data_sources;
+    const shm_ring::RingGeometry g = kv.second.region->view().geometry();
+    info.ring_bytes = uint64_t{g.chunk_size} * g.num_chunks;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace traced
+}  // namespace ringtrace

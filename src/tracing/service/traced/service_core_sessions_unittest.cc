@@ -1,0 +1,662 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ServiceCore's consumer sessions: routing by BufferID, stop with acks,
+// flush, clone, limits, hostile producer answers.
+
+#include "src/tracing/service/traced/service_core.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/config/trace_config.pb.h"
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/base/test/temp_dir.h"
+#include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/service/traced/test/core_fixture.h"
+#include "src/tracing/service/traced/test/test_client.h"
+
+namespace ringtrace {
+namespace traced {
+namespace {
+
+using base::TempDir;
+using perfetto::protos::TraceConfig;
+using test::CollectTestPackets;
+using test::Identity;
+using test::MakeCore;
+using test::MakeHello;
+using test::ProducerSide;
+using test::ReadTraceFile;
+using test::Seqs;
+using test::WriteTestPackets;
+using trace_buffer::ProducerID;
+using Clock = ServiceCore::Clock;
+using Cmd = ProducerCommand::Type;
+
+ServiceCore::Options SessionOptions() {
+  ServiceCore::Options options;
+  options.single_session = false;
+  // Only the sessions' own drains read the rings.
+  options.drain_tick_ns = 3'600'000'000'000;
+  return options;
+}
+
+TraceConfig::DataSource* AddDataSource(TraceConfig* config,
+                                       const std::string& name,
+                                       uint32_t target_buffer) {
+  TraceConfig::DataSource* ds = config->add_data_sources();
+  ds->mutable_config()->set_name(name);
+  ds->mutable_config()->set_target_buffer(target_buffer);
+  return ds;
+}
+
+TraceConfig OneBufferConfig(uint32_t size_kb = 256) {
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(size_kb);
+  AddDataSource(&config, "track_event", 0);
+  return config;
+}
+
+base::ScopedFd OpenOut(const std::string& path) {
+  return base::ScopedFd(
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+}
+
+class SessionsTest : public testing::Test {
+ protected:
+  void SetUp() override { core_ = MakeCore(SessionOptions()); }
+
+  // Admits a producer named |name| that registered |data_sources|.
+  ProducerID AddProducer(const std::string& name,
+                         const std::vector<std::string>& data_sources,
+                         std::unique_ptr<ProducerSide>* side) {
+    ipc::HelloMsg hello = MakeHello();
+    hello.name = name;
+    const ServiceCore::Admission a = core_->Admit(hello, Identity(100, 200));
+    EXPECT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+    side->reset(new ProducerSide(a));
+    const ProducerID id = static_cast<ProducerID>(a.reply.producer_id);
+    for (const std::string& ds : data_sources)
+      EXPECT_TRUE(core_->RegisterDataSource(id, ds, now_).ok());
+    return id;
+  }
+
+  SessionId Start(const TraceConfig& config, const std::string& file) {
+    SessionId id = 0;
+    const base::Status status = core_->StartSession(
+        config, OpenOut(dir_.File(file)), /*consumer_uid=*/200,
+        /*consumer_id=*/7, now_, &id);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return id;
+  }
+
+  base::Status TryStart(const TraceConfig& config) {
+    SessionId id = 0;
+    return core_->StartSession(config, OpenOut(dir_.File("refused")), 200, 7,
+                               now_, &id);
+  }
+
+  // Acks every StopDataSource among |cmds|.
+  void AckStops(const std::vector<ProducerCommand>& cmds) {
+    for (const ProducerCommand& c : cmds) {
+      if (c.type == Cmd::kStopDataSource) {
+        const base::Status status =
+            core_->OnDataSourceStopped(c.producer_id, c.id, now_);
+        EXPECT_TRUE(status.ok()) << status.message();
+      }
+    }
+  }
+
+  // Stops |id| with every ack; returns its kEnded event.
+  SessionEvent StopAndAck(SessionId id) {
+    EXPECT_TRUE(core_->StopSession(id, /*tag=*/99, now_).ok());
+    AckStops(core_->TakeCommands());
+    std::vector<SessionEvent> events = core_->TakeEvents();
+    EXPECT_EQ(events.size(), 1u);
+    if (events.empty())
+      return SessionEvent();
+    return events[0];
+  }
+
+  perfetto::protos::Trace ReadTrace(const std::string& file) {
+    perfetto::protos::Trace trace;
+    EXPECT_TRUE(ReadTraceFile(dir_.File(file), &trace)) << file;
+    return trace;
+  }
+
+  static const perfetto::protos::TraceStats& StatsOf(
+      const perfetto::protos::Trace& trace) {
+    return trace.packet(trace.packet_size() - 2).trace_stats();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ServiceCore> core_;
+  Clock::time_point now_ = Clock::now();
+};
+
+// The StartDataSource commands of |cmds| for |producer|.
+std::vector<ProducerCommand> StartsFor(const std::vector<ProducerCommand>& cmds,
+                                       ProducerID producer) {
+  std::vector<ProducerCommand> out;
+  for (const ProducerCommand& c : cmds) {
+    if (c.type == Cmd::kStartDataSource && c.producer_id == producer)
+      out.push_back(c);
+  }
+  return out;
+}
+
+TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
+  std::unique_ptr<ProducerSide> side1, side2;
+  const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);
+  const ProducerID p2 = AddProducer("app2", {"track_event", "other"}, &side2);
+
+  // A: one buffer, track_event of app1 only.
+  TraceConfig config_a = OneBufferConfig();
+  config_a.mutable_data_sources(0)->add_producer_name_filter("app1");
+  config_a.mutable_data_sources(0)
+      ->mutable_config()
+      ->mutable_track_event_config()
+      ->add_enabled_categories("cat*");
+  const SessionId a = Start(config_a, "a");
+  std::vector<ProducerCommand> cmds = core_->TakeCommands();
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].producer_id, p1);
+  EXPECT_EQ(cmds[0].data_source_name, "track_event");
+  EXPECT_EQ(cmds[0].enabled_categories, std::vector<std::string>{"cat*"});
+  const trace_buffer::BufferID buf_a = cmds[0].target_buffer;
+  EXPECT_NE(buf_a, 0);
+
+  // B: two buffers, track_event into the first, other into the second.
+  TraceConfig config_b;
+  config_b.add_buffers()->set_size_kb(256);
+  config_b.add_buffers()->set_size_kb(128);
+  AddDataSource(&config_b, "track_event", 0);
+  AddDataSource(&config_b, "other", 1);
+  const SessionId b = Start(config_b, "b");
+  cmds = core_->TakeCommands();
+  ASSERT_EQ(cmds.size(), 3u);
+  const std::vector<ProducerCommand> b_on_p1 = StartsFor(cmds, p1);
+  const std::vector<ProducerCommand> b_on_p2 = StartsFor(cmds, p2);
+  ASSERT_EQ(b_on_p1.size(), 1u);
+  ASSERT_EQ(b_on_p2.size(), 2u);
+  const trace_buffer::BufferID buf_b0 = b_on_p1[0].target_buffer;
+  EXPECT_EQ(b_on_p2[0].target_buffer, buf_b0);
+  const trace_buffer::BufferID buf_b1 = b_on_p2[1].target_buffer;
+  EXPECT_NE(buf_b0, buf_a);
+  EXPECT_NE(buf_b1, buf_a);
+  EXPECT_NE(buf_b1, buf_b0);
+
+  auto wa = side1->NewWriter(buf_a);
+  auto wb1 = side1->NewWriter(buf_b0);
+  auto wb2 = side2->NewWriter(buf_b0);
+  auto wb3 = side2->NewWriter(buf_b1);
+  WriteTestPackets(wa.get(), "a", 0, 100);
+  WriteTestPackets(wb1.get(), "b1", 0, 50);
+  WriteTestPackets(wb2.get(), "b2", 0, 30);
+  WriteTestPackets(wb3.get(), "b3", 0, 20);
+  wa->Flush();
+  wb1->Flush();
+  wb2->Flush();
+  wb3->Flush();
+
+  // A ends while B goes on.
+  const SessionEvent ended_a = StopAndAck(a);
+  EXPECT_EQ(ended_a.type, SessionEvent::Type::kEnded);
+  EXPECT_EQ(ended_a.session_id, a);
+  EXPECT_EQ(ended_a.consumer_id, 7u);
+  EXPECT_EQ(ended_a.tag, 99u);
+  EXPECT_FALSE(ended_a.by_service);
+  EXPECT_TRUE(ended_a.status.ok()) << ended_a.status.message();
+  EXPECT_EQ(ended_a.summary.export_stats.packets_exported, 100u);
+  EXPECT_TRUE(core_->has_session(b));
+  EXPECT_FALSE(core_->has_session(a));
+
+  auto trace_a = ReadTrace("a");
+  auto tagged_a = CollectTestPackets(trace_a);
+  ASSERT_EQ(tagged_a.size(), 1u);
+  EXPECT_EQ(tagged_a["a"].seqs, Seqs(0, 100));
+  EXPECT_TRUE(trace_a.packet(0).has_trace_config());
+  EXPECT_EQ(trace_a.packet(0).trace_config().buffers_size(), 1);
+  EXPECT_EQ(StatsOf(trace_a).buffer_stats_size(), 1);
+
+  // A chunk for A's buffer after A ended: unroutable, counted. One packet
+  // and a flush: exactly one chunk.
+  WriteTestPackets(wa.get(), "a", 100, 1);
+  wa->Flush();
+  WriteTestPackets(wb1.get(), "b1", 50, 50);
+  wb1->Flush();
+
+  const SessionEvent ended_b = StopAndAck(b);
+  EXPECT_TRUE(ended_b.status.ok()) << ended_b.status.message();
+  auto trace_b = ReadTrace("b");
+  auto tagged_b = CollectTestPackets(trace_b);
+  ASSERT_EQ(tagged_b.size(), 3u);
+  EXPECT_EQ(tagged_b["b1"].seqs, Seqs(0, 100));
+  EXPECT_EQ(tagged_b["b2"].seqs, Seqs(0, 30));
+  EXPECT_EQ(tagged_b["b3"].seqs, Seqs(0, 20));
+  EXPECT_EQ(StatsOf(trace_b).buffer_stats_size(), 2);
+  EXPECT_EQ(ended_b.summary.drainer_stats.chunks_unroutable, 1u);
+  EXPECT_EQ(StatsOf(trace_b).chunks_discarded(), 1u);
+  EXPECT_EQ(core_->session_stats().sessions_written, 2u);
+  EXPECT_EQ(core_->num_sessions(), 0u);
+}
+
+TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
+  std::unique_ptr<ProducerSide> side1, side2;
+  const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);
+  AddProducer("app2", {"track_event"}, &side2);
+  TraceConfig config = OneBufferConfig();
+  config.set_data_source_stop_timeout_ms(2000);
+  const SessionId s = Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 2u);
+  auto w = side1->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 10);
+  // Not flushed: the stop's kFlush drain scrapes the open chunk.
+
+  ASSERT_TRUE(core_->StopSession(s, 1, now_).ok());
+  EXPECT_FALSE(core_->StopSession(s, 1, now_).ok());  // already stopping
+  std::vector<ProducerCommand> stops = core_->TakeCommands();
+  ASSERT_EQ(stops.size(), 2u);
+  // p1 answers, the other does not.
+  const ProducerCommand& stop1 =
+      stops[0].producer_id == p1 ? stops[0] : stops[1];
+  const ProducerCommand& stop2 =
+      stops[0].producer_id == p1 ? stops[1] : stops[0];
+  ASSERT_TRUE(core_->OnDataSourceStopped(p1, stop1.id, now_).ok());
+  // A second ack of the same instance is a violation.
+  EXPECT_FALSE(core_->OnDataSourceStopped(p1, stop1.id, now_).ok());
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  EXPECT_EQ(core_->NextDeadline(), now_ + std::chrono::milliseconds(2000));
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1999));
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(2000));
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].status.ok());
+  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 10));
+
+  // The late answer is accepted once; again, or for an unknown instance, it
+  // is a violation.
+  EXPECT_TRUE(
+      core_->OnDataSourceStopped(stop2.producer_id, stop2.id, now_).ok());
+  EXPECT_EQ(core_->session_stats().late_acks, 1u);
+  EXPECT_FALSE(
+      core_->OnDataSourceStopped(stop2.producer_id, stop2.id, now_).ok());
+  EXPECT_FALSE(core_->OnDataSourceStopped(p1, 12345, now_).ok());
+}
+
+TEST_F(SessionsTest, AckBeforeStopAndUnknownFlushAckAreViolations) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  Start(OneBufferConfig(), "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_FALSE(core_->OnDataSourceStopped(p, starts[0].id, now_).ok());
+  EXPECT_FALSE(core_->OnFlushAck(p, 1, now_).ok());
+  // Registration: a name twice, an invalid name, more than 32.
+  EXPECT_FALSE(core_->RegisterDataSource(p, "track_event", now_).ok());
+  EXPECT_FALSE(core_->RegisterDataSource(p, "", now_).ok());
+  EXPECT_FALSE(core_->RegisterDataSource(p, "a\nb", now_).ok());
+  for (int i = 1; i < 32; ++i) {
+    EXPECT_TRUE(
+        core_->RegisterDataSource(p, "ds" + std::to_string(i), now_).ok());
+  }
+  EXPECT_FALSE(core_->RegisterDataSource(p, "ds32", now_).ok());
+}
+
+TEST_F(SessionsTest, LateRegistrationStartsAnInstance) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {}, &side);
+  const SessionId s = Start(OneBufferConfig(), "s");
+  EXPECT_TRUE(core_->TakeCommands().empty());
+  ASSERT_TRUE(core_->RegisterDataSource(p, "track_event", now_).ok());
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "late", 0, 25);
+  w->Flush();
+  const SessionEvent ended = StopAndAck(s);
+  EXPECT_EQ(ended.summary.export_stats.packets_exported, 25u);
+  EXPECT_EQ(ended.summary.drainer_stats.chunks_unroutable, 0u);
+}
+
+TEST_F(SessionsTest, FlushWaitsForAcksAndTimesOut) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig();
+  config.set_flush_timeout_ms(1000);
+  const SessionId s = Start(config, "s");
+  (void)core_->TakeCommands();
+
+  ASSERT_TRUE(core_->FlushSession(s, 0, /*tag=*/5, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0].type, Cmd::kFlush);
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, SessionEvent::Type::kFlushed);
+  EXPECT_EQ(events[0].tag, 5u);
+  EXPECT_TRUE(events[0].status.ok());
+  EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // twice
+
+  // Unanswered: the config's timeout.
+  ASSERT_TRUE(core_->FlushSession(s, 0, 6, now_).ok());
+  flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 1u);
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(999));
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].status.ok());
+  EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
+  EXPECT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // late
+  EXPECT_EQ(core_->session_stats().late_acks, 1u);
+  EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+
+  // A consumer cannot pile up flushes: 64 wait at most.
+  for (int i = 0; i < 64; ++i)
+    EXPECT_TRUE(core_->FlushSession(s, 0, 100 + i, now_).ok());
+  EXPECT_FALSE(core_->FlushSession(s, 0, 200, now_).ok());
+}
+
+TEST_F(SessionsTest, DurationEndsTheSessionAndTheEventSaysSo) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig();
+  config.set_duration_ms(1500);
+  Start(config, "s");
+  (void)core_->TakeCommands();
+  EXPECT_EQ(core_->NextDeadline(), now_ + std::chrono::milliseconds(1500));
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1499));
+  EXPECT_TRUE(core_->TakeCommands().empty());
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1500));
+  AckStops(core_->TakeCommands());
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].by_service);
+  EXPECT_EQ(events[0].tag, 0u);
+}
+
+TEST_F(SessionsTest, ProducerLeavingCompletesAStop) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  const SessionId s = Start(OneBufferConfig(), "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 40);
+  ASSERT_TRUE(core_->StopSession(s, 1, now_).ok());
+  (void)core_->TakeCommands();
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  core_->RemoveProducer(p);  // its final drain keeps what it wrote
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 40));
+  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 0u);
+}
+
+TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  const SessionId s = Start(OneBufferConfig(), "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 60);
+  w->Flush();
+  base::ScopedFd clone_fd = OpenOut(dir_.File("clone"));
+  ExportSummary summary;
+  const base::Status status = core_->CloneSession(s, clone_fd.get(), &summary);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(CollectTestPackets(ReadTrace("clone"))["x"].seqs, Seqs(0, 60));
+  EXPECT_FALSE(core_->CloneSession(s + 1, clone_fd.get(), &summary).ok());
+
+  std::string stats_bytes;
+  ASSERT_TRUE(core_->GetSessionTraceStats(s, &stats_bytes).ok());
+  perfetto::protos::TraceStats stats;
+  ASSERT_TRUE(stats.ParseFromString(stats_bytes));
+  EXPECT_EQ(stats.buffer_stats_size(), 1);
+  EXPECT_GT(stats.buffer_stats(0).bytes_written(), 0u);
+
+  WriteTestPackets(w.get(), "x", 60, 40);
+  w->Flush();
+  StopAndAck(s);
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 100));
+}
+
+TEST_F(SessionsTest, AbortWritesNothingAndFreesTheBuffers) {
+  ServiceCore::Options options = SessionOptions();
+  options.max_total_buffer_bytes = 1 << 20;
+  core_ = MakeCore(options);
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  const SessionId s = Start(OneBufferConfig(1024), "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 10);
+  w->Flush();
+  EXPECT_FALSE(TryStart(OneBufferConfig(1)).ok());  // the limit is taken
+  core_->AbortSession(s);
+  EXPECT_FALSE(core_->has_session(s));
+  EXPECT_TRUE(core_->TakeEvents().empty());
+  std::vector<ProducerCommand> stops = core_->TakeCommands();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].type, Cmd::kStopDataSource);
+  struct stat st = {};
+  ASSERT_EQ(stat(dir_.File("s").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  EXPECT_EQ(core_->session_stats().sessions_aborted, 1u);
+  // The ack may still come.
+  EXPECT_TRUE(core_->OnDataSourceStopped(p, stops[0].id, now_).ok());
+  // The bytes are free again.
+  Start(OneBufferConfig(1024), "s2");
+}
+
+TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
+  ServiceCore::Options options = SessionOptions();
+  options.max_sessions = 2;
+  options.max_total_buffer_bytes = 4 << 20;
+  core_ = MakeCore(options);
+  struct Case {
+    const char* what;
+    TraceConfig config;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"buffers: 0 entries", TraceConfig()});
+  {
+    TraceConfig c;
+    for (int i = 0; i < 9; ++i)
+      c.add_buffers()->set_size_kb(4);
+    cases.push_back({"buffers: 9 entries", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.mutable_buffers(0)->set_size_kb(0);
+    cases.push_back({"buffers[0].size_kb", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.mutable_data_sources(0)->mutable_config()->set_target_buffer(1);
+    cases.push_back({"target_buffer", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.mutable_data_sources(0)->mutable_config()->set_name("");
+    cases.push_back({"config.name", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.set_max_file_size_bytes(1 << 20);  // without write_into_file
+    cases.push_back({"max_file_size_bytes", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.set_flush_timeout_ms(ipc::kMaxTimeoutMs + 1);
+    cases.push_back({"flush_timeout_ms", c});
+  }
+  {
+    TraceConfig c = OneBufferConfig();
+    c.mutable_unknown_fields()->AddVarint(111, 1);
+    cases.push_back({"unknown field", c});
+  }
+  cases.push_back({"max-buffer-mb", OneBufferConfig(5 * 1024)});
+  for (const Case& c : cases) {
+    const base::Status status = TryStart(c.config);
+    ASSERT_FALSE(status.ok()) << c.what;
+    EXPECT_NE(status.message().find(c.what), std::string::npos)
+        << c.what << ": " << status.message();
+  }
+  EXPECT_EQ(core_->session_stats().sessions_refused, cases.size());
+
+  TraceConfig named = OneBufferConfig(1024);
+  named.set_unique_session_name("boot");
+  Start(named, "s1");
+  base::Status status = TryStart(named);
+  EXPECT_NE(status.message().find("unique_session_name"), std::string::npos)
+      << status.message();
+  Start(OneBufferConfig(1024), "s2");
+  status = TryStart(OneBufferConfig(4));
+  EXPECT_NE(status.message().find("max sessions"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(core_->num_sessions(), 2u);
+}
+
+TEST_F(SessionsTest, BufferIdsAreReusedOnlyAfterTheCounterWrapped) {
+  core_->set_next_buffer_id_for_testing(kMaxSessionBufferId);
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  const auto target_of_next = [&](const std::string& file) {
+    Start(OneBufferConfig(4), file);
+    std::vector<ProducerCommand> cmds = core_->TakeCommands();
+    EXPECT_EQ(cmds.size(), 1u);
+    return cmds.empty() ? 0 : cmds[0].target_buffer;
+  };
+  EXPECT_EQ(target_of_next("s1"), kMaxSessionBufferId);
+  EXPECT_EQ(target_of_next("s2"), 1);  // wrapped
+  core_->set_next_buffer_id_for_testing(kMaxSessionBufferId);
+  // 65535 and 1 are held by live sessions.
+  EXPECT_EQ(target_of_next("s3"), 2);
+}
+
+TEST_F(SessionsTest, WriteIntoFileKeepsMoreThanTheBufferHolds) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  // 32 KiB of RING_BUFFER; 3 periods of ~24 KiB of packets each (each fits,
+  // all three do not).
+  TraceConfig config = OneBufferConfig(32);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(1000);
+  const SessionId s = Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w = side->NewWriter(starts[0].target_buffer);
+  constexpr uint32_t kPerPeriod = 1200;
+  for (uint32_t period = 1; period <= 3; ++period) {
+    WriteTestPackets(w.get(), "x", (period - 1) * kPerPeriod, kPerPeriod);
+    w->Flush();
+    EXPECT_EQ(core_->NextDeadline(),
+              now_ + std::chrono::milliseconds(1000 * period));
+    core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000 * period));
+    // The file holds every packet so far, as a valid (unfinished) trace.
+    EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs,
+              Seqs(0, period * kPerPeriod));
+  }
+  const SessionEvent ended = StopAndAck(s);
+  EXPECT_TRUE(ended.status.ok()) << ended.status.message();
+  EXPECT_EQ(ended.summary.packets_overwritten, 0u);
+  const perfetto::protos::Trace trace = ReadTrace("s");
+  EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 3 * kPerPeriod));
+  // One TraceConfig at the start, the stats and a clock snapshot at the end.
+  int configs = 0;
+  for (const auto& p : trace.packet())
+    configs += p.has_trace_config() ? 1 : 0;
+  EXPECT_EQ(configs, 1);
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
+  // More than twice the buffer went through it, nothing overwritten.
+  EXPECT_GT(ended.summary.bytes_written, 2u * 32 * 1024);
+}
+
+TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig(64);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(100);
+  config.set_max_file_size_bytes(4096);
+  Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 50);  // well below 4 KiB
+  w->Flush();
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(100));
+  EXPECT_TRUE(core_->TakeCommands().empty());
+  WriteTestPackets(w.get(), "x", 50, 500);  // beyond it
+  w->Flush();
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(200));
+  AckStops(core_->TakeCommands());
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].by_service);
+  EXPECT_TRUE(events[0].status.ok()) << events[0].status.message();
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 550));
+}
+
+TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
+  TempDir dir;
+  ServiceCore::Options options = SessionOptions();
+  options.single_session = true;
+  options.buffer_kb = 512;
+  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
+  ProducerSide side(a);
+  ASSERT_TRUE(core->RegisterDataSource(p, "track_event", Clock::now()).ok());
+  SessionId s = 0;
+  ASSERT_TRUE(core->StartSession(OneBufferConfig(), OpenOut(dir.File("s")), 2,
+                                 1, Clock::now(), &s)
+                  .ok());
+  std::vector<ProducerCommand> starts = core->TakeCommands();
+  ASSERT_EQ(starts.size(), 1u);
+  auto w0 = side.NewWriter(kTargetBuffer);
+  auto ws = side.NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w0.get(), "implicit", 0, 70);
+  WriteTestPackets(ws.get(), "session", 0, 30);
+  w0->Flush();
+  ws->Flush();
+  base::ScopedFd out = OpenOut(dir.File("out"));
+  ExportSummary summary;
+  ASSERT_TRUE(core->Finish(out.get(), &summary).ok());
+  // Finish ended the session first and wrote it.
+  std::vector<SessionEvent> events = core->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].by_service);
+  perfetto::protos::Trace t_out, t_s;
+  ASSERT_TRUE(ReadTraceFile(dir.File("out"), &t_out));
+  ASSERT_TRUE(ReadTraceFile(dir.File("s"), &t_s));
+  auto tagged_out = CollectTestPackets(t_out);
+  auto tagged_s = CollectTestPackets(t_s);
+  ASSERT_EQ(tagged_out.size(), 1u);
+  ASSERT_EQ(tagged_s.size(), 1u);
+  EXPECT_EQ(tagged_out["implicit"].seqs, Seqs(0, 70));
+  EXPECT_EQ(tagged_s["session"].seqs, Seqs(0, 30));
+}
+
+}  // namespace
+}  // namespace traced
+}  // namespace ringtrace

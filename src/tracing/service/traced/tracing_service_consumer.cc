@@ -1,0 +1,486 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TracingService's consumer socket (tracing_service.h, docs/sessions.md):
+// accept with a uid/group check, requests decoded by
+// src/tracing/ipc/consumer_protocol.h and served on ServiceCore's sessions,
+// answers and session events sent without ever blocking the service thread.
+
+#include "src/tracing/service/traced/tracing_service.h"
+
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/logging.h"
+#include "src/tracing/ipc/wire_protocol.h"
+
+namespace ringtrace {
+namespace traced {
+
+namespace {
+
+using protos::ConsumerRequest;
+using protos::ConsumerResponse;
+
+// DisableTracing requests of one consumer waiting for one session that is
+// stopping already (each is answered when it ends).
+constexpr size_t kMaxWaitingDisables = 16;
+
+// Whether |uid| (primary group |gid|) belongs to |group|.
+bool InGroup(uid_t uid, gid_t gid, gid_t group) {
+  if (gid == group)
+    return true;
+  std::vector<char> buf(16384);
+  passwd pw = {};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found)
+    return false;
+  int n = 64;
+  std::vector<gid_t> groups(static_cast<size_t>(n));
+  if (getgrouplist(found->pw_name, found->pw_gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<size_t>(n));
+    if (getgrouplist(found->pw_name, found->pw_gid, groups.data(), &n) < 0)
+      return false;
+  }
+  groups.resize(static_cast<size_t>(n));
+  return std::find(groups.begin(), groups.end(), group) != groups.end();
+}
+
+void FillSummary(const SessionEvent& ev, protos::SessionSummary* out) {
+  out->set_session_id(ev.session_id);
+  out->set_packets_written(ev.summary.export_stats.packets_exported);
+  out->set_bytes_written(ev.summary.bytes_written);
+  out->set_packets_lost(ev.packets_lost);
+  out->set_duration_ms(ev.duration_ms);
+}
+
+perfetto::protos::TraceConfig::BufferConfig::FillPolicy ToProto(
+    trace_buffer::TraceBufferV2::OverwritePolicy p) {
+  return p == trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard
+             ? perfetto::protos::TraceConfig::BufferConfig::DISCARD
+             : perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER;
+}
+
+}  // namespace
+
+bool TracingService::ConsumerAllowed(const Connection& c) const {
+  const uid_t uid = static_cast<uid_t>(c.identity.uid);
+  if (uid == geteuid() || uid == 0)
+    return true;
+  if (options_.consumer_group == static_cast<gid_t>(-1))
+    return false;
+  ucred cred = {};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(c.socket->fd(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    return false;
+  return InGroup(cred.uid, cred.gid, options_.consumer_group);
+}
+
+void TracingService::AcceptConsumers() {
+  for (uint32_t i = 0; i < kAcceptsPerRound; ++i) {
+    base::Status status;
+    std::unique_ptr<ipc::UnixSocket> socket =
+        consumer_listener_->Accept(&status);
+    if (!socket) {
+      if (!status.ok()) {
+        RT_ELOG("consumer socket: %s", status.message().c_str());
+        accept_backoff_until_ =
+            Clock::now() + std::chrono::milliseconds(kAcceptBackoffMs);
+      }
+      return;
+    }
+    ipc::PeerCredentials creds;
+    if (!socket->GetPeerCredentials(&creds)) {
+      ++conn_stats_.consumers_refused;
+      continue;
+    }
+    std::unique_ptr<Connection> c(new Connection());
+    c->socket = std::move(socket);
+    c->consumer = true;
+    c->identity.pid = static_cast<int32_t>(creds.pid);
+    c->identity.uid = static_cast<int32_t>(creds.uid);
+    size_t consumers = 0;
+    for (const auto& other : connections_)
+      consumers += other->socket && other->consumer ? 1 : 0;
+    if (!ConsumerAllowed(*c) || consumers >= options_.max_consumers) {
+      RT_LOG("refused a consumer connection from pid %d uid %d: %s",
+             c->identity.pid, c->identity.uid,
+             consumers >= options_.max_consumers
+                 ? "max consumers are connected"
+                 : "not the service's user nor in its consumer group");
+      ++conn_stats_.consumers_refused;
+      continue;  // closes
+    }
+    ++conn_stats_.consumers_accepted;
+    c->consumer_id = next_consumer_id_++;
+    connections_.push_back(std::move(c));
+  }
+}
+
+void TracingService::ServeConsumer(Connection* c) {
+  if (consumer_buf_.size() != ipc::kMaxConsumerMessageSize)
+    consumer_buf_.resize(ipc::kMaxConsumerMessageSize);
+  for (uint32_t i = 0; i < options_.messages_per_round && c->socket; ++i) {
+    size_t size = 0;
+    base::ScopedFd fd;
+    base::Status status;
+    const ipc::UnixSocket::RecvResult result = c->socket->Receive(
+        consumer_buf_.data(), consumer_buf_.size(), &size, &fd, &status);
+    switch (result) {
+      case ipc::UnixSocket::RecvResult::kWouldBlock:
+        return;
+      case ipc::UnixSocket::RecvResult::kClosed:
+        ++conn_stats_.consumer_disconnects;
+        Close(c);
+        return;
+      case ipc::UnixSocket::RecvResult::kTooLong:
+      case ipc::UnixSocket::RecvResult::kTooManyFds:
+      case ipc::UnixSocket::RecvResult::kError:
+        RT_LOG("consumer pid %d: %s; disconnecting", c->identity.pid,
+               status.message().c_str());
+        ++conn_stats_.consumer_violations;
+        Close(c);
+        return;
+      case ipc::UnixSocket::RecvResult::kMessage:
+        break;
+    }
+    ++conn_stats_.consumer_requests;
+    ConsumerRequest request;
+    status = ipc::DecodeConsumerRequest(consumer_buf_.data(), size, fd.valid(),
+                                        &request);
+    if (!status.ok()) {
+      // A request that parses far enough to name itself gets the reason;
+      // anything else is not a consumer speaking this protocol.
+      ConsumerRequest partial;
+      const bool named =
+          size > ipc::kConsumerHeaderSize &&
+          partial.ParseFromArray(
+              consumer_buf_.data() + ipc::kConsumerHeaderSize,
+              static_cast<int>(size - ipc::kConsumerHeaderSize)) &&
+          partial.request_id() != 0;
+      if (!named) {
+        RT_LOG("consumer pid %d: %s; disconnecting", c->identity.pid,
+               status.message().c_str());
+        ++conn_stats_.consumer_violations;
+        Close(c);
+        return;
+      }
+      ++conn_stats_.consumer_request_errors;
+      ConsumerResponse response;
+      response.set_request_id(partial.request_id());
+      response.set_ok(false);
+      response.set_error(status.message());
+      SendToConsumer(c, response);
+      continue;
+    }
+    HandleConsumerRequest(c, request, std::move(fd));
+    DispatchCore();
+  }
+}
+
+void TracingService::HandleConsumerRequest(Connection* c,
+                                           const ConsumerRequest& request,
+                                           base::ScopedFd fd) {
+  ConsumerResponse response;
+  response.set_request_id(request.request_id());
+  base::Status status;
+  const Clock::time_point now = Clock::now();
+  // The session a request names must be one of this consumer's.
+  const auto owned = [&](uint64_t id) -> base::Status {
+    if (c->sessions.count(id) == 0)
+      return base::ErrStatus("session_id: no session %llu of this consumer",
+                             static_cast<unsigned long long>(id));
+    return base::OkStatus();
+  };
+  bool answer_now = true;
+  switch (request.request_case()) {
+    case ConsumerRequest::kEnableTracing: {
+      status = ipc::CheckTraceFileFd(fd.get());
+      SessionId id = 0;
+      if (status.ok()) {
+        status = core_->StartSession(request.enable_tracing().config(),
+                                     std::move(fd), c->identity.uid,
+                                     c->consumer_id, now, &id);
+      }
+      if (status.ok()) {
+        c->sessions.insert(id);
+        response.set_session_id(id);
+      }
+      break;
+    }
+    case ConsumerRequest::kDisableTracing: {
+      const SessionId id = request.disable_tracing().session_id();
+      status = owned(id);
+      if (!status.ok())
+        break;
+      bool stopping = false;
+      for (const SessionInfo& info : core_->ListSessions(now)) {
+        if (info.id == id)
+          stopping = info.stopping;
+      }
+      if (stopping && c->waiting_disable[id].size() >= kMaxWaitingDisables) {
+        status = base::ErrStatus(
+            "session %llu: %zu DisableTracing requests wait for it already",
+            static_cast<unsigned long long>(id), kMaxWaitingDisables);
+      } else if (stopping) {
+        c->waiting_disable[id].push_back(request.request_id());
+      } else {
+        status = core_->StopSession(id, request.request_id(), now);
+      }
+      // Answered with the SessionSummary once the trace is written.
+      answer_now = !status.ok();
+      break;
+    }
+    case ConsumerRequest::kFlush: {
+      const SessionId id = request.flush().session_id();
+      status = owned(id);
+      if (status.ok()) {
+        status = core_->FlushSession(id, request.flush().timeout_ms(),
+                                     request.request_id(), now);
+      }
+      answer_now = !status.ok();  // else when the flush completes
+      break;
+    }
+    case ConsumerRequest::kGetTraceStats: {
+      const SessionId id = request.get_trace_stats().session_id();
+      status = owned(id);
+      std::string stats;
+      if (status.ok())
+        status = core_->GetSessionTraceStats(id, &stats);
+      if (status.ok()) {
+        response.set_session_id(id);
+        response.set_trace_stats(stats);
+      }
+      break;
+    }
+    case ConsumerRequest::kCloneSession: {
+      const SessionId id = request.clone_session().session_id();
+      status = owned(id);
+      if (status.ok())
+        status = ipc::CheckTraceFileFd(fd.get());
+      ExportSummary summary;
+      if (status.ok())
+        status = core_->CloneSession(id, fd.get(), &summary);
+      if (status.ok()) {
+        response.set_session_id(id);
+        SessionEvent ev;
+        ev.session_id = id;
+        ev.summary = summary;
+        ev.packets_lost =
+            summary.packets_overwritten + summary.export_stats.invalid_packets;
+        FillSummary(ev, response.mutable_summary());
+      }
+      break;
+    }
+    case ConsumerRequest::kQueryServiceState:
+      FillServiceState(&response);
+      break;
+    case ConsumerRequest::REQUEST_NOT_SET:
+      status = base::ErrStatus("no request");  // the decoder refuses it
+      break;
+  }
+  if (!answer_now)
+    return;
+  response.set_ok(status.ok());
+  if (!status.ok()) {
+    ++conn_stats_.consumer_request_errors;
+    response.set_error(status.message());
+    response.clear_session_id();
+  }
+  SendToConsumer(c, response);
+}
+
+void TracingService::FillServiceState(ConsumerResponse* response) {
+  protos::ServiceState* state = response->mutable_service_state();
+  for (const ProducerInfo& p : core_->ListProducers()) {
+    protos::ServiceState::Producer* out = state->add_producers();
+    out->set_id(p.id);
+    out->set_name(p.name);
+    out->set_pid(p.identity.pid);
+    out->set_uid(static_cast<uint32_t>(p.identity.uid));
+    for (const std::string& ds : p.data_sources)
+      out->add_data_sources(ds);
+    out->set_ring_bytes(p.ring_bytes);
+  }
+  for (const SessionInfo& s : core_->ListSessions(Clock::now())) {
+    protos::ServiceState::Session* out = state->add_sessions();
+    out->set_id(s.id);
+    if (!s.unique_name.empty())
+      out->set_unique_name(s.unique_name);
+    out->set_consumer_uid(static_cast<uint32_t>(s.consumer_uid));
+    out->set_state(s.stopping ? "stopping" : "started");
+    for (const SessionInfo::Buffer& b : s.buffers) {
+      protos::ServiceState::Buffer* buffer = out->add_buffers();
+      buffer->set_id(b.id);
+      buffer->set_size_bytes(b.size_bytes);
+      buffer->set_fill_policy(ToProto(b.policy));
+    }
+    out->set_num_data_source_instances(s.num_data_source_instances);
+    out->set_elapsed_ms(s.elapsed_ms);
+  }
+  state->set_max_sessions(core_->options().max_sessions);
+  state->set_max_total_buffer_bytes(core_->options().max_total_buffer_bytes);
+  state->set_max_producers(core_->options().max_producers);
+}
+
+bool TracingService::SendToConsumer(Connection* c,
+                                    const ConsumerResponse& response) {
+  if (!c->socket)
+    return false;
+  std::vector<uint8_t> bytes;
+  base::Status status = ipc::EncodeConsumerResponse(response, &bytes);
+  if (!status.ok()) {
+    // Too large (a ServiceState of very many producers): say so instead.
+    ConsumerResponse small;
+    small.set_request_id(response.request_id());
+    small.set_ok(false);
+    small.set_error("the answer does not fit a message: " + status.message());
+    status = ipc::EncodeConsumerResponse(small, &bytes);
+    RT_CHECK(status.ok());
+  }
+  bool would_block = false;
+  status = c->socket->Send(bytes.data(), bytes.size(), -1, &would_block);
+  if (status.ok())
+    return true;
+  if (would_block) {
+    RT_LOG("consumer pid %d does not read its socket; disconnecting",
+           c->identity.pid);
+    ++conn_stats_.consumers_dropped_not_reading;
+  } else {
+    RT_LOG("consumer pid %d: %s; disconnecting", c->identity.pid,
+           status.message().c_str());
+    ++conn_stats_.consumer_disconnects;
+  }
+  Close(c);
+  return false;
+}
+
+TracingService::Connection* TracingService::FindConsumer(uint64_t id) {
+  for (auto& c : connections_) {
+    if (c->socket && c->consumer && c->consumer_id == id)
+      return c.get();
+  }
+  return nullptr;
+}
+
+TracingService::Connection* TracingService::FindProducer(
+    trace_buffer::ProducerID id) {
+  for (auto& c : connections_) {
+    if (c->socket && !c->consumer && c->producer_id == id)
+      return c.get();
+  }
+  return nullptr;
+}
+
+void TracingService::DeliverEvent(const SessionEvent& ev) {
+  Connection* c = FindConsumer(ev.consumer_id);
+  if (!c)
+    return;  // the consumer left
+  if (ev.type == SessionEvent::Type::kFlushed) {
+    ConsumerResponse response;
+    response.set_request_id(ev.tag);
+    response.set_ok(ev.status.ok());
+    if (!ev.status.ok())
+      response.set_error(ev.status.message());
+    response.set_session_id(ev.session_id);
+    SendToConsumer(c, response);
+    return;
+  }
+  c->sessions.erase(ev.session_id);
+  std::vector<uint64_t> waiting;
+  auto w = c->waiting_disable.find(ev.session_id);
+  if (w != c->waiting_disable.end()) {
+    waiting = std::move(w->second);
+    c->waiting_disable.erase(w);
+  }
+  if (!ev.by_service && ev.tag != 0)
+    waiting.insert(waiting.begin(), ev.tag);
+  ConsumerResponse response;
+  response.set_ok(ev.status.ok());
+  if (!ev.status.ok())
+    response.set_error(ev.status.message());
+  response.set_session_id(ev.session_id);
+  FillSummary(ev, response.mutable_summary());
+  if (ev.by_service) {
+    ConsumerResponse ended = response;
+    ended.set_request_id(0);
+    ended.set_tracing_ended(true);
+    if (!SendToConsumer(c, ended))
+      return;
+  }
+  for (uint64_t request_id : waiting) {
+    response.set_request_id(request_id);
+    if (!SendToConsumer(c, response))
+      return;
+  }
+}
+
+void TracingService::SendCommand(const ProducerCommand& command) {
+  Connection* c = FindProducer(command.producer_id);
+  if (!c)
+    return;  // it left; the core forgot its instances
+  std::vector<uint8_t> buf(ipc::kMaxMessageSize);
+  size_t size = 0;
+  switch (command.type) {
+    case ProducerCommand::Type::kStartDataSource: {
+      ipc::StartDataSourceMsg msg;
+      msg.instance_id = command.id;
+      msg.target_buffer = command.target_buffer;
+      msg.clear_period_ms = command.clear_period_ms;
+      msg.name = command.data_source_name;
+      msg.enabled_categories = command.enabled_categories;
+      msg.disabled_categories = command.disabled_categories;
+      size = ipc::EncodeStartDataSource(msg, buf.data(), buf.size());
+      break;
+    }
+    case ProducerCommand::Type::kStopDataSource:
+      size = ipc::EncodeStopDataSource(command.id, buf.data(), buf.size());
+      break;
+    case ProducerCommand::Type::kFlush:
+      size = ipc::EncodeFlush(command.id, buf.data(), buf.size());
+      break;
+  }
+  // The config was validated with the same limits the encoder has.
+  RT_CHECK(size > 0);
+  bool would_block = false;
+  const base::Status status =
+      c->socket->Send(buf.data(), size, -1, &would_block);
+  if (status.ok())
+    return;
+  RT_LOG(
+      "pid %d (producer %u): cannot send a data source command (%s); "
+      "disconnecting",
+      c->identity.pid, static_cast<unsigned>(c->producer_id),
+      would_block ? "it does not read its socket" : status.message().c_str());
+  ++conn_stats_.producer_command_send_failures;
+  Close(c);
+}
+
+void TracingService::DispatchCore() {
+  // Bounded: each round's work comes from the previous round (a closed
+  // consumer's aborted sessions send stops; a closed producer completes a
+  // stop), and nothing here creates work forever.
+  for (int round = 0; round < 16; ++round) {
+    std::vector<ProducerCommand> commands = core_->TakeCommands();
+    std::vector<SessionEvent> events = core_->TakeEvents();
+    if (commands.empty() && events.empty())
+      return;
+    for (const ProducerCommand& command : commands)
+      SendCommand(command);
+    for (const SessionEvent& ev : events)
+      DeliverEvent(ev);
+  }
+}
+
+}  // namespace traced
+}  // namespace ringtrace

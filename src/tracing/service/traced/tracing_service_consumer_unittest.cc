@@ -1,0 +1,604 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TracingService's consumer socket with a raw consumer (framing from
+// src/tracing/ipc/consumer_protocol.h): sessions started and stopped over
+// the socket, and consumers that misbehave.
+
+#include "src/tracing/service/traced/tracing_service.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/config/trace_config.pb.h"
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/test/temp_dir.h"
+#include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/service/traced/test/test_client.h"
+
+namespace ringtrace {
+namespace traced {
+namespace {
+
+using base::TempDir;
+using perfetto::protos::TraceConfig;
+using protos::ConsumerRequest;
+using protos::ConsumerResponse;
+using test::CollectTestPackets;
+using test::kTestTimeoutMs;
+using test::ReadTraceFile;
+using test::Seqs;
+using test::TestClient;
+using test::WriteTestPackets;
+
+// A consumer speaking the protocol by hand.
+class RawConsumer {
+ public:
+  bool Connect(const std::string& path) {
+    base::Status status;
+    socket_ = ipc::UnixSocket::Connect(path, &status);
+    return socket_ != nullptr;
+  }
+  bool Send(ConsumerRequest request, int fd = -1) {
+    if (request.request_id() == 0)
+      request.set_request_id(next_request_id_++);
+    std::vector<uint8_t> bytes;
+    if (!ipc::EncodeConsumerRequest(request, &bytes).ok())
+      return false;
+    return socket_->Send(bytes.data(), bytes.size(), fd).ok();
+  }
+  // The next datagram, decoded; false on timeout, EOF or a bad response.
+  bool Receive(ConsumerResponse* response, int timeout_ms = kTestTimeoutMs) {
+    if (!socket_->WaitReadable(timeout_ms))
+      return false;
+    std::vector<uint8_t> buf(ipc::kMaxConsumerMessageSize);
+    size_t size = 0;
+    base::Status status;
+    if (socket_->Receive(buf.data(), buf.size(), &size, nullptr, &status) !=
+        ipc::UnixSocket::RecvResult::kMessage) {
+      return false;
+    }
+    return ipc::DecodeConsumerResponse(buf.data(), size, response).ok();
+  }
+  // Sends |request| and receives the answer.
+  ConsumerResponse Call(const ConsumerRequest& request, int fd = -1) {
+    ConsumerResponse response;
+    EXPECT_TRUE(Send(request, fd));
+    EXPECT_TRUE(Receive(&response));
+    return response;
+  }
+  // Whether the service closed the connection.
+  bool WaitForClose() {
+    ConsumerResponse response;
+    while (socket_->WaitReadable(kTestTimeoutMs)) {
+      uint8_t buf[ipc::kMaxConsumerMessageSize];
+      size_t size = 0;
+      base::Status status;
+      const auto r =
+          socket_->Receive(buf, sizeof(buf), &size, nullptr, &status);
+      if (r == ipc::UnixSocket::RecvResult::kClosed ||
+          r == ipc::UnixSocket::RecvResult::kError)
+        return true;
+    }
+    return false;
+  }
+  ipc::UnixSocket* socket() { return socket_.get(); }
+  void Disconnect() { socket_.reset(); }
+
+ private:
+  std::unique_ptr<ipc::UnixSocket> socket_;
+  uint64_t next_request_id_ = 1;
+};
+
+TraceConfig SimpleConfig(uint32_t size_kb = 256) {
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(size_kb);
+  config.add_data_sources()->mutable_config()->set_name("track_event");
+  return config;
+}
+
+ConsumerRequest Enable(const TraceConfig& config) {
+  ConsumerRequest r;
+  *r.mutable_enable_tracing()->mutable_config() = config;
+  return r;
+}
+
+ConsumerRequest Disable(uint64_t session_id) {
+  ConsumerRequest r;
+  r.mutable_disable_tracing()->set_session_id(session_id);
+  return r;
+}
+
+class TracingServiceConsumerTest : public ::testing::Test {
+ protected:
+  TracingService::Options DaemonOptions() {
+    TracingService::Options o;
+    o.socket_path = dir_.File("producer.sock");
+    o.consumer_socket_path = dir_.File("consumer.sock");
+    o.core.drain_tick_ns = 3'600'000'000'000;
+    return o;
+  }
+  void StartService(const TracingService::Options& options) {
+    service_.reset(new TracingService(options));
+    const base::Status status = service_->Start();
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+  void TearDown() override {
+    if (service_)
+      (void)service_->Stop(nullptr);
+  }
+  int OpenOut(const std::string& name) {
+    fds_.emplace_back(open(dir_.File(name).c_str(),
+                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    return fds_.back().get();
+  }
+  bool WaitFor(const std::function<bool(const ServiceStats&)>& pred) {
+    return service_->WaitForStats(pred, kTestTimeoutMs);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<TracingService> service_;
+  std::vector<base::ScopedFd> fds_;
+};
+
+TEST_F(TracingServiceConsumerTest, EnableQueryStatsDisableWritesTheTrace) {
+  StartService(DaemonOptions());
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  TraceConfig config = SimpleConfig();
+  config.set_unique_session_name("mine");
+  ConsumerResponse r = consumer.Call(Enable(config), OpenOut("trace"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t session = r.session_id();
+  ASSERT_NE(session, 0u);
+
+  ConsumerRequest query;
+  query.mutable_query_service_state();
+  r = consumer.Call(query);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r.service_state().sessions_size(), 1);
+  EXPECT_EQ(r.service_state().sessions(0).id(), session);
+  EXPECT_EQ(r.service_state().sessions(0).unique_name(), "mine");
+  ASSERT_EQ(r.service_state().sessions(0).buffers_size(), 1);
+  EXPECT_EQ(r.service_state().sessions(0).buffers(0).size_bytes(), 256u << 10);
+  EXPECT_EQ(r.service_state().max_sessions(), 8u);
+
+  ConsumerRequest stats;
+  stats.mutable_get_trace_stats()->set_session_id(session);
+  r = consumer.Call(stats);
+  ASSERT_TRUE(r.ok()) << r.error();
+  perfetto::protos::TraceStats trace_stats;
+  ASSERT_TRUE(trace_stats.ParseFromString(r.trace_stats()));
+  EXPECT_EQ(trace_stats.buffer_stats_size(), 1);
+
+  // Someone else's (or no) session.
+  stats.mutable_get_trace_stats()->set_session_id(session + 1);
+  r = consumer.Call(stats);
+  EXPECT_FALSE(r.ok());
+
+  r = consumer.Call(Disable(session));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r.tracing_ended());
+  EXPECT_EQ(r.summary().session_id(), session);
+  EXPECT_GT(r.summary().bytes_written(), 0u);
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("trace"), &trace));
+  ASSERT_GE(trace.packet_size(), 4);
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_EQ(trace.packet(0).trace_config().unique_session_name(), "mine");
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_written == 1 && s.sessions_active == 0;
+  }));
+}
+
+TEST_F(TracingServiceConsumerTest, DurationEndsTheSessionWithAnEvent) {
+  StartService(DaemonOptions());
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  TraceConfig config = SimpleConfig();
+  config.set_duration_ms(100);
+  ConsumerResponse r = consumer.Call(Enable(config), OpenOut("trace"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ConsumerResponse ended;
+  ASSERT_TRUE(consumer.Receive(&ended));
+  EXPECT_TRUE(ended.tracing_ended());
+  EXPECT_EQ(ended.request_id(), 0u);
+  EXPECT_TRUE(ended.ok());
+  EXPECT_EQ(ended.session_id(), r.session_id());
+  perfetto::protos::Trace trace;
+  EXPECT_TRUE(ReadTraceFile(dir_.File("trace"), &trace));
+  // The session is gone: disabling it now is an error.
+  r = consumer.Call(Disable(r.session_id()));
+  EXPECT_FALSE(r.ok());
+}
+
+TEST_F(TracingServiceConsumerTest, RefusalsNameTheirReason) {
+  TracingService::Options options = DaemonOptions();
+  options.core.max_sessions = 1;
+  options.core.max_total_buffer_bytes = 4 << 20;
+  StartService(options);
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+
+  // Not a regular file: a pipe, /dev/null.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+  base::ScopedFd pipe_read(pipe_fds[0]), pipe_write(pipe_fds[1]);
+  ConsumerResponse r = consumer.Call(Enable(SimpleConfig()), pipe_write.get());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("not a regular file"), std::string::npos)
+      << r.error();
+  base::ScopedFd dev_null(open("/dev/null", O_WRONLY | O_CLOEXEC));
+  r = consumer.Call(Enable(SimpleConfig()), dev_null.get());
+  EXPECT_FALSE(r.ok());
+  // A file opened read-only.
+  OpenOut("ro");
+  base::ScopedFd ro(open(dir_.File("ro").c_str(), O_RDONLY | O_CLOEXEC));
+  r = consumer.Call(Enable(SimpleConfig()), ro.get());
+  EXPECT_FALSE(r.ok());
+
+  // Huge buffers: beyond the service's total.
+  r = consumer.Call(Enable(SimpleConfig(4194240)), OpenOut("huge"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("max-buffer-mb"), std::string::npos) << r.error();
+  // An invalid config: the field is named.
+  TraceConfig bad = SimpleConfig();
+  bad.mutable_buffers(0)->set_size_kb(0);
+  r = consumer.Call(Enable(bad), OpenOut("bad"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("buffers[0].size_kb"), std::string::npos)
+      << r.error();
+
+  // Too many sessions.
+  r = consumer.Call(Enable(SimpleConfig()), OpenOut("one"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  r = consumer.Call(Enable(SimpleConfig()), OpenOut("two"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("max sessions"), std::string::npos) << r.error();
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumer_request_errors == 6 &&
+           s.connections.consumer_violations == 0 && s.sessions_active == 1;
+  }));
+}
+
+TEST_F(TracingServiceConsumerTest, MalformedDatagramClosesOnlyThatConsumer) {
+  StartService(DaemonOptions());
+  RawConsumer good, bad;
+  ASSERT_TRUE(good.Connect(dir_.File("consumer.sock")));
+  ASSERT_TRUE(bad.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = good.Call(Enable(SimpleConfig()), OpenOut("good"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const char garbage[] = "definitely not a consumer request";
+  ASSERT_TRUE(
+      bad.socket()
+          ->Send(reinterpret_cast<const uint8_t*>(garbage), sizeof(garbage))
+          .ok());
+  EXPECT_TRUE(bad.WaitForClose());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumer_violations == 1;
+  }));
+  // The other consumer's session goes on.
+  r = good.Call(Disable(r.session_id()));
+  EXPECT_TRUE(r.ok()) << r.error();
+}
+
+TEST_F(TracingServiceConsumerTest, HangUpFreesTheSessionsWithoutWriting) {
+  StartService(DaemonOptions());
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = consumer.Call(Enable(SimpleConfig()), OpenOut("t1"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  r = consumer.Call(Enable(SimpleConfig()), OpenOut("t2"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  consumer.Disconnect();
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_aborted == 2 && s.sessions_active == 0;
+  }));
+  struct stat st = {};
+  ASSERT_EQ(stat(dir_.File("t1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+}
+
+TEST_F(TracingServiceConsumerTest, AConsumerThatNeverReadsIsDropped) {
+  StartService(DaemonOptions());
+  RawConsumer lazy, other;
+  ASSERT_TRUE(lazy.Connect(dir_.File("consumer.sock")));
+  ASSERT_TRUE(other.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = lazy.Call(Enable(SimpleConfig()), OpenOut("t"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ConsumerRequest query;
+  query.mutable_query_service_state();
+  query.set_request_id(1);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ipc::EncodeConsumerRequest(query, &bytes).ok());
+  // Requests, never reading an answer, until the service gives up on it.
+  bool dropped = false;
+  for (int i = 0; i < 200000 && !dropped; ++i) {
+    const ssize_t n = send(lazy.socket()->fd(), bytes.data(), bytes.size(),
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != ENOBUFS)
+      break;  // the service closed it
+    if (n < 0)
+      dropped = service_->WaitForStats(
+          [](const ServiceStats& s) {
+            return s.connections.consumers_dropped_not_reading == 1;
+          },
+          10);
+  }
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_dropped_not_reading == 1 &&
+           s.sessions.sessions_aborted == 1;
+  }));
+  // The service still answers the others.
+  query.set_request_id(0);
+  r = other.Call(query);
+  EXPECT_TRUE(r.ok()) << r.error();
+}
+
+TEST_F(TracingServiceConsumerTest, ServiceStopWritesLiveSessionsAndTellsThem) {
+  StartService(DaemonOptions());
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = consumer.Call(Enable(SimpleConfig()), OpenOut("t"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ServiceSummary summary;
+  ASSERT_TRUE(service_->Stop(&summary).ok());
+  service_.reset();
+  EXPECT_EQ(summary.stats.sessions.sessions_written, 1u);
+  ConsumerResponse ended;
+  ASSERT_TRUE(consumer.Receive(&ended));
+  EXPECT_TRUE(ended.tracing_ended());
+  perfetto::protos::Trace trace;
+  EXPECT_TRUE(ReadTraceFile(dir_.File("t"), &trace));
+  EXPECT_GE(trace.packet_size(), 4);
+}
+
+// In a child that becomes uid/gid |id|: connects to |path| and waits for the
+// service to answer a request (exit 0) or close the connection (exit 3).
+// Only syscalls: the parent has threads.
+int ConnectAs(const std::string& path, uid_t id) {
+  ConsumerRequest query;
+  query.set_request_id(1);
+  query.mutable_query_service_state();
+  std::vector<uint8_t> bytes;
+  if (!ipc::EncodeConsumerRequest(query, &bytes).ok())
+    return -1;
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path))
+    return -1;
+  memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(id) != 0 || setuid(id) != 0)
+      _exit(10);
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr),
+                          sizeof(addr)) != 0) {
+      _exit(11);
+    }
+    // A refused peer may find the connection closed before it sends.
+    (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, kTestTimeoutMs) != 1)
+      _exit(12);
+    uint8_t buf[256];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    _exit(n > 0 ? 0 : 3);
+  }
+  int wstatus = 0;
+  if (pid < 0 || waitpid(pid, &wstatus, 0) != pid || !WIFEXITED(wstatus))
+    return -1;
+  return WEXITSTATUS(wstatus);
+}
+
+TEST_F(TracingServiceConsumerTest, OtherUsersAreRefusedUnlessInTheGroup) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to act as another user";
+  constexpr uid_t kNobody = 65534;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  TracingService::Options options = DaemonOptions();
+  options.consumer_socket_options.mode = 0666;  // the kernel lets it connect
+  StartService(options);
+  EXPECT_EQ(ConnectAs(dir_.File("consumer.sock"), kNobody), 3);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_refused == 1 &&
+           s.connections.consumers_accepted == 0;
+  }));
+  ASSERT_TRUE(service_->Stop(nullptr).ok());
+
+  options.consumer_group = kNobody;  // its primary group
+  StartService(options);
+  EXPECT_EQ(ConnectAs(dir_.File("consumer.sock"), kNobody), 0);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_accepted == 1;
+  }));
+}
+
+// A producer that registered |name| (after its Hello).
+bool RegisterDataSource(TestClient* producer, const std::string& name) {
+  ipc::RegisterDataSourceMsg msg;
+  msg.name = name;
+  uint8_t buf[ipc::kMaxProducerMessageSize];
+  const size_t size = ipc::EncodeRegisterDataSource(msg, buf, sizeof(buf));
+  return size > 0 && producer->SendRaw(buf, size);
+}
+
+bool SendId(TestClient* producer, ipc::MessageType type, uint32_t id) {
+  uint8_t buf[ipc::kMaxProducerMessageSize];
+  const size_t size = type == ipc::MessageType::kDataSourceStopped
+                          ? ipc::EncodeDataSourceStopped(id, buf, sizeof(buf))
+                          : ipc::EncodeFlushAck(id, buf, sizeof(buf));
+  return size > 0 && producer->SendRaw(buf, size);
+}
+
+TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
+  StartService(DaemonOptions());
+  TestClient app1, app2;
+  ASSERT_TRUE(app1.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(app1.Hello("app1"));
+  ASSERT_TRUE(app2.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(app2.Hello("app2"));
+  ASSERT_TRUE(RegisterDataSource(&app1, "track_event"));
+  ASSERT_TRUE(RegisterDataSource(&app2, "track_event"));
+
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  // Session A: app1 only, with categories; session B: both.
+  TraceConfig config_a = SimpleConfig();
+  config_a.mutable_data_sources(0)->add_producer_name_filter("app1");
+  config_a.mutable_data_sources(0)
+      ->mutable_config()
+      ->mutable_track_event_config()
+      ->add_enabled_categories("gfx");
+  config_a.mutable_incremental_state_config()->set_clear_period_ms(500);
+  ConsumerResponse ra = consumer.Call(Enable(config_a), OpenOut("a"));
+  ASSERT_TRUE(ra.ok()) << ra.error();
+  ipc::Message start_a;
+  ASSERT_TRUE(app1.ReceiveMessage(&start_a));
+  ASSERT_EQ(start_a.type, ipc::MessageType::kStartDataSource);
+  EXPECT_EQ(start_a.start_data_source.name, "track_event");
+  EXPECT_EQ(start_a.start_data_source.clear_period_ms, 500u);
+  EXPECT_EQ(start_a.start_data_source.enabled_categories,
+            std::vector<std::string>{"gfx"});
+
+  ConsumerResponse rb = consumer.Call(Enable(SimpleConfig()), OpenOut("b"));
+  ASSERT_TRUE(rb.ok()) << rb.error();
+  ipc::Message start_b1, start_b2;
+  ASSERT_TRUE(app1.ReceiveMessage(&start_b1));
+  ASSERT_TRUE(app2.ReceiveMessage(&start_b2));
+  ASSERT_EQ(start_b1.type, ipc::MessageType::kStartDataSource);
+  ASSERT_EQ(start_b2.type, ipc::MessageType::kStartDataSource);
+  EXPECT_EQ(start_b1.start_data_source.target_buffer,
+            start_b2.start_data_source.target_buffer);
+  EXPECT_NE(start_b1.start_data_source.target_buffer,
+            start_a.start_data_source.target_buffer);
+
+  auto wa = app1.NewWriter(start_a.start_data_source.target_buffer);
+  auto wb1 = app1.NewWriter(start_b1.start_data_source.target_buffer);
+  auto wb2 = app2.NewWriter(start_b2.start_data_source.target_buffer);
+  WriteTestPackets(wa.get(), "a", 0, 200);
+  WriteTestPackets(wb1.get(), "b1", 0, 150);
+  WriteTestPackets(wb2.get(), "b2", 0, 100);
+  wa->Flush();
+  wb1->Flush();
+  wb2->Flush();
+
+  // A stops: its instance is told, acks, then the trace is written.
+  ASSERT_TRUE(consumer.Send(Disable(ra.session_id())));
+  ipc::Message stop_a;
+  ASSERT_TRUE(app1.ReceiveMessage(&stop_a));
+  ASSERT_EQ(stop_a.type, ipc::MessageType::kStopDataSource);
+  EXPECT_EQ(stop_a.id, start_a.start_data_source.instance_id);
+  ASSERT_TRUE(SendId(&app1, ipc::MessageType::kDataSourceStopped, stop_a.id));
+  ConsumerResponse done_a;
+  ASSERT_TRUE(consumer.Receive(&done_a));
+  ASSERT_TRUE(done_a.ok()) << done_a.error();
+  EXPECT_EQ(done_a.summary().packets_written(), 200u);
+  perfetto::protos::Trace trace_a;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("a"), &trace_a));
+  auto tagged_a = CollectTestPackets(trace_a);
+  ASSERT_EQ(tagged_a.size(), 1u);
+  EXPECT_EQ(tagged_a["a"].seqs, Seqs(0, 200));
+
+  // B goes on; a flush round trip, then B stops.
+  WriteTestPackets(wb2.get(), "b2", 100, 100);
+  wb2->Flush();
+  ConsumerRequest flush;
+  flush.mutable_flush()->set_session_id(rb.session_id());
+  ASSERT_TRUE(consumer.Send(flush));
+  for (TestClient* app : {&app1, &app2}) {
+    ipc::Message f;
+    ASSERT_TRUE(app->ReceiveMessage(&f));
+    ASSERT_EQ(f.type, ipc::MessageType::kFlush);
+    ASSERT_TRUE(SendId(app, ipc::MessageType::kFlushAck, f.id));
+  }
+  ConsumerResponse flushed;
+  ASSERT_TRUE(consumer.Receive(&flushed));
+  EXPECT_TRUE(flushed.ok()) << flushed.error();
+
+  ASSERT_TRUE(consumer.Send(Disable(rb.session_id())));
+  for (TestClient* app : {&app1, &app2}) {
+    ipc::Message stop;
+    ASSERT_TRUE(app->ReceiveMessage(&stop));
+    ASSERT_EQ(stop.type, ipc::MessageType::kStopDataSource);
+    ASSERT_TRUE(SendId(app, ipc::MessageType::kDataSourceStopped, stop.id));
+  }
+  ConsumerResponse done_b;
+  ASSERT_TRUE(consumer.Receive(&done_b));
+  ASSERT_TRUE(done_b.ok()) << done_b.error();
+  perfetto::protos::Trace trace_b;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("b"), &trace_b));
+  auto tagged_b = CollectTestPackets(trace_b);
+  ASSERT_EQ(tagged_b.size(), 2u);
+  EXPECT_EQ(tagged_b["b1"].seqs, Seqs(0, 150));
+  EXPECT_EQ(tagged_b["b2"].seqs, Seqs(0, 200));
+}
+
+TEST_F(TracingServiceConsumerTest, HostileProducerAnswersAreViolations) {
+  StartService(DaemonOptions());
+  TestClient app, twice;
+  ASSERT_TRUE(app.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(app.Hello("app"));
+  // An ack for an instance that was never started.
+  ASSERT_TRUE(SendId(&app, ipc::MessageType::kDataSourceStopped, 77));
+  EXPECT_TRUE(app.WaitForClose());
+  // A data source registered twice.
+  ASSERT_TRUE(twice.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(twice.Hello("twice"));
+  ASSERT_TRUE(RegisterDataSource(&twice, "track_event"));
+  ASSERT_TRUE(RegisterDataSource(&twice, "track_event"));
+  EXPECT_TRUE(twice.WaitForClose());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.violations_data_source == 2 &&
+           s.producers.producers_connected == 0;
+  }));
+}
+
+TEST_F(TracingServiceConsumerTest, SilentProducerTimesOutTheStop) {
+  StartService(DaemonOptions());
+  TestClient app;
+  ASSERT_TRUE(app.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(app.Hello("app"));
+  ASSERT_TRUE(RegisterDataSource(&app, "track_event"));
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  TraceConfig config = SimpleConfig();
+  config.set_data_source_stop_timeout_ms(200);
+  ConsumerResponse r = consumer.Call(Enable(config), OpenOut("t"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ipc::Message start;
+  ASSERT_TRUE(app.ReceiveMessage(&start));
+  auto w = app.NewWriter(start.start_data_source.target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 30);       // never flushed: scraped at stop
+  r = consumer.Call(Disable(r.session_id()));  // the producer never acks
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.summary().packets_written(), 30u);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.data_source_stop_timeouts == 1;
+  }));
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("t"), &trace));
+  EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 30));
+}
+
+}  // namespace
+}  // namespace traced
+}  // namespace ringtrace
