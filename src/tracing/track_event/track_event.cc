@@ -14,6 +14,8 @@
 #include <mutex>
 #include <vector>
 
+#include "src/tracing/track_event/track_event_internal.h"
+
 namespace ringtrace {
 namespace track_event {
 
@@ -24,18 +26,13 @@ namespace rt = perfetto::protos::rtzero;
 constexpr char kEnvVar[] = "RT_TRACE_CATEGORIES";
 constexpr uint64_t kLow62 = (uint64_t{1} << 62) - 1;
 
-struct Registry {
-  std::mutex mutex;
-  std::vector<const internal::CategoryTable*> tables;  // guarded by mutex
-};
+using internal::GetRegistry;
+using internal::Registry;
 
-Registry& GetRegistry() {
-  static Registry* registry = new Registry();  // never destroyed
-  return *registry;
-}
-
-// Events dropped for want of a writer. Relaxed: a statistic, read alone.
+// Statistics (TrackEventStats). Relaxed: each is a counter read alone.
 std::atomic<uint64_t> g_events_without_writer{0};
+std::atomic<uint64_t> g_instance_writers_created{0};
+std::atomic<uint64_t> g_instance_writers_released{0};
 
 thread_local ScopedThreadWriter* t_binding = nullptr;
 
@@ -44,7 +41,7 @@ IncrementalStateConfig g_incremental_state_config;
 std::string* g_process_name = nullptr;  // null: the kernel's short name
 
 std::string GetProcessName() {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   return g_process_name ? *g_process_name
                         : std::string(program_invocation_short_name);
 }
@@ -82,7 +79,11 @@ size_t ApplySpecLocked(
       for (size_t i = 0; i < table->count; i++) {
         if (Matches(term, table->names[i])) {
           // Relaxed: pairs with the macros' relaxed load; publishes no data.
-          table->enabled[i].store(enable, std::memory_order_relaxed);
+          // An RMW, because the instance bits change concurrently.
+          if (enable)
+            table->masks[i].fetch_or(kStaticBit, std::memory_order_relaxed);
+          else
+            table->masks[i].fetch_and(~kStaticBit, std::memory_order_relaxed);
           matches++;
         }
       }
@@ -108,56 +109,68 @@ uint64_t Fnv1a(std::string_view s) {
 
 namespace internal {
 
+Registry& GetRegistry() {
+  static Registry* registry = new Registry();  // never destroyed
+  return *registry;
+}
+
+void CountEventsWithoutWriter(uint64_t n) {
+  g_events_without_writer.fetch_add(n, std::memory_order_relaxed);
+}
+void CountInstanceWriterCreated() {
+  g_instance_writers_created.fetch_add(1, std::memory_order_relaxed);
+}
+void CountInstanceWriterReleased() {
+  g_instance_writers_released.fetch_add(1, std::memory_order_relaxed);
+}
+
+ScopedThreadWriter* CurrentBinding() {
+  return t_binding;
+}
+
 CategoryTable::CategoryTable(const char* const* names_in,
-                             std::atomic<bool>* enabled_in,
+                             std::atomic<uint32_t>* masks_in,
                              size_t count_in)
-    : names(names_in), enabled(enabled_in), count(count_in) {
+    : names(names_in), masks(masks_in), count(count_in) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   registry.tables.push_back(this);
   const char* env = getenv(kEnvVar);
   if (env)
     ApplySpecLocked({this}, env);
-}
-
-ScopedThreadWriter* BindingOrCountDrop() {
-  ScopedThreadWriter* binding = t_binding;
-  if (RT_UNLIKELY(!binding))
-    g_events_without_writer.fetch_add(1, std::memory_order_relaxed);
-  return binding;
+  ApplyInstancesLocked(this);
 }
 
 void ScopedSlice::End() {
-  const uint64_t track_uuid = track_uuid_;
-  track_uuid_ = 0;
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;  // the binding went away inside the slice; counted
-  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END, track_uuid, nullptr,
-             nullptr);
+  EventTargets targets(begun_mask_, /*create=*/false, generation_limit_);
+  begun_mask_ = 0;
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, rt::TrackEvent::Type::TYPE_SLICE_END,
+               sequence->thread_track_uuid(), nullptr, nullptr);
+  }
 }
 
-void WriteSliceEnd() {
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;
-  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END,
-             binding->thread_track_uuid(), nullptr, nullptr);
+void WriteSliceEnd(uint32_t mask) {
+  EventTargets targets(mask, /*create=*/false);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, rt::TrackEvent::Type::TYPE_SLICE_END,
+               sequence->thread_track_uuid(), nullptr, nullptr);
+  }
 }
 
 namespace {
 template <typename T>
-void WriteCounterImpl(const char* category, const char* name, T value) {
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;
+void WriteCounterImpl(TrackEventSequence* sequence,
+                      const char* category,
+                      const char* name,
+                      T value) {
   const uint64_t now = NowNs();
-  binding->MaybeClear(now);
-  const uint64_t uuid = binding->EnsureCounterTrack(name);
-  const uint64_t category_iid = binding->InternCategory(category);
-  auto handle = binding->writer()->NewTracePacket();
+  sequence->MaybeClear(now);
+  const uint64_t uuid = sequence->EnsureCounterTrack(name);
+  const uint64_t category_iid = sequence->InternCategory(category);
+  auto handle = sequence->writer()->NewTracePacket();
   rt::TracePacket packet(handle);
-  binding->WriteEventPrologue(packet, now);
+  sequence->WriteEventPrologue(packet, now);
   rt::TrackEvent event = packet.set_track_event();
   event.set_type(rt::TrackEvent::Type::TYPE_COUNTER);
   event.set_track_uuid(uuid);
@@ -169,11 +182,21 @@ void WriteCounterImpl(const char* category, const char* name, T value) {
 }
 }  // namespace
 
-void WriteCounter(const char* category, const char* name, int64_t value) {
-  WriteCounterImpl(category, name, value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  int64_t value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, category, name, value);
 }
-void WriteCounter(const char* category, const char* name, double value) {
-  WriteCounterImpl(category, name, value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  double value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, category, name, value);
 }
 
 }  // namespace internal
@@ -189,22 +212,30 @@ size_t ApplyCategoriesFromEnvironment() {
   return env ? SetCategoriesEnabled(env) : 0;
 }
 
-bool IsCategoryEnabled(std::string_view name) {
+uint32_t CategoryMask(std::string_view name) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const internal::CategoryTable* table : registry.tables) {
     for (size_t i = 0; i < table->count; i++) {
       if (name == table->names[i])
-        return table->enabled[i].load(std::memory_order_relaxed);
+        return table->masks[i].load(std::memory_order_relaxed);
     }
   }
-  return false;
+  return 0;
+}
+
+bool IsCategoryEnabled(std::string_view name) {
+  return (CategoryMask(name) & kStaticBit) != 0;
 }
 
 TrackEventStats Stats() {
   TrackEventStats stats;
   stats.events_without_writer =
       g_events_without_writer.load(std::memory_order_relaxed);
+  stats.instance_writers_created =
+      g_instance_writers_created.load(std::memory_order_relaxed);
+  stats.instance_writers_released =
+      g_instance_writers_released.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -238,28 +269,28 @@ uint64_t NowNs() {
 }
 
 void SetIncrementalStateConfig(const IncrementalStateConfig& config) {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   g_incremental_state_config = config;
 }
 
 void SetProcessName(std::string_view name) {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   if (!g_process_name)
     g_process_name = new std::string();  // never destroyed, as the registry
   g_process_name->assign(name.data(), name.size());
 }
 
 IncrementalStateConfig GetIncrementalStateConfig() {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   return g_incremental_state_config;
 }
 
-ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
+TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
+                                       const IncrementalStateConfig& config)
     : writer_(writer),
-      previous_(t_binding),
       pid_(static_cast<int32_t>(getpid())),
       process_track_uuid_(ProcessTrackUuid()),
-      config_(GetIncrementalStateConfig()),
+      config_(config),
       process_name_(GetProcessName()) {
   RT_CHECK(writer != nullptr);
   tid_ = GetTid();
@@ -267,13 +298,18 @@ ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
   prctl(PR_GET_NAME, thread_name_, 0, 0, 0);
   thread_name_[sizeof(thread_name_) - 1] = '\0';
   WriteDescriptors(NowNs());
+}
+
+ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
+    : TrackEventSequence(writer, GetIncrementalStateConfig()),
+      previous_(t_binding) {
   t_binding = this;
 }
 
 ScopedThreadWriter::~ScopedThreadWriter() {
   RT_CHECK(t_binding == this);  // destroyed on its thread, innermost first
   t_binding = previous_;
-  writer_->Flush();
+  writer()->Flush();
 }
 
 ScopedThreadWriter* ScopedThreadWriter::Current() {
@@ -282,7 +318,7 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 
 // The first packet of every incremental-state generation: the process
 // descriptor with SEQ_INCREMENTAL_STATE_CLEARED, then the thread's.
-void ScopedThreadWriter::WriteDescriptors(uint64_t now_ns) {
+void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   counter_tracks_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
     table->by_address.clear();
@@ -323,7 +359,7 @@ void ScopedThreadWriter::WriteDescriptors(uint64_t now_ns) {
   clears_++;
 }
 
-void ScopedThreadWriter::MaybeClear(uint64_t now_ns) {
+void TrackEventSequence::MaybeClear(uint64_t now_ns) {
   const shm_ring::TraceWriterV2Stats stats = writer_->stats();
   const bool lost = stats.packets_dropped != dropped_seen_;
   const bool period_due =
@@ -337,7 +373,7 @@ void ScopedThreadWriter::MaybeClear(uint64_t now_ns) {
     WriteDescriptors(now_ns);
 }
 
-uint64_t ScopedThreadWriter::Intern(InternTable* table, const char* s) {
+uint64_t TrackEventSequence::Intern(InternTable* table, const char* s) {
   auto cached = table->by_address.find(s);
   if (RT_LIKELY(cached != table->by_address.end() &&
                 cached->second.text == s)) {
@@ -352,7 +388,7 @@ uint64_t ScopedThreadWriter::Intern(InternTable* table, const char* s) {
   return it->second;
 }
 
-void ScopedThreadWriter::WriteEventPrologue(rt::TracePacket packet,
+void TrackEventSequence::WriteEventPrologue(rt::TracePacket packet,
                                             uint64_t now_ns) {
   packet.set_timestamp(now_ns);
   packet.set_sequence_flags(static_cast<uint32_t>(
@@ -382,7 +418,7 @@ void ScopedThreadWriter::WriteEventPrologue(rt::TracePacket packet,
   arg_names_.pending.clear();
 }
 
-uint64_t ScopedThreadWriter::EnsureCounterTrack(std::string_view name) {
+uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
   if (!counter_tracks_.insert(uuid).second)
     return uuid;
