@@ -311,12 +311,20 @@ class EventTargets {
   uint32_t written_mask() const { return written_mask_; }
   uint64_t max_generation() const { return max_generation_; }
 
+  // The event's timestamp: read once, at the first call.
+  uint64_t Now() {
+    if (now_ == 0)
+      now_ = NowNs();
+    return now_;
+  }
+
  private:
   ThreadState* state_ = nullptr;
   uint32_t pending_;
   uint32_t previous_in_event_ = 0;
   uint32_t written_mask_ = 0;
   uint64_t max_generation_ = 0;
+  uint64_t now_ = 0;
   uint64_t generation_limit_;
   bool create_;
 };
@@ -378,18 +386,19 @@ inline void InternArgNames(TrackEventSequence* binding,
   InternArgNames(binding, static_cast<Rest&&>(rest)...);
 }
 
-// Writes one event packet of |type| on |track_uuid| with interned |category|
-// and |name| (either may be null: not written) and the debug annotations
-// |args| (name/value pairs).
+// Writes one event packet of |type| at |now| (NowNs(), one reading for
+// every target of the event) on |track_uuid| with interned |category| and
+// |name| (either may be null: not written) and the debug annotations |args|
+// (name/value pairs).
 template <typename... Args>
 inline void WriteEvent(TrackEventSequence* binding,
+                       uint64_t now,
                        perfetto::protos::rtzero::TrackEvent::Type type,
                        uint64_t track_uuid,
                        const char* category,
                        const char* name,
                        Args&&... args) {
   static_assert(sizeof...(Args) % 2 == 0, "arguments are name/value pairs");
-  const uint64_t now = NowNs();
   binding->MaybeClear(now);
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
@@ -408,40 +417,53 @@ inline void WriteEvent(TrackEventSequence* binding,
   WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
-// The slice of RT_TRACE_EVENT: Begin() writes SLICE_BEGIN into every target
-// of the category's mask; the destructor writes SLICE_END on the same track
-// into the targets that got the begin: the thread's binding (bit 0, if one
-// is bound then) and each instance whose writer got the begin, as long as
-// that instance still runs.
+// The targets a slice's begin went to: the bits written, and the largest
+// instance generation among them (an instance of a later generation started
+// inside the slice and gets no end).
+struct SliceTargets {
+  uint32_t mask = 0;  // 0: not begun anywhere
+  uint64_t generation_limit = 0;
+};
+
+// RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|.
+template <typename... Args>
+inline SliceTargets BeginSlice(uint32_t mask,
+                               const char* category,
+                               const char* name,
+                               Args&&... args) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(),
+               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
+               sequence->thread_track_uuid(), category, name, args...);
+  }
+  SliceTargets begun;
+  begun.mask = targets.written_mask();
+  begun.generation_limit = targets.max_generation();
+  return begun;
+}
+
+// SLICE_END on the thread track into the targets that got the begin: the
+// thread's binding (bit 0, if one is bound now) and each instance whose
+// writer got the begin, as long as that instance still runs.
+void EndSlice(SliceTargets begun);
+
+// The slice of RT_TRACE_EVENT, ended by the destructor. Its state is a
+// value handed over by BeginSlice() and its address never escapes, so a
+// disabled slice costs no memory access: the compiler knows it is not begun.
 class ScopedSlice {
  public:
   ScopedSlice() = default;
   ScopedSlice(const ScopedSlice&) = delete;
   ScopedSlice& operator=(const ScopedSlice&) = delete;
   ~ScopedSlice() {
-    if (RT_UNLIKELY(begun_mask_ != 0))
-      End();
+    if (RT_UNLIKELY(begun_.mask != 0))
+      EndSlice(begun_);
   }
-
-  template <typename... Args>
-  void Begin(uint32_t mask,
-             const char* category,
-             const char* name,
-             Args&&... args) {
-    EventTargets targets(mask);
-    while (TrackEventSequence* sequence = targets.Next()) {
-      WriteEvent(sequence,
-                 perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
-                 sequence->thread_track_uuid(), category, name, args...);
-    }
-    begun_mask_ = targets.written_mask();
-    generation_limit_ = targets.max_generation();
-  }
+  void Begun(SliceTargets begun) { begun_ = begun; }
 
  private:
-  void End();
-  uint32_t begun_mask_ = 0;  // 0: not begun anywhere
-  uint64_t generation_limit_ = 0;
+  SliceTargets begun_;
 };
 
 // RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the thread track.
@@ -453,8 +475,8 @@ inline void WriteThreadEvent(uint32_t mask,
                              Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next()) {
-    WriteEvent(sequence, type, sequence->thread_track_uuid(), category, name,
-               args...);
+    WriteEvent(sequence, targets.Now(), type, sequence->thread_track_uuid(),
+               category, name, args...);
   }
 }
 
@@ -528,7 +550,8 @@ inline void WriteCounterValue(uint32_t mask,
   if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
       RT_UNLIKELY(rt_mask != 0))                                    \
   RT_INTERNAL_UID(rt_scoped_slice_)                                 \
-      .Begin(rt_mask, category, name, ##__VA_ARGS__)
+      .Begun(::ringtrace::track_event::internal::BeginSlice(        \
+          rt_mask, category, name, ##__VA_ARGS__))
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.

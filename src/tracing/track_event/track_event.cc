@@ -141,11 +141,10 @@ CategoryTable::CategoryTable(const char* const* names_in,
   ApplyInstancesLocked(this);
 }
 
-void ScopedSlice::End() {
-  EventTargets targets(begun_mask_, /*create=*/false, generation_limit_);
-  begun_mask_ = 0;
+void EndSlice(SliceTargets begun) {
+  EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
   while (TrackEventSequence* sequence = targets.Next()) {
-    WriteEvent(sequence, rt::TrackEvent::Type::TYPE_SLICE_END,
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
                sequence->thread_track_uuid(), nullptr, nullptr);
   }
 }
@@ -153,7 +152,7 @@ void ScopedSlice::End() {
 void WriteSliceEnd(uint32_t mask) {
   EventTargets targets(mask, /*create=*/false);
   while (TrackEventSequence* sequence = targets.Next()) {
-    WriteEvent(sequence, rt::TrackEvent::Type::TYPE_SLICE_END,
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
                sequence->thread_track_uuid(), nullptr, nullptr);
   }
 }
@@ -161,10 +160,10 @@ void WriteSliceEnd(uint32_t mask) {
 namespace {
 template <typename T>
 void WriteCounterImpl(TrackEventSequence* sequence,
+                      uint64_t now,
                       const char* category,
                       const char* name,
                       T value) {
-  const uint64_t now = NowNs();
   sequence->MaybeClear(now);
   const uint64_t uuid = sequence->EnsureCounterTrack(name);
   const uint64_t category_iid = sequence->InternCategory(category);
@@ -188,7 +187,7 @@ void WriteCounter(uint32_t mask,
                   int64_t value) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, category, name, value);
+    WriteCounterImpl(sequence, targets.Now(), category, name, value);
 }
 void WriteCounter(uint32_t mask,
                   const char* category,
@@ -196,7 +195,7 @@ void WriteCounter(uint32_t mask,
                   double value) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, category, name, value);
+    WriteCounterImpl(sequence, targets.Now(), category, name, value);
 }
 
 }  // namespace internal
