@@ -61,21 +61,52 @@
 // src/tracing/test/packet_guarantee_unittest.cc; design in
 // docs/ring-protocol.md section 11.4.
 //
-// Lifetime: every writer must be destroyed before its Producer (the writers
-// write into the Producer's mapping and notify through it).
+// Data sources. An app declares what it can trace with RegisterDataSource
+// (a name, e.g. "track_event", and a DataSourceHandler). The service starts
+// an instance of it for every tracing session that asks for that name
+// (StartDataSource: an instance id, the BufferID its packets go to, the
+// category patterns), stops it when the session ends (StopDataSource) and
+// asks for flushes (Flush). docs/sessions.md, docs/service.md "Data
+// sources".
 //
-// Thread model: Connect() blocks the calling thread. NewTraceWriter(),
-// connected(), stats() and the accessors may be called from any thread
-// concurrently. Each TraceWriterV2 is used by one thread at a time (see
-// trace_writer_v2.h); any number of them write concurrently.
+// Lifetime. A Producer owned by a unique_ptr (what Connect() returns): every
+// writer must be destroyed before its Producer (the writers write into the
+// Producer's mapping and notify through it). A Producer owned by a
+// std::shared_ptr (assign the unique_ptr Connect() returns to one, as
+// ringtrace::Tracing does): each writer NewTraceWriter() hands out keeps the
+// Producer alive, so writers may outlive every other owner; the Producer
+// (its ring, its connection) is destroyed with its last writer, on whatever
+// thread drops it. The destructor then sends the final loss report (bounded
+// by disconnect_timeout_ms; immediate when the service is gone).
+//
+// Thread model. Connect() blocks the calling thread. NewTraceWriter(),
+// RegisterDataSource(), connected(), stats() and the accessors may be called
+// from any thread concurrently. Each TraceWriterV2 is used by one thread at
+// a time (see trace_writer_v2.h); any number of them write concurrently.
+//
+// Every connected Producer has one background thread, the reader: it waits
+// for the service's messages and calls the DataSourceHandlers. Every handler
+// call of a Producer happens on its reader thread, one at a time, in the
+// order the service sent the messages; acks (DataSourceStopped, FlushAck)
+// are sent after the handler returned. A handler may call any Producer
+// method except destroying the Producer (or dropping its last shared_ptr,
+// or its last writer when shared-owned): that is checked and fatal. The
+// reader ends when the connection is lost (the service hung up, sent a
+// malformed or unexpected message, counted in ProducerStats, or an ack
+// could not be sent): every started instance then gets OnStop, and
+// ProducerOptions::on_disconnect is called, on the reader thread. It also
+// ends with StopDataSources() or the destructor: every started instance
+// gets OnStop, without on_disconnect.
 
 #ifndef INCLUDE_RINGTRACE_PRODUCER_H_
 #define INCLUDE_RINGTRACE_PRODUCER_H_
 
 #include <stdint.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/status.h"
@@ -90,10 +121,13 @@ class UnixSocket;
 namespace producer {
 class DrainNotifier;
 class ProducerRing;
+class ServiceReader;
 class SocketDrainTransport;
 class WriterLossRegistry;
 struct ForkHandlers;
 }  // namespace producer
+
+class Producer;
 
 // The service's identifier for this producer (HelloReply.producer_id).
 // ProducerID: one definition for the project, in ringtrace/ids.h.
@@ -125,6 +159,56 @@ struct ProducerOptions {
   // DrainNotifier's retry interval: a DrainRequest the service has not acted
   // upon (read_pos did not move) is sent again after this long.
   uint32_t drain_request_retry_ms = 10;
+  // Called once, on the reader thread, when the connection is lost (after
+  // every started data source instance got OnStop). Not called when the
+  // reader is stopped by StopDataSources() or the destructor. May be empty.
+  // It must not destroy the Producer (see the thread model above).
+  std::function<void()> on_disconnect;
+};
+
+// What the service asks of one data source instance (StartDataSource).
+struct DataSourceInstanceConfig {
+  // Unique per connection while the instance lives; never 0. A new
+  // connection may reuse the ids of an old one (after their OnStop).
+  uint32_t instance_id = 0;
+  // The buffer the instance's packets go to: writers for it come from
+  // producer->NewTraceWriter(target_buffer, ...).
+  shm_ring::BufferID target_buffer = 0;
+  // The registered data source name.
+  std::string name;
+  // TrackEvent category patterns (TraceConfig's track_event_config): at most
+  // 256 in all, each 1..128 printable ASCII characters; matching them is
+  // the data source's business.
+  std::vector<std::string> enabled_categories;
+  std::vector<std::string> disabled_categories;
+  // Incremental state clear period in milliseconds; 0: never.
+  uint32_t clear_period_ms = 0;
+  // The Producer that started the instance; valid at least until OnStop for
+  // this instance returns (when it is shared-owned,
+  // producer->weak_from_this() gives a reference that can outlive that).
+  Producer* producer = nullptr;
+};
+
+// The app's side of a data source. Every call comes from the reader thread
+// of the Producer the handler is registered with, one call at a time per
+// Producer. ringtrace::Tracing registers a handler with one connection
+// after the other: a new connection's calls come only after every OnStop of
+// the previous one, so its handlers are never called concurrently.
+class DataSourceHandler {
+ public:
+  virtual ~DataSourceHandler();
+  // An instance starts: from now on the app may write packets for it.
+  virtual void OnStart(const DataSourceInstanceConfig& config) = 0;
+  // The instance stops: because the service asked (then DataSourceStopped
+  // is sent when this returns), because the connection was lost, or because
+  // the Producer stops (StopDataSources(), destruction). Must return only
+  // once no NEW packet will begin for |instance_id| (packets already begun
+  // may still end: they reach the trace if the service is still there).
+  virtual void OnStop(uint32_t instance_id) = 0;
+  // The service asks for a flush: writers should Flush() (or be flushed by
+  // their threads soon after). FlushAck is sent when every handler of the
+  // Producer returned from OnFlush. Called on every registered handler.
+  virtual void OnFlush(uint32_t flush_id) = 0;
 };
 
 struct ProducerStats {
@@ -137,11 +221,25 @@ struct ProducerStats {
   uint64_t drain_requests_dropped = 0;
   // Notifications ignored after the service went away.
   uint64_t notifications_after_disconnect = 0;
+  // Data sources (the reader thread's counters).
+  uint64_t data_sources_registered = 0;
+  uint64_t instances_started = 0;
+  uint64_t instances_stopped = 0;  // by the service's StopDataSource
+  // Instances stopped because the connection was lost or the Producer
+  // stopped its reader (StopDataSources(), destruction).
+  uint64_t instances_stopped_without_request = 0;
+  uint64_t flushes = 0;
+  // The service sent something the protocol does not allow (malformed,
+  // unexpected type, unknown or duplicate instance, a datagram too long or
+  // carrying an fd): the producer disconnected. At most 1.
+  uint64_t service_protocol_violations = 0;
+  // An ack could not be sent within disconnect_timeout_ms: disconnected.
+  uint64_t ack_send_failures = 0;
   // True in a child process for a Producer inherited across fork().
   bool inert_after_fork = false;
 };
 
-class Producer {
+class Producer : public std::enable_shared_from_this<Producer> {
  public:
   // Connects to the service at options.socket_path. Returns null and sets
   // |*status| (if not null) when the service is not there, refuses the
@@ -151,19 +249,45 @@ class Producer {
   static std::unique_ptr<Producer> Connect(const ProducerOptions& options,
                                            base::Status* status);
 
-  // Sends the final loss report (bounded by disconnect_timeout_ms) and
-  // closes the connection (the service then drains the ring one last time).
-  // Every writer must have been destroyed. In a child after fork(), only
-  // releases the child's copies (no report, nothing sent).
+  // Stops the reader (StopDataSources()), sends the final loss report
+  // (bounded by disconnect_timeout_ms) and closes the connection (the
+  // service then drains the ring one last time). Every writer must have
+  // been destroyed (automatic when shared-owned, see "Lifetime"). In a
+  // child after fork(), only releases the child's copies (no report,
+  // nothing sent, the reader thread, which does not exist there, untouched).
   ~Producer();
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
 
-  // A writer with a WriterID never used on this ring before. Returns null
+  // A writer with a WriterID never used on this ring before, whose chunks
+  // go to HelloReply.target_buffer (target_buffer()). Returns null
   // (|*status| set, if not null) once the ring's 65535 writer IDs are used
   // up; a new ring needs a new Producer.
   std::unique_ptr<shm_ring::TraceWriterV2> NewTraceWriter(
       base::Status* status = nullptr);
+  // The same, for a data source instance's buffer
+  // (DataSourceInstanceConfig::target_buffer). The service drops (and
+  // counts) chunks for a buffer this producer may not write.
+  std::unique_ptr<shm_ring::TraceWriterV2> NewTraceWriter(
+      shm_ring::BufferID target_buffer,
+      base::Status* status);
+
+  // Declares a data source: sends RegisterDataSource, and from then on the
+  // reader calls |handler| (not owned; it must outlive the Producer's
+  // reader, i.e. StopDataSources() or the destructor) for its instances.
+  // Errors: an invalid name (1..64 printable ASCII), a name registered
+  // twice, more than 32 data sources, a Producer that is disconnected,
+  // stopped or inherited across fork(), or the message could not be sent
+  // within connect_timeout_ms (the Producer is then disconnected).
+  base::Status RegisterDataSource(const std::string& name,
+                                  DataSourceHandler* handler);
+
+  // Stops the reader thread: every started instance gets OnStop (on the
+  // reader thread), no handler is called again, then returns. The
+  // connection stays open (writers still write, the service still drains)
+  // until the Producer is destroyed; messages the service sends are no
+  // longer read. Idempotent; must not be called from a handler.
+  void StopDataSources();
 
   // False once the service is known to be gone: a DrainRequest failed, or
   // this call found the socket hung up (one poll() system call while the
@@ -182,6 +306,9 @@ class Producer {
   // The atfork child handler (single-threaded, async-signal-safe work only).
   void BecomeInertAfterFork();
   void SendFinalLossReport();
+  std::unique_ptr<shm_ring::TraceWriterV2> NewWriter(
+      shm_ring::BufferID target_buffer,
+      base::Status* status);
 
   ProducerOptions options_;
   // Declared first, destroyed last: the writers' slots outlive everything
@@ -191,6 +318,9 @@ class Producer {
   std::unique_ptr<producer::SocketDrainTransport> transport_;
   std::unique_ptr<producer::DrainNotifier> notifier_;
   std::unique_ptr<producer::ProducerRing> ring_;
+  // Declared after everything it uses (the socket, the notifier, the
+  // options), so it is destroyed (its thread joined) first.
+  std::unique_ptr<producer::ServiceReader> reader_;
   ProducerID producer_id_ = 0;
   shm_ring::BufferID target_buffer_ = 0;
   // Set only in a fork child, by the atfork handler, before any other code

@@ -45,7 +45,7 @@ nested = (tag(11, 3) + tag(4, 3) + tag(1, 5) + b"\x01\x02\x03\x04" +
 write("ungrouper_fuzzer", "nested_groups", nested)
 write("ungrouper_fuzzer", "unterminated_group", tag(11, 3) + tag(1, 0) + b"\x80")
 
-# wire_protocol_fuzzer: the three messages (header: magic, type, size).
+# wire_protocol_fuzzer: every message (header: magic, type, size).
 def message(msg_type, payload):
     return struct.pack("<III", 0x50495452, msg_type, len(payload)) + payload
 
@@ -58,6 +58,26 @@ write("wire_protocol_fuzzer", "hello_reply",
 write("wire_protocol_fuzzer", "drain_request", message(3, b""))
 write("wire_protocol_fuzzer", "bad_magic",
       struct.pack("<III", 0x11223344, 3, 0))
+
+
+def sized(text):
+    return struct.pack("<I", len(text)) + text
+
+
+write("wire_protocol_fuzzer", "register_data_source",
+      message(4, sized(b"track_event")))
+write("wire_protocol_fuzzer", "start_data_source",
+      message(5, struct.pack("<III", 1, 3, 5000) + sized(b"track_event") +
+              struct.pack("<II", 2, 1) + sized(b"cat*") + sized(b"gfx") +
+              sized(b"debug")))
+write("wire_protocol_fuzzer", "start_data_source_no_categories",
+      message(5, struct.pack("<III", 0xffffffff, 0xffff, 0) + sized(b"ds") +
+              struct.pack("<II", 0, 0)))
+write("wire_protocol_fuzzer", "stop_data_source", message(6, struct.pack("<I", 1)))
+write("wire_protocol_fuzzer", "data_source_stopped",
+      message(7, struct.pack("<I", 1)))
+write("wire_protocol_fuzzer", "flush", message(8, struct.pack("<I", 0)))
+write("wire_protocol_fuzzer", "flush_ack", message(9, struct.pack("<I", 7)))
 
 # ring_reader_fuzzer: byte 0 geometry (chunk size index | num_chunks index
 # << 2), bytes 1-4 start position, byte 5 head policy, then the bytes that

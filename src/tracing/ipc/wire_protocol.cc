@@ -50,14 +50,51 @@ bool IsValidReportedWriterId(uint32_t writer_id) {
   return writer_id >= 1 && writer_id <= 0xffff;
 }
 
-bool IsValidName(const uint8_t* name, size_t size) {
-  if (size == 0 || size > kMaxProducerNameSize)
+// 1..|max_size| bytes of printable ASCII (0x20..0x7e).
+bool IsPrintable(const uint8_t* text, size_t size, size_t max_size) {
+  if (size == 0 || size > max_size)
     return false;
   for (size_t i = 0; i < size; i++) {
-    if (name[i] < 0x20 || name[i] > 0x7e)
+    if (text[i] < 0x20 || text[i] > 0x7e)
       return false;
   }
   return true;
+}
+
+bool IsValidName(const uint8_t* name, size_t size) {
+  return IsPrintable(name, size, kMaxProducerNameSize);
+}
+
+const uint8_t* StringBytes(const std::string& s) {
+  return reinterpret_cast<const uint8_t*>(s.data());
+}
+
+// Payload sizes of the data source messages.
+constexpr size_t kIdPayloadSize = 4;  // one u32
+// instance_id, target_buffer, clear_period_ms, name_size.
+constexpr size_t kStartFixedSize = 16;
+constexpr size_t kMaxBufferId = 0xffff;
+
+static_assert(kHeaderSize + kHelloFixedSize + kMaxProducerNameSize <=
+                  kMaxProducerMessageSize,
+              "Hello fits a producer message");
+static_assert(kHeaderSize + kLossReportFixedSize +
+                      kLossEntrySize * kMaxLossEntriesPerMessage <=
+                  kMaxProducerMessageSize,
+              "a loss report fits a producer message");
+static_assert(kHeaderSize + 4 + kMaxDataSourceNameSize <=
+                  kMaxProducerMessageSize,
+              "RegisterDataSource fits a producer message");
+static_assert(kHeaderSize + kStartFixedSize + kMaxDataSourceNameSize + 8 +
+                      kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize) ==
+                  kMaxStartDataSourceSize,
+              "kMaxStartDataSourceSize matches the layout");
+
+// Appends a u32 size and the bytes of |s| at |*p|.
+void PutSizedString(uint8_t** p, const std::string& s) {
+  PutU32(*p, static_cast<uint32_t>(s.size()));
+  memcpy(*p + 4, s.data(), s.size());
+  *p += 4 + s.size();
 }
 
 // Writes the header for a payload of |payload_size| bytes; returns the
@@ -155,7 +192,179 @@ size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap) {
   return total;
 }
 
+bool IsValidDataSourceName(const std::string& name) {
+  return IsPrintable(StringBytes(name), name.size(), kMaxDataSourceNameSize);
+}
+
+bool IsValidCategoryPattern(const std::string& pattern) {
+  return IsPrintable(StringBytes(pattern), pattern.size(),
+                     kMaxCategoryPatternSize);
+}
+
+size_t EncodeRegisterDataSource(const RegisterDataSourceMsg& msg,
+                                uint8_t* buf,
+                                size_t cap) {
+  if (!IsValidDataSourceName(msg.name))
+    return 0;
+  const size_t total = PutHeader(MessageType::kRegisterDataSource,
+                                 4 + msg.name.size(), buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutSizedString(&p, msg.name);
+  return total;
+}
+
+size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
+                             uint8_t* buf,
+                             size_t cap) {
+  if (msg.instance_id == 0 || msg.target_buffer > kMaxBufferId ||
+      !IsValidDataSourceName(msg.name)) {
+    return 0;
+  }
+  const size_t num_enabled = msg.enabled_categories.size();
+  const size_t num_disabled = msg.disabled_categories.size();
+  if (num_enabled > kMaxCategoryPatterns ||
+      num_disabled > kMaxCategoryPatterns - num_enabled) {
+    return 0;
+  }
+  size_t payload = kStartFixedSize + msg.name.size() + 8;
+  for (const auto* list : {&msg.enabled_categories, &msg.disabled_categories}) {
+    for (const std::string& pattern : *list) {
+      if (!IsValidCategoryPattern(pattern))
+        return 0;
+      payload += 4 + pattern.size();  // bounded: at most 256 x 132 bytes
+    }
+  }
+  const size_t total =
+      PutHeader(MessageType::kStartDataSource, payload, buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutU32(p, msg.instance_id);
+  PutU32(p + 4, msg.target_buffer);
+  PutU32(p + 8, msg.clear_period_ms);
+  p += 12;
+  PutSizedString(&p, msg.name);
+  PutU32(p, static_cast<uint32_t>(num_enabled));
+  PutU32(p + 4, static_cast<uint32_t>(num_disabled));
+  p += 8;
+  for (const std::string& pattern : msg.enabled_categories)
+    PutSizedString(&p, pattern);
+  for (const std::string& pattern : msg.disabled_categories)
+    PutSizedString(&p, pattern);
+  return total;
+}
+
 namespace {
+
+size_t EncodeId(MessageType type, uint32_t id, uint8_t* buf, size_t cap) {
+  const size_t total = PutHeader(type, kIdPayloadSize, buf, cap);
+  if (total == 0)
+    return 0;
+  PutU32(buf + kHeaderSize, id);
+  return total;
+}
+
+}  // namespace
+
+size_t EncodeStopDataSource(uint32_t instance_id, uint8_t* buf, size_t cap) {
+  if (instance_id == 0)
+    return 0;
+  return EncodeId(MessageType::kStopDataSource, instance_id, buf, cap);
+}
+
+size_t EncodeDataSourceStopped(uint32_t instance_id, uint8_t* buf, size_t cap) {
+  if (instance_id == 0)
+    return 0;
+  return EncodeId(MessageType::kDataSourceStopped, instance_id, buf, cap);
+}
+
+size_t EncodeFlush(uint32_t flush_id, uint8_t* buf, size_t cap) {
+  return EncodeId(MessageType::kFlush, flush_id, buf, cap);
+}
+
+size_t EncodeFlushAck(uint32_t flush_id, uint8_t* buf, size_t cap) {
+  return EncodeId(MessageType::kFlushAck, flush_id, buf, cap);
+}
+
+namespace {
+
+// Reads a u32 size and that many printable bytes (at most |max_size|) from
+// [*p, end) into |out|, advancing |*p|. False if they do not fit or are
+// not printable.
+bool GetSizedString(const uint8_t** p,
+                    const uint8_t* end,
+                    size_t max_size,
+                    std::string* out) {
+  if (end - *p < 4)
+    return false;
+  const uint32_t size = GetU32(*p);
+  // Checked before any pointer arithmetic with |size|.
+  if (size > max_size || static_cast<size_t>(end - *p - 4) < size)
+    return false;
+  if (!IsPrintable(*p + 4, size, max_size))
+    return false;
+  out->assign(reinterpret_cast<const char*>(*p + 4), size);
+  *p += 4 + size;
+  return true;
+}
+
+base::Status DecodeRegisterDataSource(const uint8_t* p,
+                                      uint32_t payload_size,
+                                      RegisterDataSourceMsg* out) {
+  const uint8_t* end = p + payload_size;
+  if (!GetSizedString(&p, end, kMaxDataSourceNameSize, &out->name))
+    return base::ErrStatus(
+        "RegisterDataSource name is empty, too long, unprintable or does "
+        "not match the payload size");
+  if (p != end)
+    return base::ErrStatus("RegisterDataSource has %zu trailing bytes",
+                           static_cast<size_t>(end - p));
+  return base::OkStatus();
+}
+
+base::Status DecodeStartDataSource(const uint8_t* p,
+                                   uint32_t payload_size,
+                                   StartDataSourceMsg* out) {
+  const uint8_t* end = p + payload_size;
+  if (payload_size < 12)
+    return base::ErrStatus("StartDataSource payload of %u bytes is too short",
+                           payload_size);
+  out->instance_id = GetU32(p);
+  out->target_buffer = GetU32(p + 4);
+  out->clear_period_ms = GetU32(p + 8);
+  p += 12;
+  if (out->instance_id == 0)
+    return base::ErrStatus("StartDataSource with instance id 0");
+  if (out->target_buffer > kMaxBufferId)
+    return base::ErrStatus("StartDataSource target buffer %u is not a BufferID",
+                           out->target_buffer);
+  if (!GetSizedString(&p, end, kMaxDataSourceNameSize, &out->name))
+    return base::ErrStatus("StartDataSource name is malformed");
+  if (end - p < 8)
+    return base::ErrStatus("StartDataSource without category counts");
+  const uint32_t num_enabled = GetU32(p);
+  const uint32_t num_disabled = GetU32(p + 4);
+  p += 8;
+  if (num_enabled > kMaxCategoryPatterns ||
+      num_disabled > kMaxCategoryPatterns - num_enabled) {
+    return base::ErrStatus("StartDataSource with %u + %u category patterns",
+                           num_enabled, num_disabled);
+  }
+  out->enabled_categories.assign(num_enabled, std::string());
+  out->disabled_categories.assign(num_disabled, std::string());
+  for (auto* list : {&out->enabled_categories, &out->disabled_categories}) {
+    for (std::string& pattern : *list) {
+      if (!GetSizedString(&p, end, kMaxCategoryPatternSize, &pattern))
+        return base::ErrStatus("StartDataSource category pattern is malformed");
+    }
+  }
+  if (p != end)
+    return base::ErrStatus("StartDataSource has %zu trailing bytes",
+                           static_cast<size_t>(end - p));
+  return base::OkStatus();
+}
 
 // |p| holds |payload_size| (> 0) bytes of a DrainRequest payload.
 base::Status DecodeLossReport(const uint8_t* p,
@@ -252,6 +461,41 @@ base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
           return s;
       }
       out->type = MessageType::kDrainRequest;
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kRegisterDataSource): {
+      const base::Status s =
+          DecodeRegisterDataSource(p, payload_size, &out->register_data_source);
+      if (!s.ok())
+        return s;
+      out->type = MessageType::kRegisterDataSource;
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kStartDataSource): {
+      const base::Status s =
+          DecodeStartDataSource(p, payload_size, &out->start_data_source);
+      if (!s.ok())
+        return s;
+      out->type = MessageType::kStartDataSource;
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kStopDataSource):
+    case static_cast<uint32_t>(MessageType::kDataSourceStopped):
+    case static_cast<uint32_t>(MessageType::kFlush):
+    case static_cast<uint32_t>(MessageType::kFlushAck): {
+      if (payload_size != kIdPayloadSize)
+        return base::ErrStatus(
+            "message type %u: payload of %u bytes, "
+            "expected %zu",
+            type, payload_size, kIdPayloadSize);
+      const uint32_t id = GetU32(p);
+      const bool is_instance =
+          type == static_cast<uint32_t>(MessageType::kStopDataSource) ||
+          type == static_cast<uint32_t>(MessageType::kDataSourceStopped);
+      if (is_instance && id == 0)
+        return base::ErrStatus("message type %u with instance id 0", type);
+      out->type = static_cast<MessageType>(type);
+      out->id = id;
       return base::OkStatus();
     }
   }

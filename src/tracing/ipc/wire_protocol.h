@@ -8,7 +8,10 @@
 // with its boundaries kept by the kernel; the ring's memfd travels beside the
 // HelloReply as SCM_RIGHTS ancillary data (unix_socket.h).
 //
-// Every message is at most kMaxMessageSize bytes:
+// Every message is at most kMaxMessageSize bytes (a datagram that large is
+// well within the socket's send buffer); every producer -> service message
+// is at most kMaxProducerMessageSize bytes, so the producer's app threads
+// encode them in small stack buffers:
 //
 //   offset 0  uint32 magic        kMagic ("RTIP")
 //   offset 4  uint32 type         MessageType
@@ -56,10 +59,36 @@
 //                  disconnect a final report (every datagram flagged
 //                  kLossReportFinal) with every writer that ever lost
 //                  anything, then closes. docs/service.md, "Loss reports".
+//   kRegisterDataSource  producer -> service, after the reply, at most
+//                  kMaxDataSourcesPerProducer times (distinct names).
+//                  u32 name_size, then name_size bytes of data source name
+//                  (1..kMaxDataSourceNameSize printable ASCII).
+//   kStartDataSource  service -> producer: start an instance of a data
+//                  source the producer registered.
+//                  u32 instance_id (nonzero, unique per connection while
+//                  the instance lives), u32 target_buffer (0..65535: the
+//                  BufferID the instance's writers put in their chunks),
+//                  u32 clear_period_ms (the incremental-state clear period;
+//                  0: never), u32 name_size, name (as in
+//                  kRegisterDataSource), u32 num_enabled, u32 num_disabled
+//                  (num_enabled + num_disabled <= kMaxCategoryPatterns),
+//                  then num_enabled enabled category patterns followed by
+//                  num_disabled disabled ones, each u32 size then size bytes
+//                  (1..kMaxCategoryPatternSize printable ASCII).
+//   kStopDataSource   service -> producer. u32 instance_id (nonzero).
+//   kDataSourceStopped  producer -> service, the answer to kStopDataSource
+//                  once no new packet of the instance will begin.
+//                  u32 instance_id (nonzero).
+//   kFlush         service -> producer. u32 flush_id (any value).
+//   kFlushAck      producer -> service, the answer to kFlush once the
+//                  producer's writers flushed. u32 flush_id, echoed.
 //
 // Anything else (unknown type, a second Hello, a DrainRequest before the
 // reply, a message with an fd attached, a malformed message) is a protocol
-// violation: the service drains what the ring holds and disconnects.
+// violation: the service drains what the ring holds and disconnects. A
+// producer that receives anything but kStartDataSource, kStopDataSource or
+// kFlush after the reply, or one of those with an instance id it does not
+// know (or already started), disconnects.
 
 #ifndef SRC_TRACING_IPC_WIRE_PROTOCOL_H_
 #define SRC_TRACING_IPC_WIRE_PROTOCOL_H_
@@ -68,6 +97,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <vector>
 
 #include "src/base/status.h"
 
@@ -75,10 +105,24 @@ namespace ringtrace {
 namespace ipc {
 
 constexpr uint32_t kMagic = 0x50495452;  // bytes "RTIP" little-endian
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 constexpr size_t kHeaderSize = 12;
-constexpr size_t kMaxMessageSize = 256;
 constexpr size_t kMaxProducerNameSize = 64;
+constexpr size_t kMaxDataSourceNameSize = 64;
+constexpr size_t kMaxDataSourcesPerProducer = 32;
+constexpr size_t kMaxCategoryPatternSize = 128;
+// Enabled and disabled patterns of one StartDataSource together.
+constexpr size_t kMaxCategoryPatterns = 256;
+// The largest StartDataSource: 12 + 16 + 64 + 8 + 256 * (4 + 128) = 33892.
+constexpr size_t kMaxStartDataSourceSize =
+    kHeaderSize + 16 + kMaxDataSourceNameSize + 8 +
+    kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize);
+constexpr size_t kMaxMessageSize = 34 * 1024;
+static_assert(kMaxStartDataSourceSize <= kMaxMessageSize,
+              "StartDataSource must fit a message");
+// Every producer -> service message fits (the largest is a full loss
+// report, 236 bytes).
+constexpr size_t kMaxProducerMessageSize = 256;
 // Loss report entries per DrainRequest: 12 + 8 + 6 * 36 = 236 bytes.
 constexpr size_t kMaxLossEntriesPerMessage = 6;
 // DrainRequest loss report flag: part of the report sent on an orderly
@@ -89,6 +133,12 @@ enum class MessageType : uint32_t {
   kHello = 1,
   kHelloReply = 2,
   kDrainRequest = 3,
+  kRegisterDataSource = 4,
+  kStartDataSource = 5,
+  kStopDataSource = 6,
+  kDataSourceStopped = 7,
+  kFlush = 8,
+  kFlushAck = 9,
 };
 
 enum class HelloStatus : uint32_t {
@@ -132,16 +182,41 @@ struct DrainRequestMsg {
   WriterLossEntry entries[kMaxLossEntriesPerMessage];
 };
 
-// One decoded message: |type| says which member is meaningful.
+struct RegisterDataSourceMsg {
+  std::string name;
+};
+
+struct StartDataSourceMsg {
+  uint32_t instance_id = 0;
+  uint32_t target_buffer = 0;
+  uint32_t clear_period_ms = 0;
+  std::string name;
+  std::vector<std::string> enabled_categories;
+  std::vector<std::string> disabled_categories;
+};
+
+// One decoded message: |type| says which member is meaningful. The u32
+// payload of kStopDataSource and kDataSourceStopped (an instance id) and of
+// kFlush and kFlushAck (a flush id) is in |id|.
 struct Message {
   MessageType type = MessageType::kDrainRequest;
   HelloMsg hello;
   HelloReplyMsg hello_reply;
   DrainRequestMsg drain_request;
+  RegisterDataSourceMsg register_data_source;
+  StartDataSourceMsg start_data_source;
+  uint32_t id = 0;
 };
 
+// Whether |name| is a valid data source name (1..kMaxDataSourceNameSize
+// printable ASCII), and |pattern| a valid category pattern
+// (1..kMaxCategoryPatternSize printable ASCII).
+bool IsValidDataSourceName(const std::string& name);
+bool IsValidCategoryPattern(const std::string& pattern);
+
 // Encoders. Return the number of bytes written to |buf| (at most
-// kMaxMessageSize), or 0 if |cap| is too small or the message is not
+// kMaxMessageSize; kMaxProducerMessageSize for a producer -> service
+// message), or 0 if |cap| is too small or the message is not
 // encodable (a name that DecodeMessage would reject).
 size_t EncodeHello(const HelloMsg& msg, uint8_t* buf, size_t cap);
 size_t EncodeHelloReply(const HelloReplyMsg& msg, uint8_t* buf, size_t cap);
@@ -150,6 +225,20 @@ size_t EncodeDrainRequest(uint8_t* buf, size_t cap);
 // 0 if the report is not one DecodeMessage accepts (unknown flags, too many
 // entries, none without kLossReportFinal, a writer_id outside 1..65535).
 size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap);
+// 0 for an invalid name.
+size_t EncodeRegisterDataSource(const RegisterDataSourceMsg& msg,
+                                uint8_t* buf,
+                                size_t cap);
+// 0 for instance id 0, a target buffer above 65535, an invalid name or
+// pattern, or more than kMaxCategoryPatterns patterns.
+size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
+                             uint8_t* buf,
+                             size_t cap);
+// 0 for instance id 0.
+size_t EncodeStopDataSource(uint32_t instance_id, uint8_t* buf, size_t cap);
+size_t EncodeDataSourceStopped(uint32_t instance_id, uint8_t* buf, size_t cap);
+size_t EncodeFlush(uint32_t flush_id, uint8_t* buf, size_t cap);
+size_t EncodeFlushAck(uint32_t flush_id, uint8_t* buf, size_t cap);
 
 // Parses one whole datagram. On error |out| is unspecified and the Status
 // says what was wrong (for the service's log; never echoed to the peer).

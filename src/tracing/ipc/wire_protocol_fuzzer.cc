@@ -23,7 +23,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
   Message msg;
   if (!DecodeMessage(data, size, &msg).ok())
     return;
-  uint8_t buf[kMaxMessageSize];
+  static uint8_t buf[kMaxMessageSize];
   size_t n = 0;
   switch (msg.type) {
     case MessageType::kHello:
@@ -36,6 +36,24 @@ void FuzzOne(const uint8_t* data, size_t size) {
       n = msg.drain_request.has_loss_report
               ? EncodeLossReport(msg.drain_request, buf, sizeof(buf))
               : EncodeDrainRequest(buf, sizeof(buf));
+      break;
+    case MessageType::kRegisterDataSource:
+      n = EncodeRegisterDataSource(msg.register_data_source, buf, sizeof(buf));
+      break;
+    case MessageType::kStartDataSource:
+      n = EncodeStartDataSource(msg.start_data_source, buf, sizeof(buf));
+      break;
+    case MessageType::kStopDataSource:
+      n = EncodeStopDataSource(msg.id, buf, sizeof(buf));
+      break;
+    case MessageType::kDataSourceStopped:
+      n = EncodeDataSourceStopped(msg.id, buf, sizeof(buf));
+      break;
+    case MessageType::kFlush:
+      n = EncodeFlush(msg.id, buf, sizeof(buf));
+      break;
+    case MessageType::kFlushAck:
+      n = EncodeFlushAck(msg.id, buf, sizeof(buf));
       break;
   }
   RT_CHECK(n == size);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -233,7 +234,8 @@ TEST(WireProtocolTest, MalformedMessagesAreRejectedWithAReason) {
   const std::vector<Case> cases = {
       {"empty", {}, "shorter"},
       {"bad magic", {'R', 'T', 'I', 'X', 3, 0, 0, 0, 0, 0, 0, 0}, "magic"},
-      {"unknown type", {'R', 'T', 'I', 'P', 9, 0, 0, 0, 0, 0, 0, 0}, "type"},
+      {"unknown type", {'R', 'T', 'I', 'P', 10, 0, 0, 0, 0, 0, 0, 0}, "type"},
+      {"type 0", {'R', 'T', 'I', 'P', 0, 0, 0, 0, 0, 0, 0, 0}, "type"},
       {"payload size larger than sent",
        {'R', 'T', 'I', 'P', 3, 0, 0, 0, 1, 0, 0, 0},
        "payload size"},
@@ -277,6 +279,313 @@ TEST(WireProtocolTest, MalformedMessagesAreRejectedWithAReason) {
   std::vector<uint8_t> huge(kMaxMessageSize + 1, 0);
   Message msg;
   EXPECT_NE(Decode(huge, &msg).message().find("exceeds"), std::string::npos);
+}
+
+std::vector<uint8_t> Encoded(size_t (*encode)(uint32_t, uint8_t*, size_t),
+                             uint32_t id) {
+  uint8_t buf[kMaxMessageSize];
+  return Bytes(buf, encode(id, buf, sizeof(buf)));
+}
+
+std::vector<uint8_t> EncodedStart(const StartDataSourceMsg& msg) {
+  std::vector<uint8_t> buf(kMaxMessageSize);
+  buf.resize(EncodeStartDataSource(msg, buf.data(), buf.size()));
+  return buf;
+}
+
+TEST(WireProtocolTest, RegisterDataSourceLayoutIsByteExact) {
+  RegisterDataSourceMsg reg;
+  reg.name = "track_event";
+  uint8_t buf[kMaxMessageSize];
+  const size_t n = EncodeRegisterDataSource(reg, buf, sizeof(buf));
+  const std::vector<uint8_t> expected = {
+      'R', 'T', 'I', 'P', 4,   0,   0,   0,   15,  0,   0,  0,  // header
+      11,  0,   0,   0,                                         // name_size
+      't', 'r', 'a', 'c', 'k', '_', 'e', 'v', 'e', 'n', 't'};
+  EXPECT_EQ(Bytes(buf, n), expected);
+  Message msg;
+  ASSERT_TRUE(Decode(expected, &msg).ok());
+  EXPECT_EQ(msg.type, MessageType::kRegisterDataSource);
+  EXPECT_EQ(msg.register_data_source.name, "track_event");
+
+  // The longest name fits a producer message.
+  reg.name = std::string(kMaxDataSourceNameSize, 'n');
+  EXPECT_EQ(EncodeRegisterDataSource(reg, buf, sizeof(buf)),
+            kHeaderSize + 4 + kMaxDataSourceNameSize);
+  EXPECT_LE(kHeaderSize + 4 + kMaxDataSourceNameSize, kMaxProducerMessageSize);
+}
+
+TEST(WireProtocolTest, MalformedRegisterDataSourceIsRejected) {
+  RegisterDataSourceMsg reg;
+  uint8_t buf[kMaxMessageSize];
+  for (const std::string& bad :
+       {std::string(), std::string(kMaxDataSourceNameSize + 1, 'x'),
+        std::string("new\nline"), std::string("del\x7f"),
+        std::string("nul\0", 4)}) {
+    reg.name = bad;
+    EXPECT_EQ(EncodeRegisterDataSource(reg, buf, sizeof(buf)), 0u) << bad;
+    EXPECT_FALSE(IsValidDataSourceName(bad)) << bad;
+  }
+  reg.name = "ds";
+  const size_t n = EncodeRegisterDataSource(reg, buf, sizeof(buf));
+  ASSERT_EQ(n, kHeaderSize + 6);
+  EXPECT_EQ(EncodeRegisterDataSource(reg, buf, n - 1), 0u);
+  const std::vector<uint8_t> good = Bytes(buf, n);
+  Message msg;
+  // name_size says more, or less, than was sent (payload size consistent).
+  for (uint8_t name_size : {0, 1, 3, 0xff}) {
+    std::vector<uint8_t> bytes = good;
+    bytes[kHeaderSize] = name_size;
+    EXPECT_FALSE(Decode(bytes, &msg).ok()) << int(name_size);
+  }
+  std::vector<uint8_t> huge_size = good;
+  huge_size[kHeaderSize + 3] = 0xff;  // name_size near 2^32
+  EXPECT_FALSE(Decode(huge_size, &msg).ok());
+  // A payload too short for name_size.
+  std::vector<uint8_t> short_payload(good.begin(), good.begin() + 14);
+  short_payload[8] = 2;
+  EXPECT_FALSE(Decode(short_payload, &msg).ok());
+  // A trailing byte (payload size consistent).
+  std::vector<uint8_t> trailing = good;
+  trailing.push_back('x');
+  trailing[8] = 7;
+  EXPECT_NE(Decode(trailing, &msg).message().find("trailing"),
+            std::string::npos);
+  // An unprintable byte in the name.
+  std::vector<uint8_t> unprintable = good;
+  unprintable[kHeaderSize + 5] = 0x80;
+  EXPECT_FALSE(Decode(unprintable, &msg).ok());
+}
+
+TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
+  StartDataSourceMsg start;
+  start.instance_id = 0x01020304;
+  start.target_buffer = 0xfffe;
+  start.clear_period_ms = 5000;
+  start.name = "ds";
+  start.enabled_categories = {"a*", "b"};
+  start.disabled_categories = {"c"};
+  const std::vector<uint8_t> expected = {
+      'R',  'T',  'I', 'P', 5,   0,   0, 0, 42, 0, 0, 0,  // header
+      4,    3,    2,   1,                                 // instance_id
+      0xfe, 0xff, 0,   0,                                 // target_buffer
+      0x88, 0x13, 0,   0,              // clear_period_ms 5000
+      2,    0,    0,   0,   'd', 's',  // name
+      2,    0,    0,   0,              // num_enabled
+      1,    0,    0,   0,              // num_disabled
+      2,    0,    0,   0,   'a', '*',  // enabled[0]
+      1,    0,    0,   0,   'b',       // enabled[1]
+      1,    0,    0,   0,   'c'};      // disabled[0]
+  EXPECT_EQ(EncodedStart(start), expected);
+  Message msg;
+  ASSERT_TRUE(Decode(expected, &msg).ok());
+  EXPECT_EQ(msg.type, MessageType::kStartDataSource);
+  const StartDataSourceMsg& d = msg.start_data_source;
+  EXPECT_EQ(d.instance_id, 0x01020304u);
+  EXPECT_EQ(d.target_buffer, 0xfffeu);
+  EXPECT_EQ(d.clear_period_ms, 5000u);
+  EXPECT_EQ(d.name, "ds");
+  EXPECT_EQ(d.enabled_categories, (std::vector<std::string>{"a*", "b"}));
+  EXPECT_EQ(d.disabled_categories, (std::vector<std::string>{"c"}));
+
+  // No pattern at all; a reused Message loses the previous patterns.
+  start.enabled_categories.clear();
+  start.disabled_categories.clear();
+  const std::vector<uint8_t> bare = EncodedStart(start);
+  ASSERT_EQ(bare.size(), kHeaderSize + 16 + 2 + 8);
+  ASSERT_TRUE(Decode(bare, &msg).ok());
+  EXPECT_TRUE(msg.start_data_source.enabled_categories.empty());
+  EXPECT_TRUE(msg.start_data_source.disabled_categories.empty());
+}
+
+TEST(WireProtocolTest, LargestStartDataSourceFitsAMessage) {
+  StartDataSourceMsg start;
+  start.instance_id = 1;
+  start.name = std::string(kMaxDataSourceNameSize, 'n');
+  for (size_t i = 0; i < kMaxCategoryPatterns; i++) {
+    std::string pattern(kMaxCategoryPatternSize, 'p');
+    pattern[0] = static_cast<char>('A' + i % 26);
+    (i % 2 ? start.disabled_categories : start.enabled_categories)
+        .push_back(pattern);
+  }
+  const std::vector<uint8_t> bytes = EncodedStart(start);
+  EXPECT_EQ(bytes.size(), kMaxStartDataSourceSize);
+  EXPECT_LE(bytes.size(), kMaxMessageSize);
+  Message msg;
+  ASSERT_TRUE(Decode(bytes, &msg).ok());
+  EXPECT_EQ(msg.start_data_source.enabled_categories, start.enabled_categories);
+  EXPECT_EQ(msg.start_data_source.disabled_categories,
+            start.disabled_categories);
+
+  // One pattern more is refused by both sides.
+  start.enabled_categories.push_back("x");
+  EXPECT_TRUE(EncodedStart(start).empty());
+  // A buffer one byte short.
+  start.enabled_categories.pop_back();
+  std::vector<uint8_t> buf(kMaxStartDataSourceSize);
+  EXPECT_EQ(EncodeStartDataSource(start, buf.data(), buf.size() - 1), 0u);
+  EXPECT_EQ(EncodeStartDataSource(start, buf.data(), buf.size()),
+            kMaxStartDataSourceSize);
+}
+
+TEST(WireProtocolTest, EncodersRefuseInvalidStartDataSource) {
+  StartDataSourceMsg good;
+  good.instance_id = 9;
+  good.target_buffer = 0xffff;
+  good.name = "track_event";
+  good.enabled_categories = {"*"};
+  ASSERT_FALSE(EncodedStart(good).empty());
+
+  StartDataSourceMsg m = good;
+  m.instance_id = 0;
+  EXPECT_TRUE(EncodedStart(m).empty()) << "instance id 0";
+  m = good;
+  m.target_buffer = 0x10000;
+  EXPECT_TRUE(EncodedStart(m).empty()) << "target buffer";
+  m = good;
+  m.name = "";
+  EXPECT_TRUE(EncodedStart(m).empty()) << "empty name";
+  m = good;
+  m.enabled_categories = {""};
+  EXPECT_TRUE(EncodedStart(m).empty()) << "empty pattern";
+  m = good;
+  m.disabled_categories = {std::string(kMaxCategoryPatternSize + 1, 'x')};
+  EXPECT_TRUE(EncodedStart(m).empty()) << "long pattern";
+  m = good;
+  m.disabled_categories = {"tab\t"};
+  EXPECT_TRUE(EncodedStart(m).empty()) << "unprintable pattern";
+  EXPECT_FALSE(IsValidCategoryPattern("tab\t"));
+  EXPECT_TRUE(
+      IsValidCategoryPattern(std::string(kMaxCategoryPatternSize, 'x')));
+  m = good;
+  m.enabled_categories.assign(kMaxCategoryPatterns, "e");
+  m.disabled_categories = {"d"};
+  EXPECT_TRUE(EncodedStart(m).empty()) << "257 patterns";
+}
+
+// Writes |v| little-endian at |offset| of |bytes|.
+void Poke32(std::vector<uint8_t>* bytes, size_t offset, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    (*bytes)[offset + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+TEST(WireProtocolTest, MalformedStartDataSourceIsRejected) {
+  StartDataSourceMsg start;
+  start.instance_id = 3;
+  start.target_buffer = 1;
+  start.name = "ds";
+  start.enabled_categories = {"ab"};
+  start.disabled_categories = {"c"};
+  const std::vector<uint8_t> good = EncodedStart(start);
+  Message msg;
+  ASSERT_TRUE(Decode(good, &msg).ok());
+  // Payload offsets: 0 instance, 4 buffer, 8 period, 12 name_size, 16 name,
+  // 18 num_enabled, 22 num_disabled, 26 size "ab", 30 "ab", 32 size "c",
+  // 36 "c".
+  struct Mutation {
+    const char* what;
+    size_t offset;
+    uint32_t value;
+  };
+  const Mutation mutations[] = {
+      {"instance id 0", 0, 0},
+      {"target buffer 65536", 4, 0x10000},
+      {"target buffer 2^32-1", 4, 0xffffffff},
+      {"name size 0", 12, 0},
+      {"name size too large", 12, 3},
+      {"name size near 2^32", 12, 0xfffffffc},
+      {"more enabled than sent", 18, 2},
+      {"fewer enabled than sent", 18, 0},
+      {"more disabled than sent", 22, 2},
+      {"counts summing past the limit", 18, 0x80000000},
+      {"counts wrapping 2^32", 22, 0xffffffff},
+      {"257 patterns", 22, 256},
+      {"pattern size 0", 26, 0},
+      {"pattern size past the end", 32, 2},
+      {"pattern size near 2^32", 32, 0xffffffff},
+      {"pattern size above the maximum", 26, 129},
+      {"unprintable pattern", 30, 0x1f},
+      {"unprintable name", 16, 0x7f},
+  };
+  for (const Mutation& m : mutations) {
+    std::vector<uint8_t> bytes = good;
+    if (m.offset == 30 || m.offset == 16)
+      bytes[kHeaderSize + m.offset] = static_cast<uint8_t>(m.value);
+    else
+      Poke32(&bytes, kHeaderSize + m.offset, m.value);
+    EXPECT_FALSE(Decode(bytes, &msg).ok()) << m.what;
+  }
+  // Every truncation, with a consistent header, and a trailing byte.
+  for (size_t cut = kHeaderSize; cut < good.size(); cut++) {
+    std::vector<uint8_t> bytes(good.begin(), good.begin() + cut);
+    Poke32(&bytes, 8, static_cast<uint32_t>(cut - kHeaderSize));
+    EXPECT_FALSE(Decode(bytes, &msg).ok()) << cut;
+  }
+  std::vector<uint8_t> longer = good;
+  longer.push_back('x');
+  Poke32(&longer, 8, static_cast<uint32_t>(longer.size() - kHeaderSize));
+  EXPECT_NE(Decode(longer, &msg).message().find("trailing"), std::string::npos);
+}
+
+TEST(WireProtocolTest, IdMessageLayouts) {
+  struct Case {
+    MessageType type;
+    size_t (*encode)(uint32_t, uint8_t*, size_t);
+    bool id_must_be_nonzero;
+  };
+  const Case cases[] = {
+      {MessageType::kStopDataSource, &EncodeStopDataSource, true},
+      {MessageType::kDataSourceStopped, &EncodeDataSourceStopped, true},
+      {MessageType::kFlush, &EncodeFlush, false},
+      {MessageType::kFlushAck, &EncodeFlushAck, false},
+  };
+  for (const Case& c : cases) {
+    const uint8_t type = static_cast<uint8_t>(c.type);
+    const std::vector<uint8_t> expected = {
+        'R', 'T', 'I', 'P', type, 0, 0, 0, 4, 0, 0, 0, 0xdd, 0xcc, 0xbb, 0xaa};
+    EXPECT_EQ(Encoded(c.encode, 0xaabbccdd), expected) << int(type);
+    Message msg;
+    ASSERT_TRUE(Decode(expected, &msg).ok()) << int(type);
+    EXPECT_EQ(msg.type, c.type);
+    EXPECT_EQ(msg.id, 0xaabbccddu);
+
+    // Id 0: refused by both sides where it names an instance.
+    std::vector<uint8_t> zero = expected;
+    Poke32(&zero, kHeaderSize, 0);
+    EXPECT_EQ(Encoded(c.encode, 0).empty(), c.id_must_be_nonzero);
+    EXPECT_EQ(Decode(zero, &msg).ok(), !c.id_must_be_nonzero) << int(type);
+    // Every other payload size.
+    for (size_t n = kHeaderSize; n < expected.size() + 2; n++) {
+      if (n == expected.size())
+        continue;
+      std::vector<uint8_t> bytes(n, 0x11);
+      std::copy(expected.begin(), expected.begin() + kHeaderSize,
+                bytes.begin());
+      Poke32(&bytes, 8, static_cast<uint32_t>(n - kHeaderSize));
+      EXPECT_FALSE(Decode(bytes, &msg).ok()) << int(type) << " " << n;
+    }
+    // Too small a buffer.
+    uint8_t buf[kHeaderSize + 4];
+    EXPECT_EQ(c.encode(1, buf, sizeof(buf) - 1), 0u);
+    EXPECT_EQ(c.encode(1, buf, sizeof(buf)), sizeof(buf));
+  }
+}
+
+TEST(WireProtocolTest, ProducerMessagesFitTheProducerLimit) {
+  HelloMsg hello;
+  hello.name = std::string(kMaxProducerNameSize, 'x');
+  EXPECT_LE(EncodedHello(hello).size(), kMaxProducerMessageSize);
+  DrainRequestMsg report;
+  report.num_entries = kMaxLossEntriesPerMessage;
+  for (size_t i = 0; i < kMaxLossEntriesPerMessage; i++)
+    report.entries[i].writer_id = 1;
+  uint8_t buf[kMaxProducerMessageSize];
+  EXPECT_GT(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+  RegisterDataSourceMsg reg;
+  reg.name = std::string(kMaxDataSourceNameSize, 'x');
+  EXPECT_GT(EncodeRegisterDataSource(reg, buf, sizeof(buf)), 0u);
+  EXPECT_GT(EncodeDataSourceStopped(0xffffffff, buf, sizeof(buf)), 0u);
+  EXPECT_GT(EncodeFlushAck(0xffffffff, buf, sizeof(buf)), 0u);
 }
 
 TEST(WireProtocolTest, StatusNames) {

@@ -25,7 +25,9 @@ base::Status Handshake(ipc::UnixSocket* socket,
   hello.requested_ring_bytes = options.requested_ring_bytes;
   hello.requested_chunk_size = options.requested_chunk_size;
   hello.name = options.name;
-  uint8_t buf[ipc::kMaxMessageSize];
+  // Hello and HelloReply are small; a longer datagram is refused whole
+  // (the calling app thread's stack may be small).
+  uint8_t buf[ipc::kMaxProducerMessageSize];
   const size_t hello_size = ipc::EncodeHello(hello, buf, sizeof(buf));
   if (hello_size == 0) {
     return base::ErrStatus(

@@ -23,6 +23,7 @@
 #include "src/tracing/producer/drain_notifier.h"
 #include "src/tracing/producer/hello_client.h"
 #include "src/tracing/producer/producer_ring.h"
+#include "src/tracing/producer/service_reader.h"
 #include "src/tracing/producer/socket_drain_transport.h"
 #include "src/tracing/producer/writer_loss_registry.h"
 
@@ -33,33 +34,6 @@ namespace {
 void SetStatus(base::Status* status, base::Status s) {
   if (status)
     *status = std::move(s);
-}
-
-// Sends one datagram on the (blocking) socket without blocking for longer
-// than until |deadline_ms|. False if it could not be sent.
-bool SendBefore(int fd,
-                const uint8_t* data,
-                size_t size,
-                uint64_t deadline_ms) {
-  for (;;) {
-    const ssize_t n = send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n == static_cast<ssize_t>(size))
-      return true;
-    if (n >= 0)
-      return false;  // SEQPACKET: cannot be short
-    if (errno == EINTR)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
-      return false;  // the service is gone
-    const uint64_t now = base::MonotonicMs();
-    if (now >= deadline_ms)
-      return false;
-    pollfd p = {};
-    p.fd = fd;
-    p.events = POLLOUT;
-    const uint64_t left = deadline_ms - now;
-    poll(&p, 1, left > 1000 ? 1000 : static_cast<int>(left));
-  }
 }
 
 }  // namespace
@@ -132,6 +106,19 @@ Producer::Producer() = default;
 // registry.
 Producer::~Producer() {
   producer::ForkHandlers::Unregister(this);
+  if (!reader_) {
+    // Connect() failed to start the reader: nothing was published.
+  } else if (inert_after_fork_) {
+    // The reader thread does not exist here, and its lock may have been
+    // copied while held: close the child's fd copy and leave the rest.
+    reader_->AbandonInChild();
+    (void)reader_.release();  // deliberately leaked (see service_reader.h)
+    return;
+  } else {
+    // First: the reader uses the socket and calls the handlers; after this
+    // no handler is called again.
+    reader_->Stop();
+  }
   if (!inert_after_fork_ && !notifier_->disconnected())
     SendFinalLossReport();
 }
@@ -153,10 +140,10 @@ void Producer::SendFinalLossReport() {
            msg.num_entries < ipc::kMaxLossEntriesPerMessage) {
       msg.entries[msg.num_entries++] = entries[next++];
     }
-    uint8_t buf[ipc::kMaxMessageSize];
+    uint8_t buf[ipc::kMaxProducerMessageSize];
     const size_t size = ipc::EncodeLossReport(msg, buf, sizeof(buf));
     RT_CHECK(size > 0);
-    if (!SendBefore(socket_->fd(), buf, size, deadline_ms)) {
+    if (!producer::SendBefore(socket_->fd(), buf, size, deadline_ms)) {
       RT_ELOG(
           "ringtrace producer %u: the final loss report could not be sent "
           "within %u ms; the trace may not show every loss",
@@ -240,21 +227,71 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   p->ring_ = std::make_unique<producer::ProducerRing>(std::move(hello.region),
                                                       ring_options);
   p->socket_ = std::move(socket);
+  producer::ServiceReader::Options reader_options;
+  reader_options.socket = p->socket_.get();
+  reader_options.notifier = p->notifier_.get();
+  reader_options.producer = p.get();
+  reader_options.ack_timeout_ms = options.disconnect_timeout_ms;
+  reader_options.on_disconnect = options.on_disconnect;
+  // Registered for the atfork handlers before the reader thread exists, so
+  // a fork() from now on finds the Producer in the list.
   producer::ForkHandlers::Register(p.get());
+  p->reader_ = producer::ServiceReader::Start(reader_options, &s);
+  if (!p->reader_) {
+    SetStatus(status,
+              base::ErrStatus("ringtrace producer: %s", s.message().c_str()));
+    return nullptr;
+  }
   SetStatus(status, base::OkStatus());
   return p;
 }
 
 std::unique_ptr<shm_ring::TraceWriterV2> Producer::NewTraceWriter(
     base::Status* status) {
-  return ring_->NewTraceWriter(status);
+  return NewWriter(target_buffer_, status);
+}
+
+std::unique_ptr<shm_ring::TraceWriterV2> Producer::NewTraceWriter(
+    shm_ring::BufferID target_buffer,
+    base::Status* status) {
+  return NewWriter(target_buffer, status);
+}
+
+std::unique_ptr<shm_ring::TraceWriterV2> Producer::NewWriter(
+    shm_ring::BufferID target_buffer,
+    base::Status* status) {
+  std::unique_ptr<shm_ring::TraceWriterV2> writer =
+      ring_->NewTraceWriter(target_buffer, status);
+  // Shared-owned: the writer keeps this Producer alive (producer.h,
+  // "Lifetime"). Owned by a unique_ptr: weak_from_this() is empty.
+  if (writer) {
+    std::shared_ptr<Producer> self = weak_from_this().lock();
+    if (self)
+      writer->AttachOwner(std::move(self));
+  }
+  return writer;
+}
+
+base::Status Producer::RegisterDataSource(const std::string& name,
+                                          DataSourceHandler* handler) {
+  if (inert_after_fork_) {
+    return base::ErrStatus(
+        "data source '%s': this Producer was inherited across fork()",
+        name.c_str());
+  }
+  return reader_->Register(name, handler, options_.connect_timeout_ms);
+}
+
+void Producer::StopDataSources() {
+  if (!inert_after_fork_)
+    reader_->Stop();
 }
 
 bool Producer::connected() const {
   if (inert_after_fork_ || notifier_->disconnected())
     return false;
-  // The service sends nothing after the HelloReply, so the socket becomes
-  // readable only when it hangs up (or breaks the protocol).
+  // The socket is readable when the service hung up, or sent a message the
+  // reader thread has not taken yet.
   pollfd p;
   p.fd = socket_->fd();
   p.events = POLLIN;
@@ -269,9 +306,8 @@ bool Producer::connected() const {
   gone = gone || (p.revents & POLLRDHUP) != 0;
 #endif
   if (!gone && (p.revents & POLLIN)) {
-    // A datagram the protocol does not define: peek without consuming it.
-    // recv() == 0 is the orderly shutdown; a datagram is left alone (the
-    // producer has nothing to do with it, and the connection still works).
+    // Peek without consuming: recv() == 0 is the orderly shutdown; a
+    // datagram is the reader thread's.
     uint8_t byte;
     const ssize_t n = recv(p.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     gone = n == 0 ||
@@ -290,6 +326,15 @@ ProducerStats Producer::stats() const {
   s.drain_requests_coalesced = n.requests_coalesced;
   s.drain_requests_dropped = n.requests_dropped;
   s.notifications_after_disconnect = n.notifications_after_disconnect;
+  // Lock-free (usable in a fork child as well).
+  const producer::ServiceReaderStats r = reader_->stats();
+  s.data_sources_registered = r.data_sources_registered;
+  s.instances_started = r.instances_started;
+  s.instances_stopped = r.instances_stopped;
+  s.instances_stopped_without_request = r.instances_stopped_without_request;
+  s.flushes = r.flushes;
+  s.service_protocol_violations = r.service_protocol_violations;
+  s.ack_send_failures = r.ack_send_failures;
   s.inert_after_fork = inert_after_fork_;
   return s;
 }

@@ -23,6 +23,12 @@ ProducerRing::~ProducerRing() = default;
 
 std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
     base::Status* status) {
+  return NewTraceWriter(options_.target_buffer, status);
+}
+
+std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
+    shm_ring::BufferID target_buffer,
+    base::Status* status) {
   shm_ring::WriterID id = 0;
   if (!ids_.Allocate(&id)) {
     if (status) {
@@ -35,7 +41,7 @@ std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
   }
   shm_ring::TraceWriterV2::Options writer_options;
   writer_options.writer_id = id;
-  writer_options.target_buffer = options_.target_buffer;
+  writer_options.target_buffer = target_buffer;
   writer_options.policy = options_.policy;
   writer_options.stall_timeout_ms = options_.stall_timeout_ms;
   writer_options.delegate = options_.delegate;

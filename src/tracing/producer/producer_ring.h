@@ -74,6 +74,10 @@ class ProducerRing {
   // A writer with a fresh WriterID, or null with |*status| set (may be null)
   // once the ring's 65535 IDs are used up.
   std::unique_ptr<shm_ring::TraceWriterV2> NewTraceWriter(base::Status* status);
+  // The same, with another target buffer than Options::target_buffer.
+  std::unique_ptr<shm_ring::TraceWriterV2> NewTraceWriter(
+      shm_ring::BufferID target_buffer,
+      base::Status* status);
 
   // In a child process after fork(), before anything else uses the ring
   // (the atfork child handler: async-signal-safe, single-threaded). Returns

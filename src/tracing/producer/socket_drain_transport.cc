@@ -33,7 +33,7 @@ DrainRequestTransport::SendResult SocketDrainTransport::SendDrainRequest() {
     ipc::DrainRequestMsg report;
     WriterLossRegistry::Batch batch;
     if (losses_->CollectChanged(&report, &batch) > 0) {
-      uint8_t buf[ipc::kMaxMessageSize];
+      uint8_t buf[ipc::kMaxProducerMessageSize];  // an app thread's stack
       const size_t size = ipc::EncodeLossReport(report, buf, sizeof(buf));
       RT_CHECK(size > 0);  // our own entries: valid ids, at most the maximum
       const SendResult result = SendMessage(buf, size);

@@ -56,7 +56,7 @@ class SocketDrainTransport : public DrainRequestTransport {
  private:
   const int fd_;
   WriterLossRegistry* const losses_;
-  uint8_t message_[ipc::kMaxMessageSize];
+  uint8_t message_[ipc::kMaxProducerMessageSize];
   size_t message_size_ = 0;
 };
 

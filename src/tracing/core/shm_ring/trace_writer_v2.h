@@ -73,7 +73,9 @@
 #include <string.h>
 
 #include <atomic>
+#include <memory>
 #include <string_view>
+#include <utility>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/base/logging.h"
@@ -324,6 +326,10 @@ class TraceWriterV2 {
   //    that can change them (and in the destructor).
   void AttachProducerControls(const std::atomic<bool>* refuse,
                               WriterLossCounters* losses);
+  // For the owner of the ring: |owner| is released after everything else
+  // of the writer (its destructor's final flush included), so a writer can
+  // keep the object that owns its ring, delegate and controls alive.
+  void AttachOwner(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
 
   const RingWriter& ring_writer() const { return ring_writer_; }
   // For tests (e.g. RingWriter::SetStepHookForTesting).
@@ -362,6 +368,8 @@ class TraceWriterV2 {
   }
   void SyncLosses();
 
+  // First member: destroyed last (AttachOwner).
+  std::shared_ptr<void> owner_;
   RingWriter ring_writer_;
   RingWriter::Span span_;
   bool packet_open_ = false;

@@ -463,7 +463,8 @@ ServiceCounters TracingService::MakeServiceCounters() const {
 }
 
 void TracingService::Serve(Connection* c) {
-  uint8_t buf[ipc::kMaxMessageSize];
+  // A producer message is never longer: a longer datagram is refused whole.
+  uint8_t buf[ipc::kMaxProducerMessageSize];
   for (uint32_t i = 0; i < options_.messages_per_round && c->socket; ++i) {
     size_t size = 0;
     base::ScopedFd fd;
@@ -531,8 +532,26 @@ void TracingService::Serve(Connection* c) {
         if (msg.drain_request.has_loss_report)
           core_->OnLossReport(c->producer_id, msg.drain_request);
         break;
+      case ipc::MessageType::kRegisterDataSource:
+        if (c->producer_id == 0) {
+          RT_LOG("pid %d: RegisterDataSource before Hello; disconnecting",
+                 c->identity.pid);
+          ++conn_stats_.violations_unexpected_type;
+          Close(c);
+          return;
+        }
+        // No session starts data sources in this service yet: every
+        // producer writes the single-session buffer (HelloReply).
+        break;
+      case ipc::MessageType::kDataSourceStopped:
+      case ipc::MessageType::kFlushAck:
+        // Nothing was ever started or flushed: every id is unknown.
       case ipc::MessageType::kHelloReply:
-        RT_LOG("pid %d: sent a HelloReply; disconnecting", c->identity.pid);
+      case ipc::MessageType::kStartDataSource:
+      case ipc::MessageType::kStopDataSource:
+      case ipc::MessageType::kFlush:
+        RT_LOG("pid %d: sent message type %u; disconnecting", c->identity.pid,
+               static_cast<unsigned>(msg.type));
         ++conn_stats_.violations_unexpected_type;
         Close(c);
         return;

@@ -1,0 +1,369 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/producer/service_reader.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "src/base/logging.h"
+#include "src/base/time.h"
+#include "src/tracing/producer/drain_notifier.h"
+
+namespace ringtrace {
+
+DataSourceHandler::~DataSourceHandler() = default;
+
+namespace producer {
+
+bool SendBefore(int fd,
+                const uint8_t* data,
+                size_t size,
+                uint64_t deadline_ms) {
+  for (;;) {
+    const ssize_t n = send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(size))
+      return true;
+    if (n >= 0)
+      return false;  // SEQPACKET: cannot be short
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+      return false;  // the service is gone
+    const uint64_t now = base::MonotonicMs();
+    if (now >= deadline_ms)
+      return false;
+    pollfd p = {};
+    p.fd = fd;
+    p.events = POLLOUT;
+    const uint64_t left = deadline_ms - now;
+    poll(&p, 1, left > 1000 ? 1000 : static_cast<int>(left));
+  }
+}
+
+std::unique_ptr<ServiceReader> ServiceReader::Start(const Options& options,
+                                                    base::Status* status) {
+  RT_CHECK(options.socket);
+  std::unique_ptr<ServiceReader> reader(new ServiceReader(options));
+  reader->wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!reader->wake_fd_.valid()) {
+    *status = base::ErrStatus("eventfd: %s", strerror(errno));
+    return nullptr;
+  }
+  // The thread sees a fully constructed reader: std::thread's constructor
+  // synchronizes with the start of the thread function.
+  reader->thread_ = std::thread([r = reader.get()] { r->Run(); });
+  *status = base::OkStatus();
+  return reader;
+}
+
+ServiceReader::ServiceReader(const Options& options) : options_(options) {}
+
+ServiceReader::~ServiceReader() {
+  Stop();
+}
+
+bool ServiceReader::OnReaderThread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+void ServiceReader::Stop() {
+  if (!thread_.joinable())
+    return;
+  // A handler destroying its own Producer would join this very thread.
+  RT_CHECK(!OnReaderThread());
+  // release: pairs with the acquire load in Run() after poll() returns.
+  stop_requested_.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  // The counter only wakes the poll(); a failed write (impossible for an
+  // eventfd below its maximum) would leave the thread to notice the flag
+  // on its next wake-up, so it is retried on EINTR only.
+  while (write(wake_fd_.get(), &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+  thread_.join();
+}
+
+void ServiceReader::AbandonInChild() {
+  wake_fd_.reset();
+}
+
+bool ServiceReader::ended() const {
+  base::MutexLock lock(&mutex_);
+  return ended_;
+}
+
+ServiceReaderStats ServiceReader::stats() const {
+  // relaxed: statistics (see the header).
+  ServiceReaderStats s;
+  s.data_sources_registered = registered_.load(std::memory_order_relaxed);
+  s.instances_started = started_count_.load(std::memory_order_relaxed);
+  s.instances_stopped = stopped_.load(std::memory_order_relaxed);
+  s.instances_stopped_without_request =
+      stopped_without_request_.load(std::memory_order_relaxed);
+  s.flushes = flushes_.load(std::memory_order_relaxed);
+  s.service_protocol_violations = violations_.load(std::memory_order_relaxed);
+  s.ack_send_failures = ack_failures_.load(std::memory_order_relaxed);
+  return s;
+}
+
+base::Status ServiceReader::Register(const std::string& name,
+                                     DataSourceHandler* handler,
+                                     uint32_t send_timeout_ms) {
+  if (!handler)
+    return base::ErrStatus("data source '%s' without a handler", name.c_str());
+  ipc::RegisterDataSourceMsg msg;
+  msg.name = name;
+  uint8_t buf[ipc::kMaxProducerMessageSize];
+  const size_t size = ipc::EncodeRegisterDataSource(msg, buf, sizeof(buf));
+  if (size == 0) {
+    return base::ErrStatus(
+        "invalid data source name '%s' (1..%zu printable ASCII characters)",
+        name.c_str(), ipc::kMaxDataSourceNameSize);
+  }
+  {
+    base::MutexLock lock(&mutex_);
+    if (ended_) {
+      return base::ErrStatus(
+          "data source '%s': the producer is disconnected or stopped",
+          name.c_str());
+    }
+    for (const Source& s : sources_) {
+      if (s.name == name)
+        return base::ErrStatus("data source '%s' is already registered",
+                               name.c_str());
+    }
+    if (sources_.size() >= ipc::kMaxDataSourcesPerProducer) {
+      return base::ErrStatus("more than %zu data sources",
+                             ipc::kMaxDataSourcesPerProducer);
+    }
+    // Recorded before the message goes out: the service's StartDataSource
+    // may follow at once, and the reader must know the name then.
+    sources_.push_back(Source{name, handler});
+  }
+  registered_.fetch_add(1, std::memory_order_relaxed);
+  if (!SendBefore(options_.socket->fd(), buf, size,
+                  base::MonotonicMs() + send_timeout_ms)) {
+    // The service is gone or does not read: without the registration it
+    // would never start the data source; disconnect (the reader sees the
+    // hang-up and ends).
+    shutdown(options_.socket->fd(), SHUT_RDWR);
+    return base::ErrStatus(
+        "data source '%s': cannot send RegisterDataSource within %u ms; "
+        "disconnected",
+        name.c_str(), send_timeout_ms);
+  }
+  return base::OkStatus();
+}
+
+void ServiceReader::Run() {
+  // The largest service message (a StartDataSource) does not belong on the
+  // stack.
+  std::vector<uint8_t> buf(ipc::kMaxMessageSize);
+  bool lost = false;
+  for (;;) {
+    pollfd fds[2] = {};
+    fds[0].fd = options_.socket->fd();
+    fds[0].events = POLLIN;
+    fds[1].fd = wake_fd_.get();
+    fds[1].events = POLLIN;
+    const int rc = poll(fds, 2, -1);
+    // acquire: pairs with the release store in Stop().
+    if (stop_requested_.load(std::memory_order_acquire))
+      break;
+    if (rc < 0) {
+      if (errno == EINTR)
+        continue;
+      RT_ELOG("ringtrace producer: poll: %s; disconnecting", strerror(errno));
+      shutdown(options_.socket->fd(), SHUT_RDWR);
+      lost = true;
+      break;
+    }
+    if (fds[0].revents == 0)
+      continue;
+    if (ReceiveOne(&buf) == Next::kLost) {
+      lost = true;
+      break;
+    }
+  }
+  Finish(lost);
+}
+
+ServiceReader::Next ServiceReader::ReceiveOne(std::vector<uint8_t>* buf) {
+  size_t size = 0;
+  base::ScopedFd fd;
+  base::Status status;
+  switch (
+      options_.socket->Receive(buf->data(), buf->size(), &size, &fd, &status)) {
+    case ipc::UnixSocket::RecvResult::kMessage:
+      break;
+    case ipc::UnixSocket::RecvResult::kWouldBlock:
+      return Next::kContinue;
+    case ipc::UnixSocket::RecvResult::kClosed:
+      return Next::kLost;
+    case ipc::UnixSocket::RecvResult::kTooLong:
+    case ipc::UnixSocket::RecvResult::kTooManyFds:
+      return Violation(status.message().c_str());
+    case ipc::UnixSocket::RecvResult::kError:
+      RT_ELOG("ringtrace producer: receiving from the service: %s",
+              status.message().c_str());
+      shutdown(options_.socket->fd(), SHUT_RDWR);
+      return Next::kLost;
+  }
+  if (fd.valid())
+    return Violation("an fd attached to a service message");
+  ipc::Message msg;
+  status = ipc::DecodeMessage(buf->data(), size, &msg);
+  if (!status.ok())
+    return Violation(status.message().c_str());
+  return Dispatch(msg);
+}
+
+ServiceReader::Next ServiceReader::Dispatch(const ipc::Message& msg) {
+  switch (msg.type) {
+    case ipc::MessageType::kStartDataSource:
+      return OnStartDataSource(msg.start_data_source);
+    case ipc::MessageType::kStopDataSource:
+      return OnStopDataSource(msg.id);
+    case ipc::MessageType::kFlush:
+      return OnFlush(msg.id);
+    case ipc::MessageType::kHello:
+    case ipc::MessageType::kHelloReply:
+    case ipc::MessageType::kDrainRequest:
+    case ipc::MessageType::kRegisterDataSource:
+    case ipc::MessageType::kDataSourceStopped:
+    case ipc::MessageType::kFlushAck:
+      break;
+  }
+  return Violation("a message type the service does not send");
+}
+
+ServiceReader::Next ServiceReader::OnStartDataSource(
+    const ipc::StartDataSourceMsg& start) {
+  DataSourceHandler* handler = nullptr;
+  {
+    base::MutexLock lock(&mutex_);
+    size_t index = sources_.size();
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (sources_[i].name == start.name)
+        index = i;
+    }
+    if (index == sources_.size()) {
+      lock.Unlock();
+      return Violation("StartDataSource for a data source never registered");
+    }
+    if (!started_.emplace(start.instance_id, index).second) {
+      lock.Unlock();
+      return Violation("StartDataSource for an instance already started");
+    }
+    handler = sources_[index].handler;
+  }
+  started_count_.fetch_add(1, std::memory_order_relaxed);
+  DataSourceInstanceConfig config;
+  config.instance_id = start.instance_id;
+  config.target_buffer = static_cast<shm_ring::BufferID>(start.target_buffer);
+  config.name = start.name;
+  config.enabled_categories = start.enabled_categories;
+  config.disabled_categories = start.disabled_categories;
+  config.clear_period_ms = start.clear_period_ms;
+  config.producer = options_.producer;
+  handler->OnStart(config);
+  return Next::kContinue;
+}
+
+ServiceReader::Next ServiceReader::OnStopDataSource(uint32_t instance_id) {
+  DataSourceHandler* handler = nullptr;
+  {
+    base::MutexLock lock(&mutex_);
+    auto it = started_.find(instance_id);
+    if (it == started_.end()) {
+      lock.Unlock();
+      return Violation("StopDataSource for an instance not started");
+    }
+    handler = sources_[it->second].handler;
+    started_.erase(it);
+  }
+  stopped_.fetch_add(1, std::memory_order_relaxed);
+  handler->OnStop(instance_id);
+  uint8_t buf[ipc::kMaxProducerMessageSize];
+  const size_t size =
+      ipc::EncodeDataSourceStopped(instance_id, buf, sizeof(buf));
+  RT_CHECK(size > 0);  // instance_id != 0: the decoder checked
+  return SendAck(buf, size) ? Next::kContinue : Next::kLost;
+}
+
+ServiceReader::Next ServiceReader::OnFlush(uint32_t flush_id) {
+  std::vector<DataSourceHandler*> handlers;
+  {
+    base::MutexLock lock(&mutex_);
+    for (const Source& s : sources_) {
+      bool seen = false;
+      for (DataSourceHandler* h : handlers)
+        seen = seen || h == s.handler;
+      if (!seen)
+        handlers.push_back(s.handler);
+    }
+  }
+  flushes_.fetch_add(1, std::memory_order_relaxed);
+  for (DataSourceHandler* h : handlers)
+    h->OnFlush(flush_id);
+  uint8_t buf[ipc::kMaxProducerMessageSize];
+  const size_t size = ipc::EncodeFlushAck(flush_id, buf, sizeof(buf));
+  RT_CHECK(size > 0);
+  return SendAck(buf, size) ? Next::kContinue : Next::kLost;
+}
+
+bool ServiceReader::SendAck(const uint8_t* data, size_t size) {
+  if (SendBefore(options_.socket->fd(), data, size,
+                 base::MonotonicMs() + options_.ack_timeout_ms)) {
+    return true;
+  }
+  ack_failures_.fetch_add(1, std::memory_order_relaxed);
+  RT_ELOG(
+      "ringtrace producer: cannot send an ack to the service within %u ms; "
+      "disconnecting",
+      options_.ack_timeout_ms);
+  shutdown(options_.socket->fd(), SHUT_RDWR);
+  return false;
+}
+
+ServiceReader::Next ServiceReader::Violation(const char* what) {
+  violations_.fetch_add(1, std::memory_order_relaxed);
+  RT_ELOG(
+      "ringtrace producer: the service broke the protocol (%s); "
+      "disconnecting",
+      what);
+  // The service sees the hang-up; app threads' sends fail from now on. The
+  // fd stays open (they may still be about to send on it).
+  shutdown(options_.socket->fd(), SHUT_RDWR);
+  return Next::kLost;
+}
+
+void ServiceReader::Finish(bool lost) {
+  if (lost && options_.notifier)
+    options_.notifier->MarkDisconnected();  // writers refuse new packets
+  std::vector<std::pair<uint32_t, DataSourceHandler*>> stopping;
+  {
+    base::MutexLock lock(&mutex_);
+    ended_ = true;
+    for (const auto& it : started_)
+      stopping.emplace_back(it.first, sources_[it.second].handler);
+    started_.clear();
+  }
+  for (const auto& it : stopping) {
+    stopped_without_request_.fetch_add(1, std::memory_order_relaxed);
+    it.second->OnStop(it.first);
+  }
+  if (lost && options_.on_disconnect)
+    options_.on_disconnect();
+}
+
+}  // namespace producer
+}  // namespace ringtrace

@@ -1,0 +1,171 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ServiceReader: the Producer's reader thread (include/ringtrace/producer.h,
+// "Thread model"). It waits for the service's messages on the producer's
+// socket, decodes them and calls the registered DataSourceHandlers:
+//
+//   StartDataSource  the instance is recorded as started, then OnStart.
+//   StopDataSource   the instance is removed, OnStop, then DataSourceStopped.
+//   Flush            OnFlush on every registered handler, then FlushAck.
+//
+// The service is hostile: a malformed message, a type the service may not
+// send, a start for a data source this producer never registered or for an
+// instance already started, a stop for an unknown instance, a datagram
+// longer than kMaxMessageSize or carrying an fd: each is a protocol
+// violation, counted (service_protocol_violations), logged, and the
+// producer disconnects (shutdown(2) of the socket, so the service sees the
+// hang-up; the fd itself stays open until the Producer closes it, because
+// app threads may still send on it). An ack that cannot be sent within
+// ack_timeout_ms disconnects the same way (ack_send_failures).
+//
+// The thread ends on a lost connection (EOF, an error, a violation) or on
+// Stop(). Before it ends, every started instance gets OnStop (ascending
+// instance id); on a lost connection the DrainNotifier is marked
+// disconnected first (writers refuse new packets from then on) and
+// on_disconnect is called last. No handler is called after that.
+//
+// Thread model: Register(), stats() and started_instances() from any
+// thread; Stop() from any thread but the reader's (checked: joining itself
+// would hang). The handlers run on the reader thread without any lock
+// held, so they may call back into the Producer. The counters are atomics
+// (relaxed: statistics, they publish nothing), so stats() takes no lock —
+// it stays usable in a fork child, where the lock may have been copied
+// while held.
+//
+// fork(): the reader thread does not exist in a child. AbandonInChild()
+// closes the child's copy of the wake-up fd and nothing else; the caller
+// then leaks the object (its std::thread cannot be joined nor destroyed
+// there).
+
+#ifndef SRC_TRACING_PRODUCER_SERVICE_READER_H_
+#define SRC_TRACING_PRODUCER_SERVICE_READER_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ringtrace/producer.h"
+#include "src/base/scoped_fd.h"
+#include "src/base/status.h"
+#include "src/base/thread_annotations.h"
+#include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/ipc/wire_protocol.h"
+
+namespace ringtrace {
+namespace producer {
+
+class DrainNotifier;
+
+// Sends one datagram on |fd| (blocking or not) without waiting past
+// |deadline_ms| (base::MonotonicMs()) for room in the socket buffer. False
+// if it could not be sent (the peer is gone, or the time is up).
+bool SendBefore(int fd, const uint8_t* data, size_t size, uint64_t deadline_ms);
+
+struct ServiceReaderStats {
+  uint64_t data_sources_registered = 0;
+  uint64_t instances_started = 0;
+  uint64_t instances_stopped = 0;
+  uint64_t instances_stopped_without_request = 0;
+  uint64_t flushes = 0;
+  uint64_t service_protocol_violations = 0;
+  uint64_t ack_send_failures = 0;
+};
+
+class ServiceReader {
+ public:
+  struct Options {
+    // Not owned; outlives the reader. Only the reader receives on it.
+    ipc::UnixSocket* socket = nullptr;
+    // Not owned, may be null: marked disconnected on a lost connection.
+    DrainNotifier* notifier = nullptr;
+    // Passed to the handlers (DataSourceInstanceConfig::producer).
+    Producer* producer = nullptr;
+    // Bound on sending one ack or one RegisterDataSource.
+    uint32_t ack_timeout_ms = 1000;
+    std::function<void()> on_disconnect;
+  };
+
+  // Starts the thread, or fails (no thread, an error) if the wake-up fd or
+  // the thread cannot be created.
+  static std::unique_ptr<ServiceReader> Start(const Options& options,
+                                              base::Status* status);
+  // Stop().
+  ~ServiceReader();
+  ServiceReader(const ServiceReader&) = delete;
+  ServiceReader& operator=(const ServiceReader&) = delete;
+
+  // Records the data source, then sends RegisterDataSource (bounded by
+  // |send_timeout_ms|; on failure the connection is shut down). Errors: an
+  // invalid or duplicate name, kMaxDataSourcesPerProducer reached, the
+  // reader ended (connection lost or stopped), the send failed.
+  base::Status Register(const std::string& name,
+                        DataSourceHandler* handler,
+                        uint32_t send_timeout_ms);
+
+  // Ends the thread (every started instance gets OnStop) and joins it.
+  // Idempotent. Not from the reader thread.
+  void Stop();
+
+  // In a fork child only (see above).
+  void AbandonInChild();
+
+  // True once the thread ended or is ending (no new instance will start).
+  bool ended() const;
+  ServiceReaderStats stats() const;
+  bool OnReaderThread() const;
+
+ private:
+  explicit ServiceReader(const Options& options);
+
+  enum class Next { kContinue, kLost };
+  void Run();
+  Next ReceiveOne(std::vector<uint8_t>* buf);
+  Next Dispatch(const ipc::Message& msg);
+  Next OnStartDataSource(const ipc::StartDataSourceMsg& start);
+  Next OnStopDataSource(uint32_t instance_id);
+  Next OnFlush(uint32_t flush_id);
+  // Counts, logs and shuts the connection down.
+  Next Violation(const char* what);
+  // Sends one small message within ack_timeout_ms; false on failure.
+  bool SendAck(const uint8_t* data, size_t size);
+  void Finish(bool lost);
+
+  const Options options_;
+  base::ScopedFd wake_fd_;  // eventfd: Stop() wakes the thread's poll()
+  std::thread thread_;
+  // Written by Stop() (release), read by the thread (acquire) after poll()
+  // returns: nothing else rides on it, the ordering is for the reader's
+  // view of the request only.
+  std::atomic<bool> stop_requested_{false};
+
+  mutable base::Mutex mutex_;
+  struct Source {
+    std::string name;
+    DataSourceHandler* handler;
+  };
+  std::vector<Source> sources_ RT_GUARDED_BY(mutex_);
+  // Started instances: id -> index in sources_.
+  std::map<uint32_t, size_t> started_ RT_GUARDED_BY(mutex_);
+  bool ended_ RT_GUARDED_BY(mutex_) = false;
+
+  // Counters (relaxed, see above).
+  std::atomic<uint64_t> registered_{0};
+  std::atomic<uint64_t> started_count_{0};
+  std::atomic<uint64_t> stopped_{0};
+  std::atomic<uint64_t> stopped_without_request_{0};
+  std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> violations_{0};
+  std::atomic<uint64_t> ack_failures_{0};
+};
+
+}  // namespace producer
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_PRODUCER_SERVICE_READER_H_

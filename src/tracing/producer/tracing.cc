@@ -1,0 +1,235 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "ringtrace/tracing.h"
+
+#include <chrono>
+#include <utility>
+
+#include "src/base/logging.h"
+#include "src/base/time.h"
+#include "src/tracing/ipc/wire_protocol.h"
+
+namespace ringtrace {
+
+namespace {
+// A connection that lived at least this long resets the backoff; one lost
+// sooner (a service that accepts and hangs up at once) keeps growing it, so
+// no pair of ringtraced and app can spin.
+constexpr uint64_t kStableConnectionMs = 1000;
+}  // namespace
+
+Tracing::Tracing(const TracingOptions& options) : options_(options) {}
+
+Tracing::~Tracing() {
+  {
+    base::MutexLock lock(&mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+  std::shared_ptr<Producer> current;
+  std::shared_ptr<Producer> lost;
+  {
+    base::MutexLock lock(&mutex_);
+    current = std::move(producer_);
+    lost = std::move(lost_);
+  }
+  Release(std::move(lost));
+  Release(std::move(current));
+}
+
+base::Status Tracing::RegisterDataSource(const std::string& name,
+                                         DataSourceHandler* handler) {
+  if (!ipc::IsValidDataSourceName(name)) {
+    return base::ErrStatus(
+        "invalid data source name '%s' (1..%zu printable ASCII characters)",
+        name.c_str(), ipc::kMaxDataSourceNameSize);
+  }
+  if (!handler)
+    return base::ErrStatus("data source '%s' without a handler", name.c_str());
+  std::shared_ptr<Producer> producer;
+  {
+    base::MutexLock lock(&mutex_);
+    for (const DataSource& ds : data_sources_) {
+      if (ds.name == name)
+        return base::ErrStatus("data source '%s' is already registered",
+                               name.c_str());
+    }
+    if (data_sources_.size() >= ipc::kMaxDataSourcesPerProducer) {
+      return base::ErrStatus("more than %zu data sources",
+                             ipc::kMaxDataSourcesPerProducer);
+    }
+    data_sources_.push_back(DataSource{name, handler});
+    // A connection installed from now on registers it from data_sources_;
+    // the current one (if any) is told here.
+    producer = producer_;
+  }
+  if (producer) {
+    const base::Status s = producer->RegisterDataSource(name, handler);
+    if (!s.ok()) {
+      // The connection is being lost (the Producer disconnected itself);
+      // the next one registers the data source.
+      base::MutexLock lock(&mutex_);
+      ++stats_.register_failures;
+    }
+  }
+  return base::OkStatus();
+}
+
+base::Status Tracing::Start() {
+  if (options_.producer.socket_path.empty())
+    return base::ErrStatus("TracingOptions: no producer socket path");
+  if (options_.min_backoff_ms == 0 ||
+      options_.max_backoff_ms < options_.min_backoff_ms) {
+    return base::ErrStatus("TracingOptions: backoff %u..%u ms",
+                           options_.min_backoff_ms, options_.max_backoff_ms);
+  }
+  base::MutexLock lock(&mutex_);
+  if (started_)
+    return base::OkStatus();
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+  return base::OkStatus();
+}
+
+std::shared_ptr<Producer> Tracing::GetProducer(uint64_t* generation) const {
+  base::MutexLock lock(&mutex_);
+  if (generation) {
+    // relaxed: the mutex orders it with the installation.
+    *generation = generation_.load(std::memory_order_relaxed);
+  }
+  return producer_;
+}
+
+uint64_t Tracing::WaitForConnection(uint64_t after_generation, int timeout_ms) {
+  base::MutexLock lock(&mutex_);
+  const auto reached = [&] {
+    mutex_.AssertHeld();
+    return producer_ &&
+           generation_.load(std::memory_order_relaxed) > after_generation;
+  };
+  cv_.wait_for(lock.native(), std::chrono::milliseconds(timeout_ms), reached);
+  return reached() ? generation_.load(std::memory_order_relaxed) : 0;
+}
+
+bool Tracing::connected() const {
+  base::MutexLock lock(&mutex_);
+  return producer_ != nullptr;
+}
+
+TracingStats Tracing::stats() const {
+  base::MutexLock lock(&mutex_);
+  return stats_;
+}
+
+void Tracing::Release(std::shared_ptr<Producer> producer) {
+  if (!producer)
+    return;
+  // Every started instance gets OnStop, the reader thread is joined: no
+  // handler runs after this. The Producer itself lives on while writers
+  // hold it.
+  producer->StopDataSources();
+  producer.reset();
+}
+
+bool Tracing::TryConnect() {
+  uint64_t generation = 0;
+  {
+    base::MutexLock lock(&mutex_);
+    ++stats_.connect_attempts;
+    // Only this thread installs connections: the next one is this.
+    generation = stats_.connections + 1;
+  }
+  ProducerOptions options = options_.producer;
+  options.on_disconnect = [this, generation] { OnDisconnect(generation); };
+  base::Status status;
+  std::unique_ptr<Producer> connected = Producer::Connect(options, &status);
+  if (!connected) {
+    base::MutexLock lock(&mutex_);
+    ++stats_.connect_failures;
+    return false;
+  }
+  std::shared_ptr<Producer> producer(std::move(connected));
+  std::vector<DataSource> sources;
+  {
+    base::MutexLock lock(&mutex_);
+    producer_ = producer;
+    sources = data_sources_;
+    ++stats_.connections;
+    // release: pairs with generation()'s acquire load.
+    generation_.store(generation, std::memory_order_release);
+  }
+  cv_.notify_all();
+  for (const DataSource& ds : sources) {
+    if (!producer->RegisterDataSource(ds.name, ds.handler).ok()) {
+      // The Producer shut the connection down; its reader reports the loss.
+      base::MutexLock lock(&mutex_);
+      ++stats_.register_failures;
+      break;
+    }
+  }
+  return true;
+}
+
+void Tracing::OnDisconnect(uint64_t generation) {
+  {
+    base::MutexLock lock(&mutex_);
+    ++stats_.disconnects;
+    // relaxed: under the mutex, which orders it with the installation.
+    if (producer_ && generation_.load(std::memory_order_relaxed) == generation)
+      lost_ = std::move(producer_);  // released by the thread, not here
+  }
+  cv_.notify_all();
+}
+
+void Tracing::Run() {
+  uint32_t backoff_ms = options_.min_backoff_ms;
+  bool first_failure_logged = false;
+  for (;;) {
+    {
+      base::MutexLock lock(&mutex_);
+      if (stop_)
+        return;
+    }
+    if (!TryConnect()) {
+      if (!first_failure_logged) {
+        RT_LOG(
+            "ringtrace: no tracing service at '%s' yet; retrying in the "
+            "background",
+            options_.producer.socket_path.c_str());
+        first_failure_logged = true;
+      }
+    } else {
+      first_failure_logged = false;
+      const uint64_t connected_ms = base::MonotonicMs();
+      std::shared_ptr<Producer> lost;
+      {
+        base::MutexLock lock(&mutex_);
+        cv_.wait(lock.native(), [&] {
+          mutex_.AssertHeld();
+          return stop_ || lost_ != nullptr;
+        });
+        if (stop_)
+          return;  // the destructor releases the connection
+        lost = std::move(lost_);
+      }
+      Release(std::move(lost));
+      if (base::MonotonicMs() - connected_ms >= kStableConnectionMs)
+        backoff_ms = options_.min_backoff_ms;
+      RT_LOG("ringtrace: the tracing service went away; reconnecting");
+    }
+    base::MutexLock lock(&mutex_);
+    cv_.wait_for(lock.native(), std::chrono::milliseconds(backoff_ms), [&] {
+      mutex_.AssertHeld();
+      return stop_;
+    });
+    backoff_ms = backoff_ms > options_.max_backoff_ms / 2
+                     ? options_.max_backoff_ms
+                     : backoff_ms * 2;
+  }
+}
+
+}  // namespace ringtrace
