@@ -171,8 +171,12 @@ IncrementalStateConfig GetIncrementalStateConfig();
 // thread descriptors at once. Used by one thread.
 class TrackEventSequence {
  public:
+  // |now_ns|: the timestamp of the descriptors written at once (0: now);
+  // an event that creates its sequence passes its own timestamp, so that
+  // nothing in the sequence predates its first packet.
   TrackEventSequence(shm_ring::TraceWriterV2* writer,
-                     const IncrementalStateConfig& config);
+                     const IncrementalStateConfig& config,
+                     uint64_t now_ns = 0);
   TrackEventSequence(const TrackEventSequence&) = delete;
   TrackEventSequence& operator=(const TrackEventSequence&) = delete;
 

@@ -285,7 +285,8 @@ IncrementalStateConfig GetIncrementalStateConfig() {
 }
 
 TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
-                                       const IncrementalStateConfig& config)
+                                       const IncrementalStateConfig& config,
+                                       uint64_t now_ns)
     : writer_(writer),
       pid_(static_cast<int32_t>(getpid())),
       process_track_uuid_(ProcessTrackUuid()),
@@ -296,7 +297,7 @@ TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
   thread_track_uuid_ = ThreadTrackUuid(tid_);
   prctl(PR_GET_NAME, thread_name_, 0, 0, 0);
   thread_name_[sizeof(thread_name_) - 1] = '\0';
-  WriteDescriptors(NowNs());
+  WriteDescriptors(now_ns != 0 ? now_ns : NowNs());
 }
 
 ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
@@ -362,7 +363,7 @@ void TrackEventSequence::MaybeClear(uint64_t now_ns) {
   const shm_ring::TraceWriterV2Stats stats = writer_->stats();
   const bool lost = stats.packets_dropped != dropped_seen_;
   const bool period_due =
-      config_.period_ms != 0 &&
+      config_.period_ms != 0 && now_ns > last_clear_ns_ &&
       now_ns - last_clear_ns_ >= uint64_t{config_.period_ms} * 1000000u;
   const bool bytes_due =
       config_.period_bytes != 0 &&

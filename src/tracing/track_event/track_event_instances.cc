@@ -104,6 +104,13 @@ struct ThreadState {
   std::atomic<uint32_t> in_event{0};
   uint64_t stops_seen = 0;
   InstanceWriter writers[kMaxInstances + 1];
+  // Writers replaced inside an event, released once the outermost event
+  // ended. Releasing a writer may destroy its Producer (the last
+  // reference), whose destructor joins the Producer's reader thread, which
+  // may be inside a StopInstance waiting for this thread's in_event: so no
+  // writer is released while in_event is set.
+  InstanceWriter retired[kMaxInstances + 1];
+  bool has_retired = false;
 };
 
 }  // namespace internal
@@ -141,6 +148,8 @@ struct ThreadStateOwner {
     }
     for (internal::InstanceWriter& w : state->writers)
       ReleaseWriter(&w);
+    for (internal::InstanceWriter& w : state->retired)
+      ReleaseWriter(&w);
     delete state;
   }
 };
@@ -168,7 +177,8 @@ internal::ThreadState* GetOrCreateThreadState() {
 // w->generation 0 if that instance is gone already.
 void CreateWriter(internal::InstanceWriter* w,
                   uint32_t slot,
-                  uint64_t generation) {
+                  uint64_t generation,
+                  uint64_t now_ns) {
   std::shared_ptr<const Instance> instance;
   {
     std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
@@ -188,7 +198,8 @@ void CreateWriter(internal::InstanceWriter* w,
   if (!writer)
     return;  // counted per event
   w->writer = std::move(writer);
-  w->sequence.reset(new TrackEventSequence(w->writer.get(), incremental));
+  w->sequence.reset(
+      new TrackEventSequence(w->writer.get(), incremental, now_ns));
   internal::CountInstanceWriterCreated();
 }
 
@@ -230,22 +241,30 @@ EventTargets::EventTargets(uint32_t mask,
     pending_ &= kStaticBit;
     return;
   }
-  // W1. Relaxed load: only this thread stores in_event.
+  // Relaxed load: only this thread stores in_event.
   previous_in_event_ = state_->in_event.load(std::memory_order_relaxed);
-  state_->in_event.store(previous_in_event_ | instances,
-                         std::memory_order_seq_cst);
+  // Writers are released outside of any event (see ThreadState::retired).
   const uint64_t stops = g_stops.load(std::memory_order_relaxed);
-  if (RT_UNLIKELY(stops != state_->stops_seen)) {
+  if (RT_UNLIKELY(stops != state_->stops_seen) && previous_in_event_ == 0) {
     state_->stops_seen = stops;
     ReleaseStaleWriters(state_);
   }
+  // W1.
+  state_->in_event.store(previous_in_event_ | instances,
+                         std::memory_order_seq_cst);
 }
 
 EventTargets::~EventTargets() {
+  if (!state_)
+    return;
   // W3: pairs with StopInstance's seq_cst load (S2), which then knows this
   // event's writes are done.
-  if (state_)
-    state_->in_event.store(previous_in_event_, std::memory_order_release);
+  state_->in_event.store(previous_in_event_, std::memory_order_release);
+  if (RT_UNLIKELY(state_->has_retired) && previous_in_event_ == 0) {
+    state_->has_retired = false;
+    for (InstanceWriter& w : state_->retired)
+      ReleaseWriter(&w);
+  }
 }
 
 TrackEventSequence* EventTargets::Next() {
@@ -272,8 +291,13 @@ TrackEventSequence* EventTargets::Next() {
     if (w.generation != generation) {
       if (!create_)
         continue;  // an end goes only where a begin could have gone
-      ReleaseWriter(&w);
-      CreateWriter(&w, slot, generation);
+      if (w.generation != 0) {
+        ReleaseWriter(&state_->retired[slot]);  // an older one, if any
+        state_->retired[slot] = std::move(w);
+        state_->has_retired = true;
+        w = InstanceWriter();
+      }
+      CreateWriter(&w, slot, generation, Now());
       if (w.generation != generation)
         continue;  // the instance stopped meanwhile
     }
@@ -380,8 +404,14 @@ uint32_t RunningInstances() {
 }
 
 void ReleaseStoppedInstanceWriters() {
-  if (t_state)
-    ReleaseStaleWriters(t_state);
+  internal::ThreadState* state = t_state;
+  // Relaxed: only this thread stores it. Not from inside an event.
+  if (!state || state->in_event.load(std::memory_order_relaxed) != 0)
+    return;
+  ReleaseStaleWriters(state);
+  state->has_retired = false;
+  for (internal::InstanceWriter& w : state->retired)
+    ReleaseWriter(&w);
 }
 
 }  // namespace track_event

@@ -56,7 +56,10 @@
 //
 // A stop must not be called from inside an event on the same thread, nor
 // while holding a lock the WriterFactory takes (a thread inside an event
-// may be creating its writer).
+// may be creating its writer). Conversely, a thread never releases a
+// writer while it is inside an event (a writer replaced during an event is
+// released after it): releasing a writer may destroy its Producer, whose
+// destructor joins the thread that may be running a StopInstance.
 //
 // Category matching (TrackEventConfig): a category is enabled when it
 // matches an entry of |enabled_categories| and no entry of
