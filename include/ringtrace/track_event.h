@@ -20,14 +20,16 @@
 //   }
 //
 // Categories. Declared statically; using an undeclared name in a macro is a
-// compile error. Each has an instance mask (std::atomic<uint32_t>): bit 0 is
-// the static enabling (SetCategoriesEnabled() and the RT_TRACE_CATEGORIES
-// environment variable, same syntax, applied when the categories are
-// registered at static initialization); bit i, 1 <= i <= kMaxInstances, is
-// set while the data-source instance in slot i (a tracing session's
-// "track_event" instance, src/tracing/track_event/track_event_instances.h)
-// enables the category. A macro of a category whose mask is 0 costs one
-// relaxed load of the mask and a branch; its arguments are not evaluated.
+// compile error (RT_TRACE_EVENT_DYNAMIC and RT_TRACE_INSTANT_DYNAMIC take a
+// name known only at run time instead, see there). Each has an instance mask
+// (std::atomic<uint32_t>): bit 0 is the static enabling (SetCategoriesEnabled()
+// and the RT_TRACE_CATEGORIES environment variable, same syntax, applied when
+// the categories are registered at static initialization); bit i, 1 <= i <=
+// kMaxInstances, is set while the data-source instance in slot i (a tracing
+// session's "track_event" instance,
+// src/tracing/track_event/track_event_instances.h) enables the category. A
+// macro of a category whose mask is 0 costs one relaxed load of the mask and a
+// branch; its arguments are not evaluated.
 //
 // Memory order. The mask is stored and loaded relaxed: it publishes no data
 // and decides nothing alone. A thread may see a change a little late. For
@@ -260,10 +262,31 @@ struct CategoryTable {
   CategoryTable(const char* const* names,
                 std::atomic<uint32_t>* masks,
                 size_t count);
+  // Not registered (the caller registers it, registry mutex held).
+  struct Unregistered {};
+  CategoryTable(const char* const* names,
+                std::atomic<uint32_t>* masks,
+                size_t count,
+                Unregistered);
   const char* const* names;
   std::atomic<uint32_t>* masks;
   size_t count;
 };
+
+// A category named at run time: its registered name (stable for the
+// process's life, so it can be interned by address) and its mask as loaded
+// now (relaxed).
+// (The fields are not called "name" or "category": the macros' parameters
+// are.)
+struct DynamicCategory {
+  const char* registered;
+  uint32_t mask;
+};
+// Looks |name| up in the calling thread's cache, else in the registry (a
+// new name is registered, with the static specs applied so far and the bits
+// of the running instances that enable it). Never fails; names are never
+// forgotten.
+DynamicCategory GetDynamicCategory(std::string_view name);
 
 constexpr bool StrEq(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) {
@@ -583,6 +606,32 @@ inline void WriteCounterValue(uint32_t mask,
       ::ringtrace::track_event::internal::WriteThreadEvent(                    \
           rt_mask, ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT, \
           category, name, ##__VA_ARGS__);                                      \
+  } while (0)
+
+// Dynamic categories: |category| is any string (std::string_view) known only
+// at run time, e.g. a plugin's name. Matched like the declared ones (the
+// static spec, every instance's patterns) when first used. Costs more than
+// a declared category even when disabled: a lookup of the name in a
+// per-thread cache (an ordered map of the names this thread used).
+#define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                         \
+  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(          \
+      rt_scoped_slice_);                                                    \
+  if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
+          ::ringtrace::track_event::internal::GetDynamicCategory(category); \
+      RT_UNLIKELY(rt_dyn.mask != 0))                                        \
+  RT_INTERNAL_UID(rt_scoped_slice_)                                         \
+      .Begun(::ringtrace::track_event::internal::BeginSlice(                \
+          rt_dyn.mask, rt_dyn.registered, name, ##__VA_ARGS__))
+
+#define RT_TRACE_INSTANT_DYNAMIC(category, name, ...)                         \
+  do {                                                                        \
+    if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
+            ::ringtrace::track_event::internal::GetDynamicCategory(category); \
+        RT_UNLIKELY(rt_dyn.mask != 0))                                        \
+      ::ringtrace::track_event::internal::WriteThreadEvent(                   \
+          rt_dyn.mask,                                                        \
+          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT,         \
+          rt_dyn.registered, name, ##__VA_ARGS__);                            \
   } while (0)
 
 // A counter value (integer or floating point) on the counter track |name|.

@@ -11,7 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "src/tracing/track_event/track_event_internal.h"
@@ -55,10 +59,9 @@ bool Matches(std::string_view term, std::string_view name) {
   return term == name;
 }
 
-size_t ApplySpecLocked(
-    const std::vector<const internal::CategoryTable*>& tables,
-    std::string_view spec) {
-  size_t matches = 0;
+// Calls |fn(term, enable)| for each term of |spec|, in order.
+template <typename Fn>
+void ForEachTerm(std::string_view spec, Fn fn) {
   while (!spec.empty()) {
     const size_t comma = spec.find(',');
     std::string_view term = spec.substr(0, comma);
@@ -73,23 +76,59 @@ size_t ApplySpecLocked(
       enable = false;
       term.remove_prefix(1);
     }
-    if (term.empty())
-      continue;
-    for (const internal::CategoryTable* table : tables) {
-      for (size_t i = 0; i < table->count; i++) {
-        if (Matches(term, table->names[i])) {
-          // Relaxed: pairs with the macros' relaxed load; publishes no data.
-          // An RMW, because the instance bits change concurrently.
-          if (enable)
-            table->masks[i].fetch_or(kStaticBit, std::memory_order_relaxed);
-          else
-            table->masks[i].fetch_and(~kStaticBit, std::memory_order_relaxed);
-          matches++;
-        }
+    if (!term.empty())
+      fn(term, enable);
+  }
+}
+
+size_t ApplyTermLocked(
+    const std::vector<const internal::CategoryTable*>& tables,
+    std::string_view term,
+    bool enable) {
+  size_t matches = 0;
+  for (const internal::CategoryTable* table : tables) {
+    for (size_t i = 0; i < table->count; i++) {
+      if (Matches(term, table->names[i])) {
+        // Relaxed: pairs with the macros' relaxed load; publishes no data.
+        // An RMW, because the instance bits change concurrently.
+        if (enable)
+          table->masks[i].fetch_or(kStaticBit, std::memory_order_relaxed);
+        else
+          table->masks[i].fetch_and(~kStaticBit, std::memory_order_relaxed);
+        matches++;
       }
     }
   }
   return matches;
+}
+
+size_t ApplySpecLocked(
+    const std::vector<const internal::CategoryTable*>& tables,
+    std::string_view spec) {
+  size_t matches = 0;
+  ForEachTerm(spec, [&](std::string_view term, bool enable) {
+    matches += ApplyTermLocked(tables, term, enable);
+  });
+  return matches;
+}
+
+// Appends |spec|'s terms to |terms| (the registry's static_terms). A term
+// decides bit 0 for the same names wherever it comes, so an earlier equal
+// term (either sign) is dropped, and "*" drops everything before it: the
+// list stays as long as the number of distinct terms used.
+void RecordSpecLocked(std::vector<std::pair<std::string, bool>>* terms,
+                      std::string_view spec) {
+  ForEachTerm(spec, [terms](std::string_view term, bool enable) {
+    if (term == "*") {
+      terms->clear();
+    } else {
+      terms->erase(
+          std::remove_if(terms->begin(), terms->end(),
+                         [term](const auto& t) { return t.first == term; }),
+          terms->end());
+    }
+    terms->emplace_back(std::string(term), enable);
+  });
 }
 
 int64_t GetTid() {
@@ -110,7 +149,13 @@ uint64_t Fnv1a(std::string_view s) {
 namespace internal {
 
 Registry& GetRegistry() {
-  static Registry* registry = new Registry();  // never destroyed
+  static Registry* registry = [] {
+    auto* r = new Registry();  // never destroyed
+    const char* env = getenv(kEnvVar);
+    if (env)
+      RecordSpecLocked(&r->static_terms, env);
+    return r;
+  }();
   return *registry;
 }
 
@@ -139,6 +184,70 @@ CategoryTable::CategoryTable(const char* const* names_in,
   if (env)
     ApplySpecLocked({this}, env);
   ApplyInstancesLocked(this);
+}
+
+CategoryTable::CategoryTable(const char* const* names_in,
+                             std::atomic<uint32_t>* masks_in,
+                             size_t count_in,
+                             Unregistered)
+    : names(names_in), masks(masks_in), count(count_in) {}
+
+namespace {
+
+// One dynamic category: a table of one, registered like the declared ones
+// (so SetCategoriesEnabled, StartInstance and StopInstance reach it).
+// Never destroyed.
+struct DynamicEntry {
+  explicit DynamicEntry(std::string_view n)
+      : name(n),
+        name_ptr(name.c_str()),
+        table(&name_ptr, &mask, 1, CategoryTable::Unregistered()) {}
+  const std::string name;
+  const char* const name_ptr;
+  std::atomic<uint32_t> mask{0};
+  const CategoryTable table;
+};
+
+// Guarded by the registry mutex.
+std::map<std::string, DynamicEntry*, std::less<>>* g_dynamic = nullptr;
+
+// This thread's view of the names it used (std::less<>: looked up by
+// string_view without a copy).
+thread_local std::map<std::string, DynamicEntry*, std::less<>> t_dynamic;
+
+DynamicEntry* FindOrRegisterDynamic(std::string_view name) {
+  Registry& registry = GetRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (!g_dynamic)
+    g_dynamic = new std::map<std::string, DynamicEntry*, std::less<>>();
+  auto it = g_dynamic->find(name);
+  if (it != g_dynamic->end())
+    return it->second;
+  auto* entry = new DynamicEntry(name);
+  g_dynamic->emplace(std::string(name), entry);
+  for (const auto& [term, enable] : registry.static_terms)
+    ApplyTermLocked({&entry->table}, term, enable);
+  ApplyInstancesLocked(&entry->table);
+  registry.tables.push_back(&entry->table);
+  return entry;
+}
+
+}  // namespace
+
+DynamicCategory GetDynamicCategory(std::string_view name) {
+  DynamicEntry* entry;
+  auto it = t_dynamic.find(name);
+  if (RT_LIKELY(it != t_dynamic.end())) {
+    entry = it->second;
+  } else {
+    entry = FindOrRegisterDynamic(name);
+    t_dynamic.emplace(std::string(name), entry);
+  }
+  DynamicCategory category;
+  category.registered = entry->name_ptr;
+  // Relaxed: as the declared categories' masks.
+  category.mask = entry->mask.load(std::memory_order_relaxed);
+  return category;
 }
 
 void EndSlice(SliceTargets begun) {
@@ -203,6 +312,7 @@ void WriteCounter(uint32_t mask,
 size_t SetCategoriesEnabled(std::string_view spec) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
+  RecordSpecLocked(&registry.static_terms, spec);
   return ApplySpecLocked(registry.tables, spec);
 }
 

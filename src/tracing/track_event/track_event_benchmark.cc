@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ringtrace/track_event.h"
@@ -54,6 +55,19 @@ void BM_TrackEvent_Disabled(benchmark::State& state) {
   StopInstance(instance);
 }
 BENCHMARK(BM_TrackEvent_Disabled);
+
+// A disabled category named at run time: the per-thread lookup of the name,
+// then the load and the branch.
+void BM_TrackEvent_DynamicDisabled(benchmark::State& state) {
+  const std::string category = std::string("bench.dynamic.") + "off";
+  int64_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    RT_TRACE_EVENT_DYNAMIC(category, "Disabled", "i", i);
+    i++;
+  }
+}
+BENCHMARK(BM_TrackEvent_DynamicDisabled);
 
 // Begin + end of one slice with one argument, per iteration.
 void BM_TrackEvent_ScopedSlicePair(benchmark::State& state) {

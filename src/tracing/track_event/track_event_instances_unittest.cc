@@ -608,6 +608,56 @@ TEST_F(TrackEventInstancesTest, StaticBindingAndInstanceTogether) {
   }
 }
 
+// Categories named at run time are matched like declared ones, when first
+// used: against every running instance's patterns and against the static
+// specs applied before they existed; stopping the instance clears them.
+TEST_F(TrackEventInstancesTest,
+       DynamicCategoriesFollowInstancesAndStaticSpecs) {
+  RingCapture capture;
+  RingCapture bound;
+  const InstanceHandle a =
+      Start(Config({"dyn.*"}, capture.Factory(1), {"dyn.off"}));
+  SetCategoriesEnabled("plugin*,-plugin.quiet");
+  const std::string prefix = "dyn.";
+  const std::string dyn_x = prefix + "x";  // built at run time
+  const std::string dyn_off = prefix + "off";
+  int evaluated = 0;
+  std::thread thread([&] {
+    std::unique_ptr<shm_ring::TraceWriterV2> writer = bound.Factory(9)(nullptr);
+    ScopedThreadWriter bind(writer.get());
+    { RT_TRACE_EVENT_DYNAMIC(dyn_x, "X", "i", 1); }
+    RT_TRACE_INSTANT_DYNAMIC(dyn_off, "Off", "n", ++evaluated);
+    RT_TRACE_INSTANT_DYNAMIC(std::string("plugin.a"), "Plugin");
+    RT_TRACE_INSTANT_DYNAMIC(std::string("plugin.quiet"), "Quiet");
+    RT_TRACE_INSTANT_DYNAMIC(dyn_x, "Again");  // this thread's cache
+  });
+  thread.join();
+  EXPECT_EQ(evaluated, 0);
+  EXPECT_EQ(CategoryMask("dyn.x"), 1u << a.slot);
+  EXPECT_EQ(CategoryMask("dyn.off"), 0u);
+  EXPECT_EQ(CategoryMask("plugin.a"), kStaticBit);
+  EXPECT_EQ(CategoryMask("plugin.quiet"), 0u);
+  StopInstance(a);
+  EXPECT_EQ(CategoryMask("dyn.x"), 0u);
+  SetCategoriesEnabled("-*");
+  EXPECT_EQ(CategoryMask("plugin.a"), 0u);
+
+  auto names = [](RingCapture* c) {
+    std::vector<std::string> out;
+    for (const auto& [id, sequence] : c->Drain()) {
+      for (const pb::TrackEvent& e : Events(sequence)) {
+        out.push_back(e.type() == pb::TrackEvent::TYPE_SLICE_END
+                          ? "end"
+                          : e.name() + "@" + e.categories(0));
+      }
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(&capture), (V{"X@dyn.x", "end", "Again@dyn.x"}));
+  EXPECT_EQ(names(&bound), (V{"Plugin@plugin.a"}));
+}
+
 }  // namespace
 }  // namespace track_event
 }  // namespace ringtrace

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ringtrace/track_event.h"
@@ -23,6 +25,12 @@ namespace internal {
 struct Registry {
   std::mutex mutex;
   std::vector<const CategoryTable*> tables;  // guarded by mutex
+  // The terms (name or pattern, enable) of every static spec applied so
+  // far, in order ($RT_TRACE_CATEGORIES at start-up first), without the
+  // ones a later term overrides: a dynamic category created later replays
+  // them, so its bit 0 is what it would be had it existed all along.
+  // Guarded by mutex.
+  std::vector<std::pair<std::string, bool>> static_terms;
 };
 
 // Never destroyed (thread exit handlers and static destructors may trace).
