@@ -34,7 +34,8 @@
 // packets_refused), whatever buffer_exhausted_policy says: a stall could
 // only wait for nobody. A packet already begun finishes as usual (at most
 // one stall of stall_timeout_ms). A Producer never reconnects; an app that
-// wants to trace again connects a new one.
+// wants to trace again connects a new one (ringtrace::Tracing,
+// include/ringtrace/tracing.h, does that in the background).
 //
 // Losses reach the trace: the producer reports its writers' cumulative loss
 // counters (packets dropped before and after they ended, bytes, stall
@@ -48,8 +49,10 @@
 // ring mapping is replaced by private memory, it never uses the socket
 // again, connected() is false, and every packet its writers are asked to
 // write is dropped and counted. Writers of threads that do not exist in the
-// child must simply never be used (nor destroyed). The child may Connect() a
-// Producer of its own. docs/service.md, "fork()".
+// child must simply never be used (nor destroyed). The inherited Producer
+// refuses RegisterDataSource, and its destructor leaves the reader thread
+// (which does not exist in the child) and the reader's lock alone. The
+// child may Connect() a Producer of its own. docs/service.md, "fork()".
 //
 // The packet guarantee. Once a packet has ended (its TracePacketHandle went
 // out of scope, or Finish() returned), it is published in the shared ring:
@@ -84,13 +87,16 @@
 // from any thread concurrently. Each TraceWriterV2 is used by one thread at
 // a time (see trace_writer_v2.h); any number of them write concurrently.
 //
-// Every connected Producer has one background thread, the reader: it waits
-// for the service's messages and calls the DataSourceHandlers. Every handler
+// A Producer has one background thread, the reader, from its first
+// RegisterDataSource() on (or from Connect() if on_disconnect is set; a
+// Producer with neither has no thread): it waits for the service's
+// messages and calls the DataSourceHandlers. Every handler
 // call of a Producer happens on its reader thread, one at a time, in the
 // order the service sent the messages; acks (DataSourceStopped, FlushAck)
 // are sent after the handler returned. A handler may call any Producer
-// method except destroying the Producer (or dropping its last shared_ptr,
-// or its last writer when shared-owned): that is checked and fatal. The
+// method except StopDataSources() and destroying the Producer (or dropping
+// its last shared_ptr, or its last writer when shared-owned): those would
+// join the reader from itself, which is checked and fatal. The
 // reader ends when the connection is lost (the service hung up, sent a
 // malformed or unexpected message, counted in ProducerStats, or an ack
 // could not be sent): every started instance then gets OnStop, and
@@ -306,6 +312,7 @@ class Producer : public std::enable_shared_from_this<Producer> {
   // The atfork child handler (single-threaded, async-signal-safe work only).
   void BecomeInertAfterFork();
   void SendFinalLossReport();
+  void DiscardUnreadMessages();
   std::unique_ptr<shm_ring::TraceWriterV2> NewWriter(
       shm_ring::BufferID target_buffer,
       base::Status* status);

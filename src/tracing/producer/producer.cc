@@ -121,6 +121,24 @@ Producer::~Producer() {
   }
   if (!inert_after_fork_ && !notifier_->disconnected())
     SendFinalLossReport();
+  if (!inert_after_fork_)
+    DiscardUnreadMessages();
+}
+
+void Producer::DiscardUnreadMessages() {
+  // A Unix socket closed with datagrams still queued resets the connection
+  // (ECONNRESET at the service), and the peer's pending error is reported
+  // before the datagrams we sent last: the final loss report would be lost.
+  // Messages the reader no longer reads (after StopDataSources()) are
+  // dropped here. Bounded: a service that keeps sending gets its reset.
+  uint8_t byte;
+  for (int i = 0; i < 1024; ++i) {
+    // A 1-byte buffer truncates (drops) the rest of the datagram, and fds
+    // without a control buffer are closed by the kernel.
+    const ssize_t n = recv(socket_->fd(), &byte, 1, MSG_DONTWAIT);
+    if (n <= 0 && !(n < 0 && errno == EINTR))
+      return;
+  }
 }
 
 void Producer::SendFinalLossReport() {
@@ -233,15 +251,19 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   reader_options.producer = p.get();
   reader_options.ack_timeout_ms = options.disconnect_timeout_ms;
   reader_options.on_disconnect = options.on_disconnect;
-  // Registered for the atfork handlers before the reader thread exists, so
+  // Registered for the atfork handlers before a reader thread can exist, so
   // a fork() from now on finds the Producer in the list.
   producer::ForkHandlers::Register(p.get());
-  p->reader_ = producer::ServiceReader::Start(reader_options, &s);
+  p->reader_ = producer::ServiceReader::Create(reader_options, &s);
   if (!p->reader_) {
     SetStatus(status,
               base::ErrStatus("ringtrace producer: %s", s.message().c_str()));
     return nullptr;
   }
+  // Watching the connection needs the thread now; otherwise it starts with
+  // the first data source.
+  if (options.on_disconnect)
+    p->reader_->StartThread();
   SetStatus(status, base::OkStatus());
   return p;
 }

@@ -153,6 +153,9 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   base::Status status;
   auto producer = Producer::Connect(OptionsFor(dir.File("a.sock")), &status);
   ASSERT_TRUE(producer) << status.message();
+  // The reply can reach the producer before the service's thread recorded
+  // its ring: region() below needs the latter.
+  ASSERT_TRUE(service_a->WaitHelloDone());
   std::unique_ptr<TraceWriterV2> main_writer = producer->NewTraceWriter();
   const WriterID main_id = main_writer->ring_writer().options().writer_id;
   Write(main_writer.get(), "main-before-", 5);

@@ -49,8 +49,8 @@ bool SendBefore(int fd,
   }
 }
 
-std::unique_ptr<ServiceReader> ServiceReader::Start(const Options& options,
-                                                    base::Status* status) {
+std::unique_ptr<ServiceReader> ServiceReader::Create(const Options& options,
+                                                     base::Status* status) {
   RT_CHECK(options.socket);
   std::unique_ptr<ServiceReader> reader(new ServiceReader(options));
   reader->wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -58,9 +58,6 @@ std::unique_ptr<ServiceReader> ServiceReader::Start(const Options& options,
     *status = base::ErrStatus("eventfd: %s", strerror(errno));
     return nullptr;
   }
-  // The thread sees a fully constructed reader: std::thread's constructor
-  // synchronizes with the start of the thread function.
-  reader->thread_ = std::thread([r = reader.get()] { r->Run(); });
   *status = base::OkStatus();
   return reader;
 }
@@ -72,16 +69,39 @@ ServiceReader::~ServiceReader() {
 }
 
 bool ServiceReader::OnReaderThread() const {
+  // thread_ is assigned once, before the thread runs, and never again.
   return std::this_thread::get_id() == thread_.get_id();
 }
 
+void ServiceReader::StartThread() {
+  base::MutexLock lock(&mutex_);
+  StartThreadLocked();
+}
+
+void ServiceReader::StartThreadLocked() {
+  if (thread_.joinable() || stop_requested_.load(std::memory_order_relaxed))
+    return;
+  // The thread sees a fully constructed reader: std::thread's constructor
+  // synchronizes with the start of the thread function.
+  thread_ = std::thread([this] { Run(); });
+}
+
 void ServiceReader::Stop() {
-  if (!thread_.joinable())
+  std::lock_guard<std::mutex> stopping(stop_mutex_);
+  bool has_thread = false;
+  {
+    base::MutexLock lock(&mutex_);
+    // release: pairs with the acquire load in Run() after poll() returns.
+    // Under mutex_, so no thread starts after it (StartThreadLocked).
+    stop_requested_.store(true, std::memory_order_release);
+    has_thread = thread_.joinable();
+    if (!has_thread)
+      ended_ = true;  // no thread, so no started instance either
+  }
+  if (!has_thread)
     return;
   // A handler destroying its own Producer would join this very thread.
   RT_CHECK(!OnReaderThread());
-  // release: pairs with the acquire load in Run() after poll() returns.
-  stop_requested_.store(true, std::memory_order_release);
   const uint64_t one = 1;
   // The counter only wakes the poll(); a failed write (impossible for an
   // eventfd below its maximum) would leave the thread to notice the flag
@@ -130,7 +150,7 @@ base::Status ServiceReader::Register(const std::string& name,
   }
   {
     base::MutexLock lock(&mutex_);
-    if (ended_) {
+    if (ended_ || stop_requested_.load(std::memory_order_relaxed)) {
       return base::ErrStatus(
           "data source '%s': the producer is disconnected or stopped",
           name.c_str());
@@ -147,6 +167,7 @@ base::Status ServiceReader::Register(const std::string& name,
     // Recorded before the message goes out: the service's StartDataSource
     // may follow at once, and the reader must know the name then.
     sources_.push_back(Source{name, handler});
+    StartThreadLocked();
   }
   registered_.fetch_add(1, std::memory_order_relaxed);
   if (!SendBefore(options_.socket->fd(), buf, size,

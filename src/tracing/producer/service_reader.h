@@ -47,6 +47,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,10 +94,15 @@ class ServiceReader {
     std::function<void()> on_disconnect;
   };
 
-  // Starts the thread, or fails (no thread, an error) if the wake-up fd or
-  // the thread cannot be created.
-  static std::unique_ptr<ServiceReader> Start(const Options& options,
-                                              base::Status* status);
+  // A reader without a thread yet, or null (an error) if its wake-up fd
+  // cannot be created.
+  static std::unique_ptr<ServiceReader> Create(const Options& options,
+                                               base::Status* status);
+  // Starts the thread unless it runs or Stop() was called. Register() calls
+  // it too: a producer without data sources that does not ask for
+  // on_disconnect needs no thread (and a fork child that connects such a
+  // Producer starts none, which TSan requires after a multi-threaded fork).
+  void StartThread();
   // Stop().
   ~ServiceReader();
   ServiceReader(const ServiceReader&) = delete;
@@ -109,8 +116,9 @@ class ServiceReader {
                         DataSourceHandler* handler,
                         uint32_t send_timeout_ms);
 
-  // Ends the thread (every started instance gets OnStop) and joins it.
-  // Idempotent. Not from the reader thread.
+  // Ends the thread (every started instance gets OnStop) and joins it; no
+  // thread starts afterwards. Idempotent, thread-safe. Not from the reader
+  // thread.
   void Stop();
 
   // In a fork child only (see above).
@@ -123,6 +131,7 @@ class ServiceReader {
 
  private:
   explicit ServiceReader(const Options& options);
+  void StartThreadLocked() RT_REQUIRES(mutex_);
 
   enum class Next { kContinue, kLost };
   void Run();
@@ -139,11 +148,13 @@ class ServiceReader {
 
   const Options options_;
   base::ScopedFd wake_fd_;  // eventfd: Stop() wakes the thread's poll()
+  // Assigned once, under mutex_, before the thread runs; joined by Stop().
   std::thread thread_;
-  // Written by Stop() (release), read by the thread (acquire) after poll()
-  // returns: nothing else rides on it, the ordering is for the reader's
-  // view of the request only.
+  // Written by Stop() under mutex_ (release), read by the thread (acquire)
+  // after poll() returns, and under mutex_ (relaxed, the mutex orders it)
+  // by Register()/StartThreadLocked(): nothing else rides on it.
   std::atomic<bool> stop_requested_{false};
+  std::mutex stop_mutex_;  // serializes Stop() calls
 
   mutable base::Mutex mutex_;
   struct Source {

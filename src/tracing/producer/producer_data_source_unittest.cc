@@ -1,0 +1,487 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Data sources on a Producer against a scripted service: registration,
+// Start/Stop/Flush reaching the handlers on the reader thread, the acks sent
+// only after the handlers returned, a hostile service disconnecting (and
+// being counted), the reader's end (hang-up, StopDataSources, destruction),
+// shared ownership by writers, and fork().
+
+#include <gtest/gtest.h>
+
+#include <sys/eventfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ringtrace/producer.h"
+#include "src/base/scoped_fd.h"
+#include "src/base/test/temp_dir.h"
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/ipc/wire_protocol.h"
+#include "src/tracing/producer/test/recording_handler.h"
+#include "src/tracing/producer/test/scripted_service.h"
+
+namespace ringtrace {
+namespace producer {
+namespace {
+
+using base::TempDir;
+using Kind = RecordingHandler::Kind;
+using shm_ring::ReadChunk;
+using shm_ring::TestRingReader;
+using shm_ring::TraceWriterV2;
+
+ProducerOptions OptionsFor(const std::string& path) {
+  ProducerOptions options;
+  options.socket_path = path;
+  options.name = "ds_test";
+  return options;
+}
+
+ipc::StartDataSourceMsg StartMsg(uint32_t instance_id,
+                                 const std::string& name,
+                                 uint32_t target_buffer = 1) {
+  ipc::StartDataSourceMsg start;
+  start.instance_id = instance_id;
+  start.target_buffer = target_buffer;
+  start.name = name;
+  return start;
+}
+
+// A producer connected to a scripted service, with |handler| registered as
+// "ds" (its RegisterDataSource already received by the service).
+struct Connected {
+  TempDir dir;
+  std::unique_ptr<ScriptedService> service;
+  std::unique_ptr<Producer> producer;
+  std::atomic<int> disconnects{0};
+
+  bool Connect(DataSourceHandler* handler) {
+    service = ScriptedService::Start(dir.File("svc.sock"));
+    if (!service)
+      return false;
+    ProducerOptions options = OptionsFor(dir.File("svc.sock"));
+    options.on_disconnect = [this] { disconnects++; };
+    base::Status status;
+    producer = Producer::Connect(options, &status);
+    if (!producer || !service->WaitConnected())
+      return false;
+    if (!handler)
+      return true;
+    if (!producer->RegisterDataSource("ds", handler).ok())
+      return false;
+    ipc::Message msg;
+    return service->Receive(&msg) &&
+           msg.type == ipc::MessageType::kRegisterDataSource &&
+           msg.register_data_source.name == "ds";
+  }
+};
+
+void WritePackets(TraceWriterV2* w, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    auto packet = w->NewTracePacket();
+    packet->AppendVarInt(8, i + 1);
+  }
+  w->Flush();
+}
+
+TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
+  RecordingHandler handler;
+  Connected c;
+  // The handler writes a packet for the instance's buffer from OnStart.
+  std::unique_ptr<TraceWriterV2> writer;
+  handler.on_start = [&writer](const DataSourceInstanceConfig& config) {
+    base::Status status;
+    writer = config.producer->NewTraceWriter(config.target_buffer, &status);
+    if (writer)
+      WritePackets(writer.get(), 1);
+  };
+  ASSERT_TRUE(c.Connect(&handler));
+  EXPECT_EQ(c.producer->stats().data_sources_registered, 1u);
+
+  ipc::StartDataSourceMsg start = StartMsg(42, "ds", 0x1234);
+  start.clear_period_ms = 250;
+  start.enabled_categories = {"gfx*", "input"};
+  start.disabled_categories = {"debug"};
+  ASSERT_TRUE(c.service->SendStart(start));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
+  const std::vector<RecordingHandler::Event> events = handler.events();
+  ASSERT_EQ(events.size(), 1u);
+  const DataSourceInstanceConfig& config = events[0].config;
+  EXPECT_EQ(config.instance_id, 42u);
+  EXPECT_EQ(config.target_buffer, 0x1234u);
+  EXPECT_EQ(config.name, "ds");
+  EXPECT_EQ(config.enabled_categories,
+            (std::vector<std::string>{"gfx*", "input"}));
+  EXPECT_EQ(config.disabled_categories, (std::vector<std::string>{"debug"}));
+  EXPECT_EQ(config.clear_period_ms, 250u);
+  EXPECT_EQ(config.producer, c.producer.get());
+  EXPECT_NE(events[0].thread, std::this_thread::get_id());
+  EXPECT_EQ(c.producer->stats().instances_started, 1u);
+
+  // The instance's writer put its chunk in buffer 0x1234, the default one in
+  // HelloReply.target_buffer (0).
+  ASSERT_TRUE(writer);
+  std::unique_ptr<TraceWriterV2> default_writer = c.producer->NewTraceWriter();
+  WritePackets(default_writer.get(), 1);
+  TestRingReader reader(c.service->region()->view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].buffer_id, 0x1234u);
+  EXPECT_EQ(chunks[1].buffer_id, 0u);
+  writer.reset();
+  default_writer.reset();
+}
+
+// DataSourceStopped goes out only once OnStop returned: while the handler
+// holds the call, nothing is queued at the service (a send would already
+// be there).
+TEST(ProducerDataSourceTest, StopIsAckedAfterTheHandlerReturns) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(7, "ds")));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
+
+  handler.HoldNext(Kind::kStop);
+  ASSERT_TRUE(c.service->SendStop(7));
+  ASSERT_TRUE(handler.WaitHeld());
+  EXPECT_FALSE(c.service->HasPendingMessage());
+  handler.Release();
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  EXPECT_EQ(msg.id, 7u);
+  EXPECT_EQ(handler.count(Kind::kStop), 1u);
+  EXPECT_EQ(c.producer->stats().instances_stopped, 1u);
+
+  // The id is free again: the service may start it anew.
+  ASSERT_TRUE(c.service->SendStart(StartMsg(7, "ds")));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 2));
+  EXPECT_TRUE(c.producer->connected());
+  EXPECT_EQ(c.producer->stats().service_protocol_violations, 0u);
+  c.producer.reset();  // the destructor stops the started instance
+  EXPECT_EQ(handler.count(Kind::kStop), 2u);
+  EXPECT_EQ(c.disconnects.load(), 0);
+}
+
+TEST(ProducerDataSourceTest, FlushCallsEveryHandlerThenAcks) {
+  RecordingHandler first;
+  RecordingHandler second;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&first));
+  ASSERT_TRUE(c.producer->RegisterDataSource("other", &second).ok());
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.register_data_source.name, "other");
+
+  second.HoldNext(Kind::kFlush);
+  ASSERT_TRUE(c.service->SendFlush(0xabcdef01));
+  ASSERT_TRUE(second.WaitHeld());
+  EXPECT_FALSE(c.service->HasPendingMessage());
+  second.Release();
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kFlushAck);
+  EXPECT_EQ(msg.id, 0xabcdef01u);
+  ASSERT_EQ(first.count(Kind::kFlush), 1u);
+  ASSERT_EQ(second.count(Kind::kFlush), 1u);
+  EXPECT_EQ(first.events()[0].id, 0xabcdef01u);
+  EXPECT_EQ(c.producer->stats().flushes, 1u);
+}
+
+// A handler may call back into its Producer from the reader thread.
+TEST(ProducerDataSourceTest, HandlersMayUseTheProducer) {
+  RecordingHandler handler;
+  RecordingHandler late;
+  Connected c;
+  base::Status register_status = base::ErrStatus("not called");
+  handler.on_start = [&](const DataSourceInstanceConfig& config) {
+    register_status = config.producer->RegisterDataSource("late", &late);
+    (void)config.producer->stats();
+    (void)config.producer->connected();
+  };
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(1, "ds")));
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kRegisterDataSource);
+  EXPECT_EQ(msg.register_data_source.name, "late");
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));  // on_start returned
+  EXPECT_TRUE(register_status.ok()) << register_status.message();
+  ASSERT_TRUE(c.service->SendStart(StartMsg(2, "late")));
+  ASSERT_TRUE(late.WaitFor(Kind::kStart, 1));
+}
+
+TEST(ProducerDataSourceTest, RegisterRefusesBadRequests) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  EXPECT_FALSE(c.producer->RegisterDataSource("", &handler).ok());
+  EXPECT_FALSE(c.producer->RegisterDataSource("tab\t", &handler).ok());
+  EXPECT_FALSE(
+      c.producer->RegisterDataSource(std::string(65, 'x'), &handler).ok());
+  EXPECT_FALSE(c.producer->RegisterDataSource("ds", &handler).ok());
+  EXPECT_FALSE(c.producer->RegisterDataSource("null", nullptr).ok());
+  for (int i = 1; i < 32; ++i) {
+    ASSERT_TRUE(
+        c.producer->RegisterDataSource("ds" + std::to_string(i), &handler)
+            .ok());
+  }
+  const base::Status s = c.producer->RegisterDataSource("ds32", &handler);
+  EXPECT_NE(s.message().find("more than 32"), std::string::npos) << s.message();
+  EXPECT_EQ(c.producer->stats().data_sources_registered, 32u);
+  // Exactly 32 registrations reached the service, nothing else.
+  for (int i = 1; i < 32; ++i) {
+    ipc::Message msg;
+    ASSERT_TRUE(c.service->Receive(&msg));
+    EXPECT_EQ(msg.register_data_source.name, "ds" + std::to_string(i));
+  }
+  EXPECT_FALSE(c.service->HasPendingMessage());
+
+  // After a lost connection.
+  c.service->Close();
+  c.producer->StopDataSources();
+  EXPECT_FALSE(c.producer->RegisterDataSource("later", &handler).ok());
+}
+
+// The service hangs up: every started instance gets OnStop (ascending ids),
+// then on_disconnect, once; the writers refuse new packets (counted).
+TEST(ProducerDataSourceTest, HangUpStopsStartedInstances) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(9, "ds")));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(3, "ds")));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 2));
+  std::unique_ptr<TraceWriterV2> writer =
+      c.producer->NewTraceWriter(1, nullptr);
+  c.service->Close();
+  ASSERT_TRUE(handler.WaitFor(Kind::kStop, 2));
+  // on_disconnect runs after the OnStops, on the same thread: wait for the
+  // reader to end.
+  c.producer->StopDataSources();
+  EXPECT_EQ(c.disconnects.load(), 1);
+  const std::vector<RecordingHandler::Event> events = handler.events();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2].id, 3u);
+  EXPECT_EQ(events[3].id, 9u);
+  const ProducerStats stats = c.producer->stats();
+  EXPECT_EQ(stats.instances_stopped_without_request, 2u);
+  EXPECT_EQ(stats.instances_stopped, 0u);
+  EXPECT_EQ(stats.service_protocol_violations, 0u);
+  EXPECT_FALSE(c.producer->connected());
+  WritePackets(writer.get(), 25);
+  EXPECT_EQ(writer->stats().packets_refused, 25u);
+  EXPECT_EQ(writer->stats().packets_committed, 0u);
+  writer.reset();
+}
+
+// StopDataSources() and the destructor stop the started instances too, but
+// the connection was not lost: no on_disconnect.
+TEST(ProducerDataSourceTest, StopDataSourcesStopsInstancesWithoutDisconnect) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(5, "ds")));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
+  c.producer->StopDataSources();
+  EXPECT_EQ(handler.count(Kind::kStop), 1u);
+  c.producer->StopDataSources();  // idempotent
+  EXPECT_EQ(handler.count(Kind::kStop), 1u);
+  EXPECT_EQ(c.disconnects.load(), 0);
+  EXPECT_EQ(c.producer->stats().instances_stopped_without_request, 1u);
+  // Messages are no longer read or answered; the connection stays up.
+  ASSERT_TRUE(c.service->SendFlush(1));
+  EXPECT_TRUE(c.producer->connected());
+  EXPECT_FALSE(c.service->hung_up());
+  EXPECT_FALSE(c.service->HasPendingMessage());
+  EXPECT_EQ(handler.count(Kind::kFlush), 0u);
+  c.producer.reset();
+  EXPECT_TRUE(c.service->WaitForHangUp());
+  EXPECT_EQ(c.service->final_loss_reports(), 1u);
+  EXPECT_EQ(handler.count(Kind::kStop), 1u);
+}
+
+// What a hostile service can send; each one disconnects the producer.
+struct HostileCase {
+  const char* what;
+  // Sends the offending datagram (after instance 1 of "ds" started).
+  std::function<bool(ScriptedService*)> send;
+};
+
+std::vector<uint8_t> Header(uint32_t type, uint32_t payload_size) {
+  std::vector<uint8_t> b(ipc::kHeaderSize + payload_size, 0);
+  const uint32_t words[3] = {ipc::kMagic, type, payload_size};
+  for (int w = 0; w < 3; ++w) {
+    for (int i = 0; i < 4; ++i)
+      b[w * 4 + i] = static_cast<uint8_t>(words[w] >> (8 * i));
+  }
+  return b;
+}
+
+std::vector<HostileCase> HostileCases() {
+  return {
+      {"bad magic",
+       [](ScriptedService* s) {
+         std::vector<uint8_t> b = Header(8, 4);
+         b[0] = 'X';
+         return s->Send(b.data(), b.size());
+       }},
+      {"flush of the wrong size",
+       [](ScriptedService* s) {
+         std::vector<uint8_t> b = Header(8, 5);
+         return s->Send(b.data(), b.size());
+       }},
+      {"unknown type",
+       [](ScriptedService* s) {
+         std::vector<uint8_t> b = Header(77, 0);
+         return s->Send(b.data(), b.size());
+       }},
+      {"a HelloReply after the handshake",
+       [](ScriptedService* s) {
+         uint8_t buf[ipc::kMaxProducerMessageSize];
+         const size_t n =
+             ipc::EncodeHelloReply(ipc::HelloReplyMsg(), buf, sizeof(buf));
+         return s->Send(buf, n);
+       }},
+      {"a DrainRequest from the service",
+       [](ScriptedService* s) {
+         uint8_t buf[ipc::kMaxProducerMessageSize];
+         return s->Send(buf, ipc::EncodeDrainRequest(buf, sizeof(buf)));
+       }},
+      {"an ack from the service",
+       [](ScriptedService* s) {
+         uint8_t buf[ipc::kMaxProducerMessageSize];
+         return s->Send(buf, ipc::EncodeFlushAck(1, buf, sizeof(buf)));
+       }},
+      {"a start for a data source never registered",
+       [](ScriptedService* s) { return s->SendStart(StartMsg(2, "nope")); }},
+      {"a second start of a started instance",
+       [](ScriptedService* s) { return s->SendStart(StartMsg(1, "ds")); }},
+      {"a stop of an unknown instance",
+       [](ScriptedService* s) { return s->SendStop(2); }},
+      {"a datagram longer than any message",
+       [](ScriptedService* s) {
+         std::vector<uint8_t> b(ipc::kMaxMessageSize + 1, 0);
+         return s->Send(b.data(), b.size());
+       }},
+      {"an fd attached",
+       [](ScriptedService* s) {
+         base::ScopedFd fd(eventfd(0, EFD_CLOEXEC));
+         uint8_t buf[ipc::kMaxProducerMessageSize];
+         const size_t n = ipc::EncodeFlush(1, buf, sizeof(buf));
+         return fd.valid() && s->Send(buf, n, fd.get());
+       }},
+  };
+}
+
+TEST(ProducerDataSourceTest, HostileServiceMessagesDisconnectAndAreCounted) {
+  for (const HostileCase& hc : HostileCases()) {
+    SCOPED_TRACE(hc.what);
+    RecordingHandler handler;
+    Connected c;
+    ASSERT_TRUE(c.Connect(&handler));
+    ASSERT_TRUE(c.service->SendStart(StartMsg(1, "ds")));
+    ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
+    std::unique_ptr<TraceWriterV2> writer =
+        c.producer->NewTraceWriter(1, nullptr);
+    ASSERT_TRUE(hc.send(c.service.get()));
+    // The producer hangs up (the service sees it) and stops the instance.
+    EXPECT_TRUE(c.service->WaitForHangUp());
+    ASSERT_TRUE(handler.WaitFor(Kind::kStop, 1));
+    c.producer->StopDataSources();  // joins the reader: on_disconnect ran
+    EXPECT_EQ(c.disconnects.load(), 1);
+    const ProducerStats stats = c.producer->stats();
+    EXPECT_EQ(stats.service_protocol_violations, 1u);
+    EXPECT_EQ(stats.instances_stopped_without_request, 1u);
+    EXPECT_EQ(handler.count(Kind::kStop), 1u);
+    EXPECT_EQ(handler.count(Kind::kFlush), 0u);
+    EXPECT_FALSE(c.producer->connected());
+    WritePackets(writer.get(), 10);
+    EXPECT_EQ(writer->stats().packets_refused, 10u);
+    writer.reset();
+  }
+}
+
+// A shared-owned Producer lives while a writer does: dropping every other
+// reference keeps the connection (the service sees no hang-up) until the
+// writer goes; then the final loss report goes out and the socket closes.
+TEST(ProducerDataSourceTest, WritersKeepASharedProducerAlive) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  std::shared_ptr<Producer> shared(std::move(c.producer));
+  std::unique_ptr<TraceWriterV2> writer = shared->NewTraceWriter();
+  std::weak_ptr<Producer> weak = shared;
+  shared.reset();
+  ASSERT_FALSE(weak.expired());
+  EXPECT_FALSE(c.service->hung_up());
+  WritePackets(writer.get(), 3);
+  EXPECT_EQ(writer->stats().packets_committed, 3u);
+  writer.reset();  // the last reference
+  EXPECT_TRUE(weak.expired());
+  EXPECT_TRUE(c.service->WaitForHangUp());
+  EXPECT_EQ(c.service->final_loss_reports(), 1u);
+  TestRingReader reader(c.service->region()->view());
+  std::vector<ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].fragments.size(), 3u);
+}
+
+// fork() while the reader runs with a started instance: the child's
+// inherited Producer refuses registrations and is destroyed without
+// touching the reader (the thread does not exist there; a join would hang
+// or crash); the parent's reader goes on as if nothing happened.
+TEST(ProducerDataSourceTest, ForkChildLeavesTheReaderAlone) {
+  RecordingHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(4, "ds")));
+  ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
+
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int failures = 0;
+    RecordingHandler child_handler;
+    if (c.producer->RegisterDataSource("child", &child_handler).ok())
+      failures |= 1;
+    if (c.producer->connected())
+      failures |= 2;
+    if (!c.producer->stats().inert_after_fork)
+      failures |= 4;
+    c.producer->StopDataSources();  // a no-op in the child
+    c.producer.reset();
+    if (handler.count(Kind::kStop) != 0)
+      failures |= 8;
+    _exit(failures);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+
+  // The parent: the child's exit did not hang up the connection (the child
+  // never sent anything); stop and flush still work.
+  EXPECT_FALSE(c.service->HasPendingMessage());
+  ASSERT_TRUE(c.service->SendStop(4));
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  EXPECT_EQ(msg.id, 4u);
+  EXPECT_TRUE(c.producer->connected());
+}
+
+}  // namespace
+}  // namespace producer
+}  // namespace ringtrace
