@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,11 +17,14 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "ringtrace/tracing.h"
 #include "ringtrace/track_event.h"
+#include "src/base/time.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/producer/test/fake_service.h"
+#include "src/tracing/producer/test/scripted_service.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
 RT_DEFINE_CATEGORIES("ds.a", "ds.b");
@@ -31,6 +35,7 @@ namespace {
 
 namespace pb = perfetto::protos;
 using producer::FakeService;
+using producer::ScriptedService;
 
 struct Connection {
   base::TempDir dir;
@@ -67,8 +72,8 @@ DataSourceInstanceConfig StartConfig(uint32_t id,
 
 // Event names per target buffer, read from the service's side of the ring.
 std::map<shm_ring::BufferID, std::vector<std::string>> EventsByBuffer(
-    FakeService* service) {
-  shm_ring::TestRingReader reader(service->region()->view());
+    shm_ring::SharedRingRegion* region) {
+  shm_ring::TestRingReader reader(region->view());
   std::vector<shm_ring::ReadChunk> chunks;
   reader.DrainAll(&chunks);
   shm_ring::TestPacketReassembler reassembler;
@@ -120,7 +125,7 @@ TEST(TrackEventDataSourceTest, InstancesWriteTheirBuffersThroughTheProducer) {
   data_source.OnStop(99);  // unknown (e.g. its start failed): ignored
   EXPECT_EQ(data_source.running_instances(), 0u);
   using V = std::vector<std::string>;
-  const auto events = EventsByBuffer(c.service.get());
+  const auto events = EventsByBuffer(c.service->region());
   EXPECT_EQ(events,
             (std::map<shm_ring::BufferID, V>{{5, V{"A"}}, {6, V{"A", "B"}}}));
   c.producer.reset();
@@ -154,7 +159,77 @@ TEST(TrackEventDataSourceTest, UnsharedProducerGivesNoWritersAndCounts) {
   data_source.OnStop(1);
   EXPECT_EQ(Stats().events_without_writer - before.events_without_writer, 2u);
   EXPECT_EQ(Stats().instance_writers_created, before.instance_writers_created);
-  EXPECT_TRUE(EventsByBuffer(service.get()).empty());
+  EXPECT_TRUE(EventsByBuffer(service->region()).empty());
+}
+
+// Waits (bounded) until |done| holds, polling; no timing is asserted.
+template <typename F>
+bool Eventually(F done) {
+  const uint64_t deadline = base::MonotonicMs() + ScriptedService::kWaitMs;
+  while (!done()) {
+    if (base::MonotonicMs() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// The whole SDK path against a service that speaks the protocol: Tracing
+// connects and registers "track_event"; the service starts two instances
+// with different categories and buffers; a thread's events reach each
+// instance's buffer; each stop is acknowledged after the handler returned.
+TEST(TrackEventDataSourceTest, SessionsThroughTracingAndTheWireProtocol) {
+  base::TempDir dir;
+  const std::string path = dir.File("svc.sock");
+  ScriptedService::Config config;
+  config.geometry = shm_ring::RingGeometry{4096, 64};
+  std::unique_ptr<ScriptedService> service =
+      ScriptedService::Start(path, config);
+  ASSERT_TRUE(service);
+  TrackEventDataSource data_source;  // outlives the Tracing
+  TracingOptions options;
+  options.producer.socket_path = path;
+  options.min_backoff_ms = 5;
+  options.max_backoff_ms = 40;
+  Tracing tracing(options);
+  ASSERT_TRUE(
+      tracing.RegisterDataSource(TrackEventDataSource::kName, &data_source)
+          .ok());
+  ASSERT_TRUE(tracing.Start().ok());
+  ASSERT_TRUE(service->WaitConnected());
+  ipc::Message msg;
+  ASSERT_TRUE(service->Receive(&msg));
+  ASSERT_EQ(msg.type, ipc::MessageType::kRegisterDataSource);
+  EXPECT_EQ(msg.register_data_source.name, "track_event");
+
+  ipc::StartDataSourceMsg start;
+  start.name = "track_event";
+  start.instance_id = 1;
+  start.target_buffer = 5;
+  start.enabled_categories = {"ds.a"};
+  ASSERT_TRUE(service->SendStart(start));
+  start.instance_id = 2;
+  start.target_buffer = 6;
+  start.enabled_categories = {"ds.*"};
+  start.disabled_categories = {"ds.a"};
+  ASSERT_TRUE(service->SendStart(start));
+  ASSERT_TRUE(Eventually([&] { return data_source.running_instances() == 2; }));
+
+  std::thread thread([] {
+    RT_TRACE_INSTANT("ds.a", "A");
+    RT_TRACE_INSTANT("ds.b", "B");
+  });
+  thread.join();
+  for (uint32_t id : {1u, 2u}) {
+    ASSERT_TRUE(service->SendStop(id));
+    ASSERT_TRUE(service->Receive(&msg));
+    EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+    EXPECT_EQ(msg.id, id);
+  }
+  EXPECT_EQ(data_source.running_instances(), 0u);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(EventsByBuffer(service->region()),
+            (std::map<shm_ring::BufferID, V>{{5, V{"A"}}, {6, V{"B"}}}));
 }
 
 }  // namespace
