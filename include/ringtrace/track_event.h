@@ -20,25 +20,40 @@
 //   }
 //
 // Categories. Declared statically; using an undeclared name in a macro is a
-// compile error. Each has an enable flag, false until enabled by
-// SetCategoriesEnabled() or by the RT_TRACE_CATEGORIES environment variable
-// (same syntax, applied when the categories are registered at static
-// initialization). A macro of a disabled category costs one relaxed load of
-// the flag and a branch; its arguments are not evaluated.
+// compile error (RT_TRACE_EVENT_DYNAMIC and RT_TRACE_INSTANT_DYNAMIC take a
+// name known only at run time instead, see there). Each has an instance mask
+// (std::atomic<uint32_t>): bit 0 is the static enabling (SetCategoriesEnabled()
+// and the RT_TRACE_CATEGORIES environment variable, same syntax, applied when
+// the categories are registered at static initialization); bit i, 1 <= i <=
+// kMaxInstances, is set while the data-source instance in slot i (a tracing
+// session's "track_event" instance,
+// src/tracing/track_event/track_event_instances.h) enables the category. A
+// macro of a category whose mask is 0 costs one relaxed load of the mask and a
+// branch; its arguments are not evaluated.
 //
-// Memory order. The flag is stored and loaded relaxed: it publishes no data
-// (category names are compile-time constants; the writer is the calling
-// thread's own), so a thread may see a change a little late, never wrong
-// data.
+// Memory order. The mask is stored and loaded relaxed: it publishes no data
+// and decides nothing alone. A thread may see a change a little late. For
+// bit 0 that is all (the writer is the thread's own binding); for an
+// instance bit, the event re-checks the instance's generation after
+// announcing itself (see track_event_instances.h), so a stopped instance
+// never gets an event that began after its stop returned.
 //
-// Writers. The events of a thread go to the TraceWriterV2 bound to it by the
-// innermost live ScopedThreadWriter; the app owns the writer (and destroys
-// it before its Producer). Binding writes the process and thread
-// TrackDescriptors (pid, tid, names from the kernel) as the sequence's first
-// packet, with SEQ_INCREMENTAL_STATE_CLEARED; slices go on the thread's track,
-// counters on a counter track per name (its descriptor written once per
-// binding, before its first value). An enabled event on a thread without a
-// writer is not written and is counted in Stats().events_without_writer.
+// Writers. An enabled event is written once per target:
+//   - bit 0: into the TraceWriterV2 bound to the thread by the innermost
+//     live ScopedThreadWriter (the app owns that writer and destroys it
+//     before its Producer); an event with bit 0 on a thread without a
+//     binding is counted in Stats().events_without_writer;
+//   - each instance bit: into the calling thread's writer for that
+//     instance, created on the thread's first event for it (through the
+//     instance's writer factory, i.e. the producer), one packet sequence per
+//     thread and instance, with that instance's interning tables and
+//     incremental state; flushed and released when the thread exits, or at
+//     the thread's next event after its instance stopped.
+// Every sequence starts with the process and thread TrackDescriptors (pid,
+// tid, names from the kernel), the first with SEQ_INCREMENTAL_STATE_CLEARED;
+// slices go on the thread's track, counters on a counter track per name
+// (its descriptor written once per incremental-state generation, before its
+// first value).
 //
 // Timestamps are CLOCK_BOOTTIME nanoseconds, Perfetto's default trace clock.
 //
@@ -47,7 +62,8 @@
 // (const char*, std::string, std::string_view) and pointers.
 //
 // Thread model: the macros and SetCategoriesEnabled() may be called from any
-// thread; a ScopedThreadWriter is created and destroyed on its thread.
+// thread; a ScopedThreadWriter is created and destroyed on its thread. A
+// signal handler must not trace (the per-thread state is not reentrant).
 //
 // One RT_DEFINE_CATEGORIES per namespace: the macros look the categories up
 // in namespace RT_TRACK_EVENT_NAMESPACE (default ringtrace_categories); a
@@ -80,22 +96,38 @@
 namespace ringtrace {
 namespace track_event {
 
+// Data-source instance slots: bits 1..kMaxInstances of a category's mask.
+constexpr uint32_t kMaxInstances = 8;
+constexpr uint32_t kStaticBit = 1u;  // bit 0: SetCategoriesEnabled()
+
 struct TrackEventStats {
-  // Enabled events dropped because their thread had no bound writer.
+  // Enabled events not written for want of a writer: bit 0 on a thread
+  // without a ScopedThreadWriter, or an instance whose writer could not be
+  // created (the producer had none to give), or an event on a thread whose
+  // per-thread state was already destroyed (thread exit). Each event counts
+  // once per target it missed.
   uint64_t events_without_writer = 0;
+  // Per-thread instance writers created, and released (thread exit, or the
+  // thread's next event after the instance stopped). created - released is
+  // the number alive.
+  uint64_t instance_writers_created = 0;
+  uint64_t instance_writers_released = 0;
 };
 
-// Applies a category spec to every registered category, in order: a comma-
-// separated list of names, "*" (all), "prefix*", each optionally preceded by
-// '-' to disable. Returns the number of (category, term) matches, so a spec
-// that names no declared category returns 0.
+// Applies a category spec to bit 0 of every registered category, in order:
+// a comma-separated list of names, "*" (all), "prefix*", each optionally
+// preceded by '-' to disable. Returns the number of (category, term)
+// matches, so a spec that names no declared category returns 0. Instances
+// are not affected.
 size_t SetCategoriesEnabled(std::string_view spec);
 
 // Applies $RT_TRACE_CATEGORIES, if set; returns SetCategoriesEnabled()'s.
 size_t ApplyCategoriesFromEnvironment();
 
-// False for an undeclared name.
+// Bit 0 of |name|'s mask (false for an undeclared name).
 bool IsCategoryEnabled(std::string_view name);
+// |name|'s whole mask (0 for an undeclared name).
+uint32_t CategoryMask(std::string_view name);
 
 TrackEventStats Stats();
 
@@ -130,25 +162,28 @@ struct IncrementalStateConfig {
   uint32_t period_ms = 2000;
   uint32_t period_bytes = 16 * 1024;
 };
-// Applies to bindings created afterwards.
+// Applies to sequences created afterwards (an instance's clear_period_ms,
+// when not 0, replaces period_ms for that instance's sequences).
 void SetIncrementalStateConfig(const IncrementalStateConfig& config);
 IncrementalStateConfig GetIncrementalStateConfig();
 
-// Binds |writer| to the calling thread for the macros until destroyed, and
-// writes the process and thread descriptors into it. Nests: the previous
-// binding is restored on destruction. Flushes the writer when destroyed.
-class ScopedThreadWriter {
+// One packet sequence of the calling thread: a writer plus the sequence's
+// incremental state (interning tables, counter tracks written, clear
+// triggers). Created on the thread that writes it; writes the process and
+// thread descriptors at once. Used by one thread.
+class TrackEventSequence {
  public:
-  explicit ScopedThreadWriter(shm_ring::TraceWriterV2* writer);
-  ~ScopedThreadWriter();
-  ScopedThreadWriter(const ScopedThreadWriter&) = delete;
-  ScopedThreadWriter& operator=(const ScopedThreadWriter&) = delete;
+  // |now_ns|: the timestamp of the descriptors written at once (0: now);
+  // an event that creates its sequence passes its own timestamp, so that
+  // nothing in the sequence predates its first packet.
+  TrackEventSequence(shm_ring::TraceWriterV2* writer,
+                     const IncrementalStateConfig& config,
+                     uint64_t now_ns = 0);
+  TrackEventSequence(const TrackEventSequence&) = delete;
+  TrackEventSequence& operator=(const TrackEventSequence&) = delete;
 
   shm_ring::TraceWriterV2* writer() const { return writer_; }
   uint64_t thread_track_uuid() const { return thread_track_uuid_; }
-
-  // The calling thread's innermost binding, or null.
-  static ScopedThreadWriter* Current();
 
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
   // writes its descriptor the first time it is used since the last clear.
@@ -185,7 +220,6 @@ class ScopedThreadWriter {
   void WriteDescriptors(uint64_t now_ns);
 
   shm_ring::TraceWriterV2* writer_;
-  ScopedThreadWriter* previous_;
   const int32_t pid_;  // getpid() is a system call: taken once
   const uint64_t process_track_uuid_;
   const IncrementalStateConfig config_;
@@ -204,18 +238,55 @@ class ScopedThreadWriter {
   uint64_t clears_ = 0;
 };
 
+// Binds |writer| to the calling thread for bit 0 of the macros until
+// destroyed, and writes the process and thread descriptors into it. Nests:
+// the previous binding is restored on destruction. Flushes the writer when
+// destroyed.
+class ScopedThreadWriter : public TrackEventSequence {
+ public:
+  explicit ScopedThreadWriter(shm_ring::TraceWriterV2* writer);
+  ~ScopedThreadWriter();
+
+  // The calling thread's innermost binding, or null.
+  static ScopedThreadWriter* Current();
+
+ private:
+  ScopedThreadWriter* previous_;
+};
+
 namespace internal {
 
 // One RT_DEFINE_CATEGORIES table, registered with the runtime at static
 // initialization (so SetCategoriesEnabled and the environment reach it).
 struct CategoryTable {
   CategoryTable(const char* const* names,
-                std::atomic<bool>* enabled,
+                std::atomic<uint32_t>* masks,
                 size_t count);
+  // Not registered (the caller registers it, registry mutex held).
+  struct Unregistered {};
+  CategoryTable(const char* const* names,
+                std::atomic<uint32_t>* masks,
+                size_t count,
+                Unregistered);
   const char* const* names;
-  std::atomic<bool>* enabled;
+  std::atomic<uint32_t>* masks;
   size_t count;
 };
+
+// A category named at run time: its registered name (stable for the
+// process's life, so it can be interned by address) and its mask as loaded
+// now (relaxed).
+// (The fields are not called "name" or "category": the macros' parameters
+// are.)
+struct DynamicCategory {
+  const char* registered;
+  uint32_t mask;
+};
+// Looks |name| up in the calling thread's cache, else in the registry (a
+// new name is registered, with the static specs applied so far and the bits
+// of the running instances that enable it). Never fails; names are never
+// forgotten.
+DynamicCategory GetDynamicCategory(std::string_view name);
 
 constexpr bool StrEq(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) {
@@ -236,9 +307,54 @@ constexpr size_t FindCategory(const char* const* names,
   return count;
 }
 
-// The calling thread's binding; if none, counts the event as dropped
-// (TrackEventStats::events_without_writer) and returns null.
-ScopedThreadWriter* BindingOrCountDrop();
+struct ThreadState;  // track_event_instances.cc
+
+// The sequences one event goes to, for the bits of |mask| (a category mask
+// as the macro loaded it): first the thread's binding (bit 0), then the
+// thread's writer of each live instance, in slot order. Lives on the stack
+// for the duration of one event; while it lives, the thread is announced as
+// "inside an event" of the instances of |mask| (track_event_instances.h
+// explains why a stop waits for that).
+//
+// |create|: create the thread's writer of an instance that has none yet
+// (false for slice ends: an end is only written where its begin could be).
+// |generation_limit|: skip instance sequences of a later generation than
+// this (a slice end must not reach an instance started after its begin).
+class EventTargets {
+ public:
+  explicit EventTargets(uint32_t mask,
+                        bool create = true,
+                        uint64_t generation_limit = UINT64_MAX);
+  ~EventTargets();
+  EventTargets(const EventTargets&) = delete;
+  EventTargets& operator=(const EventTargets&) = delete;
+
+  // The next sequence, or null when done. A target that has no writer is
+  // counted in TrackEventStats::events_without_writer and skipped.
+  TrackEventSequence* Next();
+
+  // The bits of the targets Next() returned, and the largest instance
+  // generation among them (0 if none).
+  uint32_t written_mask() const { return written_mask_; }
+  uint64_t max_generation() const { return max_generation_; }
+
+  // The event's timestamp: read once, at the first call.
+  uint64_t Now() {
+    if (now_ == 0)
+      now_ = NowNs();
+    return now_;
+  }
+
+ private:
+  ThreadState* state_ = nullptr;
+  uint32_t pending_;
+  uint32_t previous_in_event_ = 0;
+  uint32_t written_mask_ = 0;
+  uint64_t max_generation_ = 0;
+  uint64_t now_ = 0;
+  uint64_t generation_limit_;
+  bool create_;
+};
 
 // Debug annotation values, by type.
 inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, bool v) {
@@ -273,10 +389,10 @@ inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, T v) {
   }
 }
 
-inline void WriteArgs(ScopedThreadWriter*,
+inline void WriteArgs(TrackEventSequence*,
                       perfetto::protos::rtzero::TrackEvent) {}
 template <typename V, typename... Rest>
-inline void WriteArgs(ScopedThreadWriter* binding,
+inline void WriteArgs(TrackEventSequence* binding,
                       perfetto::protos::rtzero::TrackEvent event,
                       const char* name,
                       V&& value,
@@ -287,9 +403,9 @@ inline void WriteArgs(ScopedThreadWriter* binding,
   WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
 }
 
-inline void InternArgNames(ScopedThreadWriter*) {}
+inline void InternArgNames(TrackEventSequence*) {}
 template <typename V, typename... Rest>
-inline void InternArgNames(ScopedThreadWriter* binding,
+inline void InternArgNames(TrackEventSequence* binding,
                            const char* name,
                            V&&,
                            Rest&&... rest) {
@@ -297,18 +413,19 @@ inline void InternArgNames(ScopedThreadWriter* binding,
   InternArgNames(binding, static_cast<Rest&&>(rest)...);
 }
 
-// Writes one event packet of |type| on |track_uuid| with interned |category|
-// and |name| (either may be null: not written) and the debug annotations
-// |args| (name/value pairs).
+// Writes one event packet of |type| at |now| (NowNs(), one reading for
+// every target of the event) on |track_uuid| with interned |category| and
+// |name| (either may be null: not written) and the debug annotations |args|
+// (name/value pairs).
 template <typename... Args>
-inline void WriteEvent(ScopedThreadWriter* binding,
+inline void WriteEvent(TrackEventSequence* binding,
+                       uint64_t now,
                        perfetto::protos::rtzero::TrackEvent::Type type,
                        uint64_t track_uuid,
                        const char* category,
                        const char* name,
                        Args&&... args) {
   static_assert(sizeof...(Args) % 2 == 0, "arguments are name/value pairs");
-  const uint64_t now = NowNs();
   binding->MaybeClear(now);
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
@@ -327,59 +444,91 @@ inline void WriteEvent(ScopedThreadWriter* binding,
   WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
-// The slice of RT_TRACE_EVENT: Begin() writes SLICE_BEGIN, the destructor
-// SLICE_END on the same track, if and only if Begin() wrote.
+// The targets a slice's begin went to: the bits written, and the largest
+// instance generation among them (an instance of a later generation started
+// inside the slice and gets no end).
+struct SliceTargets {
+  uint32_t mask = 0;  // 0: not begun anywhere
+  uint64_t generation_limit = 0;
+};
+
+// RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|.
+template <typename... Args>
+inline SliceTargets BeginSlice(uint32_t mask,
+                               const char* category,
+                               const char* name,
+                               Args&&... args) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(),
+               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
+               sequence->thread_track_uuid(), category, name, args...);
+  }
+  SliceTargets begun;
+  begun.mask = targets.written_mask();
+  begun.generation_limit = targets.max_generation();
+  return begun;
+}
+
+// SLICE_END on the thread track into the targets that got the begin: the
+// thread's binding (bit 0, if one is bound now) and each instance whose
+// writer got the begin, as long as that instance still runs.
+void EndSlice(SliceTargets begun);
+
+// The slice of RT_TRACE_EVENT, ended by the destructor. Its state is a
+// value handed over by BeginSlice() and its address never escapes, so a
+// disabled slice costs no memory access: the compiler knows it is not begun.
 class ScopedSlice {
  public:
   ScopedSlice() = default;
   ScopedSlice(const ScopedSlice&) = delete;
   ScopedSlice& operator=(const ScopedSlice&) = delete;
   ~ScopedSlice() {
-    if (RT_UNLIKELY(track_uuid_ != 0))
-      End();
+    if (RT_UNLIKELY(begun_.mask != 0))
+      EndSlice(begun_);
   }
-
-  template <typename... Args>
-  void Begin(const char* category, const char* name, Args&&... args) {
-    ScopedThreadWriter* binding = BindingOrCountDrop();
-    if (!binding)
-      return;
-    track_uuid_ = binding->thread_track_uuid();
-    WriteEvent(binding,
-               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
-               track_uuid_, category, name, static_cast<Args&&>(args)...);
-  }
+  void Begun(SliceTargets begun) { begun_ = begun; }
 
  private:
-  void End();
-  uint64_t track_uuid_ = 0;  // 0: not begun
+  SliceTargets begun_;
 };
 
 // RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the thread track.
 template <typename... Args>
-inline void WriteThreadEvent(perfetto::protos::rtzero::TrackEvent::Type type,
+inline void WriteThreadEvent(uint32_t mask,
+                             perfetto::protos::rtzero::TrackEvent::Type type,
                              const char* category,
                              const char* name,
                              Args&&... args) {
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;
-  WriteEvent(binding, type, binding->thread_track_uuid(), category, name,
-             static_cast<Args&&>(args)...);
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), type, sequence->thread_track_uuid(),
+               category, name, args...);
+  }
 }
 
-// RT_TRACE_EVENT_END: SLICE_END on the thread track.
-void WriteSliceEnd();
+// RT_TRACE_EVENT_END: SLICE_END on the thread track, into the binding and
+// the instance writers the thread already has (none is created for it).
+void WriteSliceEnd(uint32_t mask);
 
-void WriteCounter(const char* category, const char* name, int64_t value);
-void WriteCounter(const char* category, const char* name, double value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  int64_t value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  double value);
 template <typename T>
-inline void WriteCounterValue(const char* category, const char* name, T value) {
+inline void WriteCounterValue(uint32_t mask,
+                              const char* category,
+                              const char* name,
+                              T value) {
   static_assert(std::is_arithmetic<T>::value, "counters are numbers");
   if constexpr (std::is_floating_point<T>::value)
-    WriteCounter(category, name, static_cast<double>(value));
+    WriteCounter(mask, category, name, static_cast<double>(value));
   else
-    WriteCounter(category, name, static_cast<int64_t>(value));
+    WriteCounter(mask, category, name, static_cast<int64_t>(value));
 }
 
 }  // namespace internal
@@ -387,15 +536,15 @@ inline void WriteCounterValue(const char* category, const char* name, T value) {
 }  // namespace ringtrace
 
 // Declares the program's categories (string literals).
-#define RT_DEFINE_CATEGORIES(...)                                           \
-  namespace RT_TRACK_EVENT_NAMESPACE {                                      \
-  inline constexpr const char* kCategoryNames[] = {__VA_ARGS__};            \
-  inline constexpr size_t kCategoryCount =                                  \
-      sizeof(kCategoryNames) / sizeof(kCategoryNames[0]);                   \
-  inline std::atomic<bool> g_category_enabled[kCategoryCount] = {};         \
-  inline const ::ringtrace::track_event::internal::CategoryTable            \
-      g_category_table(kCategoryNames, g_category_enabled, kCategoryCount); \
-  }                                                                         \
+#define RT_DEFINE_CATEGORIES(...)                                        \
+  namespace RT_TRACK_EVENT_NAMESPACE {                                   \
+  inline constexpr const char* kCategoryNames[] = {__VA_ARGS__};         \
+  inline constexpr size_t kCategoryCount =                               \
+      sizeof(kCategoryNames) / sizeof(kCategoryNames[0]);                \
+  inline std::atomic<uint32_t> g_category_mask[kCategoryCount] = {};     \
+  inline const ::ringtrace::track_event::internal::CategoryTable         \
+      g_category_table(kCategoryNames, g_category_mask, kCategoryCount); \
+  }                                                                      \
   static_assert(true, "")
 
 #define RT_INTERNAL_CONCAT2(a, b) a##b
@@ -414,50 +563,84 @@ inline void WriteCounterValue(const char* category, const char* name, T value) {
     return rt_index;                                                     \
   }())
 
-// One relaxed load (see "Memory order" above).
-#define RT_INTERNAL_CATEGORY_ENABLED(category)               \
-  RT_UNLIKELY(::RT_TRACK_EVENT_NAMESPACE::g_category_enabled \
-                  [RT_INTERNAL_CATEGORY_INDEX(category)]     \
-                      .load(std::memory_order_relaxed))
+// The category's mask: one relaxed load (see "Memory order" above).
+#define RT_INTERNAL_CATEGORY_MASK(category)                               \
+  ::RT_TRACK_EVENT_NAMESPACE::g_category_mask[RT_INTERNAL_CATEGORY_INDEX( \
+                                                  category)]              \
+      .load(std::memory_order_relaxed)
 
 // A slice on the thread's track from here to the end of the scope.
 // RT_TRACE_EVENT("cat", "name", "arg", value, ...).
-#define RT_TRACE_EVENT(category, name, ...)                        \
-  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID( \
-      rt_scoped_slice_);                                           \
-  if (RT_INTERNAL_CATEGORY_ENABLED(category))                      \
-  RT_INTERNAL_UID(rt_scoped_slice_).Begin(category, name, ##__VA_ARGS__)
+#define RT_TRACE_EVENT(category, name, ...)                         \
+  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(  \
+      rt_scoped_slice_);                                            \
+  if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
+      RT_UNLIKELY(rt_mask != 0))                                    \
+  RT_INTERNAL_UID(rt_scoped_slice_)                                 \
+      .Begun(::ringtrace::track_event::internal::BeginSlice(        \
+          rt_mask, category, name, ##__VA_ARGS__))
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.
 #define RT_TRACE_EVENT_BEGIN(category, name, ...)                         \
   do {                                                                    \
-    if (RT_INTERNAL_CATEGORY_ENABLED(category))                           \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);     \
+        RT_UNLIKELY(rt_mask != 0))                                        \
       ::ringtrace::track_event::internal::WriteThreadEvent(               \
+          rt_mask,                                                        \
           ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN, \
           category, name, ##__VA_ARGS__);                                 \
   } while (0)
-#define RT_TRACE_EVENT_END(category)                       \
-  do {                                                     \
-    if (RT_INTERNAL_CATEGORY_ENABLED(category))            \
-      ::ringtrace::track_event::internal::WriteSliceEnd(); \
+#define RT_TRACE_EVENT_END(category)                                  \
+  do {                                                                \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
+        RT_UNLIKELY(rt_mask != 0))                                    \
+      ::ringtrace::track_event::internal::WriteSliceEnd(rt_mask);     \
   } while (0)
 
 // A zero-duration event on the thread's track.
-#define RT_TRACE_INSTANT(category, name, ...)                         \
-  do {                                                                \
-    if (RT_INTERNAL_CATEGORY_ENABLED(category))                       \
-      ::ringtrace::track_event::internal::WriteThreadEvent(           \
-          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT, \
-          category, name, ##__VA_ARGS__);                             \
+#define RT_TRACE_INSTANT(category, name, ...)                                  \
+  do {                                                                         \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);          \
+        RT_UNLIKELY(rt_mask != 0))                                             \
+      ::ringtrace::track_event::internal::WriteThreadEvent(                    \
+          rt_mask, ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT, \
+          category, name, ##__VA_ARGS__);                                      \
+  } while (0)
+
+// Dynamic categories: |category| is any string (std::string_view) known only
+// at run time, e.g. a plugin's name. Matched like the declared ones (the
+// static spec, every instance's patterns) when first used. Costs more than
+// a declared category even when disabled: a lookup of the name in a
+// per-thread cache (an ordered map of the names this thread used).
+#define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                         \
+  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(          \
+      rt_scoped_slice_);                                                    \
+  if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
+          ::ringtrace::track_event::internal::GetDynamicCategory(category); \
+      RT_UNLIKELY(rt_dyn.mask != 0))                                        \
+  RT_INTERNAL_UID(rt_scoped_slice_)                                         \
+      .Begun(::ringtrace::track_event::internal::BeginSlice(                \
+          rt_dyn.mask, rt_dyn.registered, name, ##__VA_ARGS__))
+
+#define RT_TRACE_INSTANT_DYNAMIC(category, name, ...)                         \
+  do {                                                                        \
+    if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
+            ::ringtrace::track_event::internal::GetDynamicCategory(category); \
+        RT_UNLIKELY(rt_dyn.mask != 0))                                        \
+      ::ringtrace::track_event::internal::WriteThreadEvent(                   \
+          rt_dyn.mask,                                                        \
+          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT,         \
+          rt_dyn.registered, name, ##__VA_ARGS__);                            \
   } while (0)
 
 // A counter value (integer or floating point) on the counter track |name|.
-#define RT_TRACE_COUNTER(category, name, value)                             \
-  do {                                                                      \
-    if (RT_INTERNAL_CATEGORY_ENABLED(category))                             \
-      ::ringtrace::track_event::internal::WriteCounterValue(category, name, \
-                                                            value);         \
+#define RT_TRACE_COUNTER(category, name, value)                                \
+  do {                                                                         \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);          \
+        RT_UNLIKELY(rt_mask != 0))                                             \
+      ::ringtrace::track_event::internal::WriteCounterValue(rt_mask, category, \
+                                                            name, value);      \
   } while (0)
 
 #endif  // INCLUDE_RINGTRACE_TRACK_EVENT_H_

@@ -11,8 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
+
+#include "src/tracing/track_event/track_event_internal.h"
 
 namespace ringtrace {
 namespace track_event {
@@ -24,18 +30,13 @@ namespace rt = perfetto::protos::rtzero;
 constexpr char kEnvVar[] = "RT_TRACE_CATEGORIES";
 constexpr uint64_t kLow62 = (uint64_t{1} << 62) - 1;
 
-struct Registry {
-  std::mutex mutex;
-  std::vector<const internal::CategoryTable*> tables;  // guarded by mutex
-};
+using internal::GetRegistry;
+using internal::Registry;
 
-Registry& GetRegistry() {
-  static Registry* registry = new Registry();  // never destroyed
-  return *registry;
-}
-
-// Events dropped for want of a writer. Relaxed: a statistic, read alone.
+// Statistics (TrackEventStats). Relaxed: each is a counter read alone.
 std::atomic<uint64_t> g_events_without_writer{0};
+std::atomic<uint64_t> g_instance_writers_created{0};
+std::atomic<uint64_t> g_instance_writers_released{0};
 
 thread_local ScopedThreadWriter* t_binding = nullptr;
 
@@ -44,7 +45,7 @@ IncrementalStateConfig g_incremental_state_config;
 std::string* g_process_name = nullptr;  // null: the kernel's short name
 
 std::string GetProcessName() {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   return g_process_name ? *g_process_name
                         : std::string(program_invocation_short_name);
 }
@@ -58,10 +59,9 @@ bool Matches(std::string_view term, std::string_view name) {
   return term == name;
 }
 
-size_t ApplySpecLocked(
-    const std::vector<const internal::CategoryTable*>& tables,
-    std::string_view spec) {
-  size_t matches = 0;
+// Calls |fn(term, enable)| for each term of |spec|, in order.
+template <typename Fn>
+void ForEachTerm(std::string_view spec, Fn fn) {
   while (!spec.empty()) {
     const size_t comma = spec.find(',');
     std::string_view term = spec.substr(0, comma);
@@ -76,19 +76,59 @@ size_t ApplySpecLocked(
       enable = false;
       term.remove_prefix(1);
     }
-    if (term.empty())
-      continue;
-    for (const internal::CategoryTable* table : tables) {
-      for (size_t i = 0; i < table->count; i++) {
-        if (Matches(term, table->names[i])) {
-          // Relaxed: pairs with the macros' relaxed load; publishes no data.
-          table->enabled[i].store(enable, std::memory_order_relaxed);
-          matches++;
-        }
+    if (!term.empty())
+      fn(term, enable);
+  }
+}
+
+size_t ApplyTermLocked(
+    const std::vector<const internal::CategoryTable*>& tables,
+    std::string_view term,
+    bool enable) {
+  size_t matches = 0;
+  for (const internal::CategoryTable* table : tables) {
+    for (size_t i = 0; i < table->count; i++) {
+      if (Matches(term, table->names[i])) {
+        // Relaxed: pairs with the macros' relaxed load; publishes no data.
+        // An RMW, because the instance bits change concurrently.
+        if (enable)
+          table->masks[i].fetch_or(kStaticBit, std::memory_order_relaxed);
+        else
+          table->masks[i].fetch_and(~kStaticBit, std::memory_order_relaxed);
+        matches++;
       }
     }
   }
   return matches;
+}
+
+size_t ApplySpecLocked(
+    const std::vector<const internal::CategoryTable*>& tables,
+    std::string_view spec) {
+  size_t matches = 0;
+  ForEachTerm(spec, [&](std::string_view term, bool enable) {
+    matches += ApplyTermLocked(tables, term, enable);
+  });
+  return matches;
+}
+
+// Appends |spec|'s terms to |terms| (the registry's static_terms). A term
+// decides bit 0 for the same names wherever it comes, so an earlier equal
+// term (either sign) is dropped, and "*" drops everything before it: the
+// list stays as long as the number of distinct terms used.
+void RecordSpecLocked(std::vector<std::pair<std::string, bool>>* terms,
+                      std::string_view spec) {
+  ForEachTerm(spec, [terms](std::string_view term, bool enable) {
+    if (term == "*") {
+      terms->clear();
+    } else {
+      terms->erase(
+          std::remove_if(terms->begin(), terms->end(),
+                         [term](const auto& t) { return t.first == term; }),
+          terms->end());
+    }
+    terms->emplace_back(std::string(term), enable);
+  });
 }
 
 int64_t GetTid() {
@@ -108,56 +148,137 @@ uint64_t Fnv1a(std::string_view s) {
 
 namespace internal {
 
+Registry& GetRegistry() {
+  static Registry* registry = [] {
+    auto* r = new Registry();  // never destroyed
+    const char* env = getenv(kEnvVar);
+    if (env)
+      RecordSpecLocked(&r->static_terms, env);
+    return r;
+  }();
+  return *registry;
+}
+
+void CountEventsWithoutWriter(uint64_t n) {
+  g_events_without_writer.fetch_add(n, std::memory_order_relaxed);
+}
+void CountInstanceWriterCreated() {
+  g_instance_writers_created.fetch_add(1, std::memory_order_relaxed);
+}
+void CountInstanceWriterReleased() {
+  g_instance_writers_released.fetch_add(1, std::memory_order_relaxed);
+}
+
+ScopedThreadWriter* CurrentBinding() {
+  return t_binding;
+}
+
 CategoryTable::CategoryTable(const char* const* names_in,
-                             std::atomic<bool>* enabled_in,
+                             std::atomic<uint32_t>* masks_in,
                              size_t count_in)
-    : names(names_in), enabled(enabled_in), count(count_in) {
+    : names(names_in), masks(masks_in), count(count_in) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   registry.tables.push_back(this);
   const char* env = getenv(kEnvVar);
   if (env)
     ApplySpecLocked({this}, env);
+  ApplyInstancesLocked(this);
 }
 
-ScopedThreadWriter* BindingOrCountDrop() {
-  ScopedThreadWriter* binding = t_binding;
-  if (RT_UNLIKELY(!binding))
-    g_events_without_writer.fetch_add(1, std::memory_order_relaxed);
-  return binding;
+CategoryTable::CategoryTable(const char* const* names_in,
+                             std::atomic<uint32_t>* masks_in,
+                             size_t count_in,
+                             Unregistered)
+    : names(names_in), masks(masks_in), count(count_in) {}
+
+namespace {
+
+// One dynamic category: a table of one, registered like the declared ones
+// (so SetCategoriesEnabled, StartInstance and StopInstance reach it).
+// Never destroyed.
+struct DynamicEntry {
+  explicit DynamicEntry(std::string_view n)
+      : name(n),
+        name_ptr(name.c_str()),
+        table(&name_ptr, &mask, 1, CategoryTable::Unregistered()) {}
+  const std::string name;
+  const char* const name_ptr;
+  std::atomic<uint32_t> mask{0};
+  const CategoryTable table;
+};
+
+// Guarded by the registry mutex.
+std::map<std::string, DynamicEntry*, std::less<>>* g_dynamic = nullptr;
+
+// This thread's view of the names it used (std::less<>: looked up by
+// string_view without a copy).
+thread_local std::map<std::string, DynamicEntry*, std::less<>> t_dynamic;
+
+DynamicEntry* FindOrRegisterDynamic(std::string_view name) {
+  Registry& registry = GetRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (!g_dynamic)
+    g_dynamic = new std::map<std::string, DynamicEntry*, std::less<>>();
+  auto it = g_dynamic->find(name);
+  if (it != g_dynamic->end())
+    return it->second;
+  auto* entry = new DynamicEntry(name);
+  g_dynamic->emplace(std::string(name), entry);
+  for (const auto& [term, enable] : registry.static_terms)
+    ApplyTermLocked({&entry->table}, term, enable);
+  ApplyInstancesLocked(&entry->table);
+  registry.tables.push_back(&entry->table);
+  return entry;
 }
 
-void ScopedSlice::End() {
-  const uint64_t track_uuid = track_uuid_;
-  track_uuid_ = 0;
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;  // the binding went away inside the slice; counted
-  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END, track_uuid, nullptr,
-             nullptr);
+}  // namespace
+
+DynamicCategory GetDynamicCategory(std::string_view name) {
+  DynamicEntry* entry;
+  auto it = t_dynamic.find(name);
+  if (RT_LIKELY(it != t_dynamic.end())) {
+    entry = it->second;
+  } else {
+    entry = FindOrRegisterDynamic(name);
+    t_dynamic.emplace(std::string(name), entry);
+  }
+  DynamicCategory category;
+  category.registered = entry->name_ptr;
+  // Relaxed: as the declared categories' masks.
+  category.mask = entry->mask.load(std::memory_order_relaxed);
+  return category;
 }
 
-void WriteSliceEnd() {
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;
-  WriteEvent(binding, rt::TrackEvent::Type::TYPE_SLICE_END,
-             binding->thread_track_uuid(), nullptr, nullptr);
+void EndSlice(SliceTargets begun) {
+  EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
+               sequence->thread_track_uuid(), nullptr, nullptr);
+  }
+}
+
+void WriteSliceEnd(uint32_t mask) {
+  EventTargets targets(mask, /*create=*/false);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
+               sequence->thread_track_uuid(), nullptr, nullptr);
+  }
 }
 
 namespace {
 template <typename T>
-void WriteCounterImpl(const char* category, const char* name, T value) {
-  ScopedThreadWriter* binding = BindingOrCountDrop();
-  if (!binding)
-    return;
-  const uint64_t now = NowNs();
-  binding->MaybeClear(now);
-  const uint64_t uuid = binding->EnsureCounterTrack(name);
-  const uint64_t category_iid = binding->InternCategory(category);
-  auto handle = binding->writer()->NewTracePacket();
+void WriteCounterImpl(TrackEventSequence* sequence,
+                      uint64_t now,
+                      const char* category,
+                      const char* name,
+                      T value) {
+  sequence->MaybeClear(now);
+  const uint64_t uuid = sequence->EnsureCounterTrack(name);
+  const uint64_t category_iid = sequence->InternCategory(category);
+  auto handle = sequence->writer()->NewTracePacket();
   rt::TracePacket packet(handle);
-  binding->WriteEventPrologue(packet, now);
+  sequence->WriteEventPrologue(packet, now);
   rt::TrackEvent event = packet.set_track_event();
   event.set_type(rt::TrackEvent::Type::TYPE_COUNTER);
   event.set_track_uuid(uuid);
@@ -169,11 +290,21 @@ void WriteCounterImpl(const char* category, const char* name, T value) {
 }
 }  // namespace
 
-void WriteCounter(const char* category, const char* name, int64_t value) {
-  WriteCounterImpl(category, name, value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  int64_t value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, targets.Now(), category, name, value);
 }
-void WriteCounter(const char* category, const char* name, double value) {
-  WriteCounterImpl(category, name, value);
+void WriteCounter(uint32_t mask,
+                  const char* category,
+                  const char* name,
+                  double value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, targets.Now(), category, name, value);
 }
 
 }  // namespace internal
@@ -181,6 +312,7 @@ void WriteCounter(const char* category, const char* name, double value) {
 size_t SetCategoriesEnabled(std::string_view spec) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
+  RecordSpecLocked(&registry.static_terms, spec);
   return ApplySpecLocked(registry.tables, spec);
 }
 
@@ -189,22 +321,30 @@ size_t ApplyCategoriesFromEnvironment() {
   return env ? SetCategoriesEnabled(env) : 0;
 }
 
-bool IsCategoryEnabled(std::string_view name) {
+uint32_t CategoryMask(std::string_view name) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const internal::CategoryTable* table : registry.tables) {
     for (size_t i = 0; i < table->count; i++) {
       if (name == table->names[i])
-        return table->enabled[i].load(std::memory_order_relaxed);
+        return table->masks[i].load(std::memory_order_relaxed);
     }
   }
-  return false;
+  return 0;
+}
+
+bool IsCategoryEnabled(std::string_view name) {
+  return (CategoryMask(name) & kStaticBit) != 0;
 }
 
 TrackEventStats Stats() {
   TrackEventStats stats;
   stats.events_without_writer =
       g_events_without_writer.load(std::memory_order_relaxed);
+  stats.instance_writers_created =
+      g_instance_writers_created.load(std::memory_order_relaxed);
+  stats.instance_writers_released =
+      g_instance_writers_released.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -238,42 +378,48 @@ uint64_t NowNs() {
 }
 
 void SetIncrementalStateConfig(const IncrementalStateConfig& config) {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   g_incremental_state_config = config;
 }
 
 void SetProcessName(std::string_view name) {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   if (!g_process_name)
     g_process_name = new std::string();  // never destroyed, as the registry
   g_process_name->assign(name.data(), name.size());
 }
 
 IncrementalStateConfig GetIncrementalStateConfig() {
-  std::lock_guard<std::mutex> lock(GetRegistry().mutex);
+  std::lock_guard<std::mutex> lock(internal::GetRegistry().mutex);
   return g_incremental_state_config;
 }
 
-ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
+TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
+                                       const IncrementalStateConfig& config,
+                                       uint64_t now_ns)
     : writer_(writer),
-      previous_(t_binding),
       pid_(static_cast<int32_t>(getpid())),
       process_track_uuid_(ProcessTrackUuid()),
-      config_(GetIncrementalStateConfig()),
+      config_(config),
       process_name_(GetProcessName()) {
   RT_CHECK(writer != nullptr);
   tid_ = GetTid();
   thread_track_uuid_ = ThreadTrackUuid(tid_);
   prctl(PR_GET_NAME, thread_name_, 0, 0, 0);
   thread_name_[sizeof(thread_name_) - 1] = '\0';
-  WriteDescriptors(NowNs());
+  WriteDescriptors(now_ns != 0 ? now_ns : NowNs());
+}
+
+ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
+    : TrackEventSequence(writer, GetIncrementalStateConfig()),
+      previous_(t_binding) {
   t_binding = this;
 }
 
 ScopedThreadWriter::~ScopedThreadWriter() {
   RT_CHECK(t_binding == this);  // destroyed on its thread, innermost first
   t_binding = previous_;
-  writer_->Flush();
+  writer()->Flush();
 }
 
 ScopedThreadWriter* ScopedThreadWriter::Current() {
@@ -282,7 +428,7 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 
 // The first packet of every incremental-state generation: the process
 // descriptor with SEQ_INCREMENTAL_STATE_CLEARED, then the thread's.
-void ScopedThreadWriter::WriteDescriptors(uint64_t now_ns) {
+void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   counter_tracks_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
     table->by_address.clear();
@@ -323,11 +469,11 @@ void ScopedThreadWriter::WriteDescriptors(uint64_t now_ns) {
   clears_++;
 }
 
-void ScopedThreadWriter::MaybeClear(uint64_t now_ns) {
+void TrackEventSequence::MaybeClear(uint64_t now_ns) {
   const shm_ring::TraceWriterV2Stats stats = writer_->stats();
   const bool lost = stats.packets_dropped != dropped_seen_;
   const bool period_due =
-      config_.period_ms != 0 &&
+      config_.period_ms != 0 && now_ns > last_clear_ns_ &&
       now_ns - last_clear_ns_ >= uint64_t{config_.period_ms} * 1000000u;
   const bool bytes_due =
       config_.period_bytes != 0 &&
@@ -337,7 +483,7 @@ void ScopedThreadWriter::MaybeClear(uint64_t now_ns) {
     WriteDescriptors(now_ns);
 }
 
-uint64_t ScopedThreadWriter::Intern(InternTable* table, const char* s) {
+uint64_t TrackEventSequence::Intern(InternTable* table, const char* s) {
   auto cached = table->by_address.find(s);
   if (RT_LIKELY(cached != table->by_address.end() &&
                 cached->second.text == s)) {
@@ -352,7 +498,7 @@ uint64_t ScopedThreadWriter::Intern(InternTable* table, const char* s) {
   return it->second;
 }
 
-void ScopedThreadWriter::WriteEventPrologue(rt::TracePacket packet,
+void TrackEventSequence::WriteEventPrologue(rt::TracePacket packet,
                                             uint64_t now_ns) {
   packet.set_timestamp(now_ns);
   packet.set_sequence_flags(static_cast<uint32_t>(
@@ -382,7 +528,7 @@ void ScopedThreadWriter::WriteEventPrologue(rt::TracePacket packet,
   arg_names_.pending.clear();
 }
 
-uint64_t ScopedThreadWriter::EnsureCounterTrack(std::string_view name) {
+uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
   if (!counter_tracks_.insert(uuid).second)
     return uuid;

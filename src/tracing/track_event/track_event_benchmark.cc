@@ -3,7 +3,8 @@
  */
 
 // Cost of the TrackEvent macros. Baselines in the same binary: an empty loop
-// body (what a disabled event is compared with) and the typed writer of
+// body (what a disabled event is compared with), the bound-writer path (bit
+// 0) for the instance paths, and the typed writer of
 // src/tracing/core/encoding writing the same slice begin by hand is
 // BM_TypedWriter_TrackEvent. Timestamps (clock_gettime) are included in the
 // enabled figures.
@@ -12,8 +13,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "ringtrace/track_event.h"
 #include "src/tracing/core/encoding/test/bench_writer.h"
+#include "src/tracing/track_event/track_event_instances.h"
 
 RT_DEFINE_CATEGORIES("bench.on", "bench.off");
 
@@ -30,16 +36,38 @@ void BM_TrackEvent_EmptyLoopBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_TrackEvent_EmptyLoopBaseline);
 
+// A disabled category while an instance runs (enabling another category):
+// still one relaxed load and a branch.
 void BM_TrackEvent_Disabled(benchmark::State& state) {
   SetCategoriesEnabled("-bench.off");
+  InstanceConfig config;
+  config.enabled_categories = {"bench.on"};
+  base::Status status;
+  const InstanceHandle instance = StartInstance(std::move(config), &status);
+  if (!instance.valid())
+    state.SkipWithError(status.message().c_str());
   int64_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(i);
     RT_TRACE_EVENT("bench.off", "Disabled", "i", i);
     i++;
   }
+  StopInstance(instance);
 }
 BENCHMARK(BM_TrackEvent_Disabled);
+
+// A disabled category named at run time: the per-thread lookup of the name,
+// then the load and the branch.
+void BM_TrackEvent_DynamicDisabled(benchmark::State& state) {
+  const std::string category = std::string("bench.dynamic.") + "off";
+  int64_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    RT_TRACE_EVENT_DYNAMIC(category, "Disabled", "i", i);
+    i++;
+  }
+}
+BENCHMARK(BM_TrackEvent_DynamicDisabled);
 
 // Begin + end of one slice with one argument, per iteration.
 void BM_TrackEvent_ScopedSlicePair(benchmark::State& state) {
@@ -73,6 +101,71 @@ void BM_TrackEvent_Counter(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 BENCHMARK(BM_TrackEvent_Counter);
+
+// Writers for instances over one private ring, drained as BenchWriter's.
+struct BenchInstanceRing {
+  BenchInstanceRing()
+      : ring(encoding::BenchWriter::kChunkSize,
+             encoding::BenchWriter::kNumChunks),
+        drainer(ring.view(), encoding::BenchWriter::kNumChunks) {}
+  WriterFactory Factory() {
+    return [this](base::Status*) {
+      shm_ring::TraceWriterV2::Options options;
+      options.writer_id = ++last_id;
+      options.target_buffer = options.writer_id;
+      options.delegate = &drainer;
+      auto writer =
+          std::make_unique<shm_ring::TraceWriterV2>(ring.view(), options);
+      losses.push_back(std::make_unique<shm_ring::WriterLossCounters>());
+      writer->AttachProducerControls(nullptr, losses.back().get());
+      return writer;
+    };
+  }
+  shm_ring::TestRing ring;
+  encoding::HalfRingDrainer drainer;
+  // One per writer (the benchmark thread creates them; read after).
+  std::vector<std::unique_ptr<shm_ring::WriterLossCounters>> losses;
+  shm_ring::WriterID last_id = 0;
+};
+
+// Begin + end of one slice with one argument, per iteration, written once
+// per instance (state.range(0) instances enable the category), into the
+// thread's lazily created writer of each. Compare with
+// BM_TrackEvent_ScopedSlicePair (the bound writer).
+void BM_TrackEvent_InstanceSlicePair(benchmark::State& state) {
+  SetCategoriesEnabled("-*");
+  BenchInstanceRing ring;
+  std::vector<InstanceHandle> instances;
+  for (int64_t n = 0; n < state.range(0); n++) {
+    InstanceConfig config;
+    config.enabled_categories = {"bench.on"};
+    config.new_writer = ring.Factory();
+    base::Status status;
+    instances.push_back(StartInstance(std::move(config), &status));
+    if (!instances.back().valid())
+      state.SkipWithError(status.message().c_str());
+  }
+  int64_t i = 0;
+  for (auto _ : state) {
+    RT_TRACE_EVENT("bench.on", "Slice", "i", i);
+    i++;
+  }
+  for (const InstanceHandle& instance : instances)
+    StopInstance(instance);
+  ReleaseStoppedInstanceWriters();  // destroys (flushes) the writers
+  for (const auto& losses : ring.losses) {
+    // Relaxed: the writers were this thread's.
+    if (losses->packets_dropped_before_end.load(std::memory_order_relaxed) +
+            losses->packets_dropped_after_end.load(std::memory_order_relaxed) !=
+        0) {
+      state.SkipWithError("unexpected loss");
+    }
+  }
+  if (ring.losses.size() != instances.size())
+    state.SkipWithError("one writer per instance expected");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_TrackEvent_InstanceSlicePair)->Arg(1)->Arg(2);
 
 }  // namespace
 }  // namespace track_event

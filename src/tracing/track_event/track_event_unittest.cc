@@ -23,6 +23,7 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
+#include "src/tracing/track_event/test/sequence_reader.h"
 
 RT_DEFINE_CATEGORIES("test.gfx", "test.io", "test.off", "other");
 
@@ -32,53 +33,6 @@ namespace {
 
 namespace pb = perfetto::protos;
 using encoding::PacketCapture;
-
-// Resolves the interned strings of |packets| (one sequence) in place, as a
-// reader does: tables reset at SEQ_INCREMENTAL_STATE_CLEARED, filled from
-// interned_data; each event gets name, categories and debug annotation names
-// back as strings. Every event must carry SEQ_NEEDS_INCREMENTAL_STATE and
-// every iid must resolve within its generation. Returns the number of
-// generations (clears).
-int ResolveInterned(std::vector<pb::TracePacket>* packets) {
-  std::map<uint64_t, std::string> names, categories, arg_names;
-  int clears = 0;
-  for (pb::TracePacket& p : *packets) {
-    if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
-      names.clear();
-      categories.clear();
-      arg_names.clear();
-      clears++;
-    }
-    for (const auto& c : p.interned_data().event_categories())
-      EXPECT_TRUE(categories.emplace(c.iid(), c.name()).second);
-    for (const auto& n : p.interned_data().event_names())
-      EXPECT_TRUE(names.emplace(n.iid(), n.name()).second);
-    for (const auto& n : p.interned_data().debug_annotation_names())
-      EXPECT_TRUE(arg_names.emplace(n.iid(), n.name()).second);
-    if (!p.has_track_event())
-      continue;
-    EXPECT_EQ(
-        p.sequence_flags(),
-        static_cast<uint32_t>(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
-    pb::TrackEvent* e = p.mutable_track_event();
-    if (e->has_name_iid()) {
-      EXPECT_EQ(names.count(e->name_iid()), 1u) << e->name_iid();
-      e->set_name(names[e->name_iid()]);
-    }
-    for (uint64_t iid : e->category_iids()) {
-      EXPECT_EQ(categories.count(iid), 1u) << iid;
-      e->add_categories(categories[iid]);
-    }
-    e->clear_category_iids();
-    for (pb::DebugAnnotation& a : *e->mutable_debug_annotations()) {
-      if (a.has_name_iid()) {
-        EXPECT_EQ(arg_names.count(a.name_iid()), 1u) << a.name_iid();
-        a.set_name(arg_names[a.name_iid()]);
-      }
-    }
-  }
-  return clears;
-}
 
 std::vector<pb::TracePacket> ParseRaw(PacketCapture* capture) {
   uint64_t lost = 0;

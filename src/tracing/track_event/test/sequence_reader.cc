@@ -1,0 +1,133 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tracing/track_event/test/sequence_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "src/tracing/core/encoding/test/packet_capture.h"
+#include "src/tracing/core/shm_ring/test_ring_reader.h"
+
+namespace ringtrace {
+namespace track_event {
+
+namespace pb = perfetto::protos;
+
+int ResolveInterned(std::vector<pb::TracePacket>* packets) {
+  std::map<uint64_t, std::string> names, categories, arg_names;
+  int clears = 0;
+  for (pb::TracePacket& p : *packets) {
+    if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      names.clear();
+      categories.clear();
+      arg_names.clear();
+      clears++;
+    }
+    for (const auto& c : p.interned_data().event_categories())
+      EXPECT_TRUE(categories.emplace(c.iid(), c.name()).second);
+    for (const auto& n : p.interned_data().event_names())
+      EXPECT_TRUE(names.emplace(n.iid(), n.name()).second);
+    for (const auto& n : p.interned_data().debug_annotation_names())
+      EXPECT_TRUE(arg_names.emplace(n.iid(), n.name()).second);
+    if (!p.has_track_event())
+      continue;
+    EXPECT_EQ(
+        p.sequence_flags(),
+        static_cast<uint32_t>(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+    pb::TrackEvent* e = p.mutable_track_event();
+    if (e->has_name_iid()) {
+      EXPECT_EQ(names.count(e->name_iid()), 1u) << e->name_iid();
+      e->set_name(names[e->name_iid()]);
+    }
+    for (uint64_t iid : e->category_iids()) {
+      EXPECT_EQ(categories.count(iid), 1u) << iid;
+      e->add_categories(categories[iid]);
+    }
+    e->clear_category_iids();
+    for (pb::DebugAnnotation& a : *e->mutable_debug_annotations()) {
+      if (a.has_name_iid()) {
+        EXPECT_EQ(arg_names.count(a.name_iid()), 1u) << a.name_iid();
+        a.set_name(arg_names[a.name_iid()]);
+      }
+    }
+  }
+  return clears;
+}
+
+RingCapture::RingCapture(uint32_t chunk_size, uint32_t num_chunks)
+    : ring_(chunk_size, num_chunks) {}
+
+WriterFactory RingCapture::Factory(shm_ring::BufferID target) {
+  return [this, target](base::Status*) {
+    shm_ring::TraceWriterV2::Options options;
+    options.target_buffer = target;
+    shm_ring::WriterLossCounters* losses;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      options.writer_id = next_id_++;
+      ids_[options.writer_id] = target;
+      auto& slot = losses_[options.writer_id];
+      slot = std::make_unique<shm_ring::WriterLossCounters>();
+      losses = slot.get();
+    }
+    auto writer =
+        std::make_unique<shm_ring::TraceWriterV2>(ring_.view(), options);
+    writer->AttachProducerControls(nullptr, losses);
+    return writer;
+  };
+}
+
+uint32_t RingCapture::writers_created() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<uint32_t>(ids_.size());
+}
+
+std::map<shm_ring::WriterID, RingCapture::Sequence> RingCapture::Drain() {
+  shm_ring::TestRingReader reader(ring_.view());
+  std::vector<shm_ring::ReadChunk> chunks;
+  reader.DrainAll(&chunks);
+  shm_ring::TestPacketReassembler reassembler;
+  std::map<shm_ring::WriterID, shm_ring::BufferID> ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ids = ids_;
+  }
+  for (const shm_ring::ReadChunk& chunk : chunks) {
+    EXPECT_EQ(ids.count(chunk.writer_id), 1u) << chunk.writer_id;
+    EXPECT_EQ(chunk.buffer_id, ids[chunk.writer_id]);
+    reassembler.Add(chunk);
+  }
+  std::map<shm_ring::WriterID, Sequence> out;
+  for (const auto& [id, buffer] : ids) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const shm_ring::WriterLossCounters& losses = *losses_[id];
+      // Acquire: pairs with the writer's release of |version|.
+      losses.version.load(std::memory_order_acquire);
+      EXPECT_EQ(
+          losses.packets_dropped_before_end.load(std::memory_order_relaxed) +
+              losses.packets_dropped_after_end.load(std::memory_order_relaxed),
+          0u)
+          << id;
+    }
+    const auto& state = reassembler.writer(id);
+    EXPECT_EQ(state.data_loss_flags, 0u) << id;
+    EXPECT_EQ(state.broken_chains, 0u) << id;
+    EXPECT_EQ(state.orphan_fragments, 0u) << id;
+    Sequence& sequence = out[id];
+    sequence.buffer = buffer;
+    for (const std::string& grouped : state.packets) {
+      std::string flat;
+      EXPECT_TRUE(encoding::PacketCapture::Ungroup(grouped, &flat));
+      pb::TracePacket packet;
+      EXPECT_TRUE(packet.ParseFromString(flat));
+      sequence.packets.push_back(std::move(packet));
+    }
+    sequence.clears = ResolveInterned(&sequence.packets);
+  }
+  return out;
+}
+
+}  // namespace track_event
+}  // namespace ringtrace

@@ -1,0 +1,107 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "ringtrace/track_event_data_source.h"
+
+#include <memory>
+
+#include "src/base/logging.h"
+
+namespace ringtrace {
+namespace track_event {
+
+TrackEventDataSource::TrackEventDataSource() = default;
+
+TrackEventDataSource::~TrackEventDataSource() {
+  std::map<uint32_t, InstanceHandle> instances;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    instances.swap(instances_);
+  }
+  for (const auto& [key, handle] : instances)
+    StopInstance(handle);
+}
+
+void TrackEventDataSource::OnStart(const DataSourceInstanceConfig& config) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (instances_.count(config.instance_id)) {
+      start_failures_++;
+      RT_ELOG("track_event: instance %u is running already (two connections?)",
+              config.instance_id);
+      return;
+    }
+  }
+  std::weak_ptr<Producer> producer;
+  if (config.producer)
+    producer = config.producer->weak_from_this();
+  if (producer.expired()) {
+    RT_ELOG(
+        "track_event: instance %u started by a Producer that is not "
+        "shared-owned: its threads get no writers",
+        config.instance_id);
+  }
+  InstanceConfig instance;
+  instance.instance_id = config.instance_id;
+  instance.enabled_categories = config.enabled_categories;
+  instance.disabled_categories = config.disabled_categories;
+  instance.clear_period_ms = config.clear_period_ms;
+  const shm_ring::BufferID target = config.target_buffer;
+  instance.new_writer =
+      [producer, target](
+          base::Status* status) -> std::unique_ptr<shm_ring::TraceWriterV2> {
+    // The writer keeps the Producer alive (AttachOwner); this reference
+    // only bridges the call.
+    std::shared_ptr<Producer> strong = producer.lock();
+    if (!strong) {
+      *status = base::ErrStatus("track_event: the connection is gone");
+      return nullptr;
+    }
+    return strong->NewTraceWriter(target, status);
+  };
+  base::Status status;
+  const InstanceHandle handle = StartInstance(std::move(instance), &status);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!handle.valid()) {
+    start_failures_++;
+    RT_ELOG("%s", status.message().c_str());
+    return;
+  }
+  instances_[config.instance_id] = handle;
+}
+
+void TrackEventDataSource::OnStop(uint32_t instance_id) {
+  InstanceHandle handle;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = instances_.find(instance_id);
+    if (it == instances_.end())
+      return;  // its start failed
+    handle = it->second;
+    instances_.erase(it);
+  }
+  StopInstance(handle);
+}
+
+void TrackEventDataSource::OnFlush(uint32_t) {
+  // Nothing to do: see the header.
+}
+
+size_t TrackEventDataSource::running_instances() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return instances_.size();
+}
+
+uint64_t TrackEventDataSource::start_failures() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return start_failures_;
+}
+
+base::Status RegisterTrackEventDataSource(Tracing* tracing) {
+  static TrackEventDataSource* data_source = new TrackEventDataSource();
+  return tracing->RegisterDataSource(TrackEventDataSource::kName, data_source);
+}
+
+}  // namespace track_event
+}  // namespace ringtrace
