@@ -47,8 +47,9 @@ Output and sessions:
   --no-progress         no progress line (it is only shown on a terminal)
   -h, --help            this text
 
-Ctrl-C (or SIGTERM) stops tracing early and still writes a complete FILE;
-a second Ctrl-C aborts without writing it.
+Ctrl-C (or SIGTERM, SIGHUP) stops tracing early and still writes a complete
+FILE; a second Ctrl-C aborts without writing it. SIGUSR1 writes a snapshot
+of the session to FILE.snapshot-N (N = 1, 2, ...) while tracing goes on.
 
 Exit status: 0 success; 1 the service failed, refused or was unreachable,
 the trace could not be written, or the run was aborted; 2 a bad command

@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "src/base/scoped_fd.h"
@@ -70,29 +72,29 @@ class Reporter {
   bool progress_shown_ = false;
 };
 
-// Watches the stop requests of |fd| (see the header); stops watching an fd
+// Reads the signal records of |fd| (see the header); stops watching an fd
 // that failed or reached its end, so that a broken one cannot spin a loop.
-class StopRequests {
+class SignalRecords {
  public:
-  explicit StopRequests(int fd) : fd_(fd) {}
+  explicit SignalRecords(int fd) : fd_(fd) {}
 
   // The fd for poll(2); -1 (ignored by poll) once it failed.
   int fd() const { return fd_; }
 
-  // Called when poll(2) reported |revents| for fd(): reads ONE request, so
-  // that a second one stays pending for the next wait. True if one was
-  // read.
-  bool Consume(short revents) {
+  // Called when poll(2) reported |revents| for fd(): reads ONE record, so
+  // that a second one stays pending for the next wait. Returns its signal
+  // number, 0 if none was read.
+  uint32_t Consume(short revents) {
     if (revents == 0 || fd_ < 0)
-      return false;
-    signalfd_siginfo record;
+      return 0;
+    signalfd_siginfo record = {};
     const ssize_t n = read(fd_, &record, sizeof(record));
-    if (n > 0)
-      return true;
+    if (n == static_cast<ssize_t>(sizeof(record)))
+      return record.ssi_signo != 0 ? record.ssi_signo : SIGTERM;
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
-      return false;
+      return 0;
     fd_ = -1;
-    return false;
+    return 0;
   }
 
  private:
@@ -149,11 +151,37 @@ uint32_t StopTimeoutMs(const TraceConfig& config) {
              : kDefaultDataSourceStopTimeoutMs;
 }
 
+// SIGUSR1: a snapshot of the session into OUT.snapshot-N, through its own
+// temporary file. A failure is reported; the session goes on.
+void WriteSnapshot(ConsumerConnection* connection,
+                   uint64_t session_id,
+                   const std::string& out_path,
+                   uint32_t number,
+                   Reporter* reporter) {
+  const std::string path = out_path + ".snapshot-" + std::to_string(number);
+  std::unique_ptr<PendingOutputFile> file;
+  base::Status status = PendingOutputFile::Create(path, &file);
+  if (status.ok())
+    status = connection->CloneSession(session_id, file->fd());
+  uint64_t bytes = 0;
+  if (status.ok())
+    status = file->Size(&bytes);
+  if (status.ok())
+    status = file->Commit();
+  if (!status.ok()) {
+    reporter->Print("snapshot %u failed: %s", number, status.message().c_str());
+    return;
+  }
+  reporter->Print("wrote snapshot %s: %s", path.c_str(),
+                  FormatBytes(bytes).c_str());
+}
+
 // Step 2 of the header: waits until the session should end.
 WaitResult WaitForEnd(ConsumerConnection* connection,
                       const TraceConfig& config,
                       uint64_t session_id,
-                      StopRequests* stop,
+                      PendingOutputFile* file,
+                      SignalRecords* signals,
                       const TraceSessionOptions& options,
                       Reporter* reporter) {
   const uint64_t start_ms = base::MonotonicMs();
@@ -161,6 +189,7 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
   const uint64_t deadline_ms = start_ms + config.duration_ms() +
                                StopTimeoutMs(config) + options.end_grace_ms;
   uint64_t next_progress_ms = start_ms + options.progress_period_ms;
+  uint32_t snapshots = 0;
   WaitResult result;
   for (;;) {
     const uint64_t now = base::MonotonicMs();
@@ -173,10 +202,14 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
                                  : 0;
       timeout = timeout < 0 ? to_progress : std::min(timeout, to_progress);
     }
-    pollfd fds[2] = {{stop->fd(), POLLIN, 0},
+    pollfd fds[2] = {{signals->fd(), POLLIN, 0},
                      {connection->event_fd(), POLLIN, 0}};
     Poll(fds, 2, timeout);
-    if (stop->Consume(fds[0].revents)) {
+    const uint32_t signo = signals->Consume(fds[0].revents);
+    if (signo == SIGUSR1) {
+      WriteSnapshot(connection, session_id, file->out_path(), ++snapshots,
+                    reporter);
+    } else if (signo != 0) {
       result.reason = EndReason::kStopRequest;
       return result;
     }
@@ -222,7 +255,7 @@ struct DisableResult {
 DisableResult StopSession(ConsumerConnection* connection,
                           uint64_t session_id,
                           uint32_t timeout_ms,
-                          StopRequests* stop) {
+                          SignalRecords* signals) {
   DisableResult result;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -244,11 +277,12 @@ DisableResult StopSession(ConsumerConnection* connection,
     (void)ignored;
   });
   for (;;) {
-    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {stop->fd(), POLLIN, 0}};
+    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {signals->fd(), POLLIN, 0}};
     Poll(fds, 2, -1);
     if (fds[0].revents != 0)
       break;
-    if (stop->Consume(fds[1].revents)) {
+    const uint32_t signo = signals->Consume(fds[1].revents);
+    if (signo != 0 && signo != SIGUSR1) {
       connection->Abort();
       worker.join();
       return result;  // completed = false
@@ -297,7 +331,7 @@ int Finish(PendingOutputFile* file,
 int RunTraceSession(ConsumerConnection* connection,
                     const TraceConfig& config,
                     PendingOutputFile* file,
-                    int stop_fd,
+                    int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err) {
   Reporter reporter(err);
@@ -317,9 +351,9 @@ int RunTraceSession(ConsumerConnection* connection,
     reporter.Print("session %" PRIu64 " tracing until Ctrl-C", session_id);
   }
 
-  StopRequests stop(stop_fd);
-  WaitResult wait =
-      WaitForEnd(connection, config, session_id, &stop, options, &reporter);
+  SignalRecords signals(signal_fd);
+  WaitResult wait = WaitForEnd(connection, config, session_id, file, &signals,
+                               options, &reporter);
   SessionSummary summary;
   switch (wait.reason) {
     case EndReason::kConnectionLost:
@@ -340,7 +374,7 @@ int RunTraceSession(ConsumerConnection* connection,
       const uint32_t timeout_ms =
           StopTimeoutMs(config) + options.disable_slack_ms;
       DisableResult disabled =
-          StopSession(connection, session_id, timeout_ms, &stop);
+          StopSession(connection, session_id, timeout_ms, &signals);
       if (!disabled.completed) {
         file->Discard();
         reporter.Print("aborted: no trace written");

@@ -11,26 +11,30 @@
 //   1. EnableTracing with the config and the fd of OUT.ringtrace-tmp.
 //   2. Waits for the first of: the service's tracing_ended event (it ended
 //      the session: duration_ms, max_file_size_bytes, a write error), a stop
-//      request on |stop_fd| (Ctrl-C, SIGTERM), the connection failing, or a
+//      request on |signal_fd| (SIGINT, SIGTERM, SIGHUP), the connection
+//      failing, or a
 //      deadline (duration_ms plus the stop timeout plus a minute) past which
 //      the service should have ended the session and ringtrace stops it
 //      itself. Meanwhile, when asked, a progress line on |err| once a
-//      second (QueryServiceState).
+//      second (QueryServiceState), and on each SIGUSR1 a snapshot of the
+//      session (CloneSession) into OUT.snapshot-N (N = 1, 2, ...), written
+//      through its own temporary file; the session goes on.
 //   3. On a stop request or the deadline: DisableTracing, on a second
-//      thread, so that the main thread still watches |stop_fd|: a second
-//      request aborts (the connection is shut down, the service frees the
+//      thread, so that the main thread still watches |signal_fd|: a second
+//      stop request aborts (the connection is shut down, the service frees the
 //      session without writing it, the temporary file is removed).
 //   4. Only when the service reported the trace complete and successful is
 //      the temporary file renamed onto OUT. Any failure leaves a previous
 //      OUT untouched.
 //
-// |stop_fd| delivers one record of sizeof(signalfd_siginfo) bytes per stop
-// request (a signalfd; tests write such records into a pipe). An fd that
-// fails or reaches its end is no longer watched.
+// |signal_fd| delivers one signalfd_siginfo record per signal (a signalfd;
+// tests write such records into a pipe): SIGUSR1 asks for a snapshot, any
+// other signal to stop. An fd that fails or reaches its end is no longer
+// watched.
 //
 // Thread model: everything runs on the caller's thread except the one
 // DisableTracing call, which runs on a thread of its own while the caller
-// only watches |stop_fd| and may call Abort().
+// only watches |signal_fd| and may call Abort().
 
 #ifndef SRC_TOOLS_RINGTRACE_CLI_TRACE_SESSION_H_
 #define SRC_TOOLS_RINGTRACE_CLI_TRACE_SESSION_H_
@@ -99,7 +103,7 @@ struct TraceSessionOptions {
 int RunTraceSession(ConsumerConnection* connection,
                     const perfetto::protos::TraceConfig& config,
                     PendingOutputFile* file,
-                    int stop_fd,
+                    int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err);
 

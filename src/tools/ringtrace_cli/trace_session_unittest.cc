@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,6 +58,8 @@ class FakeConnection : public ConsumerConnection {
   base::Status disable_status;
   // DisableTracing waits for Abort() (and then fails).
   bool disable_blocks = false;
+  // DisableTracing waits for Release() (then succeeds) or Abort().
+  bool disable_waits_for_release = false;
   std::string trace_on_enable;   // written into the fd by EnableTracing
   std::string trace_on_disable;  // written by DisableTracing
   SessionSummary summary;
@@ -76,6 +79,12 @@ class FakeConnection : public ConsumerConnection {
   void Hangup() {
     close(event_write_);
     event_write_ = -1;
+  }
+
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    cv_.notify_all();
   }
 
   // Waits until DisableTracing was entered.
@@ -118,9 +127,10 @@ class FakeConnection : public ConsumerConnection {
     disable_calls_++;
     last_disable_timeout_ms_ = timeout_ms;
     cv_.notify_all();
-    if (disable_blocks) {
-      cv_.wait(lock, [&] { return aborted_; });
-      return base::ErrStatus("connection shut down");
+    if (disable_blocks || disable_waits_for_release) {
+      cv_.wait(lock, [&] { return aborted_ || released_; });
+      if (aborted_)
+        return base::ErrStatus("connection shut down");
     }
     if (!disable_status.ok())
       return disable_status;
@@ -132,8 +142,9 @@ class FakeConnection : public ConsumerConnection {
     EXPECT_EQ(session_id, kSessionId);
     if (!clone_status.ok())
       return clone_status;
-    out_fd_ = out_fd;
-    Write("snapshot");
+    const std::string data = "snapshot";
+    EXPECT_EQ(write(out_fd, data.data(), data.size()),
+              static_cast<ssize_t>(data.size()));
     return base::OkStatus();
   }
   base::Status QueryServiceState(ServiceState* out) override {
@@ -182,6 +193,7 @@ class FakeConnection : public ConsumerConnection {
   int disable_calls_ = 0;
   uint32_t last_disable_timeout_ms_ = 0;
   bool aborted_ = false;
+  bool released_ = false;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -238,10 +250,10 @@ class TraceSessionTest : public ::testing::Test {
     free(err_buf_);
   }
 
-  // One stop request, as a signalfd would deliver it.
-  void RequestStop() {
+  // One stop request (or |signo|), as a signalfd would deliver it.
+  void RequestStop(uint32_t signo = SIGINT) {
     signalfd_siginfo record = {};
-    record.ssi_signo = SIGINT;
+    record.ssi_signo = signo;
     ASSERT_EQ(write(stop_write_, &record, sizeof(record)),
               static_cast<ssize_t>(sizeof(record)));
   }
@@ -434,6 +446,51 @@ TEST_F(TraceSessionTest, NoProgressLineUnlessAsked) {
   options_.end_grace_ms = 0;
   EXPECT_EQ(Run(), kExitOk);
   EXPECT_EQ(connection_.query_calls(), 0);
+}
+
+TEST_F(TraceSessionTest, Sigusr1WritesNumberedSnapshots) {
+  connection_.trace_on_disable = "final";
+  RequestStop(SIGUSR1);
+  RequestStop(SIGUSR1);
+  RequestStop(SIGTERM);
+  EXPECT_EQ(Run(), kExitOk) << Err();
+  EXPECT_EQ(ReadFile(out_ + ".snapshot-1"), "snapshot");
+  EXPECT_EQ(ReadFile(out_ + ".snapshot-2"), "snapshot");
+  EXPECT_FALSE(Exists(out_ + ".snapshot-1.ringtrace-tmp"));
+  EXPECT_EQ(ReadFile(out_), "final");
+  EXPECT_THAT(Err(), HasSubstr("wrote snapshot " + out_ + ".snapshot-2: 8 B"));
+}
+
+TEST_F(TraceSessionTest, FailedSnapshotDoesNotEndTheSession) {
+  connection_.clone_status = base::ErrStatus("clone refused");
+  connection_.trace_on_disable = "final";
+  RequestStop(SIGUSR1);
+  RequestStop(SIGINT);
+  EXPECT_EQ(Run(), kExitOk) << Err();
+  EXPECT_FALSE(Exists(out_ + ".snapshot-1"));
+  EXPECT_FALSE(Exists(out_ + ".snapshot-1.ringtrace-tmp"));
+  EXPECT_EQ(ReadFile(out_), "final");
+  EXPECT_THAT(Err(), HasSubstr("snapshot 1 failed: clone refused"));
+}
+
+TEST_F(TraceSessionTest, Sigusr1WhileStoppingDoesNotAbort) {
+  connection_.trace_on_disable = "final";
+  connection_.disable_waits_for_release = true;
+  RequestStop(SIGINT);
+  std::thread usr1([&] {
+    connection_.WaitForDisable();
+    RequestStop(SIGUSR1);
+    // Release DisableTracing only once the stopping loop read SIGUSR1.
+    int pending = 1;
+    while (ioctl(stop_read_, FIONREAD, &pending) == 0 && pending > 0)
+      usleep(1000);
+    connection_.Release();
+  });
+  EXPECT_EQ(Run(), kExitOk) << Err();
+  usr1.join();
+  EXPECT_FALSE(connection_.aborted());
+  EXPECT_EQ(ReadFile(out_), "final");
+  EXPECT_FALSE(Exists(out_ + ".snapshot-1"));
 }
 
 TEST_F(TraceSessionTest, Clone) {
