@@ -176,6 +176,28 @@ void WriteSnapshot(ConsumerConnection* connection,
                   FormatBytes(bytes).c_str());
 }
 
+// Takes pending events: true with |*result| set when the session ended
+// (tracing_ended) or the connection failed. |revents|: what poll(2) said of
+// event_fd (a hang-up without an error from the connection is a failure
+// too).
+bool CheckEvents(ConsumerConnection* connection,
+                 uint64_t session_id,
+                 short revents,
+                 WaitResult* result) {
+  base::Status status;
+  if (TakeTracingEnded(connection, session_id, &result->event, &status)) {
+    result->reason = EndReason::kServiceEnded;
+    return true;
+  }
+  if (status.ok() && (revents & (POLLHUP | POLLERR | POLLNVAL)))
+    status = base::ErrStatus("the service closed the connection");
+  if (status.ok())
+    return false;
+  result->reason = EndReason::kConnectionLost;
+  result->status = status;
+  return true;
+}
+
 // Step 2 of the header: waits until the session should end.
 WaitResult WaitForEnd(ConsumerConnection* connection,
                       const TraceConfig& config,
@@ -213,19 +235,9 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
       result.reason = EndReason::kStopRequest;
       return result;
     }
-    if (fds[1].revents != 0) {
-      base::Status status;
-      if (TakeTracingEnded(connection, session_id, &result.event, &status)) {
-        result.reason = EndReason::kServiceEnded;
-        return result;
-      }
-      if (status.ok() && (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)))
-        status = base::ErrStatus("the service closed the connection");
-      if (!status.ok()) {
-        result.reason = EndReason::kConnectionLost;
-        result.status = status;
-        return result;
-      }
+    if (fds[1].revents != 0 &&
+        CheckEvents(connection, session_id, fds[1].revents, &result)) {
+      return result;
     }
     const uint64_t after = base::MonotonicMs();
     if (has_deadline && after >= deadline_ms) {
@@ -236,10 +248,13 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
       next_progress_ms = after + options.progress_period_ms;
       ServiceState state;
       base::Status status = connection->QueryServiceState(&state);
-      if (status.ok())
+      if (status.ok()) {
         reporter->Progress(FormatProgressLine(state, session_id));
-      // A failed query is not the session's failure: the connection's
-      // failure, if that is what it was, shows on event_fd.
+      } else if (CheckEvents(connection, session_id, 0, &result)) {
+        // The query failed because the connection did (or an event came).
+        return result;
+      }
+      // Else a failed query is not the session's failure.
     }
   }
 }

@@ -67,6 +67,10 @@ class FakeConnection : public ConsumerConnection {
   // Runs inside QueryServiceState.
   std::function<void()> on_query;
   base::Status clone_status;
+  base::Status query_status;
+  // The connection failed without its fd showing it (the client closed its
+  // socket after a protocol violation).
+  base::Status broken;
 
   // Queues an unsolicited event.
   void SendEvent(const ConsumerResponse& event) {
@@ -151,12 +155,18 @@ class FakeConnection : public ConsumerConnection {
     query_calls_++;
     if (on_query)
       on_query();
+    if (!query_status.ok())
+      return query_status;
     *out = state;
     return base::OkStatus();
   }
   int event_fd() override { return event_read_; }
   bool TakeEvent(ConsumerResponse* event, base::Status* status) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken.ok()) {
+      *status = broken;
+      return false;
+    }
     char byte;
     const ssize_t n = read(event_read_, &byte, 1);
     if (n == 0) {
@@ -438,6 +448,30 @@ TEST_F(TraceSessionTest, ProgressLineWhileTracing) {
   EXPECT_THAT(Err(), HasSubstr("\r\033[Ksession 7  2.0s  buffer"));
   // Later messages clear the progress line first.
   EXPECT_THAT(Err(), HasSubstr("\r\033[Kringtrace: stopping"));
+}
+
+TEST_F(TraceSessionTest, FailedProgressQueryOnABrokenConnection) {
+  options_.show_progress = true;
+  options_.progress_period_ms = 1;
+  connection_.query_status = base::ErrStatus("consumer socket: bad datagram");
+  connection_.broken = base::ErrStatus("consumer socket: bad datagram");
+  EXPECT_EQ(Run(), kExitFailure);
+  EXPECT_EQ(connection_.query_calls(), 1);
+  EXPECT_EQ(ReadFile(out_), "previous");
+  EXPECT_THAT(Err(), HasSubstr("lost the connection to the service: "
+                               "consumer socket: bad datagram"));
+}
+
+TEST_F(TraceSessionTest, FailedProgressQueryAloneGoesOn) {
+  options_.show_progress = true;
+  options_.progress_period_ms = 1;
+  connection_.query_status = base::ErrStatus("busy");
+  connection_.on_query = [&] {
+    if (connection_.query_calls() == 3)
+      RequestStop();
+  };
+  EXPECT_EQ(Run(), kExitOk);
+  EXPECT_GE(connection_.query_calls(), 3);
 }
 
 TEST_F(TraceSessionTest, NoProgressLineUnlessAsked) {
