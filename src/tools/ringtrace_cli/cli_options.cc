@@ -129,6 +129,11 @@ base::Status Store(const ValueOption* option,
   } else if (option == &kOut) {
     if (value.empty())
       return base::ErrStatus("-o needs a file name");
+    if (value == "-") {
+      return base::ErrStatus(
+          "-o - (stdout) is not supported: the service writes a regular "
+          "file");
+    }
     options->out_path = value;
   } else if (option == &kTime) {
     options->shortcuts.duration = value;

@@ -125,6 +125,7 @@ TEST(CliOptionsTest, UsageErrors) {
   EXPECT_THAT(Error({"--query", "--stop", "1"}), HasSubstr("exclude"));
   EXPECT_THAT(Error({"-c", "", "-o", "x"}), HasSubstr("-c needs a file"));
   EXPECT_THAT(Error({"--out="}), HasSubstr("-o needs a file"));
+  EXPECT_THAT(Error({"-o", "-"}), HasSubstr("not supported"));
   EXPECT_THAT(Error({"--outfile=x"}), HasSubstr("unknown option"));
   EXPECT_THAT(Error({"-o=x"}), HasSubstr("unknown option"));
 }
