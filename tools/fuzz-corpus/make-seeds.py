@@ -103,3 +103,43 @@ big = varint(200) + b"x" * 200
 write("trace_buffer_v2_fuzzer", "overwrite_small_buffer",
       bytes([0]) + b"".join(copy_chunk(i, 1, 0, big) for i in range(40)) +
       read(255))
+
+# consumer_protocol_fuzzer: consumer protocol datagrams (header: magic "RTCP",
+# type 1 request / 2 response, payload size) around ConsumerRequest and
+# ConsumerResponse protobufs (protos/ringtrace/ipc/consumer_port.proto).
+def ld(field, payload):
+    return tag(field, 2) + varint(len(payload)) + payload
+
+
+def vi(field, value):
+    return tag(field, 0) + varint(value)
+
+
+def consumer(msg_type, payload):
+    return struct.pack("<III", 0x50435452, msg_type, len(payload)) + payload
+
+
+track_event = ld(113, ld(2, b"*") + ld(1, b"debug.*"))
+data_source = ld(1, ld(1, b"track_event") + vi(2, 1) + track_event) + ld(2, b"app")
+config = (ld(1, vi(1, 1024) + vi(4, 1)) + ld(1, vi(1, 64) + vi(4, 2)) +
+          ld(2, data_source) + vi(3, 10000) + vi(8, 1) + vi(9, 1000) +
+          vi(10, 1 << 20) + ld(22, b"seed_session"))
+write("consumer_protocol_fuzzer", "enable_tracing",
+      consumer(1, vi(1, 1) + ld(2, ld(1, config))))
+write("consumer_protocol_fuzzer", "flush",
+      consumer(1, vi(1, 2) + ld(4, vi(1, 7) + vi(2, 500))))
+write("consumer_protocol_fuzzer", "query_service_state",
+      consumer(1, vi(1, 3) + ld(7, b"")))
+summary = vi(1, 7) + vi(2, 100) + vi(3, 4096) + vi(4, 2) + vi(5, 10000)
+write("consumer_protocol_fuzzer", "disable_response",
+      consumer(2, vi(1, 1) + vi(2, 1) + vi(4, 7) + ld(7, summary)))
+write("consumer_protocol_fuzzer", "tracing_ended",
+      consumer(2, vi(2, 0) + ld(3, b"write: No space left on device") + vi(4, 7) +
+               ld(7, summary) + vi(8, 1)))
+state = (ld(1, vi(1, 1) + ld(2, b"app") + vi(3, 42) + vi(4, 1000) +
+               ld(5, b"track_event") + vi(6, 1 << 20)) +
+         ld(2, vi(1, 7) + ld(2, b"s") + ld(4, b"started") +
+               ld(5, vi(1, 1) + vi(2, 1 << 20) + vi(3, 4096) + vi(4, 1))) +
+         vi(3, 8))
+write("consumer_protocol_fuzzer", "service_state",
+      consumer(2, vi(1, 3) + vi(2, 1) + ld(6, state)))

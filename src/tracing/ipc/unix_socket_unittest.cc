@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/test/raw_send.h"
@@ -140,6 +141,42 @@ TEST(UnixSocketTest, OversizedDatagramIsAnErrorNotATruncation) {
       << status.message();
   EXPECT_EQ(Recv(b.get(), &got), UnixSocket::RecvResult::kMessage);
   EXPECT_EQ(got, "next");
+}
+
+// The consumer protocol's largest datagram: 64 KiB with one fd, whole, and
+// refused (fd closed) by a receiver with one byte less room.
+TEST(UnixSocketTest, SixtyFourKiBDatagramWithAnFd) {
+  std::unique_ptr<UnixSocket> a, b;
+  ASSERT_TRUE(UnixSocket::Pair(&a, &b));
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const int fds_before = CountOpenFds();
+  std::vector<uint8_t> data(65536);
+  for (size_t i = 0; i < data.size(); i++)
+    data[i] = static_cast<uint8_t>(i * 7);
+  std::vector<uint8_t> buf(65536);
+  size_t n = 0;
+  base::ScopedFd received;
+  base::Status status;
+
+  ASSERT_TRUE(a->Send(data.data(), data.size(), pipe_fds[1]).ok());
+  ASSERT_EQ(b->Receive(buf.data(), buf.size(), &n, &received, &status),
+            UnixSocket::RecvResult::kMessage)
+      << status.message();
+  EXPECT_EQ(n, 65536u);
+  EXPECT_EQ(buf, data);
+  EXPECT_TRUE(SameFile(received.get(), pipe_fds[1]));
+  received.reset();
+
+  ASSERT_TRUE(a->Send(data.data(), data.size(), pipe_fds[1]).ok());
+  EXPECT_EQ(b->Receive(buf.data(), buf.size() - 1, &n, &received, &status),
+            UnixSocket::RecvResult::kTooLong);
+  EXPECT_EQ(status.message(), "datagram longer than 65535 bytes");
+  EXPECT_FALSE(received.valid());
+  EXPECT_EQ(CountOpenFds(), fds_before);
+  EXPECT_FALSE(a->Send(data.data(), data.size() + 1).ok());
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
 }
 
 TEST(UnixSocketTest, SendToAGonePeerFailsWithoutSigpipe) {
