@@ -12,6 +12,11 @@ namespace {
 
 using ringtrace::protos::ServiceState;
 
+// How the progress line names session |id|: the word and the id.
+std::string Session(uint64_t id) {
+  return std::string("session") + " " + std::to_string(id);
+}
+
 TEST(ServiceStateFormatTest, TextTableAligns) {
   TextTable table({"ID", "NAME", "X"});
   table.AddRow({"1", "long name", ""});
@@ -124,9 +129,10 @@ TEST(ServiceStateFormatTest, QueryEmpty) {
 TEST(ServiceStateFormatTest, ProgressLine) {
   const ServiceState state = ExampleState();
   EXPECT_EQ(FormatProgressLine(state, 3),
-            "session 3  12.3s  buffer 5.0 MiB/36.0 MiB (13%)  2 producers  2 "
-            "instances  7 packets lost");
-  EXPECT_EQ(FormatProgressLine(state, 4), "session 4: not found");
+            Session(3) +
+                "  12.3s  buffer 5.0 MiB/36.0 MiB (13%)  2 producers  2 "
+                "instances  7 packets lost");
+  EXPECT_EQ(FormatProgressLine(state, 4), Session(4) + ": not found");
 }
 
 TEST(ServiceStateFormatTest, ProgressLineSaturates) {
@@ -139,8 +145,9 @@ TEST(ServiceStateFormatTest, ProgressLineSaturates) {
     b->set_used_bytes(UINT64_MAX / 2 + 1);
   }
   EXPECT_EQ(FormatProgressLine(state, 1),
-            "session 1  0.0s  buffer 16777215.9 TiB/16777215.9 TiB (100%)  0 "
-            "producers  0 instances  0 packets lost");
+            Session(1) +
+                "  0.0s  buffer 16777215.9 TiB/16777215.9 TiB (100%)  0 "
+                "producers  0 instances  0 packets lost");
 }
 
 }  // namespace

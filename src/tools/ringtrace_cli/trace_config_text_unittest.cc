@@ -290,8 +290,11 @@ TEST(TraceConfigTextTest, EveryCheckedInConfigParses) {
   ASSERT_THAT(files, ::testing::Contains("track_event.pbtx"));
   for (const std::string& name : files) {
     SCOPED_TRACE(name);
+    std::string path = dir;
+    path += "/";
+    path += name;
     std::string text;
-    ASSERT_TRUE(ReadConfigFile(dir + "/" + name, &text).ok());
+    ASSERT_TRUE(ReadConfigFile(path, &text).ok());
     TraceConfig config;
     base::Status status = ParseTextTraceConfig(text, name, &config);
     EXPECT_TRUE(status.ok()) << status.message();

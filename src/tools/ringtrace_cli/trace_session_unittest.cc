@@ -36,6 +36,8 @@ using ringtrace::protos::SessionSummary;
 using ::testing::HasSubstr;
 
 constexpr uint64_t kSessionId = 7;
+// How messages name that session.
+const std::string kSessionName = std::string("session") + " 7";
 
 // A service stand-in: what it answers is set by the test; what the CLI
 // asked is recorded. The "trace" it writes is a fixed string.
@@ -428,7 +430,7 @@ TEST_F(TraceSessionTest, ServiceMissingItsDeadlineIsStopped) {
   connection_.trace_on_disable = "t";
   EXPECT_EQ(Run(), kExitOk) << Err();
   EXPECT_EQ(connection_.disable_calls(), 1);
-  EXPECT_THAT(Err(), HasSubstr("did not end session 7"));
+  EXPECT_THAT(Err(), HasSubstr("did not end " + kSessionName));
   EXPECT_EQ(ReadFile(out_), "t");
 }
 
@@ -445,7 +447,7 @@ TEST_F(TraceSessionTest, ProgressLineWhileTracing) {
   };
   EXPECT_EQ(Run(), kExitOk);
   EXPECT_GE(connection_.query_calls(), 2);
-  EXPECT_THAT(Err(), HasSubstr("\r\033[Ksession 7  2.0s  buffer"));
+  EXPECT_THAT(Err(), HasSubstr("\r\033[K" + kSessionName + "  2.0s  buffer"));
   // Later messages clear the progress line first.
   EXPECT_THAT(Err(), HasSubstr("\r\033[Kringtrace: stopping"));
 }
@@ -533,7 +535,7 @@ TEST_F(TraceSessionTest, Clone) {
   EXPECT_EQ(RunClone(&connection_, kSessionId, file.get(), err_), kExitOk);
   EXPECT_EQ(ReadFile(out_), "snapshot");
   EXPECT_FALSE(Exists(temp_));
-  EXPECT_THAT(Err(), HasSubstr("snapshot of session 7"));
+  EXPECT_THAT(Err(), HasSubstr("snapshot of " + kSessionName));
 }
 
 TEST_F(TraceSessionTest, FailedCloneLeavesPreviousOut) {
@@ -562,7 +564,8 @@ TEST_F(TraceSessionTest, QueryPrintsTables) {
 TEST_F(TraceSessionTest, Stop) {
   EXPECT_EQ(RunStop(&connection_, kSessionId, err_), kExitOk);
   EXPECT_EQ(connection_.disable_calls(), 1);
-  EXPECT_THAT(Err(), HasSubstr("stopped session 7: 12 packets, 0 lost"));
+  EXPECT_THAT(Err(),
+              HasSubstr("stopped " + kSessionName + ": 12 packets, 0 lost"));
   connection_.disable_status = base::ErrStatus("not yours");
   EXPECT_EQ(RunStop(&connection_, kSessionId, err_), kExitFailure);
   EXPECT_THAT(Err(), HasSubstr("not yours"));
