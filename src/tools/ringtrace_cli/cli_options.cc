@@ -1,0 +1,274 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tools/ringtrace_cli/cli_options.h"
+
+#include <string.h>
+
+#include <vector>
+
+#include "src/base/checked_math.h"
+
+namespace ringtrace {
+namespace cli {
+
+const char kUsageText[] =
+    R"(Usage: ringtrace [options] -o FILE [CATEGORIES...]
+       ringtrace [--txt] -c CONFIG -o FILE
+       ringtrace --query
+       ringtrace --clone SESSION_ID -o FILE
+       ringtrace --stop SESSION_ID
+
+Records a trace with the ringtraced service and writes it to FILE, a
+Perfetto trace file (open it in ui.perfetto.dev or trace_processor).
+
+Config (either a file or the shortcuts):
+  -c, --config FILE     TraceConfig file, "-" for stdin (binary unless --txt)
+  --txt                 the config is protobuf text format (.pbtx)
+  -t, --time DURATION   trace for DURATION: N with ms, s, m or h; a bare
+                        number is seconds; 0: until Ctrl-C (default 10s)
+  -b, --buffer SIZE     buffer size: N with kb, mb or gb (default 32mb)
+  --fill ring|discard   when the buffer is full, overwrite the oldest data
+                        (ring, default) or drop the newest (discard)
+  CATEGORIES            TrackEvent categories, comma-separated or as several
+                        arguments; "*" and "prefix*" patterns (default "*")
+
+Output and sessions:
+  -o, --out FILE        the trace file; written as FILE.ringtrace-tmp and
+                        renamed into place only when the trace is complete
+  --query               print the producers, sessions and buffers of the
+                        service
+  --clone SESSION_ID    write a snapshot of a running session to -o FILE
+  --stop SESSION_ID     stop a running session (its file is written by the
+                        ringtrace that started it)
+  --consumer-socket PATH  the service's consumer socket (default:
+                        $RINGTRACE_CONSUMER_SOCK, else the per-user default)
+  --no-progress         no progress line (it is only shown on a terminal)
+  -h, --help            this text
+
+Ctrl-C (or SIGTERM, SIGHUP) stops tracing early and still writes a complete
+FILE; a second Ctrl-C aborts without writing it. SIGUSR1 writes a snapshot
+of the session to FILE.snapshot-N (N = 1, 2, ...) while tracing goes on.
+
+Exit status: 0 success; 1 the service failed, refused or was unreachable,
+the trace could not be written, or the run was aborted; 2 a bad command
+line or config file.
+)";
+
+namespace {
+
+// Long and short spellings of every option that takes a value.
+struct ValueOption {
+  const char* short_name;  // nullptr when none
+  const char* long_name;
+};
+
+constexpr ValueOption kConfig = {"-c", "--config"};
+constexpr ValueOption kOut = {"-o", "--out"};
+constexpr ValueOption kTime = {"-t", "--time"};
+constexpr ValueOption kBuffer = {"-b", "--buffer"};
+constexpr ValueOption kFill = {nullptr, "--fill"};
+constexpr ValueOption kSocket = {nullptr, "--consumer-socket"};
+constexpr ValueOption kClone = {nullptr, "--clone"};
+constexpr ValueOption kStop = {nullptr, "--stop"};
+constexpr const ValueOption* kValueOptions[] = {
+    &kConfig, &kOut, &kTime, &kBuffer, &kFill, &kSocket, &kClone, &kStop};
+
+bool ParseSessionId(const std::string& s, uint64_t* id) {
+  if (s.empty())
+    return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    if (!base::CheckedMul<uint64_t>(v, 10, &v) ||
+        !base::CheckedAdd<uint64_t>(v, static_cast<uint64_t>(c - '0'), &v)) {
+      return false;
+    }
+  }
+  if (v == 0)
+    return false;
+  *id = v;
+  return true;
+}
+
+// What the loop saw, before the combinations are checked.
+struct Seen {
+  bool config = false, out = false, time = false, buffer = false, fill = false,
+       socket = false, clone = false, stop = false, query = false, txt = false,
+       no_progress = false;
+};
+
+bool* SeenFlag(Seen* seen, const ValueOption* option) {
+  if (option == &kConfig)
+    return &seen->config;
+  if (option == &kOut)
+    return &seen->out;
+  if (option == &kTime)
+    return &seen->time;
+  if (option == &kBuffer)
+    return &seen->buffer;
+  if (option == &kFill)
+    return &seen->fill;
+  if (option == &kSocket)
+    return &seen->socket;
+  if (option == &kClone)
+    return &seen->clone;
+  return &seen->stop;
+}
+
+// Stores |value| for |option|.
+base::Status Store(const ValueOption* option,
+                   const std::string& value,
+                   CliOptions* options) {
+  if (option == &kConfig) {
+    if (value.empty())
+      return base::ErrStatus("-c needs a file name (\"-\" for stdin)");
+    options->config_path = value;
+  } else if (option == &kOut) {
+    if (value.empty())
+      return base::ErrStatus("-o needs a file name");
+    if (value == "-") {
+      return base::ErrStatus(
+          "-o - (stdout) is not supported: the service writes a regular "
+          "file");
+    }
+    options->out_path = value;
+  } else if (option == &kTime) {
+    options->shortcuts.duration = value;
+  } else if (option == &kBuffer) {
+    options->shortcuts.buffer_size = value;
+  } else if (option == &kFill) {
+    options->shortcuts.fill = value;
+  } else if (option == &kSocket) {
+    if (value.empty())
+      return base::ErrStatus("--consumer-socket needs a path");
+    options->consumer_socket = value;
+  } else if (!ParseSessionId(value, &options->session_id)) {
+    return base::ErrStatus("bad session id '%s' for %s: a positive number",
+                           value.c_str(), option->long_name);
+  }
+  return base::OkStatus();
+}
+
+// The checks of what may go with what, once every argument was read.
+base::Status CheckCombinations(const Seen& seen, CliOptions* options) {
+  const int commands =
+      (seen.query ? 1 : 0) + (seen.clone ? 1 : 0) + (seen.stop ? 1 : 0);
+  if (commands > 1)
+    return base::ErrStatus("--query, --clone and --stop exclude each other");
+  const bool shortcuts = seen.time || seen.buffer || seen.fill ||
+                         !options->shortcuts.category_args.empty();
+  const bool any_config = seen.config || seen.txt || shortcuts;
+  const char* command_name = seen.query   ? "--query"
+                             : seen.clone ? "--clone"
+                                          : "--stop";
+  if (commands == 1 && any_config) {
+    return base::ErrStatus(
+        "%s takes no config (-c, --txt, -t, -b, --fill, "
+        "categories)",
+        command_name);
+  }
+  if (seen.query) {
+    options->command = Command::kQuery;
+  } else if (seen.clone) {
+    options->command = Command::kClone;
+  } else if (seen.stop) {
+    options->command = Command::kStop;
+  } else {
+    options->command = Command::kTrace;
+  }
+  const bool wants_out = options->command == Command::kTrace ||
+                         options->command == Command::kClone;
+  if (wants_out && !seen.out)
+    return base::ErrStatus("-o FILE is required");
+  if (!wants_out && seen.out)
+    return base::ErrStatus("%s takes no -o", command_name);
+  if (seen.config && shortcuts) {
+    return base::ErrStatus(
+        "-c excludes the shortcuts (-t, -b, --fill, categories): put them in "
+        "the config");
+  }
+  if (seen.txt && !seen.config)
+    return base::ErrStatus("--txt needs -c CONFIG");
+  return base::OkStatus();
+}
+
+}  // namespace
+
+base::Status ParseCliOptions(int argc,
+                             const char* const* argv,
+                             CliOptions* options) {
+  *options = CliOptions();
+  Seen seen;
+  bool options_ended = false;
+  for (int i = 1; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (options_ended || arg.empty() || arg[0] != '-') {
+      options->shortcuts.category_args.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      *options = CliOptions();
+      options->command = Command::kHelp;
+      return base::OkStatus();
+    }
+    bool* flag = nullptr;
+    if (arg == "--txt")
+      flag = &seen.txt;
+    else if (arg == "--query")
+      flag = &seen.query;
+    else if (arg == "--no-progress")
+      flag = &seen.no_progress;
+    if (flag) {
+      if (*flag)
+        return base::ErrStatus("%s given twice", arg.c_str());
+      *flag = true;
+      continue;
+    }
+    // An option with a value: "-o FILE", "--out FILE" or "--out=FILE".
+    const ValueOption* option = nullptr;
+    std::string value;
+    bool has_inline_value = false;
+    for (const ValueOption* candidate : kValueOptions) {
+      if (candidate->short_name && arg == candidate->short_name) {
+        option = candidate;
+        break;
+      }
+      const size_t len = strlen(candidate->long_name);
+      if (arg.compare(0, len, candidate->long_name) == 0 &&
+          (arg.size() == len || arg[len] == '=')) {
+        option = candidate;
+        has_inline_value = arg.size() > len;
+        if (has_inline_value)
+          value = arg.substr(len + 1);
+        break;
+      }
+    }
+    if (!option)
+      return base::ErrStatus("unknown option %s", arg.c_str());
+    if (!has_inline_value) {
+      if (i + 1 >= argc)
+        return base::ErrStatus("missing value for %s", arg.c_str());
+      value = argv[++i];
+    }
+    bool* seen_flag = SeenFlag(&seen, option);
+    if (*seen_flag)
+      return base::ErrStatus("%s given twice", option->long_name);
+    *seen_flag = true;
+    base::Status status = Store(option, value, options);
+    if (!status.ok())
+      return status;
+  }
+  options->txt = seen.txt;
+  options->no_progress = seen.no_progress;
+  return CheckCombinations(seen, options);
+}
+
+}  // namespace cli
+}  // namespace ringtrace

@@ -1,0 +1,135 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tools/ringtrace_cli/cli_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace ringtrace {
+namespace cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Parses |args| (argv[0] is added); returns the error ("" on success).
+std::string Parse(std::vector<const char*> args, CliOptions* options) {
+  args.insert(args.begin(), "ringtrace");
+  base::Status status =
+      ParseCliOptions(static_cast<int>(args.size()), args.data(), options);
+  return status.ok() ? "" : status.message();
+}
+
+std::string Error(std::vector<const char*> args) {
+  CliOptions options;
+  return Parse(std::move(args), &options);
+}
+
+TEST(CliOptionsTest, TextConfig) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--txt", "-c", "cfg.pbtx", "-o", "out.pftrace"}, &o), "");
+  EXPECT_EQ(o.command, Command::kTrace);
+  EXPECT_TRUE(o.txt);
+  EXPECT_EQ(o.config_path, "cfg.pbtx");
+  EXPECT_EQ(o.out_path, "out.pftrace");
+  EXPECT_TRUE(o.shortcuts.category_args.empty());
+  EXPECT_EQ(o.consumer_socket, "");
+  EXPECT_FALSE(o.no_progress);
+}
+
+TEST(CliOptionsTest, LongFormsAndStdin) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--config=-", "--out", "o", "--consumer-socket=/s",
+                   "--no-progress"},
+                  &o),
+            "");
+  EXPECT_FALSE(o.txt);
+  EXPECT_EQ(o.config_path, "-");
+  EXPECT_EQ(o.out_path, "o");
+  EXPECT_EQ(o.consumer_socket, "/s");
+  EXPECT_TRUE(o.no_progress);
+}
+
+TEST(CliOptionsTest, Shortcuts) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"gfx,input", "-t", "10s", "-o", "x", "--buffer=64mb",
+                   "--fill", "discard", "net", "--", "-odd"},
+                  &o),
+            "");
+  EXPECT_EQ(o.command, Command::kTrace);
+  EXPECT_EQ(o.config_path, "");
+  EXPECT_EQ(o.shortcuts.duration, "10s");
+  EXPECT_EQ(o.shortcuts.buffer_size, "64mb");
+  EXPECT_EQ(o.shortcuts.fill, "discard");
+  EXPECT_THAT(o.shortcuts.category_args,
+              ElementsAre("gfx,input", "net", "-odd"));
+}
+
+TEST(CliOptionsTest, OutputOnlyUsesDefaults) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"-o", "x"}, &o), "");
+  EXPECT_EQ(o.shortcuts.duration, "");
+  EXPECT_TRUE(o.shortcuts.category_args.empty());
+}
+
+TEST(CliOptionsTest, Help) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"-o", "x", "--help", "--bogus"}, &o), "");
+  EXPECT_EQ(o.command, Command::kHelp);
+  ASSERT_EQ(Parse({"-h"}, &o), "");
+  EXPECT_EQ(o.command, Command::kHelp);
+  EXPECT_THAT(std::string(kUsageText), HasSubstr("--consumer-socket"));
+  EXPECT_THAT(std::string(kUsageText), HasSubstr("Exit status"));
+}
+
+TEST(CliOptionsTest, QueryCloneStop) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--query"}, &o), "");
+  EXPECT_EQ(o.command, Command::kQuery);
+  ASSERT_EQ(Parse({"--clone", "42", "-o", "snap"}, &o), "");
+  EXPECT_EQ(o.command, Command::kClone);
+  EXPECT_EQ(o.session_id, 42u);
+  EXPECT_EQ(o.out_path, "snap");
+  ASSERT_EQ(Parse({"--stop=18446744073709551615"}, &o), "");
+  EXPECT_EQ(o.command, Command::kStop);
+  EXPECT_EQ(o.session_id, 18446744073709551615u);
+}
+
+TEST(CliOptionsTest, BadSessionIds) {
+  for (const char* bad : {"0", "", "-1", "1x", "18446744073709551616", " 1"})
+    EXPECT_THAT(Error({"--stop", bad}), HasSubstr("bad session id")) << bad;
+}
+
+TEST(CliOptionsTest, UsageErrors) {
+  EXPECT_THAT(Error({}), HasSubstr("-o FILE is required"));
+  EXPECT_THAT(Error({"-c", "cfg"}), HasSubstr("-o FILE is required"));
+  EXPECT_THAT(Error({"--bogus"}), HasSubstr("unknown option --bogus"));
+  EXPECT_THAT(Error({"-"}), HasSubstr("unknown option -"));
+  EXPECT_THAT(Error({"-o"}), HasSubstr("missing value for -o"));
+  EXPECT_THAT(Error({"-o", "a", "--out=b"}), HasSubstr("--out given twice"));
+  EXPECT_THAT(Error({"--txt", "--txt", "-c", "c", "-o", "x"}),
+              HasSubstr("--txt given twice"));
+  EXPECT_THAT(Error({"-o", "x", "-c", "c", "-t", "1s"}),
+              HasSubstr("excludes the shortcuts"));
+  EXPECT_THAT(Error({"-o", "x", "-c", "c", "cat"}),
+              HasSubstr("excludes the shortcuts"));
+  EXPECT_THAT(Error({"-o", "x", "--txt"}), HasSubstr("--txt needs -c"));
+  EXPECT_THAT(Error({"--query", "-o", "x"}), HasSubstr("--query takes no -o"));
+  EXPECT_THAT(Error({"--query", "cat"}), HasSubstr("takes no config"));
+  EXPECT_THAT(Error({"--stop", "1", "-t", "1s"}), HasSubstr("takes no config"));
+  EXPECT_THAT(Error({"--clone", "1"}), HasSubstr("-o FILE is required"));
+  EXPECT_THAT(Error({"--query", "--stop", "1"}), HasSubstr("exclude"));
+  EXPECT_THAT(Error({"-c", "", "-o", "x"}), HasSubstr("-c needs a file"));
+  EXPECT_THAT(Error({"--out="}), HasSubstr("-o needs a file"));
+  EXPECT_THAT(Error({"-o", "-"}), HasSubstr("not supported"));
+  EXPECT_THAT(Error({"--outfile=x"}), HasSubstr("unknown option"));
+  EXPECT_THAT(Error({"-o=x"}), HasSubstr("unknown option"));
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace ringtrace

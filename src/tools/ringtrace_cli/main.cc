@@ -1,0 +1,158 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ringtrace: the command-line consumer of ringtraced (docs/cli.md). Reads
+// the command line and the config, blocks the signals it handles (before any
+// thread exists, so that every thread inherits the mask) and hands them to a
+// signalfd, connects, and runs the command (trace_session.h).
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "src/base/scoped_fd.h"
+#include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tools/ringtrace_cli/config_shortcuts.h"
+#include "src/tools/ringtrace_cli/consumer_connection.h"
+#include "src/tools/ringtrace_cli/output_file.h"
+#include "src/tools/ringtrace_cli/trace_config_text.h"
+#include "src/tools/ringtrace_cli/trace_session.h"
+#include "src/tracing/consumer/consumer_client.h"
+#include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/ipc/default_socket_paths.h"
+
+namespace ringtrace {
+namespace cli {
+namespace {
+
+constexpr int kConnectTimeoutMs = 5000;
+
+void PrintError(const std::string& message) {
+  fprintf(stderr, "ringtrace: %s\n", message.c_str());
+}
+
+// The config of a trace command: the file (-c) or the shortcuts, then the
+// service's own checks, so that a defect is a usage error before anything
+// is sent.
+base::Status LoadConfig(const CliOptions& options,
+                        perfetto::protos::TraceConfig* config) {
+  base::Status status;
+  std::string name = "shortcuts";
+  if (options.config_path.empty()) {
+    status = BuildShortcutConfig(options.shortcuts, config);
+  } else {
+    name = options.config_path == "-" ? "<stdin>" : options.config_path;
+    std::string contents;
+    status = ReadConfigFile(options.config_path, &contents);
+    if (status.ok()) {
+      status = options.txt ? ParseTextTraceConfig(contents, name, config)
+                           : ParseBinaryTraceConfig(contents, name, config);
+    }
+  }
+  if (!status.ok())
+    return status;
+  status = ipc::ValidateTraceConfig(*config);
+  if (!status.ok())
+    return base::ErrStatus("%s: %s", name.c_str(), status.message().c_str());
+  return base::OkStatus();
+}
+
+// Blocks SIGINT, SIGTERM, SIGHUP (stop) and SIGUSR1 (snapshot) and returns
+// a signalfd that reads them; invalid on failure.
+base::ScopedFd BlockSignalsIntoFd() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  sigaddset(&mask, SIGUSR1);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0)
+    return base::ScopedFd();
+  return base::ScopedFd(signalfd(-1, &mask, SFD_CLOEXEC));
+}
+
+int Run(int argc, char** argv) {
+  CliOptions options;
+  base::Status status = ParseCliOptions(argc, argv, &options);
+  if (!status.ok()) {
+    PrintError(status.message() + " (ringtrace --help for the usage)");
+    return kExitUsage;
+  }
+  if (options.command == Command::kHelp) {
+    fputs(kUsageText, stdout);
+    return kExitOk;
+  }
+  perfetto::protos::TraceConfig config;
+  if (options.command == Command::kTrace) {
+    status = LoadConfig(options, &config);
+    if (!status.ok()) {
+      PrintError(status.message());
+      return kExitUsage;
+    }
+  }
+
+  // A dead service must not kill us with SIGPIPE mid-write.
+  signal(SIGPIPE, SIG_IGN);
+  base::ScopedFd signal_fd = BlockSignalsIntoFd();
+  if (!signal_fd.valid()) {
+    PrintError(std::string("cannot set up signal handling: ") +
+               strerror(errno));
+    return kExitFailure;
+  }
+
+  std::unique_ptr<PendingOutputFile> file;
+  if (options.command == Command::kTrace ||
+      options.command == Command::kClone) {
+    status = PendingOutputFile::Create(options.out_path, &file);
+    if (!status.ok()) {
+      PrintError(status.message());
+      return kExitFailure;
+    }
+  }
+
+  const std::string socket = options.consumer_socket.empty()
+                                 ? ipc::DefaultConsumerSocketPath()
+                                 : options.consumer_socket;
+  std::unique_ptr<consumer::ConsumerClient> client =
+      consumer::ConsumerClient::Connect(socket, kConnectTimeoutMs, &status);
+  if (!client) {
+    // The message names the socket and asks whether ringtraced runs.
+    PrintError(status.message());
+    return kExitFailure;  // |file| removes its temporary file
+  }
+  ClientConnection connection(std::move(client));
+
+  switch (options.command) {
+    case Command::kTrace: {
+      TraceSessionOptions session_options;
+      session_options.show_progress =
+          !options.no_progress && isatty(STDERR_FILENO);
+      return RunTraceSession(&connection, config, file.get(), signal_fd.get(),
+                             session_options, stderr);
+    }
+    case Command::kClone:
+      return RunClone(&connection, options.session_id, file.get(), stderr);
+    case Command::kQuery:
+      return RunQuery(&connection, stdout, stderr);
+    case Command::kStop:
+      return RunStop(&connection, options.session_id, stderr);
+    case Command::kHelp:
+      break;
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace ringtrace
+
+int main(int argc, char** argv) {
+  return ringtrace::cli::Run(argc, argv);
+}

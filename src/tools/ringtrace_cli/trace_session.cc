@@ -1,0 +1,483 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/tools/ringtrace_cli/trace_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "src/base/scoped_fd.h"
+#include "src/base/time.h"
+#include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tools/ringtrace_cli/service_state_format.h"
+
+namespace ringtrace {
+namespace cli {
+
+ConsumerConnection::~ConsumerConnection() = default;
+
+namespace {
+
+using perfetto::protos::TraceConfig;
+using ringtrace::protos::ConsumerResponse;
+using ringtrace::protos::ServiceState;
+using ringtrace::protos::SessionSummary;
+
+constexpr uint32_t kDefaultDataSourceStopTimeoutMs = 5000;
+
+// Messages on stderr, and the progress line that they replace.
+class Reporter {
+ public:
+  explicit Reporter(FILE* err) : err_(err) {}
+
+  void Print(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+    ClearProgress();
+    fputs("ringtrace: ", err_);
+    va_list args;
+    va_start(args, fmt);
+    vfprintf(err_, fmt, args);
+    va_end(args);
+    fputc('\n', err_);
+    fflush(err_);
+  }
+
+  // Overwrites the current line (a terminal is assumed).
+  void Progress(const std::string& line) {
+    fprintf(err_, "\r\033[K%s", line.c_str());
+    fflush(err_);
+    progress_shown_ = true;
+  }
+
+  void ClearProgress() {
+    if (!progress_shown_)
+      return;
+    fputs("\r\033[K", err_);
+    progress_shown_ = false;
+  }
+
+ private:
+  FILE* const err_;
+  bool progress_shown_ = false;
+};
+
+// Reads the signal records of |fd| (see the header); stops watching an fd
+// that failed or reached its end, so that a broken one cannot spin a loop.
+class SignalRecords {
+ public:
+  explicit SignalRecords(int fd) : fd_(fd) {}
+
+  // The fd for poll(2); -1 (ignored by poll) once it failed.
+  int fd() const { return fd_; }
+
+  // Called when poll(2) reported |revents| for fd(): reads ONE record, so
+  // that a second one stays pending for the next wait. Returns its signal
+  // number, 0 if none was read.
+  uint32_t Consume(short revents) {
+    if (revents == 0 || fd_ < 0)
+      return 0;
+    signalfd_siginfo record = {};
+    const ssize_t n = read(fd_, &record, sizeof(record));
+    if (n == static_cast<ssize_t>(sizeof(record)))
+      return record.ssi_signo != 0 ? record.ssi_signo : SIGTERM;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      return 0;
+    fd_ = -1;
+    return 0;
+  }
+
+ private:
+  int fd_;
+};
+
+// poll(2) on |fds| for at most |timeout_ms| (-1: no limit); EINTR is a
+// timeout of zero.
+int Poll(pollfd* fds, nfds_t count, int64_t timeout_ms) {
+  for (nfds_t i = 0; i < count; i++)
+    fds[i].revents = 0;
+  const int timeout =
+      timeout_ms < 0
+          ? -1
+          : static_cast<int>(std::min<int64_t>(timeout_ms, 24 * 3600 * 1000));
+  const int r = poll(fds, count, timeout);
+  return r < 0 && errno == EINTR ? 0 : r;
+}
+
+enum class EndReason {
+  kServiceEnded,  // tracing_ended
+  kStopRequest,   // Ctrl-C, SIGTERM
+  kDeadline,      // the service did not end it in time
+  kConnectionLost,
+};
+
+struct WaitResult {
+  EndReason reason = EndReason::kConnectionLost;
+  ConsumerResponse event;  // kServiceEnded
+  base::Status status;     // kConnectionLost
+};
+
+// True and |*event| set if a tracing_ended event for |session_id| is
+// pending. A failed connection sets |*status|.
+bool TakeTracingEnded(ConsumerConnection* connection,
+                      uint64_t session_id,
+                      ConsumerResponse* event,
+                      base::Status* status) {
+  ConsumerResponse candidate;
+  while (connection->TakeEvent(&candidate, status)) {
+    if (!candidate.tracing_ended())
+      continue;
+    if (candidate.has_session_id() && candidate.session_id() != session_id)
+      continue;
+    *event = candidate;
+    return true;
+  }
+  return false;
+}
+
+uint32_t StopTimeoutMs(const TraceConfig& config) {
+  return config.data_source_stop_timeout_ms() != 0
+             ? config.data_source_stop_timeout_ms()
+             : kDefaultDataSourceStopTimeoutMs;
+}
+
+// SIGUSR1: a snapshot of the session into OUT.snapshot-N, through its own
+// temporary file. A failure is reported; the session goes on.
+void WriteSnapshot(ConsumerConnection* connection,
+                   uint64_t session_id,
+                   const std::string& out_path,
+                   uint32_t number,
+                   Reporter* reporter) {
+  const std::string path = out_path + ".snapshot-" + std::to_string(number);
+  std::unique_ptr<PendingOutputFile> file;
+  base::Status status = PendingOutputFile::Create(path, &file);
+  if (status.ok())
+    status = connection->CloneSession(session_id, file->fd());
+  uint64_t bytes = 0;
+  if (status.ok())
+    status = file->Size(&bytes);
+  if (status.ok())
+    status = file->Commit();
+  if (!status.ok()) {
+    reporter->Print("snapshot %u failed: %s", number, status.message().c_str());
+    return;
+  }
+  reporter->Print("wrote snapshot %s: %s", path.c_str(),
+                  FormatBytes(bytes).c_str());
+}
+
+// Takes pending events: true with |*result| set when the session ended
+// (tracing_ended) or the connection failed. |revents|: what poll(2) said of
+// event_fd (a hang-up without an error from the connection is a failure
+// too).
+bool CheckEvents(ConsumerConnection* connection,
+                 uint64_t session_id,
+                 short revents,
+                 WaitResult* result) {
+  base::Status status;
+  if (TakeTracingEnded(connection, session_id, &result->event, &status)) {
+    result->reason = EndReason::kServiceEnded;
+    return true;
+  }
+  if (status.ok() && (revents & (POLLHUP | POLLERR | POLLNVAL)))
+    status = base::ErrStatus("the service closed the connection");
+  if (status.ok())
+    return false;
+  result->reason = EndReason::kConnectionLost;
+  result->status = status;
+  return true;
+}
+
+// Step 2 of the header: waits until the session should end.
+WaitResult WaitForEnd(ConsumerConnection* connection,
+                      const TraceConfig& config,
+                      uint64_t session_id,
+                      PendingOutputFile* file,
+                      SignalRecords* signals,
+                      const TraceSessionOptions& options,
+                      Reporter* reporter) {
+  const uint64_t start_ms = base::MonotonicMs();
+  const bool has_deadline = config.duration_ms() != 0;
+  const uint64_t deadline_ms = start_ms + config.duration_ms() +
+                               StopTimeoutMs(config) + options.end_grace_ms;
+  uint64_t next_progress_ms = start_ms + options.progress_period_ms;
+  uint32_t snapshots = 0;
+  WaitResult result;
+  for (;;) {
+    const uint64_t now = base::MonotonicMs();
+    int64_t timeout = -1;
+    if (has_deadline)
+      timeout = deadline_ms > now ? static_cast<int64_t>(deadline_ms - now) : 0;
+    if (options.show_progress) {
+      const int64_t to_progress =
+          next_progress_ms > now ? static_cast<int64_t>(next_progress_ms - now)
+                                 : 0;
+      timeout = timeout < 0 ? to_progress : std::min(timeout, to_progress);
+    }
+    pollfd fds[2] = {{signals->fd(), POLLIN, 0},
+                     {connection->event_fd(), POLLIN, 0}};
+    Poll(fds, 2, timeout);
+    const uint32_t signo = signals->Consume(fds[0].revents);
+    if (signo == SIGUSR1) {
+      WriteSnapshot(connection, session_id, file->out_path(), ++snapshots,
+                    reporter);
+    } else if (signo != 0) {
+      result.reason = EndReason::kStopRequest;
+      return result;
+    }
+    if (fds[1].revents != 0 &&
+        CheckEvents(connection, session_id, fds[1].revents, &result)) {
+      return result;
+    }
+    const uint64_t after = base::MonotonicMs();
+    if (has_deadline && after >= deadline_ms) {
+      result.reason = EndReason::kDeadline;
+      return result;
+    }
+    if (options.show_progress && after >= next_progress_ms) {
+      next_progress_ms = after + options.progress_period_ms;
+      ServiceState state;
+      base::Status status = connection->QueryServiceState(&state);
+      if (status.ok()) {
+        reporter->Progress(FormatProgressLine(state, session_id));
+      } else if (CheckEvents(connection, session_id, 0, &result)) {
+        // The query failed because the connection did (or an event came).
+        return result;
+      }
+      // Else a failed query is not the session's failure.
+    }
+  }
+}
+
+struct DisableResult {
+  bool completed = false;  // false: aborted by a second stop request
+  base::Status status;
+  SessionSummary summary;
+};
+
+// Step 3: DisableTracing on its own thread while the stop requests are
+// watched.
+DisableResult StopSession(ConsumerConnection* connection,
+                          uint64_t session_id,
+                          uint32_t timeout_ms,
+                          SignalRecords* signals) {
+  DisableResult result;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    // No way to watch both: stop without the abort path.
+    result.completed = true;
+    result.status =
+        connection->DisableTracing(session_id, timeout_ms, &result.summary);
+    return result;
+  }
+  base::ScopedFd done_read(pipe_fds[0]);
+  base::ScopedFd done_write(pipe_fds[1]);
+  base::Status status;
+  SessionSummary summary;
+  std::thread worker([&] {
+    status = connection->DisableTracing(session_id, timeout_ms, &summary);
+    // Wakes the poll below; join() publishes |status| and |summary|.
+    const char byte = 1;
+    ssize_t ignored = write(done_write.get(), &byte, 1);
+    (void)ignored;
+  });
+  for (;;) {
+    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {signals->fd(), POLLIN, 0}};
+    Poll(fds, 2, -1);
+    if (fds[0].revents != 0)
+      break;
+    const uint32_t signo = signals->Consume(fds[1].revents);
+    if (signo != 0 && signo != SIGUSR1) {
+      connection->Abort();
+      worker.join();
+      return result;  // completed = false
+    }
+  }
+  worker.join();
+  result.completed = true;
+  result.status = status;
+  result.summary = summary;
+  return result;
+}
+
+void PrintSummary(Reporter* reporter,
+                  const std::string& out_path,
+                  uint64_t file_bytes,
+                  const SessionSummary& summary) {
+  reporter->Print("wrote %s: %s, %" PRIu64 " packets in %s", out_path.c_str(),
+                  FormatBytes(file_bytes).c_str(), summary.packets_written(),
+                  FormatDurationMs(summary.duration_ms()).c_str());
+  if (summary.packets_lost() != 0) {
+    reporter->Print("warning: %" PRIu64
+                    " packets were lost (the trace's TraceStats says where)",
+                    summary.packets_lost());
+  }
+}
+
+// Step 4.
+int Finish(PendingOutputFile* file,
+           const SessionSummary& summary,
+           Reporter* reporter) {
+  uint64_t bytes = 0;
+  base::Status size = file->Size(&bytes);
+  if (!size.ok())
+    bytes = summary.bytes_written();
+  base::Status status = file->Commit();
+  if (!status.ok()) {
+    reporter->Print("%s", status.message().c_str());
+    return kExitFailure;
+  }
+  PrintSummary(reporter, file->out_path(), bytes, summary);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunTraceSession(ConsumerConnection* connection,
+                    const TraceConfig& config,
+                    PendingOutputFile* file,
+                    int signal_fd,
+                    const TraceSessionOptions& options,
+                    FILE* err) {
+  Reporter reporter(err);
+  uint64_t session_id = 0;
+  base::Status status =
+      connection->EnableTracing(config, file->fd(), &session_id);
+  if (!status.ok()) {
+    file->Discard();
+    reporter.Print("the service refused the session: %s",
+                   status.message().c_str());
+    return kExitFailure;
+  }
+  if (config.duration_ms() != 0) {
+    reporter.Print("session %" PRIu64 " tracing for %s (Ctrl-C stops early)",
+                   session_id, FormatDurationMs(config.duration_ms()).c_str());
+  } else {
+    reporter.Print("session %" PRIu64 " tracing until Ctrl-C", session_id);
+  }
+
+  SignalRecords signals(signal_fd);
+  WaitResult wait = WaitForEnd(connection, config, session_id, file, &signals,
+                               options, &reporter);
+  SessionSummary summary;
+  switch (wait.reason) {
+    case EndReason::kConnectionLost:
+      file->Discard();
+      reporter.Print("lost the connection to the service: %s",
+                     wait.status.message().c_str());
+      return kExitFailure;
+    case EndReason::kServiceEnded:
+      break;
+    case EndReason::kDeadline:
+      reporter.Print("the service did not end session %" PRIu64
+                     " after its duration; stopping it",
+                     session_id);
+      [[fallthrough]];
+    case EndReason::kStopRequest: {
+      if (wait.reason == EndReason::kStopRequest)
+        reporter.Print("stopping (Ctrl-C again to abort)");
+      const uint32_t timeout_ms =
+          StopTimeoutMs(config) + options.disable_slack_ms;
+      DisableResult disabled =
+          StopSession(connection, session_id, timeout_ms, &signals);
+      if (!disabled.completed) {
+        file->Discard();
+        reporter.Print("aborted: no trace written");
+        return kExitFailure;
+      }
+      if (disabled.status.ok()) {
+        summary = disabled.summary;
+        break;
+      }
+      // The service may have ended the session just before the request.
+      base::Status ignored;
+      if (TakeTracingEnded(connection, session_id, &wait.event, &ignored)) {
+        wait.reason = EndReason::kServiceEnded;
+        break;
+      }
+      file->Discard();
+      reporter.Print("stopping the session failed: %s",
+                     disabled.status.message().c_str());
+      return kExitFailure;
+    }
+  }
+  if (wait.reason == EndReason::kServiceEnded) {
+    if (wait.event.has_ok() && !wait.event.ok()) {
+      file->Discard();
+      reporter.Print("the session failed: %s", wait.event.error().c_str());
+      return kExitFailure;
+    }
+    if (!wait.event.error().empty())
+      reporter.Print("session ended: %s", wait.event.error().c_str());
+    summary = wait.event.summary();
+  }
+  return Finish(file, summary, &reporter);
+}
+
+int RunClone(ConsumerConnection* connection,
+             uint64_t session_id,
+             PendingOutputFile* file,
+             FILE* err) {
+  Reporter reporter(err);
+  base::Status status = connection->CloneSession(session_id, file->fd());
+  if (!status.ok()) {
+    file->Discard();
+    reporter.Print("cloning session %" PRIu64 " failed: %s", session_id,
+                   status.message().c_str());
+    return kExitFailure;
+  }
+  uint64_t bytes = 0;
+  base::Status size = file->Size(&bytes);
+  status = file->Commit();
+  if (!status.ok()) {
+    reporter.Print("%s", status.message().c_str());
+    return kExitFailure;
+  }
+  if (size.ok()) {
+    reporter.Print("wrote a snapshot of session %" PRIu64 " to %s: %s",
+                   session_id, file->out_path().c_str(),
+                   FormatBytes(bytes).c_str());
+  }
+  return kExitOk;
+}
+
+int RunQuery(ConsumerConnection* connection, FILE* out, FILE* err) {
+  ServiceState state;
+  base::Status status = connection->QueryServiceState(&state);
+  if (!status.ok()) {
+    Reporter(err).Print("query failed: %s", status.message().c_str());
+    return kExitFailure;
+  }
+  fputs(FormatServiceState(state).c_str(), out);
+  fflush(out);
+  return ferror(out) ? kExitFailure : kExitOk;
+}
+
+int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err) {
+  Reporter reporter(err);
+  SessionSummary summary;
+  base::Status status = connection->DisableTracing(
+      session_id, kDefaultDataSourceStopTimeoutMs + 5 * 60 * 1000, &summary);
+  if (!status.ok()) {
+    reporter.Print("stopping session %" PRIu64 " failed: %s", session_id,
+                   status.message().c_str());
+    return kExitFailure;
+  }
+  reporter.Print("stopped session %" PRIu64 ": %" PRIu64 " packets, %" PRIu64
+                 " lost",
+                 session_id, summary.packets_written(), summary.packets_lost());
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace ringtrace
