@@ -119,7 +119,8 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
     // A chunk with pending patches stalls the sequence: its bytes are not
     // final yet. Erase mode reads it anyway but drops its last fragment (the
     // only one the protocol lets need patches).
-    const bool needs_patching = chunk->flags & kTBNeedsPatching;
+    const bool needs_patching =
+        static_cast<bool>(chunk->flags & kTBNeedsPatching);
     if (needs_patching && mode_ == Mode::kRead) {
       Stall();
       return false;
@@ -219,10 +220,11 @@ bool ChunkSeqReader::LeaveFrontChunk(uint32_t offset,
 
   // No more readable fragments in the front chunk.
   if (chunk->flags & kTBCorrupted) {
-    chunk->flags &= static_cast<uint16_t>(~kTBCorrupted);  // Report once.
+    chunk->flags &= ~kTBCorrupted;  // Report once.
     AddLoss(kDataLossChunkCorrupted);
     // A packet continuing on the next chunk was cut with it.
-    seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) != 0;
+    seq_->drop_continuation =
+        static_cast<bool>(chunk->flags & kTBLastContinuesOnNext);
   }
   if (chunk->flags & kTBIncomplete) {
     if (mode_ == Mode::kRead) {

@@ -22,29 +22,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringtrace/strong_flags.h"
 #include "src/base/checked_math.h"
 
 namespace ringtrace {
 namespace trace_buffer {
 
-// TBChunk::flags.
-enum TBChunkFlags : uint16_t {
-  // ABI flags (from the producer).
-  kTBFirstContinuesFromPrev = 1u << 0,
-  kTBLastContinuesOnNext = 1u << 1,
-  kTBNeedsPatching = 1u << 2,
-  // Local flags.
-  kTBIncomplete = 1u << 3,  // Scraped: the last fragment is never read.
-  kTBPadding = 1u << 4,     // No data; outer size is size_field * 4.
-  kTBDataLoss = 1u << 5,    // Writer lost data before it (SMB_FULL).
-  kTBCorrupted = 1u << 6,   // Malformed after valid_size: report once.
-  kTBEntered = 1u << 7,     // Reader did the gap/SMB_FULL check.
-  kTBConsumed = 1u << 8,    // Fully consumed: not in its sequence queue.
-  kTBPending = 1u << 9,     // Two-phase write not committed yet.
-  // Bits 10-15: the number of packets starting in the chunk (see
-  // SetPacketCount()), counted at admission so that erasing an unread
-  // chunk can count its packets without reading its fragments.
-};
+// TBChunk::flags: a vocabulary of its own (StrongFlags), so that it cannot be
+// mixed with the admission flags, the v1 chunk flags (trace_buffer_v2.h) or
+// the ring's shm_ring::ChunkFlags, which give other meanings to the same low
+// bits, nor with a bare integer.
+struct TBChunkFlagsTag;
+using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
+constexpr TBChunkFlags kNoTBFlags;
+// ABI flags (from the producer).
+constexpr TBChunkFlags kTBFirstContinuesFromPrev =
+    TBChunkFlags::FromBits(1u << 0);
+constexpr TBChunkFlags kTBLastContinuesOnNext = TBChunkFlags::FromBits(1u << 1);
+constexpr TBChunkFlags kTBNeedsPatching = TBChunkFlags::FromBits(1u << 2);
+// Local flags.
+// Scraped: the last fragment is never read.
+constexpr TBChunkFlags kTBIncomplete = TBChunkFlags::FromBits(1u << 3);
+// No data; outer size is size_field * 4.
+constexpr TBChunkFlags kTBPadding = TBChunkFlags::FromBits(1u << 4);
+// Writer lost data before it (SMB_FULL).
+constexpr TBChunkFlags kTBDataLoss = TBChunkFlags::FromBits(1u << 5);
+// Malformed after valid_size: report once.
+constexpr TBChunkFlags kTBCorrupted = TBChunkFlags::FromBits(1u << 6);
+// Reader did the gap/SMB_FULL check.
+constexpr TBChunkFlags kTBEntered = TBChunkFlags::FromBits(1u << 7);
+// Fully consumed: not in its sequence queue.
+constexpr TBChunkFlags kTBConsumed = TBChunkFlags::FromBits(1u << 8);
+// Two-phase write not committed yet.
+constexpr TBChunkFlags kTBPending = TBChunkFlags::FromBits(1u << 9);
+// Bits 10-15: the number of packets starting in the chunk (see
+// SetPacketCount()), counted at admission so that erasing an unread chunk
+// can count its packets without reading its fragments.
 
 // Packet starts counted at admission, in bits 10-15 of TBChunk::flags:
 // 0-62 exact, kPacketCountUnknown when more, or when the count could change
@@ -52,10 +65,11 @@ enum TBChunkFlags : uint16_t {
 // markers): the erase path then tokenizes the chunk.
 constexpr unsigned kPacketCountShift = 10;
 constexpr uint16_t kPacketCountUnknown = 63;
-constexpr uint16_t kPacketCountMask = kPacketCountUnknown << kPacketCountShift;
+constexpr TBChunkFlags kPacketCountMask =
+    TBChunkFlags::FromBits(kPacketCountUnknown << kPacketCountShift);
 
 struct TBChunk {
-  uint16_t flags;
+  TBChunkFlags flags;
   uint16_t size_field;  // Data: payload_size. Padding: outer size / 4.
   uint32_t chunk_id;
   uint16_t producer_id;
@@ -63,7 +77,7 @@ struct TBChunk {
   uint16_t valid_size;   // End of the readable fragments (<= payload_size).
   uint16_t read_offset;  // Bytes of [0, valid_size) already consumed.
 
-  bool is_padding() const { return flags & kTBPadding; }
+  bool is_padding() const { return static_cast<bool>(flags & kTBPadding); }
   uint16_t payload_size() const { return size_field; }
 
   uint8_t* payload() { return reinterpret_cast<uint8_t*>(this + 1); }
@@ -72,14 +86,15 @@ struct TBChunk {
   }
 
   uint16_t packet_count() const {
-    return static_cast<uint16_t>(flags >> kPacketCountShift);
+    return static_cast<uint16_t>(flags.bits() >> kPacketCountShift);
   }
   void SetPacketCount(size_t count) {
     const uint16_t c = count < kPacketCountUnknown
                            ? static_cast<uint16_t>(count)
                            : kPacketCountUnknown;
-    flags = static_cast<uint16_t>((flags & ~kPacketCountMask) |
-                                  (c << kPacketCountShift));
+    flags =
+        (flags & ~kPacketCountMask) |
+        TBChunkFlags::FromBits(static_cast<uint16_t>(c << kPacketCountShift));
   }
 
   size_t outer_size() const {
@@ -92,6 +107,7 @@ struct TBChunk {
   }
 };
 
+static_assert(sizeof(TBChunkFlags) == 2, "flags must stay 16 bits");
 static_assert(sizeof(TBChunk) == 16, "TBChunk must stay 16 bytes");
 static_assert(alignof(TBChunk) <= 4, "chunks are only 4-byte aligned");
 

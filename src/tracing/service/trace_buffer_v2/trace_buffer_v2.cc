@@ -550,7 +550,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
           ? trimmed_end
           : valid_size;
 
-  uint16_t flags = 0;
+  TBChunkFlags flags;
   if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
     flags |= kTBFirstContinuesFromPrev;
   if (chunk_flags & kLastPacketContinuesOnNextChunk)
@@ -607,7 +607,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
 // replaces the chunk in place and may extend it.
 bool TraceBufferV2::Recommit(SequenceState* seq,
                              size_t idx,
-                             uint16_t flags,
+                             TBChunkFlags flags,
                              const uint8_t* src,
                              size_t size,
                              size_t valid_size,
@@ -630,7 +630,7 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
     if (chunk->flags & kTBIncomplete) {
       // Bad recommit of a scraped chunk: end its stall, keep what was read;
       // CHUNK_CORRUPTED is reported right after its last readable fragment.
-      chunk->flags &= static_cast<uint16_t>(~kTBIncomplete);
+      chunk->flags &= ~kTBIncomplete;
       chunk->flags |= kTBCorrupted;
     } else {
       seq->DeferLoss(chunk->chunk_id, kDataLossChunkCorrupted);
@@ -638,8 +638,8 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
     return false;
   }
   // Keep the local read state, take the new ABI flags.
-  const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
-  chunk->flags = static_cast<uint16_t>(flags | kept);
+  const TBChunkFlags kept = chunk->flags & (kTBEntered | kTBDataLoss);
+  chunk->flags = flags | kept;
   chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
   // The consumed prefix may already cover the trailing empty packets.
   chunk->valid_size = static_cast<uint16_t>(
@@ -687,7 +687,7 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
   if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset))
     return false;
   TBChunk* chunk = ChunkAt(offset);
-  uint16_t tb_flags = kTBPending;
+  TBChunkFlags tb_flags = kTBPending;
   if (flags & kChunkContinuesFromPrev)
     tb_flags |= kTBFirstContinuesFromPrev;
   if (flags & kChunkContinuesOnNext)
@@ -725,11 +725,11 @@ void TraceBufferV2::CommitPendingChunk() {
   RT_CHECK(has_pending_);
   has_pending_ = false;
   TBChunk* chunk = ChunkAt(pending_offset_);
-  chunk->flags &= static_cast<uint16_t>(~kTBPending);
+  chunk->flags &= ~kTBPending;
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
   const size_t outer = chunk->outer_size();
-  const bool writer_lost_data = chunk->flags & kTBDataLoss;
+  const bool writer_lost_data = static_cast<bool>(chunk->flags & kTBDataLoss);
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);

@@ -207,6 +207,9 @@ struct TraceBufferStats {
 
 class ChunkSeqReader;
 struct TBChunk;
+// The stored chunks' own flags (defined in tb_chunk.h; the same alias).
+struct TBChunkFlagsTag;
+using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
 
 class TraceBufferV2 {
  public:
@@ -363,7 +366,7 @@ class TraceBufferV2 {
   void RejectChunk(ProducerID, const ClientIdentity&, WriterID, ChunkID);
   bool Recommit(SequenceState* seq,
                 size_t idx,
-                uint16_t flags,
+                TBChunkFlags flags,
                 const uint8_t* src,
                 size_t size,
                 size_t valid_size,
