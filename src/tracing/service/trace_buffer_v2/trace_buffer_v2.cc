@@ -78,6 +78,10 @@ bool StartsCountedPacket(size_t index,
 // or a dropped-packet marker); the empty packets after it carry nothing.
 // *packets: StartsCountedPacket() fragments, or kPacketCountUnknown if there
 // is a drop marker.
+// |index| gets the fragment index entries of the fragments (at most
+// kMaxFragIndexEntries); *index_size: the number of those up to
+// *trimmed_end, 0 if the chunk cannot have an index (drop marker, too many
+// fragments).
 size_t ValidFragmentsEnd(const uint8_t* payload,
                          size_t size,
                          size_t num_frags,
@@ -85,10 +89,15 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
                          bool continues_on_next,
                          bool* corrupted,
                          size_t* trimmed_end,
-                         size_t* packets) {
+                         size_t* packets,
+                         std::vector<FragIndexEntry>* index,
+                         size_t* index_size) {
   *corrupted = false;
   *trimmed_end = 0;
   *packets = 0;
+  *index_size = 0;
+  index->clear();
+  size_t recorded = 0;  // Entries in |index|; > kMax...: no index.
   FragIterator it(payload, 0, size);
   FragIterator::Frag frag;
   // Bounded by num_frags (and by size: each fragment has a header byte).
@@ -98,9 +107,21 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
       *corrupted = true;  // Malformed, or fewer fragments than declared.
       break;
     }
-    if (frag.dropped || FragmentMatters(i, num_frags, frag.size,
-                                        continues_from_prev, continues_on_next))
+    if (recorded < kMaxFragIndexEntries) {
+      // Payload offsets fit in 16 bits (kMaxChunkPayloadSize).
+      index->push_back(FragIndexEntry{static_cast<uint16_t>(frag.data_offset),
+                                      static_cast<uint16_t>(frag.size)});
+    }
+    recorded++;
+    if (frag.dropped)
+      recorded = kMaxFragIndexEntries + 1;  // Not representable: no index.
+    if (frag.dropped ||
+        FragmentMatters(i, num_frags, frag.size, continues_from_prev,
+                        continues_on_next)) {
       *trimmed_end = it.pos();
+      if (recorded <= kMaxFragIndexEntries)
+        *index_size = recorded;
+    }
     if (frag.dropped) {
       *packets = kPacketCountUnknown;
     } else if (*packets != kPacketCountUnknown &&
@@ -124,7 +145,8 @@ uint32_t DebugChunkChecksum(const TBChunk* chunk) {
   mix(reinterpret_cast<const uint8_t*>(&chunk->chunk_id), 4);
   mix(reinterpret_cast<const uint8_t*>(&chunk->producer_id), 4);  // + writer
   mix(reinterpret_cast<const uint8_t*>(&chunk->size_field), 2);
-  mix(chunk->payload(), chunk->payload_size());
+  // The index (if any) and the payload.
+  mix(reinterpret_cast<const uint8_t*>(chunk + 1), chunk->stored_size());
   return h;
 }
 #endif
@@ -277,6 +299,22 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
       ++it;
     }
   }
+}
+
+bool TraceBufferV2::GetsFragIndex(size_t valid_size, size_t index_size) const {
+  if (!WantsFragIndex(index_size, valid_size))
+    return false;
+  // The chunk must still fit (else it is read without an index).
+  const size_t stored = TBChunk::StoredSizeWithIndex(valid_size, index_size);
+  return stored <= kMaxChunkPayloadSize &&
+         TBChunk::OuterSizeForPayload(stored) <= size_;
+}
+
+void TraceBufferV2::WriteFragIndex(TBChunk* chunk,
+                                   const FragIndexEntry* entries,
+                                   size_t n) {
+  RT_DCHECK(chunk->has_frag_index() && chunk->frag_index_size() == n);
+  memcpy(chunk->frag_index(), entries, n * sizeof(FragIndexEntry));
 }
 
 // Links the chunk at |offset| into |seq| at its ChunkID position ([SEQ-1]).
@@ -544,11 +582,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   bool corrupted = false;
   size_t trimmed_end = 0;
   size_t packets = 0;
+  size_t index_size = 0;
   size_t valid_size = ValidFragmentsEnd(
       src, size, readable_frags,
       static_cast<bool>(chunk_flags & kFirstPacketContinuesFromPrevChunk),
       static_cast<bool>(chunk_flags & kLastPacketContinuesOnNextChunk),
-      &corrupted, &trimmed_end, &packets);
+      &corrupted, &trimmed_end, &packets, &scratch_index_, &index_size);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -581,13 +620,23 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   valid_size = readable_end;
 
   // A complete chunk stores only its fragments; a scraped one reserves the
-  // whole payload so that its recommit fits in place.
+  // whole payload so that its recommit fits in place. A final chunk (no
+  // patch, recommit or drop marker can change how it reads) may get a
+  // fragment index, stored before its fragments (tb_chunk.h).
   const size_t payload_size = chunk_complete ? valid_size : size;
+  const bool is_final =
+      !(flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching));
+  const bool with_index = is_final && GetsFragIndex(valid_size, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(valid_size, index_size)
+                 : payload_size;
   size_t offset = 0;
-  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset)) {
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset)) {
     return false;
   }
   TBChunk* chunk = ChunkAt(offset);
+  if (with_index)
+    flags |= kTBFragIndex;
   chunk->flags = flags;
   // Exact only for a final, well-formed chunk (readable_end is then the
   // trimmed end, which only drops empty packets).
@@ -595,7 +644,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
       (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
           ? kPacketCountUnknown
           : packets);
-  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
@@ -603,6 +652,8 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   chunk->read_offset = 0;
   if (payload_size)
     memcpy(chunk->payload(), src, payload_size);
+  if (with_index)
+    WriteFragIndex(chunk, scratch_index_.data(), index_size);
   // ReserveAt() may have erased chunks, but never a SequenceState (they are
   // deleted only in DeleteStaleEmptySequences()): |seq| is still valid.
   if (!LinkChunk(seq, offset))
@@ -694,8 +745,34 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
+  // As in CopyChunkUntrusted(): the fragments that matter end at
+  // |trimmed_end|; |index_size| of them. Sizes are trusted to be below
+  // kPacketSizeDropPacket here (checked above): no drop markers.
+  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
+  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
+  size_t trimmed_end = 0;
+  size_t index_size = 0;
+  size_t packets = 0;
+  {
+    size_t end = 0;
+    for (size_t i = 0; i < num_fragments; i++) {
+      end += 4 + sizes[i];
+      if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next)) {
+        trimmed_end = end;
+        index_size = i + 1;
+      }
+      packets +=
+          StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
+    }
+  }
+  // With an index, only the fragments up to |trimmed_end| are stored (the
+  // empty ones after it are never read), then the index.
+  const bool with_index = GetsFragIndex(trimmed_end, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(trimmed_end, index_size)
+                 : payload_size;
   size_t offset = 0;
-  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset))
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
     return false;
   TBChunk* chunk = ChunkAt(offset);
   TBChunkFlags tb_flags = kTBPending;
@@ -705,28 +782,32 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
     tb_flags |= kTBLastContinuesOnNext;
   if (flags & kChunkDataLoss)
     tb_flags |= kTBDataLoss;
+  if (with_index)
+    tb_flags |= kTBFragIndex;
   chunk->flags = tb_flags;
-  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
-  uint8_t* p = chunk->payload();
-  size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
-  size_t packets = 0;
-  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
-  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
-  for (size_t i = 0; i < num_fragments; i++) {
-    WriteRedundantVarint(sizes[i], p);
-    frag_dst[i] = p + 4;
-    p += 4 + sizes[i];
-    if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next))
-      trimmed_end = static_cast<size_t>(p - chunk->payload());
-    packets +=
-        StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
-  }
-  chunk->SetPacketCount(packets);
   chunk->valid_size = static_cast<uint16_t>(trimmed_end);
   chunk->read_offset = 0;
+  uint8_t* const payload = chunk->payload();
+  FragIndexEntry* index = with_index ? chunk->frag_index() : nullptr;
+  const size_t stored_frags = with_index ? index_size : num_fragments;
+  size_t pos = 0;
+  for (size_t i = 0; i < stored_frags; i++) {
+    WriteRedundantVarint(sizes[i], payload + pos);
+    frag_dst[i] = payload + pos + 4;
+    if (index) {
+      index[i] = FragIndexEntry{static_cast<uint16_t>(pos + 4),
+                                static_cast<uint16_t>(sizes[i])};
+    }
+    pos += 4 + sizes[i];
+  }
+  // Not stored (empty fragments after the index's last): nothing to copy.
+  for (size_t i = stored_frags; i < num_fragments; i++)
+    frag_dst[i] = payload + pos;
+  chunk->SetPacketCount(packets);
   has_pending_ = true;
   pending_offset_ = offset;
   return true;
@@ -771,7 +852,7 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
-  scratch_sizes_.resize(num_fragments);
+  scratch_sizes_.resize(num_fragments);  // Bounded above.
   scratch_dst_.resize(num_fragments);
   for (size_t i = 0; i < num_fragments; i++)
     scratch_sizes_[i] = fragments[i].size;
@@ -808,7 +889,8 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +
-           scratch_dst_.capacity() * sizeof(uint8_t*);
+           scratch_dst_.capacity() * sizeof(uint8_t*) +
+           scratch_index_.capacity() * sizeof(FragIndexEntry);
 #if RT_DCHECK_IS_ON
   bytes += debug_checksums_.bucket_count() * sizeof(void*) +
            debug_checksums_.size() *
