@@ -224,21 +224,32 @@ TBChunk* TraceBufferV2::ChunkAt(size_t offset) {
 
 // ---- Sequences --------------------------------------------------------------
 
+// Writes, patches and the read walk look the same sequence up many times in
+// a row: the last one found is remembered (map nodes do not move; the cache
+// is dropped wherever a sequence is deleted).
 SequenceState* TraceBufferV2::FindSequence(ProducerID producer_id,
                                            WriterID writer_id) {
-  auto it = sequences_.find(SeqKey(producer_id, writer_id));
-  return it == sequences_.end() ? nullptr : &it->second;
+  const uint32_t key = SeqKey(producer_id, writer_id);
+  if (last_seq_ && last_seq_key_ == key)
+    return last_seq_;
+  auto it = sequences_.find(key);
+  if (it == sequences_.end())
+    return nullptr;
+  last_seq_ = &it->second;
+  last_seq_key_ = key;
+  return last_seq_;
 }
 
 SequenceState* TraceBufferV2::GetOrCreateSequence(
     ProducerID producer_id,
     WriterID writer_id,
     const ClientIdentity& client_identity) {
+  if (SequenceState* found = FindSequence(producer_id, writer_id))
+    return found;  // find() first: emplace() allocates.
   const uint32_t key = SeqKey(producer_id, writer_id);
-  auto it = sequences_.find(key);  // find() first: emplace() allocates.
-  if (RT_LIKELY(it != sequences_.end()))
-    return &it->second;
   SequenceState* seq = &sequences_.emplace(key, SequenceState()).first->second;
+  last_seq_ = seq;
+  last_seq_key_ = key;
   seq->producer_id = producer_id;
   seq->writer_id = writer_id;
   seq->client_identity = client_identity;
@@ -281,6 +292,7 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
   std::nth_element(stamps.begin(), stamps.begin() + (to_delete - 1),
                    stamps.end());
   const uint64_t max_deleted_stamp = stamps[to_delete - 1];
+  last_seq_ = nullptr;  // It may be deleted below.
   for (auto it = sequences_.begin(); it != sequences_.end();) {
     if (it->second.chunks.empty() &&
         it->second.empty_stamp <= max_deleted_stamp) {

@@ -439,6 +439,10 @@ class TraceBufferV2 {
   // Losses of deleted empty sequences not reported yet (key -> bits),
   // restored when the sequence comes back (kMaxRememberedLosses).
   std::unordered_map<uint32_t, uint32_t> remembered_losses_;
+  // FindSequence()'s cache: the last sequence found (nullptr: none) and its
+  // key. Reset wherever a sequence is deleted; not copied by clones.
+  SequenceState* last_seq_ = nullptr;
+  uint32_t last_seq_key_ = 0;
   size_t num_empty_sequences_ = 0;
   uint64_t empty_stamp_ = 0;
   size_t num_live_chunks_ = 0;  // Chunks linked in a sequence queue.
