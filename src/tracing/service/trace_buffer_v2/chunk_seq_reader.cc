@@ -119,17 +119,19 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
     // A chunk with pending patches stalls the sequence: its bytes are not
     // final yet. Erase mode reads it anyway but drops its last fragment (the
     // only one the protocol lets need patches).
-    const bool needs_patching = chunk->flags & kTBNeedsPatching;
+    const bool needs_patching =
+        static_cast<bool>(chunk->flags & kTBNeedsPatching);
     if (needs_patching && mode_ == Mode::kRead) {
       Stall();
       return false;
     }
 
-    FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
     FragIterator::Frag frag;
-    const FragIterator::Result res = it.Next(&frag);
+    size_t frag_end = 0;
+    const FragIterator::Result res =
+        NextFragment(offset, chunk, &frag, &frag_end);
     if (res == FragIterator::Result::kOk) {
-      switch (ConsumeFragment(chunk, it, frag, needs_patching, packet)) {
+      switch (ConsumeFragment(chunk, frag, frag_end, needs_patching, packet)) {
         case FragStep::kNextFragment:
           continue;
         case FragStep::kEmit:
@@ -144,22 +146,73 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   }
 }
 
+FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,
+                                                  TBChunk* chunk,
+                                                  FragIterator::Frag* frag,
+                                                  size_t* frag_end) {
+  const size_t pos = chunk->read_offset;
+  if (chunk->has_frag_index()) {
+    if (pos >= chunk->valid_size)
+      return FragIterator::Result::kEnd;
+    const FragIndexEntry* index = chunk->frag_index();
+    const size_t n = chunk->frag_index_size();
+    // The next fragment's header starts at |pos|, the end of the previous
+    // one (read_offset is only ever set to fragment boundaries).
+    size_t i = index_hint_;
+    auto starts_at_pos = [&](size_t k) {
+      return k < n && (k == 0 ? pos == 0
+                              : static_cast<size_t>(index[k - 1].data_offset) +
+                                        index[k - 1].size ==
+                                    pos);
+    };
+    if (offset != index_hint_chunk_ || !starts_at_pos(i)) {
+      // Entries are sorted: the first fragment whose bytes start after pos.
+      size_t lo = 0, hi = n;
+      while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (index[mid].data_offset <= pos)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      i = lo;
+    }
+    if (RT_LIKELY(starts_at_pos(i))) {
+      frag->header_offset = static_cast<uint32_t>(pos);
+      frag->data_offset = index[i].data_offset;
+      frag->size = index[i].size;
+      frag->dropped = false;
+      *frag_end = static_cast<size_t>(index[i].data_offset) + index[i].size;
+      index_hint_chunk_ = offset;
+      index_hint_ = i + 1;
+      return FragIterator::Result::kOk;
+    }
+    // Not a fragment boundary: a bug of this class. The payload is intact,
+    // so read it the slow way.
+    RT_DCHECK(false);
+  }
+  FragIterator it(chunk->payload(), pos, chunk->valid_size);
+  const FragIterator::Result res = it.Next(frag);
+  *frag_end = it.pos();
+  return res;
+}
+
 ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(
     TBChunk* chunk,
-    const FragIterator& it,
     const FragIterator::Frag& frag,
+    size_t frag_end,
     bool needs_patching,
     TracePacket* packet) {
   const bool is_first = frag.header_offset == 0;
   // valid_size ends at the last fragment unless the chunk is scraped
   // (last fragment excluded) or corrupted (cut at the bad fragment).
-  const bool is_last =
-      it.at_end() && !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+  const bool is_last = frag_end == chunk->valid_size &&
+                       !(chunk->flags & (kTBIncomplete | kTBCorrupted));
   const bool continues_from_prev =
       is_first && (chunk->flags & kTBFirstContinuesFromPrev);
   const bool continues_on_next =
       is_last && (chunk->flags & kTBLastContinuesOnNext);
-  chunk->read_offset = static_cast<uint16_t>(it.pos());
+  chunk->read_offset = static_cast<uint16_t>(frag_end);
 
   if (continues_from_prev) {
     // A continuation reached outside of a reassembly: its start is gone.
@@ -219,10 +272,11 @@ bool ChunkSeqReader::LeaveFrontChunk(uint32_t offset,
 
   // No more readable fragments in the front chunk.
   if (chunk->flags & kTBCorrupted) {
-    chunk->flags &= static_cast<uint16_t>(~kTBCorrupted);  // Report once.
+    chunk->flags &= ~kTBCorrupted;  // Report once.
     AddLoss(kDataLossChunkCorrupted);
     // A packet continuing on the next chunk was cut with it.
-    seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) != 0;
+    seq_->drop_continuation =
+        static_cast<bool>(chunk->flags & kTBLastContinuesOnNext);
   }
   if (chunk->flags & kTBIncomplete) {
     if (mode_ == Mode::kRead) {

@@ -109,12 +109,19 @@ class ChunkSeqReader {
   // What ReadNextPacket does after ConsumeFragment.
   enum class FragStep { kNextFragment, kEmit, kStall };
 
+  // The fragment of the front |chunk| (at |offset|) that starts at its
+  // read_offset, and its end: from the chunk's fragment index if it has one
+  // (no dependent loads of size headers), else tokenized (FragIterator).
+  FragIterator::Result NextFragment(uint32_t offset,
+                                    TBChunk* chunk,
+                                    FragIterator::Frag* frag,
+                                    size_t* frag_end);
   // ReadNextPacket's step for one readable fragment |frag| of the front
-  // |chunk| (|it| just returned it): skips it with its loss accounted,
+  // |chunk|, ending at |frag_end|: skips it with its loss accounted,
   // reassembles a packet continuing on the next chunk, or fills |packet|.
   FragStep ConsumeFragment(TBChunk* chunk,
-                           const FragIterator& it,
                            const FragIterator::Frag& frag,
+                           size_t frag_end,
                            bool needs_patching,
                            TracePacket* packet);
   // ReadNextPacket's step when the front chunk has no readable fragment left
@@ -150,6 +157,10 @@ class ChunkSeqReader {
   bool done_ = false;
   uint32_t last_counted_ = UINT32_MAX;  // See CountOverwrite().
   bool last_first_ = false;             // See last_packet_was_first().
+  // NextFragment(): the chunk (offset) and index entry where the next
+  // fragment probably is. A hint only: checked against read_offset.
+  uint32_t index_hint_chunk_ = UINT32_MAX;
+  size_t index_hint_ = 0;
 };
 
 // True if |chunk| holds data a reader has not consumed yet: fragments in

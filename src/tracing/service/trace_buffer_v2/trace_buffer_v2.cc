@@ -78,6 +78,10 @@ bool StartsCountedPacket(size_t index,
 // or a dropped-packet marker); the empty packets after it carry nothing.
 // *packets: StartsCountedPacket() fragments, or kPacketCountUnknown if there
 // is a drop marker.
+// |index| gets the fragment index entries of the fragments (at most
+// kMaxFragIndexEntries); *index_size: the number of those up to
+// *trimmed_end, 0 if the chunk cannot have an index (drop marker, too many
+// fragments).
 size_t ValidFragmentsEnd(const uint8_t* payload,
                          size_t size,
                          size_t num_frags,
@@ -85,10 +89,15 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
                          bool continues_on_next,
                          bool* corrupted,
                          size_t* trimmed_end,
-                         size_t* packets) {
+                         size_t* packets,
+                         std::vector<FragIndexEntry>* index,
+                         size_t* index_size) {
   *corrupted = false;
   *trimmed_end = 0;
   *packets = 0;
+  *index_size = 0;
+  index->clear();
+  size_t recorded = 0;  // Entries in |index|; > kMax...: no index.
   FragIterator it(payload, 0, size);
   FragIterator::Frag frag;
   // Bounded by num_frags (and by size: each fragment has a header byte).
@@ -98,9 +107,21 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
       *corrupted = true;  // Malformed, or fewer fragments than declared.
       break;
     }
-    if (frag.dropped || FragmentMatters(i, num_frags, frag.size,
-                                        continues_from_prev, continues_on_next))
+    if (recorded < kMaxFragIndexEntries) {
+      // Payload offsets fit in 16 bits (kMaxChunkPayloadSize).
+      index->push_back(FragIndexEntry{static_cast<uint16_t>(frag.data_offset),
+                                      static_cast<uint16_t>(frag.size)});
+    }
+    recorded++;
+    if (frag.dropped)
+      recorded = kMaxFragIndexEntries + 1;  // Not representable: no index.
+    if (frag.dropped ||
+        FragmentMatters(i, num_frags, frag.size, continues_from_prev,
+                        continues_on_next)) {
       *trimmed_end = it.pos();
+      if (recorded <= kMaxFragIndexEntries)
+        *index_size = recorded;
+    }
     if (frag.dropped) {
       *packets = kPacketCountUnknown;
     } else if (*packets != kPacketCountUnknown &&
@@ -124,7 +145,8 @@ uint32_t DebugChunkChecksum(const TBChunk* chunk) {
   mix(reinterpret_cast<const uint8_t*>(&chunk->chunk_id), 4);
   mix(reinterpret_cast<const uint8_t*>(&chunk->producer_id), 4);  // + writer
   mix(reinterpret_cast<const uint8_t*>(&chunk->size_field), 2);
-  mix(chunk->payload(), chunk->payload_size());
+  // The index (if any) and the payload.
+  mix(reinterpret_cast<const uint8_t*>(chunk + 1), chunk->stored_size());
   return h;
 }
 #endif
@@ -202,21 +224,32 @@ TBChunk* TraceBufferV2::ChunkAt(size_t offset) {
 
 // ---- Sequences --------------------------------------------------------------
 
+// Writes, patches and the read walk look the same sequence up many times in
+// a row: the last one found is remembered (map nodes do not move; the cache
+// is dropped wherever a sequence is deleted).
 SequenceState* TraceBufferV2::FindSequence(ProducerID producer_id,
                                            WriterID writer_id) {
-  auto it = sequences_.find(SeqKey(producer_id, writer_id));
-  return it == sequences_.end() ? nullptr : &it->second;
+  const uint32_t key = SeqKey(producer_id, writer_id);
+  if (last_seq_ && last_seq_key_ == key)
+    return last_seq_;
+  auto it = sequences_.find(key);
+  if (it == sequences_.end())
+    return nullptr;
+  last_seq_ = &it->second;
+  last_seq_key_ = key;
+  return last_seq_;
 }
 
 SequenceState* TraceBufferV2::GetOrCreateSequence(
     ProducerID producer_id,
     WriterID writer_id,
     const ClientIdentity& client_identity) {
+  if (SequenceState* found = FindSequence(producer_id, writer_id))
+    return found;  // find() first: emplace() allocates.
   const uint32_t key = SeqKey(producer_id, writer_id);
-  auto it = sequences_.find(key);  // find() first: emplace() allocates.
-  if (RT_LIKELY(it != sequences_.end()))
-    return &it->second;
   SequenceState* seq = &sequences_.emplace(key, SequenceState()).first->second;
+  last_seq_ = seq;
+  last_seq_key_ = key;
   seq->producer_id = producer_id;
   seq->writer_id = writer_id;
   seq->client_identity = client_identity;
@@ -259,6 +292,7 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
   std::nth_element(stamps.begin(), stamps.begin() + (to_delete - 1),
                    stamps.end());
   const uint64_t max_deleted_stamp = stamps[to_delete - 1];
+  last_seq_ = nullptr;  // It may be deleted below.
   for (auto it = sequences_.begin(); it != sequences_.end();) {
     if (it->second.chunks.empty() &&
         it->second.empty_stamp <= max_deleted_stamp) {
@@ -277,6 +311,22 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
       ++it;
     }
   }
+}
+
+bool TraceBufferV2::GetsFragIndex(size_t valid_size, size_t index_size) const {
+  if (!WantsFragIndex(index_size, valid_size))
+    return false;
+  // The chunk must still fit (else it is read without an index).
+  const size_t stored = TBChunk::StoredSizeWithIndex(valid_size, index_size);
+  return stored <= kMaxChunkPayloadSize &&
+         TBChunk::OuterSizeForPayload(stored) <= size_;
+}
+
+void TraceBufferV2::WriteFragIndex(TBChunk* chunk,
+                                   const FragIndexEntry* entries,
+                                   size_t n) {
+  RT_DCHECK(chunk->has_frag_index() && chunk->frag_index_size() == n);
+  memcpy(chunk->frag_index(), entries, n * sizeof(FragIndexEntry));
 }
 
 // Links the chunk at |offset| into |seq| at its ChunkID position ([SEQ-1]).
@@ -345,16 +395,27 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
   return true;
 }
 
-// Binary search of |id| in the (sorted) queue. Returns the index or
-// q.size().
+// Index of chunk |id| in the (sorted) queue, or q.size(). A sequence's
+// ChunkIDs are almost always consecutive, so the chunk |d| IDs before the
+// back is tried first at |d| positions before it: one probe of the chunk's
+// own header (which the caller touches next anyway) instead of a binary
+// search whose probes each load another chunk's header, cold in a large
+// buffer. Gaps (lost chunks) and out-of-order commits fall back to the
+// binary search.
 size_t TraceBufferV2::FindChunkIndex(const SequenceState& seq, ChunkID id) {
   const OffsetQueue& q = seq.chunks;
-  // Check the back first: it is hot, and a new chunk is usually after it.
-  // The front is often the oldest chunk in the buffer (cold).
-  if (q.empty() || ChunkIdLess(seq.back_chunk_id, id) ||
-      ChunkIdLess(id, ChunkAt(q.front())->chunk_id)) {
-    return q.size();
+  if (q.empty() || ChunkIdLess(seq.back_chunk_id, id))
+    return q.size();  // Newer than every chunk: usual for a new chunk.
+  const uint32_t from_back = seq.back_chunk_id - id;  // Modulo 2^32.
+  if (from_back < q.size()) {
+    const size_t guess = q.size() - 1 - from_back;
+    if (ChunkAt(q.at(guess))->chunk_id == id)
+      return guess;
   }
+  // The front is often the oldest chunk in the buffer (cold): checked only
+  // when the guess failed.
+  if (ChunkIdLess(id, ChunkAt(q.front())->chunk_id))
+    return q.size();
   size_t lo = 0, hi = q.size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
@@ -533,11 +594,12 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   bool corrupted = false;
   size_t trimmed_end = 0;
   size_t packets = 0;
+  size_t index_size = 0;
   size_t valid_size = ValidFragmentsEnd(
       src, size, readable_frags,
       static_cast<bool>(chunk_flags & kFirstPacketContinuesFromPrevChunk),
       static_cast<bool>(chunk_flags & kLastPacketContinuesOnNextChunk),
-      &corrupted, &trimmed_end, &packets);
+      &corrupted, &trimmed_end, &packets, &scratch_index_, &index_size);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -550,7 +612,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
           ? trimmed_end
           : valid_size;
 
-  uint16_t flags = 0;
+  TBChunkFlags flags;
   if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
     flags |= kTBFirstContinuesFromPrev;
   if (chunk_flags & kLastPacketContinuesOnNextChunk)
@@ -570,13 +632,23 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   valid_size = readable_end;
 
   // A complete chunk stores only its fragments; a scraped one reserves the
-  // whole payload so that its recommit fits in place.
+  // whole payload so that its recommit fits in place. A final chunk (no
+  // patch, recommit or drop marker can change how it reads) may get a
+  // fragment index, stored before its fragments (tb_chunk.h).
   const size_t payload_size = chunk_complete ? valid_size : size;
+  const bool is_final =
+      !(flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching));
+  const bool with_index = is_final && GetsFragIndex(valid_size, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(valid_size, index_size)
+                 : payload_size;
   size_t offset = 0;
-  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset)) {
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset)) {
     return false;
   }
   TBChunk* chunk = ChunkAt(offset);
+  if (with_index)
+    flags |= kTBFragIndex;
   chunk->flags = flags;
   // Exact only for a final, well-formed chunk (readable_end is then the
   // trimmed end, which only drops empty packets).
@@ -584,7 +656,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
       (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
           ? kPacketCountUnknown
           : packets);
-  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
@@ -592,6 +664,8 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   chunk->read_offset = 0;
   if (payload_size)
     memcpy(chunk->payload(), src, payload_size);
+  if (with_index)
+    WriteFragIndex(chunk, scratch_index_.data(), index_size);
   // ReserveAt() may have erased chunks, but never a SequenceState (they are
   // deleted only in DeleteStaleEmptySequences()): |seq| is still valid.
   if (!LinkChunk(seq, offset))
@@ -607,7 +681,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
 // replaces the chunk in place and may extend it.
 bool TraceBufferV2::Recommit(SequenceState* seq,
                              size_t idx,
-                             uint16_t flags,
+                             TBChunkFlags flags,
                              const uint8_t* src,
                              size_t size,
                              size_t valid_size,
@@ -630,7 +704,7 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
     if (chunk->flags & kTBIncomplete) {
       // Bad recommit of a scraped chunk: end its stall, keep what was read;
       // CHUNK_CORRUPTED is reported right after its last readable fragment.
-      chunk->flags &= static_cast<uint16_t>(~kTBIncomplete);
+      chunk->flags &= ~kTBIncomplete;
       chunk->flags |= kTBCorrupted;
     } else {
       seq->DeferLoss(chunk->chunk_id, kDataLossChunkCorrupted);
@@ -638,8 +712,8 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
     return false;
   }
   // Keep the local read state, take the new ABI flags.
-  const uint16_t kept = chunk->flags & (kTBEntered | kTBDataLoss);
-  chunk->flags = static_cast<uint16_t>(flags | kept);
+  const TBChunkFlags kept = chunk->flags & (kTBEntered | kTBDataLoss);
+  chunk->flags = flags | kept;
   chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
   // The consumed prefix may already cover the trailing empty packets.
   chunk->valid_size = static_cast<uint16_t>(
@@ -683,39 +757,69 @@ bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
+  // As in CopyChunkUntrusted(): the fragments that matter end at
+  // |trimmed_end|; |index_size| of them. Sizes are trusted to be below
+  // kPacketSizeDropPacket here (checked above): no drop markers.
+  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
+  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
+  size_t trimmed_end = 0;
+  size_t index_size = 0;
+  size_t packets = 0;
+  {
+    size_t end = 0;
+    for (size_t i = 0; i < num_fragments; i++) {
+      end += 4 + sizes[i];
+      if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next)) {
+        trimmed_end = end;
+        index_size = i + 1;
+      }
+      packets +=
+          StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
+    }
+  }
+  // With an index, only the fragments up to |trimmed_end| are stored (the
+  // empty ones after it are never read), then the index.
+  const bool with_index = GetsFragIndex(trimmed_end, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(trimmed_end, index_size)
+                 : payload_size;
   size_t offset = 0;
-  if (!ReserveAt(TBChunk::OuterSizeForPayload(payload_size), &offset))
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
     return false;
   TBChunk* chunk = ChunkAt(offset);
-  uint16_t tb_flags = kTBPending;
+  TBChunkFlags tb_flags = kTBPending;
   if (flags & kChunkContinuesFromPrev)
     tb_flags |= kTBFirstContinuesFromPrev;
   if (flags & kChunkContinuesOnNext)
     tb_flags |= kTBLastContinuesOnNext;
   if (flags & kChunkDataLoss)
     tb_flags |= kTBDataLoss;
+  if (with_index)
+    tb_flags |= kTBFragIndex;
   chunk->flags = tb_flags;
-  chunk->size_field = static_cast<uint16_t>(payload_size);
+  chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
-  uint8_t* p = chunk->payload();
-  size_t trimmed_end = 0;  // As in CopyChunkUntrusted().
-  size_t packets = 0;
-  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
-  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
-  for (size_t i = 0; i < num_fragments; i++) {
-    WriteRedundantVarint(sizes[i], p);
-    frag_dst[i] = p + 4;
-    p += 4 + sizes[i];
-    if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next))
-      trimmed_end = static_cast<size_t>(p - chunk->payload());
-    packets +=
-        StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
-  }
-  chunk->SetPacketCount(packets);
   chunk->valid_size = static_cast<uint16_t>(trimmed_end);
   chunk->read_offset = 0;
+  uint8_t* const payload = chunk->payload();
+  FragIndexEntry* index = with_index ? chunk->frag_index() : nullptr;
+  const size_t stored_frags = with_index ? index_size : num_fragments;
+  size_t pos = 0;
+  for (size_t i = 0; i < stored_frags; i++) {
+    WriteRedundantVarint(sizes[i], payload + pos);
+    frag_dst[i] = payload + pos + 4;
+    if (index) {
+      index[i] = FragIndexEntry{static_cast<uint16_t>(pos + 4),
+                                static_cast<uint16_t>(sizes[i])};
+    }
+    pos += 4 + sizes[i];
+  }
+  // Not stored (empty fragments after the index's last): nothing to copy.
+  for (size_t i = stored_frags; i < num_fragments; i++)
+    frag_dst[i] = payload + pos;
+  chunk->SetPacketCount(packets);
   has_pending_ = true;
   pending_offset_ = offset;
   return true;
@@ -725,11 +829,11 @@ void TraceBufferV2::CommitPendingChunk() {
   RT_CHECK(has_pending_);
   has_pending_ = false;
   TBChunk* chunk = ChunkAt(pending_offset_);
-  chunk->flags &= static_cast<uint16_t>(~kTBPending);
+  chunk->flags &= ~kTBPending;
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
   const size_t outer = chunk->outer_size();
-  const bool writer_lost_data = chunk->flags & kTBDataLoss;
+  const bool writer_lost_data = static_cast<bool>(chunk->flags & kTBDataLoss);
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);
@@ -760,7 +864,7 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
     return false;
   }
-  scratch_sizes_.resize(num_fragments);
+  scratch_sizes_.resize(num_fragments);  // Bounded above.
   scratch_dst_.resize(num_fragments);
   for (size_t i = 0; i < num_fragments; i++)
     scratch_sizes_[i] = fragments[i].size;
@@ -797,7 +901,8 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +
-           scratch_dst_.capacity() * sizeof(uint8_t*);
+           scratch_dst_.capacity() * sizeof(uint8_t*) +
+           scratch_index_.capacity() * sizeof(FragIndexEntry);
 #if RT_DCHECK_IS_ON
   bytes += debug_checksums_.bucket_count() * sizeof(void*) +
            debug_checksums_.size() *

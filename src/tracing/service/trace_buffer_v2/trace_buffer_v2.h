@@ -207,6 +207,10 @@ struct TraceBufferStats {
 
 class ChunkSeqReader;
 struct TBChunk;
+struct FragIndexEntry;
+// The stored chunks' own flags (defined in tb_chunk.h; the same alias).
+struct TBChunkFlagsTag;
+using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
 
 class TraceBufferV2 {
  public:
@@ -363,7 +367,7 @@ class TraceBufferV2 {
   void RejectChunk(ProducerID, const ClientIdentity&, WriterID, ChunkID);
   bool Recommit(SequenceState* seq,
                 size_t idx,
-                uint16_t flags,
+                TBChunkFlags flags,
                 const uint8_t* src,
                 size_t size,
                 size_t valid_size,
@@ -388,6 +392,11 @@ class TraceBufferV2 {
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
+  // Whether a final chunk whose |index_size| fragments end at |valid_size|
+  // gets a fragment index (tb_chunk.h): worth it, and the chunk still fits.
+  bool GetsFragIndex(size_t valid_size, size_t index_size) const;
+  // Writes the |n| index entries of a chunk flagged kTBFragIndex.
+  void WriteFragIndex(TBChunk* chunk, const FragIndexEntry* entries, size_t n);
   void OnSequenceMaybeEmpty(SequenceState* seq);
 
   // Debug builds only (no-ops otherwise): the design's per-chunk checksum.
@@ -421,12 +430,19 @@ class TraceBufferV2 {
   size_t pending_offset_ = 0;
   std::vector<uint32_t> scratch_sizes_;
   std::vector<uint8_t*> scratch_dst_;
+  // Fragment index entries gathered while a v1 chunk is tokenized (at most
+  // kMaxFragIndexEntries).
+  std::vector<FragIndexEntry> scratch_index_;
 
   // Sequences, keyed by (producer_id << 16 | writer_id).
   std::unordered_map<uint32_t, SequenceState> sequences_;
   // Losses of deleted empty sequences not reported yet (key -> bits),
   // restored when the sequence comes back (kMaxRememberedLosses).
   std::unordered_map<uint32_t, uint32_t> remembered_losses_;
+  // FindSequence()'s cache: the last sequence found (nullptr: none) and its
+  // key. Reset wherever a sequence is deleted; not copied by clones.
+  SequenceState* last_seq_ = nullptr;
+  uint32_t last_seq_key_ = 0;
   size_t num_empty_sequences_ = 0;
   uint64_t empty_stamp_ = 0;
   size_t num_live_chunks_ = 0;  // Chunks linked in a sequence queue.

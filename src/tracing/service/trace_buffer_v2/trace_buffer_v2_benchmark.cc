@@ -10,14 +10,9 @@
 // BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
 // of the same chunk bytes into a 64 MiB ring, nothing else.
 //
-// BM_TraceBuffer_Upstream_WR / _RD reproduce the workload of Perfetto's
-// trace_buffer_benchmark instead: 4 KiB SMB chunks (4080 payload bytes),
-// 5-15 packets of 50-500 bytes each INCLUDING their 1-2 byte varint size
-// header, the packet that does not fit cut to fill the chunk (it is then the
-// last), exactly the fragment bytes handed to the buffer, and only the
-// packets' own bytes counted (no headers). The reader walks the slices of
-// every packet without copying them. Read them beside BM_Memcpy (src/base)
-// of the same run.
+// BM_TraceBuffer_Upstream_* reproduce the workload of Perfetto's
+// trace_buffer_benchmark instead (see UpstreamChunks()): write, readback and
+// patches, each with its same-binary baseline (_WR_CopyLimit, _RD_CopyLimit).
 
 #include <benchmark/benchmark.h>
 
@@ -308,25 +303,34 @@ void BM_TraceBuffer_CloneMemcpyBaseline(benchmark::State& state) {
 }
 
 // ---- Perfetto's trace_buffer_benchmark workload ---------------------------
+//
+// The chunks are cut from one stream of packets, as a writer fills its SMB
+// chunks: every packet is 50-500 bytes INCLUDING its 1-2 byte varint size
+// header; a chunk's 4080 payload bytes are filled exactly, the packet that
+// does not fit is cut (kLastPacketContinuesOnNextChunk) and its remainder
+// opens the next chunk (kFirstPacketContinuesFromPrevChunk), with its own
+// header. That gives 9-30 fragments per chunk (about 15 on average). The
+// 100 chunks are reused in a cycle; the packet spanning the end of the cycle
+// (chunk 99 -> chunk 0) is the only one outside 50-500 bytes. One writer,
+// consecutive ChunkIDs, so every cut packet is reassembled by the reader.
+// Bytes counted: the packets' own bytes (no size headers).
 
 struct UpstreamChunk {
-  std::vector<uint8_t> payload;  // Exactly the fragment bytes.
+  std::vector<uint8_t> payload;  // Exactly kSmbPayloadSize fragment bytes.
   uint16_t num_fragments = 0;
+  V1ChunkFlags flags;
   size_t packet_bytes = 0;  // Without the varint headers.
 };
 
-// One packet of |total| bytes (1-2 byte varint header + data) appended.
-void AppendUpstreamPacket(UpstreamChunk* c,
-                          size_t total,
-                          std::minstd_rand* rng) {
-  // A header of 2 bytes holds sizes 128..16383; 1 byte holds 0..127. For
-  // total == 129, 128 bytes of data need 2 header bytes: one byte less.
-  size_t header = total - 1 < 128 ? 1 : 2;
-  size_t data = total - header;
-  if (header == 2 && data < 128) {
-    header = 1;
-    data = total - 2;
-  }
+// Appends one fragment of exactly |total| bytes (header + data, total >= 1)
+// and returns its data size. Data of 128 bytes or more takes a 2-byte
+// header; for total == 129 the 127 data bytes get a redundant 2-byte varint
+// (0xff 0x00, legal) so that the chunk is still filled exactly.
+size_t AppendUpstreamFragment(UpstreamChunk* c,
+                              size_t total,
+                              std::minstd_rand* rng) {
+  const size_t header = total - 1 < 128 ? 1 : 2;
+  const size_t data = total - header;
   if (header == 1) {
     c->payload.push_back(static_cast<uint8_t>(data));
   } else {
@@ -337,21 +341,46 @@ void AppendUpstreamPacket(UpstreamChunk* c,
     c->payload.push_back(static_cast<uint8_t>((*rng)()));
   c->num_fragments++;
   c->packet_bytes += data;
+  return data;
+}
+
+// Bytes (header + data) of a fragment carrying |data| bytes.
+size_t UpstreamFragmentTotal(size_t data) {
+  return data + (data < 128 ? 1 : 2);
 }
 
 const std::vector<UpstreamChunk>& UpstreamChunks() {
   static const std::vector<UpstreamChunk>* chunks = [] {
     auto* v = new std::vector<UpstreamChunk>();
     std::minstd_rand rng(1234);
+    // Data bytes of the cut packet still to write. The cycle starts in the
+    // middle of a packet, continued from chunk 99.
+    size_t carry = 20 + rng() % 400;
     for (size_t i = 0; i < kNumTemplates; i++) {
       UpstreamChunk c;
-      const size_t num_packets = 5 + rng() % 11;
-      for (size_t p = 0; p < num_packets; p++) {
+      if (carry)
+        c.flags |= kFirstPacketContinuesFromPrevChunk;
+      // Bounded: every fragment takes at least one byte of the chunk.
+      while (c.payload.size() < kSmbPayloadSize) {
         const size_t left = kSmbPayloadSize - c.payload.size();
-        if (left < 2)
-          break;  // Room for nothing but an empty packet.
-        const size_t total = std::min<size_t>(50 + rng() % 451, left);
-        AppendUpstreamPacket(&c, total, &rng);
+        const size_t total = carry ? UpstreamFragmentTotal(carry)
+                                   : 50 + rng() % 451;  // 50-500 bytes.
+        const size_t packet_data =
+            carry ? carry : total - (total - 1 < 128 ? 1 : 2);
+        carry = 0;
+        if (total < left || (total == left && i + 1 < kNumTemplates)) {
+          AppendUpstreamFragment(&c, total, &rng);
+          continue;
+        }
+        // Cut to fill the chunk exactly; the rest opens the next chunk. The
+        // last chunk of the cycle always ends with a cut packet (chunk 0
+        // opens with a continuation).
+        const size_t written = AppendUpstreamFragment(&c, left, &rng);
+        carry = packet_data > written ? packet_data - written : 0;
+        if (i + 1 == kNumTemplates && carry == 0)
+          carry = 1;
+        if (carry)
+          c.flags |= kLastPacketContinuesOnNextChunk;
       }
       v->push_back(std::move(c));
     }
@@ -360,10 +389,33 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
   return *chunks;
 }
 
-bool CommitUpstream(TraceBufferV2* tb, ChunkID id, const UpstreamChunk& c) {
+bool CommitUpstream(TraceBufferV2* tb,
+                    ChunkID id,
+                    const UpstreamChunk& c,
+                    V1ChunkFlags extra_flags = kNoV1ChunkFlags) {
   return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments,
-                                kNoV1ChunkFlags, true, c.payload.data(),
+                                c.flags | extra_flags, true, c.payload.data(),
                                 c.payload.size());
+}
+
+// Baseline of Upstream_WR: memcpy of the same chunk bytes into a 64 MiB
+// ring (the copy a buffer cannot avoid), same bytes counted.
+void BM_TraceBuffer_Upstream_WR_CopyLimit(benchmark::State& state) {
+  const auto& chunks = UpstreamChunks();
+  std::unique_ptr<uint8_t[]> ring(new uint8_t[kWriteBufferSize]);
+  memset(ring.get(), 0, kWriteBufferSize);
+  size_t wr = 0, i = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    const UpstreamChunk& c = chunks[i++ % kNumTemplates];
+    if (wr + c.payload.size() > kWriteBufferSize)
+      wr = 0;
+    memcpy(ring.get() + wr, c.payload.data(), c.payload.size());
+    benchmark::ClobberMemory();
+    wr += (c.payload.size() + 3) & ~size_t{3};
+    bytes += c.packet_bytes;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
 void BM_TraceBuffer_Upstream_WR(benchmark::State& state) {
@@ -379,24 +431,60 @@ void BM_TraceBuffer_Upstream_WR(benchmark::State& state) {
     bytes += c.packet_bytes;
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["chunks_overwritten"] =
+      static_cast<double>(tb->stats().chunks_overwritten);
 }
 
-void BM_TraceBuffer_Upstream_RD(benchmark::State& state) {
+// Fills a fresh read buffer with upstream chunks up to its size (no wrap:
+// everything written is readable).
+std::unique_ptr<TraceBufferV2> FillUpstream() {
   const auto& chunks = UpstreamChunks();
+  auto tb = TraceBufferV2::Create(ReadBufferSize(),
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  // Stop with room for two more chunks (whatever a chunk stores beside its
+  // payload): the buffer never wraps.
+  const size_t margin = 2 * TBChunkOuterSize(kSmbPayloadSize);
+  for (size_t i = 0; tb->used_size() + margin <= tb->size(); i++)
+    CommitUpstream(tb.get(), static_cast<ChunkID>(i),
+                   chunks[i % kNumTemplates]);
+  return tb;
+}
+
+// Baseline of Upstream_RD: one pass over the same chunk bytes as the
+// buffer holds (128 MiB, cold), copied chunk by chunk into a 1 MiB
+// destination; same bytes counted (packet bytes, one cycle of templates).
+void BM_TraceBuffer_Upstream_RD_CopyLimit(benchmark::State& state) {
+  const auto& chunks = UpstreamChunks();
+  const size_t n = ReadBufferSize() / TBChunkOuterSize(kSmbPayloadSize);
+  std::vector<uint8_t> src(n * kSmbPayloadSize);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(&src[i * kSmbPayloadSize], chunks[i % kNumTemplates].payload.data(),
+           kSmbPayloadSize);
+  }
+  std::vector<uint8_t> dst(1 << 20);
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (out + kSmbPayloadSize > dst.size())
+        out = 0;
+      memcpy(&dst[out], &src[i * kSmbPayloadSize], kSmbPayloadSize);
+      out += kSmbPayloadSize;
+      bytes += chunks[i % kNumTemplates].packet_bytes;
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+// Readback of everything written. The reader walks the slices of every
+// packet without copying them (as upstream's benchmark).
+void BM_TraceBuffer_Upstream_RD(benchmark::State& state) {
   uint64_t bytes = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto tb = TraceBufferV2::Create(ReadBufferSize(),
-                                    TraceBufferV2::OverwritePolicy::kOverwrite);
-    size_t written = 0;
-    // Stop before the first wrap: every chunk written is read.
-    for (size_t i = 0;; i++) {
-      const UpstreamChunk& c = chunks[i % kNumTemplates];
-      written += TBChunkOuterSize(c.payload.size());
-      if (written > tb->size())
-        break;
-      CommitUpstream(tb.get(), static_cast<ChunkID>(i), c);
-    }
+    std::unique_ptr<TraceBufferV2> tb = FillUpstream();
     state.ResumeTiming();
     tb->BeginRead();
     TracePacket packet;
@@ -414,6 +502,42 @@ void BM_TraceBuffer_Upstream_RD(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
+// Patches (4 bytes at offset 8) on the upstream chunks, all committed with
+// kChunkNeedsPatching; 15000 of them (60 MiB) in a 64 MiB buffer.
+// state.range(0):
+//  0 miss: the chunk is gone (its ChunkID precedes the sequence's chunks).
+//  1 hit, recent: one of the 16 chunks committed last, as when a producer
+//    patches the chunks it just committed (headers in cache).
+//  2 hit, cold: rotates over all 15000 chunks, so the chunk header is
+//    never in cache: the floor is one memory access.
+void BM_TraceBuffer_Upstream_Patch(benchmark::State& state) {
+  const int mode = static_cast<int>(state.range(0));
+  auto tb = TraceBufferV2::Create(kWriteBufferSize,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  const auto& chunks = UpstreamChunks();
+  const ChunkID num_chunks = bench::IsBenchmarkFunctionalOnly() ? 100 : 15000;
+  // ChunkIDs [num_chunks, 2 * num_chunks) are in the buffer.
+  for (ChunkID id = num_chunks; id < 2 * num_chunks; id++)
+    CommitUpstream(tb.get(), id, chunks[id % kNumTemplates],
+                   kChunkNeedsPatching);
+  TraceBufferV2::Patch patch;
+  patch.offset_untrusted = 8;
+  ChunkID i = 0;
+  uint64_t ok = 0;
+  for (auto _ : state) {
+    ChunkID target = i;  // mode 0: gone.
+    if (mode == 1)
+      target = 2 * num_chunks - 16 + (i & 15);
+    else if (mode == 2)
+      target = num_chunks + (i * 7919) % num_chunks;  // Spread, all chunks.
+    ok += tb->TryPatchChunkContents(1, 1, target, &patch, 1, true);
+    if (++i == num_chunks)
+      i = 0;
+  }
+  if (ok != (mode == 0 ? 0u : static_cast<uint64_t>(state.iterations())))
+    state.SkipWithError("unexpected patch result");
+}
+
 BENCHMARK(BM_TraceBuffer_CopyLimit);
 BENCHMARK(BM_TraceBuffer_CloneReadOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_CloneMemcpyBaseline)->Unit(benchmark::kMillisecond);
@@ -422,8 +546,15 @@ BENCHMARK(BM_TraceBuffer_WR_MultipleWriters);
 BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);
+BENCHMARK(BM_TraceBuffer_Upstream_WR_CopyLimit);
 BENCHMARK(BM_TraceBuffer_Upstream_WR);
+BENCHMARK(BM_TraceBuffer_Upstream_RD_CopyLimit)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Upstream_RD)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceBuffer_Upstream_Patch)
+    ->ArgName("mode")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(0);
 
 }  // namespace
 }  // namespace trace_buffer

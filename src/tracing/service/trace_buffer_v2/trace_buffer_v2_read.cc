@@ -60,7 +60,7 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
   DebugSetChecksum(seq->chunks.at(idx));
   stats_.patches_succeeded += num_patches;
   if (!other_patches_pending) {
-    chunk->flags &= static_cast<uint16_t>(~kTBNeedsPatching);
+    chunk->flags &= ~kTBNeedsPatching;
     seq->stalled_generation = ~0ull;  // Readable again in this pass.
   }
   return true;

@@ -1,0 +1,252 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2: the fragment index (tb_chunk.h) that final chunks with
+// large enough fragments store before their fragments. Which chunks get one
+// (and what it costs in buffer bytes), and that reading through it returns
+// exactly what tokenizing returns: whole chunks, reads interrupted by writes,
+// reassembly into an indexed chunk, the drainer path, erase, clone.
+
+#include <gtest/gtest.h>
+
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "src/base/checked_math.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace {
+
+using test::Data;
+using test::MakePayload;
+using test::OuterSize;
+using test::Pkt;
+using test::ReadPacket;
+using test::RP;
+
+constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
+constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+
+// Outer size of a chunk storing |payload_bytes| of fragments and an index of
+// |n| entries.
+size_t IndexedOuterSize(size_t payload_bytes, size_t n) {
+  return TBChunk::OuterSizeForPayload(
+      TBChunk::StoredSizeWithIndex(payload_bytes, n));
+}
+
+// |n| distinct packets of 100-250 bytes: well above 64 bytes per fragment.
+std::vector<std::string> BigPackets(const std::string& tag, size_t n) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < n; i++)
+    v.push_back(Pkt(tag + std::to_string(i), 100 + (i * 37) % 151));
+  return v;
+}
+
+size_t PayloadBytes(const std::vector<std::string>& frags) {
+  return MakePayload(frags).size();
+}
+
+class TraceBufferV2FragIndexTest : public test::TraceBufferV2TestBase {
+ protected:
+  bool CommitFrags(ProducerID p,
+                   WriterID w,
+                   ChunkID id,
+                   const std::vector<std::string>& frags,
+                   AdmissionFlags flags = kNoAdmissionFlags) {
+    std::vector<FragmentRef> refs;
+    for (const std::string& f : frags) {
+      refs.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(f.data()),
+                                 static_cast<uint32_t>(f.size())});
+    }
+    return tb_->CopyChunkFragments(p, ClientIdentity{}, w, id, refs.data(),
+                                   refs.size(), flags);
+  }
+};
+
+// A v1 chunk of 6 large fragments stores 4 bytes per fragment more, and
+// reads back exactly.
+TEST_F(TraceBufferV2FragIndexTest, V1ChunkStoresIndexAndReadsBack) {
+  Create(64 * 1024);
+  const std::vector<std::string> pkts = BigPackets("a", 6);
+  ASSERT_TRUE(Commit(1, 1, 0, pkts));
+  EXPECT_EQ(tb_->stats().bytes_written,
+            IndexedOuterSize(PayloadBytes(pkts), 6));
+  EXPECT_EQ(Data(Read()), pkts);
+  EXPECT_FALSE(tb_->has_data());
+}
+
+// Chunks below the thresholds keep the plain format: fewer than 4
+// fragments, or fewer than 64 bytes per fragment.
+TEST_F(TraceBufferV2FragIndexTest, SmallChunksHaveNoIndex) {
+  Create(64 * 1024);
+  const std::vector<std::string> three = BigPackets("t", 3);
+  ASSERT_TRUE(Commit(1, 1, 0, three));
+  EXPECT_EQ(tb_->stats().bytes_written, OuterSize(three));
+  const std::vector<std::string> tiny = {Pkt("s0", 40), Pkt("s1", 40),
+                                         Pkt("s2", 40), Pkt("s3", 40),
+                                         Pkt("s4", 40)};
+  ASSERT_TRUE(Commit(1, 1, 1, tiny));
+  EXPECT_EQ(tb_->stats().bytes_written, OuterSize(three) + OuterSize(tiny));
+  std::vector<std::string> all = three;
+  all.insert(all.end(), tiny.begin(), tiny.end());
+  EXPECT_EQ(Data(Read()), all);
+}
+
+// 1- and 2-byte (minimal) varint headers, as Perfetto writers send them:
+// the index points past headers of any length.
+TEST_F(TraceBufferV2FragIndexTest, ShortVarintHeaders) {
+  Create(64 * 1024);
+  std::vector<uint8_t> payload;
+  std::vector<std::string> pkts;
+  for (size_t i = 0; i < 5; i++) {
+    const size_t size = i % 2 ? 100 : 300;  // 1-byte, 2-byte header.
+    std::string p = Pkt("v" + std::to_string(i), size);
+    if (size < 128) {
+      payload.push_back(static_cast<uint8_t>(size));
+    } else {
+      payload.push_back(static_cast<uint8_t>(0x80 | (size & 0x7f)));
+      payload.push_back(static_cast<uint8_t>(size >> 7));
+    }
+    payload.insert(payload.end(), p.begin(), p.end());
+    pkts.push_back(p);
+  }
+  ASSERT_TRUE(CommitRaw(1, 1, 0, payload, 5));
+  EXPECT_EQ(tb_->stats().bytes_written, IndexedOuterSize(payload.size(), 5));
+  EXPECT_EQ(Data(Read()), pkts);
+}
+
+// A read pass interrupted by writes restarts in the middle of an indexed
+// chunk (the reader finds its place from read_offset alone).
+TEST_F(TraceBufferV2FragIndexTest, ReadInterruptedByWrites) {
+  Create(64 * 1024);
+  const std::vector<std::string> pkts = BigPackets("a", 8);
+  ASSERT_TRUE(Commit(1, 1, 0, pkts));
+  std::vector<std::string> got;
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  tb_->BeginRead();
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+    EXPECT_EQ(loss, 0u);
+    got.push_back(packet.GetRawBytesForTesting());
+  }
+  // Another sequence writes: the pass restarts at the oldest data.
+  ASSERT_TRUE(Commit(2, 1, 0, BigPackets("b", 4)));
+  ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+  got.push_back(packet.GetRawBytesForTesting());
+  ASSERT_TRUE(Commit(1, 1, 1, BigPackets("c", 5)));
+  for (const ReadPacket& rp : Read()) {
+    EXPECT_EQ(rp.loss, 0u);
+    if (rp.producer_id == 1)
+      got.push_back(rp.data);
+  }
+  std::vector<std::string> want = pkts;
+  for (const std::string& c : BigPackets("c", 5))
+    want.push_back(c);
+  EXPECT_EQ(got, want);
+}
+
+// A packet continuing into an indexed chunk: reassembly consumes the
+// chunk's first fragment, the reader then continues at its second entry.
+TEST_F(TraceBufferV2FragIndexTest, ReassemblyIntoIndexedChunk) {
+  Create(64 * 1024);
+  std::vector<std::string> first = BigPackets("a", 4);
+  first.push_back(Pkt("P-head", 200));
+  ASSERT_TRUE(Commit(1, 1, 0, first, kOnNext));
+  std::vector<std::string> second = {Pkt("P-tail", 150)};
+  for (const std::string& b : BigPackets("b", 5))
+    second.push_back(b);
+  ASSERT_TRUE(Commit(1, 1, 1, second, kFromPrev | kOnNext));
+  ASSERT_TRUE(Commit(1, 1, 2, {Pkt("Q-tail", 90), "end"}, kFromPrev));
+  std::vector<std::string> want(first.begin(), first.end() - 1);
+  want.push_back(Pkt("P-head", 200) + Pkt("P-tail", 150));
+  for (size_t i = 1; i + 1 < second.size(); i++)
+    want.push_back(second[i]);
+  want.push_back(second.back() + Pkt("Q-tail", 90));
+  want.push_back("end");
+  const std::vector<ReadPacket> got = Read();
+  EXPECT_EQ(Data(got), want);
+  for (const ReadPacket& rp : got)
+    EXPECT_EQ(rp.loss, 0u);
+  EXPECT_FALSE(tb_->has_data());
+}
+
+// The drainer path: the index covers the fragments up to the last one that
+// matters; the trailing empty fragments are not stored at all.
+TEST_F(TraceBufferV2FragIndexTest, DrainerChunkWithTrailingEmptyFragments) {
+  Create(64 * 1024);
+  std::vector<std::string> frags = BigPackets("d", 5);
+  const size_t payload = PayloadBytes(frags);
+  frags.push_back("");
+  frags.push_back("");
+  ASSERT_TRUE(CommitFrags(1, 1, 0, frags));
+  EXPECT_EQ(tb_->stats().bytes_written, IndexedOuterSize(payload, 5));
+  EXPECT_EQ(Data(Read()), BigPackets("d", 5));
+  EXPECT_FALSE(tb_->has_data());
+}
+
+// An indexed chunk never needed patches: a patch on it fails and changes
+// nothing. A chunk that needs patches has no index and reads its patched
+// bytes.
+TEST_F(TraceBufferV2FragIndexTest, PatchesAndIndexNeverMeet) {
+  Create(64 * 1024);
+  const std::vector<std::string> pkts = BigPackets("a", 5);
+  ASSERT_TRUE(Commit(1, 1, 0, pkts));
+  TraceBufferV2::Patch patch;
+  patch.offset_untrusted = 8;
+  memcpy(patch.data, "XXXX", 4);
+  EXPECT_FALSE(tb_->TryPatchChunkContents(1, 1, 0, &patch, 1, false));
+  EXPECT_EQ(tb_->stats().patches_failed, 1u);
+  EXPECT_EQ(tb_->stats().abi_violations, 0u);
+
+  std::vector<std::string> patched = BigPackets("p", 5);
+  ASSERT_TRUE(Commit(1, 1, 1, patched, kChunkNeedsPatching));
+  EXPECT_EQ(tb_->stats().bytes_written,
+            IndexedOuterSize(PayloadBytes(pkts), 5) + OuterSize(patched));
+  EXPECT_TRUE(tb_->TryPatchChunkContents(1, 1, 1, &patch, 1, false));
+  memcpy(&patched[0][4], "XXXX", 4);  // Offset 8 = 4-byte header + 4.
+  std::vector<std::string> want = pkts;
+  want.insert(want.end(), patched.begin(), patched.end());
+  EXPECT_EQ(Data(Read()), want);
+}
+
+// Erasing unread indexed chunks counts and hands over exactly their packets,
+// with and without an observer; a clone reads indexed chunks too.
+TEST_F(TraceBufferV2FragIndexTest, EraseAndClone) {
+  for (const bool observe : {false, true}) {
+    SCOPED_TRACE(observe);
+    Create(8192);
+    std::vector<std::string> observed;
+    if (observe) {
+      tb_->set_overwrite_observer(
+          [&observed](const PacketSequenceProperties&, const TracePacket& p) {
+            observed.push_back(p.GetRawBytesForTesting());
+          });
+    }
+    const std::vector<std::string> a = BigPackets("a", 6);  // ~1.1 KiB
+    ASSERT_TRUE(Commit(1, 1, 0, a));
+    std::unique_ptr<TraceBufferV2> clone = tb_->CloneReadOnly();
+    ASSERT_NE(clone, nullptr);
+    // Sequence 2 fills the buffer and erases chunk 0 of sequence 1.
+    for (ChunkID id = 0; id < 7; id++)
+      ASSERT_TRUE(Commit(2, 1, id, BigPackets("b", 6)));
+    EXPECT_EQ(tb_->stats().chunks_overwritten, 1u);
+    EXPECT_EQ(tb_->stats().packets_overwritten, 6u);
+    if (observe) {
+      EXPECT_EQ(observed, a);
+    }
+    EXPECT_EQ(Data(test::ReadAll(clone.get())), a);
+  }
+}
+
+}  // namespace
+}  // namespace trace_buffer
+}  // namespace ringtrace
