@@ -15,8 +15,7 @@
 
 #include "ringtrace/track_event.h"
 #include "src/base/flags.h"
-
-RT_DEFINE_CATEGORIES("example");
+#include "src/examples/example_categories.h"
 
 namespace ringtrace {
 namespace examples {
@@ -25,7 +24,6 @@ namespace {
 
 using shm_ring::TraceWriterV2;
 
-constexpr uint32_t kMaxThreads = 1024;
 constexpr uint32_t kEventsPerCycle = 5;
 
 // What one thread did, read by the main thread after join().
@@ -102,6 +100,16 @@ std::string ExampleUsage() {
          "                         (stall_then_drop)\n"
          "  --stall-timeout-ms N   (100)\n"
          "  --timeout-ms N         bound on connecting (2000)\n"
+         "  --mode M               classic: write --events through an own\n"
+         "                         writer per thread, then exit; sessions:\n"
+         "                         trace what the daemon's sessions enable\n"
+         "                         (ringtrace::Tracing + the track_event data\n"
+         "                         source; categories example and io) until\n"
+         "                         --duration-ms or SIGINT/SIGTERM (classic)\n"
+         "  --duration-ms N        sessions mode: run N ms (0: until a "
+         "signal) (0)\n"
+         "  --cycle-interval-us N  sessions mode: pause between cycles "
+         "(1000)\n"
          "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n";
 }
 
@@ -119,7 +127,7 @@ ParseResult ParseExampleArgs(int argc,
       ok = !value.empty();
     } else if (flag.Is("--threads")) {
       ok = base::ParseUint32(value, &config->threads) && config->threads >= 1 &&
-           config->threads <= kMaxThreads;
+           config->threads <= kMaxExampleThreads;
     } else if (flag.Is("--events")) {
       ok = base::ParseUint32(value, &config->events_per_thread);
     } else if (flag.Is("--name")) {
@@ -135,6 +143,13 @@ ParseResult ParseExampleArgs(int argc,
       ok = base::ParseUint32(value, &config->stall_timeout_ms);
     } else if (flag.Is("--timeout-ms")) {
       ok = base::ParseUint32(value, &config->connect_timeout_ms);
+    } else if (flag.Is("--mode")) {
+      ok = value == "classic" || value == "sessions";
+      config->sessions = value == "sessions";
+    } else if (flag.Is("--duration-ms")) {
+      ok = base::ParseUint32(value, &config->duration_ms);
+    } else if (flag.Is("--cycle-interval-us")) {
+      ok = base::ParseUint32(value, &config->cycle_interval_us);
     } else {
       *error = "unknown flag " + flag.name;
       return ParseResult::kError;
@@ -159,8 +174,8 @@ ParseResult ParseExampleArgs(int argc,
 
 base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
   *result = ExampleResult();
-  if (config.threads == 0 || config.threads > kMaxThreads)
-    return base::ErrStatus("--threads must be in [1, %u]", kMaxThreads);
+  if (config.threads == 0 || config.threads > kMaxExampleThreads)
+    return base::ErrStatus("--threads must be in [1, %u]", kMaxExampleThreads);
   ProducerOptions options;
   options.socket_path = config.socket_path;
   options.name = config.name;

@@ -24,19 +24,37 @@
 //   packets_written == packets_committed + packets_dropped,
 // where committed packets are in the ring (for the service to drain) and
 // dropped ones were lost by the writers (ring full per the policy).
+//
+// The sessions mode (--mode sessions, RunSessionExample): the app as an app of
+// a long-running ringtraced daemon. It connects through ringtrace::Tracing
+// (reconnecting in the background), registers the "track_event" data source
+// and writes no writer of its own: the tracing sessions started by
+// consumers (the `ringtrace` CLI) choose the categories, and each thread
+// gets its writer per session from the TrackEvent library. Its |threads|
+// workers run until the end (--duration-ms, or SIGINT/SIGTERM in the
+// program), one cycle every |cycle_interval_us|:
+//   category "example": the five events of a cycle above;
+//   category "io": a slice "read" (argument "bytes") and a COUNTER on the
+//   track "worker-<i> io bytes".
+// A cycle of a disabled category costs a load and a branch per macro.
 
 #ifndef SRC_EXAMPLES_EXAMPLE_APP_H_
 #define SRC_EXAMPLES_EXAMPLE_APP_H_
 
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 
 #include "ringtrace/producer.h"
+#include "ringtrace/tracing.h"
 #include "src/base/status.h"
 
 namespace ringtrace {
 namespace examples {
+
+// The most worker threads either mode runs.
+constexpr uint32_t kMaxExampleThreads = 1024;
 
 struct ExampleConfig {
   std::string socket_path;
@@ -50,6 +68,12 @@ struct ExampleConfig {
   shm_ring::BufferExhaustedPolicy policy =
       shm_ring::BufferExhaustedPolicy::kStallThenDrop;
   uint32_t stall_timeout_ms = 100;
+  // --mode sessions (see above); false: --mode classic.
+  bool sessions = false;
+  // Sessions mode: how long to run; 0 until a stop signal.
+  uint32_t duration_ms = 0;
+  // Sessions mode: the pause between two cycles of a worker.
+  uint32_t cycle_interval_us = 1000;
 };
 
 struct ExampleResult {
@@ -82,6 +106,48 @@ base::Status RunExample(const ExampleConfig& config, ExampleResult* result);
 
 std::string FormatExampleSummary(const ExampleConfig& config,
                                  const ExampleResult& result);
+
+// What a run of the sessions mode did. The counts of cycles per category
+// are taken at the start of each cycle (a session that starts or stops
+// within a cycle gets part of it); what reached each trace is the trace's
+// business (its TraceStats count the losses per producer and writer).
+struct SessionExampleResult {
+  uint64_t producer_id = 0;  // of the last connection
+  TracingStats tracing;
+  ProducerStats producer;       // the last connection's
+  uint64_t cycles = 0;          // all workers
+  uint64_t cycles_example = 0;  // begun while a session enabled "example"
+  uint64_t cycles_io = 0;       // begun while a session enabled "io"
+  // TrackEvent's counters (per-thread writers created and released, events
+  // that found no writer).
+  uint64_t instance_writers_created = 0;
+  uint64_t instance_writers_released = 0;
+  uint64_t events_without_writer = 0;
+};
+
+// |on_connected| is called once the first connection is made (its producer
+// id), before the workers start; then |wait_for_end| blocks until the run
+// should end (the program: --duration-ms or a stop signal).
+// |on_masks_changed| is called on worker |index|'s thread after it wrote a
+// cycle with instance masks (track_event::CategoryMask, read at the cycle's
+// start) of "example" and "io" other than its previous cycle's (the first
+// time when a mask is not 0): once it returns with a mask bit set, the
+// cycle's packets for that instance are published in the ring (producer.h,
+// "The packet guarantee"). Any hook may be empty.
+struct SessionExampleHooks {
+  std::function<void(uint64_t producer_id)> on_connected;
+  std::function<void()> wait_for_end;
+  std::function<void(uint32_t index, uint32_t example_mask, uint32_t io_mask)>
+      on_masks_changed;
+};
+// Runs the sessions mode. Fails if no connection is made within
+// connect_timeout_ms.
+base::Status RunSessionExample(const ExampleConfig& config,
+                               const SessionExampleHooks& hooks,
+                               SessionExampleResult* result);
+
+std::string FormatSessionExampleSummary(const ExampleConfig& config,
+                                        const SessionExampleResult& result);
 
 }  // namespace examples
 }  // namespace ringtrace

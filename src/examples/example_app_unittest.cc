@@ -61,6 +61,8 @@ TEST(ProducerExampleArgsTest, RejectsBadInput) {
       {"--socket", "/s", "--policy", "block"},       // unknown policy
       {"--socket", "/s", "--ring-kb", "4194304"},    // bytes overflow 32 bits
       {"--socket", "/s", "--frobnicate", "1"},       // unknown flag
+      {"--socket", "/s", "--mode", "session"},       // unknown mode
+      {"--socket", "/s", "--duration-ms", "-1"},     // negative
   };
   for (const auto& args : bad) {
     ExampleConfig c;
@@ -71,6 +73,39 @@ TEST(ProducerExampleArgsTest, RejectsBadInput) {
   ExampleConfig c;
   std::string error;
   EXPECT_EQ(Parse({"--help"}, &c, &error), ParseResult::kHelp);
+}
+
+TEST(ProducerExampleArgsTest, ParsesTheSessionsMode) {
+  ExampleConfig c;
+  std::string error;
+  EXPECT_FALSE(c.sessions);
+  ASSERT_EQ(Parse({"--socket", "/s", "--mode", "sessions", "--duration-ms",
+                   "2500", "--cycle_interval_us=7"},
+                  &c, &error),
+            ParseResult::kRun)
+      << error;
+  EXPECT_TRUE(c.sessions);
+  EXPECT_EQ(c.duration_ms, 2500u);
+  EXPECT_EQ(c.cycle_interval_us, 7u);
+  ASSERT_EQ(Parse({"--socket", "/s", "--mode=classic"}, &c, &error),
+            ParseResult::kRun);
+  EXPECT_FALSE(c.sessions);
+}
+
+TEST(ProducerExampleAppTest, SessionsModeWithoutServiceFailsClearly) {
+  TempDir dir;
+  ExampleConfig config;
+  config.socket_path = dir.File("none.sock");
+  config.sessions = true;
+  config.connect_timeout_ms = 50;
+  SessionExampleHooks hooks;
+  bool connected = false;
+  hooks.on_connected = [&](uint64_t) { connected = true; };
+  SessionExampleResult result;
+  const base::Status status = RunSessionExample(config, hooks, &result);
+  EXPECT_EQ(status.message(),
+            "no connection to " + config.socket_path + " within 50 ms");
+  EXPECT_FALSE(connected);
 }
 
 TEST(ProducerExampleAppTest, NoServiceFailsClearly) {
