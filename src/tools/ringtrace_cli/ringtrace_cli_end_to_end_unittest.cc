@@ -1,0 +1,502 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The `ringtrace` binary against real processes: a ringtraced daemon on
+// private sockets, ringtrace_example_app processes in their sessions mode
+// (ringtrace::Tracing + the track_event data source; categories "example"
+// and "io") and `ringtrace` processes. Two sessions at once, Ctrl-C,
+// snapshots and --clone, --query, a malformed config. The trace files are
+// decoded with the generated perfetto::protos::Trace classes.
+//
+// Waiting is polling against bounded deadlines (the service's state through
+// a ConsumerClient, a process's output), never a fixed sleep.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/test/subprocess.h"
+#include "src/base/test/temp_dir.h"
+#include "src/base/time.h"
+#include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tracing/consumer/consumer_client.h"
+
+namespace ringtrace {
+namespace cli {
+namespace {
+
+using base::Subprocess;
+using perfetto::protos::TracePacket;
+using ringtrace::protos::ServiceState;
+
+// Deadlines against hangs on a loaded machine, not timing assertions.
+constexpr int kTimeoutMs = 60000;
+constexpr uint32_t kSeqIncrementalStateCleared = 1;
+
+// What a trace file holds, decoded.
+struct TraceContents {
+  bool parsed = false;
+  std::vector<TracePacket> packets;
+  // TrackEvents with a category, by their category's name (resolved
+  // through the sequence's interned data); events whose iid does not
+  // resolve count as "<unresolved>".
+  std::map<std::string, uint64_t> events_by_category;
+  std::set<std::string> thread_names;   // thread TrackDescriptors
+  std::set<std::string> process_names;  // process TrackDescriptors
+  std::set<int32_t> event_pids;         // trusted_pid of TrackEvent packets
+  size_t trace_configs = 0;
+  size_t trace_stats = 0;
+};
+
+TraceContents ReadTrace(const std::string& path) {
+  TraceContents contents;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return contents;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  perfetto::protos::Trace trace;
+  contents.parsed = trace.ParseFromString(bytes.str());
+  // Interned categories per sequence, as a reader resolves them.
+  std::map<uint32_t, std::map<uint64_t, std::string>> categories;
+  for (const TracePacket& p : trace.packet()) {
+    contents.packets.push_back(p);
+    contents.trace_configs += p.has_trace_config();
+    contents.trace_stats += p.has_trace_stats();
+    auto& seq = categories[p.trusted_packet_sequence_id()];
+    if (p.sequence_flags() & kSeqIncrementalStateCleared)
+      seq.clear();
+    for (const auto& c : p.interned_data().event_categories())
+      seq[c.iid()] = c.name();
+    if (p.has_track_descriptor()) {
+      const auto& d = p.track_descriptor();
+      if (d.has_thread())
+        contents.thread_names.insert(d.thread().thread_name());
+      if (d.has_process())
+        contents.process_names.insert(d.process().process_name());
+    }
+    if (!p.has_track_event())
+      continue;
+    contents.event_pids.insert(p.trusted_pid());
+    for (uint64_t iid : p.track_event().category_iids()) {
+      auto it = seq.find(iid);
+      ++contents
+            .events_by_category[it == seq.end() ? "<unresolved>" : it->second];
+    }
+  }
+  return contents;
+}
+
+std::set<std::string> Categories(const TraceContents& t) {
+  std::set<std::string> names;
+  for (const auto& [name, count] : t.events_by_category)
+    names.insert(name);
+  return names;
+}
+
+uint64_t Count(const TraceContents& t, const std::string& category) {
+  auto it = t.events_by_category.find(category);
+  return it == t.events_by_category.end() ? 0 : it->second;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// Polls |done| every 10 ms until it holds or |timeout_ms| passed.
+bool PollUntil(const std::function<bool()>& done, int timeout_ms = kTimeoutMs) {
+  const uint64_t deadline = base::MonotonicMs() + timeout_ms;
+  while (!done()) {
+    if (base::MonotonicMs() >= deadline)
+      return false;
+    usleep(10 * 1000);
+  }
+  return true;
+}
+
+class RingtraceCliEndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    service_ = std::make_unique<Subprocess>(std::vector<std::string>{
+        bin_ + "/ringtraced", "--producer-socket", producer_socket_,
+        "--consumer-socket", consumer_socket_});
+    std::string error;
+    ASSERT_TRUE(service_->Start(&error)) << error;
+    // Connected once the service listens (or it exited).
+    ASSERT_TRUE(PollUntil([&] {
+      base::Status status;
+      query_ =
+          consumer::ConsumerClient::Connect(consumer_socket_, 1000, &status);
+      return query_ != nullptr || service_->Ended();
+    }));
+    ASSERT_TRUE(query_) << service_->output();
+  }
+
+  void TearDown() override {
+    for (auto& app : apps_) {
+      if (!app->running())
+        continue;
+      app->Signal(SIGTERM);
+      EXPECT_TRUE(app->Wait(kTimeoutMs));
+      EXPECT_EQ(app->exit_code(), 0) << app->output();
+    }
+    query_.reset();
+    if (service_ && service_->running()) {
+      service_->Signal(SIGTERM);
+      EXPECT_TRUE(service_->Wait(kTimeoutMs));
+      EXPECT_EQ(service_->exit_code(), 0) << service_->output();
+      EXPECT_NE(service_->output().find(" 0 protocol violations"),
+                std::string::npos)
+          << service_->output();
+    }
+  }
+
+  // Starts an example app in its sessions mode and waits until the service
+  // lists it with its track_event data source.
+  Subprocess* StartApp(const std::string& name, uint32_t threads) {
+    apps_.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
+        bin_ + "/ringtrace_example_app", "--mode", "sessions", "--socket",
+        producer_socket_, "--name", name, "--threads", std::to_string(threads),
+        "--cycle-interval-us", "5000"}));
+    Subprocess* app = apps_.back().get();
+    std::string error;
+    EXPECT_TRUE(app->Start(&error)) << error;
+    EXPECT_TRUE(PollUntil([&] {
+      ServiceState state = State();
+      for (const auto& p : state.producers()) {
+        if (p.name() == name && p.pid() == app->pid() &&
+            p.data_sources_size() == 1 && p.data_sources(0) == "track_event") {
+          return true;
+        }
+      }
+      return app->Ended();
+    }));
+    EXPECT_FALSE(app->Ended()) << app->output();
+    return app;
+  }
+
+  // Starts `ringtrace ARGS --consumer-socket ... --no-progress`.
+  std::unique_ptr<Subprocess> StartCli(std::vector<std::string> args) {
+    args.insert(args.begin(), bin_ + "/ringtrace");
+    args.insert(args.end(),
+                {"--consumer-socket", consumer_socket_, "--no-progress"});
+    auto cli = std::make_unique<Subprocess>(args);
+    std::string error;
+    EXPECT_TRUE(cli->Start(&error)) << error;
+    return cli;
+  }
+
+  // Runs `ringtrace ARGS` to its end; its exit code, its output in
+  // |*output|.
+  int RunCli(std::vector<std::string> args, std::string* output) {
+    std::unique_ptr<Subprocess> cli = StartCli(std::move(args));
+    EXPECT_TRUE(cli->Wait(kTimeoutMs));
+    *output = cli->output();
+    return cli->exit_code();
+  }
+
+  // Waits for "session N tracing" in |cli|'s output; returns N (0: never).
+  static uint64_t WaitForSessionId(Subprocess* cli) {
+    static const std::regex kLine("ringtrace: session ([0-9]+) tracing");
+    std::smatch match;
+    std::string output;
+    PollUntil([&] {
+      output = cli->output();
+      return std::regex_search(output, match, kLine) || cli->Ended();
+    });
+    return match.empty() ? 0 : std::stoull(match[1].str());
+  }
+
+  ServiceState State() {
+    ServiceState state;
+    base::Status status = query_->QueryServiceState(&state);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return state;
+  }
+
+  // Waits until workers 0..|workers|-1 of |app| each reported a cycle
+  // written while the categories asked for were enabled by some session
+  // (the app's "worker-I masks: example=0xM io=0xM" lines): from then on
+  // those packets are in the ring, so every trace or snapshot taken later
+  // holds them.
+  static bool WaitForCycles(Subprocess* app,
+                            uint32_t workers,
+                            bool example,
+                            bool io) {
+    static const std::regex kLine(
+        "worker-([0-9]+) masks: example=0x([0-9a-f]+) io=0x([0-9a-f]+)");
+    return PollUntil([&] {
+             const std::string output = app->output();
+             std::set<uint32_t> done;
+             for (std::sregex_iterator it(output.begin(), output.end(), kLine),
+                  end;
+                  it != end; ++it) {
+               const bool example_on = (*it)[2].str() != "0";
+               const bool io_on = (*it)[3].str() != "0";
+               if ((!example || example_on) && (!io || io_on))
+                 done.insert(static_cast<uint32_t>(std::stoul((*it)[1].str())));
+             }
+             return done.size() == workers || app->Ended();
+           }) &&
+           !app->Ended();
+  }
+
+  // Sends SIGINT to a session's `ringtrace` and expects it to write |out|.
+  static void StopWithCtrlC(Subprocess* cli, const std::string& out) {
+    cli->Signal(SIGINT);
+    ASSERT_TRUE(cli->Wait(kTimeoutMs));
+    EXPECT_EQ(cli->exit_code(), kExitOk) << cli->output();
+    EXPECT_NE(cli->output().find("ringtrace: wrote " + out + ": "),
+              std::string::npos)
+        << cli->output();
+    EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+  }
+
+  // Checks the structure every complete trace file has: TraceConfig first,
+  // one TraceStats with |buffers| BufferStats, a ClockSnapshot last, and
+  // every TrackEvent resolved and written by |app|.
+  static void ExpectCompleteTrace(const TraceContents& t,
+                                  size_t buffers,
+                                  const Subprocess& app) {
+    ASSERT_TRUE(t.parsed);
+    ASSERT_GE(t.packets.size(), 3u);
+    EXPECT_TRUE(t.packets.front().has_trace_config());
+    EXPECT_EQ(t.trace_configs, 1u);
+    EXPECT_EQ(t.trace_stats, 1u);
+    EXPECT_TRUE(t.packets[t.packets.size() - 2].has_trace_stats());
+    EXPECT_EQ(t.packets[t.packets.size() - 2].trace_stats().buffer_stats_size(),
+              static_cast<int>(buffers));
+    EXPECT_TRUE(t.packets.back().has_clock_snapshot());
+    EXPECT_EQ(t.events_by_category.count("<unresolved>"), 0u);
+    EXPECT_EQ(t.event_pids, std::set<int32_t>{app.pid()});
+  }
+
+  const std::string bin_ = base::ExecutableDir();
+  base::TempDir dir_{"ringtrace_cli_e2e"};
+  const std::string producer_socket_ = dir_.File("producer.sock");
+  const std::string consumer_socket_ = dir_.File("consumer.sock");
+  std::unique_ptr<Subprocess> service_;
+  std::unique_ptr<consumer::ConsumerClient> query_;
+  std::vector<std::unique_ptr<Subprocess>> apps_;
+};
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+TEST_F(RingtraceCliEndToEndTest, TwoSessionsAtOnceEachFileHoldsItsCategories) {
+  Subprocess* app = StartApp("cli_e2e_app", 2);
+  const std::string out_a = dir_.File("a.pftrace");
+  const std::string out_b = dir_.File("b.pftrace");
+  const std::string config_b = dir_.File("b.pbtx");
+  WriteFile(config_b,
+            "buffers { size_kb: 2048 fill_policy: DISCARD }\n"
+            "data_sources { config { name: \"track_event\"\n"
+            "  track_event_config { enabled_categories: \"io\" } } }\n");
+  // A: shortcuts, 1 MiB ring buffer, "example"; B: a config file.
+  std::unique_ptr<Subprocess> cli_a =
+      StartCli({"-t", "0", "-b", "1mb", "-o", out_a, "example"});
+  std::unique_ptr<Subprocess> cli_b =
+      StartCli({"--txt", "-c", config_b, "-o", out_b});
+  const uint64_t id_a = WaitForSessionId(cli_a.get());
+  const uint64_t id_b = WaitForSessionId(cli_b.get());
+  ASSERT_NE(id_a, 0u) << cli_a->output();
+  ASSERT_NE(id_b, 0u) << cli_b->output();
+  ASSERT_NE(id_a, id_b);
+  // Both run at once, and both workers wrote into both.
+  ASSERT_TRUE(WaitForCycles(app, 2, true, true)) << app->output();
+  EXPECT_EQ(State().sessions_size(), 2);
+  StopWithCtrlC(cli_a.get(), out_a);
+  StopWithCtrlC(cli_b.get(), out_b);
+
+  const TraceContents a = ReadTrace(out_a);
+  ExpectCompleteTrace(a, 1, *app);
+  EXPECT_EQ(Categories(a), std::set<std::string>{"example"});
+  EXPECT_EQ(a.packets.front().trace_config().buffers(0).size_kb(), 1024u);
+  const TraceContents b = ReadTrace(out_b);
+  ExpectCompleteTrace(b, 1, *app);
+  EXPECT_EQ(Categories(b), std::set<std::string>{"io"});
+  EXPECT_EQ(b.packets.front().trace_config().buffers(0).size_kb(), 2048u);
+  EXPECT_EQ(b.packets.front().trace_config().buffers(0).fill_policy(),
+            perfetto::protos::TraceConfig::BufferConfig::DISCARD);
+  // Both workers wrote into both sessions; nobody else did.
+  const std::set<std::string> workers = {"worker-0", "worker-1"};
+  EXPECT_EQ(a.thread_names, workers);
+  EXPECT_EQ(b.thread_names, workers);
+  EXPECT_EQ(a.process_names, std::set<std::string>{"cli_e2e_app"});
+  EXPECT_EQ(State().sessions_size(), 0);
+}
+
+TEST_F(RingtraceCliEndToEndTest, CtrlCMidSessionWritesACompleteTrace) {
+  Subprocess* app = StartApp("cli_e2e_app", 1);
+  const std::string out = dir_.File("ctrl_c.pftrace");
+  // 10 minutes: only Ctrl-C ends it within the test's deadlines.
+  std::unique_ptr<Subprocess> cli =
+      StartCli({"-t", "10m", "-o", out, "example,io"});
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 1, true, true)) << app->output();
+  EXPECT_FALSE(Exists(out));
+  StopWithCtrlC(cli.get(), out);
+  EXPECT_NE(cli->output().find("ringtrace: stopping (Ctrl-C again to abort)"),
+            std::string::npos)
+      << cli->output();
+
+  const TraceContents t = ReadTrace(out);
+  ExpectCompleteTrace(t, 1, *app);
+  EXPECT_EQ(Categories(t), (std::set<std::string>{"example", "io"}));
+  EXPECT_EQ(t.packets.front().trace_config().duration_ms(), 600000u);
+  EXPECT_EQ(t.thread_names, std::set<std::string>{"worker-0"});
+  // The CLI's count is the file's: every packet but the service's own
+  // (config, stats, clock snapshots).
+  size_t service_packets = 0;
+  for (const TracePacket& p : t.packets) {
+    service_packets +=
+        p.has_trace_config() || p.has_trace_stats() || p.has_clock_snapshot();
+  }
+  EXPECT_NE(cli->output().find(
+                ", " + std::to_string(t.packets.size() - service_packets) +
+                " packets in "),
+            std::string::npos)
+      << cli->output() << " file: " << t.packets.size() << " packets, "
+      << service_packets << " of the service";
+}
+
+TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
+  Subprocess* app = StartApp("cli_e2e_app", 2);
+  const std::string out = dir_.File("s.pftrace");
+  std::unique_ptr<Subprocess> cli = StartCli({"-t", "10m", "-o", out, "io"});
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 2, false, true)) << app->output();
+
+  // --clone from another process: the service lets only the session's own
+  // connection clone it (docs/cli.md), so this is refused, and nothing is
+  // left behind.
+  const std::string clone = dir_.File("clone.pftrace");
+  std::string output;
+  EXPECT_EQ(RunCli({"--clone", std::to_string(id), "-o", clone}, &output),
+            kExitFailure);
+  EXPECT_NE(output.find("ringtrace: cloning session " + std::to_string(id) +
+                        " failed: session_id: no session " +
+                        std::to_string(id) + " of this consumer"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(Exists(clone));
+  EXPECT_FALSE(Exists(clone + ".ringtrace-tmp"));
+
+  // SIGUSR1 to the session's own ringtrace clones it into OUT.snapshot-1.
+  cli->Signal(SIGUSR1);
+  const std::string snapshot = out + ".snapshot-1";
+  ASSERT_TRUE(PollUntil([&] {
+    return cli->output().find("ringtrace: wrote snapshot " + snapshot) !=
+               std::string::npos ||
+           cli->Ended();
+  })) << cli->output();
+  const TraceContents s = ReadTrace(snapshot);
+  ExpectCompleteTrace(s, 1, *app);
+  EXPECT_EQ(Categories(s), std::set<std::string>{"io"});
+  // The session goes on, and still writes its own file at the end.
+  ASSERT_FALSE(cli->Ended()) << cli->output();
+  ASSERT_EQ(State().sessions_size(), 1);
+  EXPECT_EQ(State().sessions(0).state(), "started");
+  StopWithCtrlC(cli.get(), out);
+  const TraceContents t = ReadTrace(out);
+  ExpectCompleteTrace(t, 1, *app);
+  EXPECT_EQ(Categories(t), std::set<std::string>{"io"});
+  EXPECT_GT(Count(s, "io"), 0u);
+  EXPECT_GE(Count(t, "io"), Count(s, "io"));
+}
+
+TEST_F(RingtraceCliEndToEndTest, QueryListsProducersDataSourcesAndSession) {
+  Subprocess* app_a = StartApp("cli_e2e_query_a", 1);
+  Subprocess* app_b = StartApp("cli_e2e_query_b", 1);
+  const std::string config = dir_.File("q.pbtx");
+  WriteFile(config,
+            "unique_session_name: \"e2e_query\"\n"
+            "buffers { size_kb: 512 }\n"
+            "data_sources { config { name: \"track_event\"\n"
+            "  track_event_config { enabled_categories: \"*\" } } }\n");
+  const std::string out = dir_.File("q.pftrace");
+  std::unique_ptr<Subprocess> cli =
+      StartCli({"--txt", "-c", config, "-o", out});
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app_a, 1, true, true)) << app_a->output();
+  ASSERT_TRUE(WaitForCycles(app_b, 1, true, true)) << app_b->output();
+
+  std::string output;
+  ASSERT_EQ(RunCli({"--query"}, &output), kExitOk) << output;
+  const std::string uid = std::to_string(getuid());
+  const std::string n = "[0-9]+";
+  const std::string id_s = std::to_string(id);
+  // One row per producer: id, name, pid, uid, ring, data sources.
+  const std::vector<std::string> rows = {
+      "Producers \\(2\\):",
+      n + " +cli_e2e_query_a +" + std::to_string(app_a->pid()) + " +" + uid +
+          " +[0-9.]+ [KMG]?i?B +track_event",
+      n + " +cli_e2e_query_b +" + std::to_string(app_b->pid()) + " +" + uid +
+          " +[0-9.]+ [KMG]?i?B +track_event",
+      "Sessions \\(1\\):",
+      id_s + " +e2e_query +" + uid + " +started +[0-9.]+s +2 +" + n,
+      id_s + " +" + n + " +[0-9.]+ [KMG]?i?B/512\\.0 KiB \\([0-9]+%\\) +ring",
+  };
+  for (const std::string& row : rows) {
+    EXPECT_TRUE(std::regex_search(output, std::regex("(^|\n)" + row + "\n")))
+        << row << "\nin:\n"
+        << output;
+  }
+  StopWithCtrlC(cli.get(), out);
+}
+
+TEST_F(RingtraceCliEndToEndTest, MalformedConfigNamesTheLineAndStartsNothing) {
+  StartApp("cli_e2e_app", 1);
+  const std::string config = dir_.File("bad.pbtx");
+  WriteFile(config,
+            "buffers { size_kb: 1024 }\n"
+            "data_sources {\n"
+            "  config {\n"
+            "    name: \"track_event\"\n"
+            "    track_event_config { enabled_categoriez: \"io\" }\n"
+            "  }\n"
+            "}\n");
+  const std::string out = dir_.File("bad.pftrace");
+  std::string output;
+  EXPECT_EQ(RunCli({"--txt", "-c", config, "-o", out}, &output), kExitUsage);
+  EXPECT_NE(output.find("ringtrace: " + config +
+                        ":5:26: data_sources.config.track_event_config."
+                        "enabled_categoriez: "),
+            std::string::npos)
+      << output;
+  // Nothing was sent: no session, no instance, no file.
+  const ServiceState state = State();
+  EXPECT_EQ(state.sessions_size(), 0);
+  EXPECT_FALSE(Exists(out));
+  EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+  service_->Signal(SIGTERM);
+  ASSERT_TRUE(service_->Wait(kTimeoutMs));
+  EXPECT_EQ(service_->exit_code(), 0) << service_->output();
+  EXPECT_NE(service_->output().find("0 started, 0 written"), std::string::npos)
+      << service_->output();
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace ringtrace
