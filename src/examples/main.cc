@@ -18,7 +18,6 @@
 // thread exists (every thread inherits the mask) and taken by sigtimedwait() on
 // the main thread.
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
