@@ -1,0 +1,427 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2's two write paths: CopyChunkUntrusted() (a whole v1 chunk,
+// tokenized here) and the ring drainer's BeginChunkFragments() /
+// CopyChunkFragments() (fragments whose sizes the drainer already knows).
+// Buffer invariants [TB-n] are stated in trace_buffer_v2.cc.
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "src/base/checked_math.h"
+#include "src/base/logging.h"
+#include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+
+namespace {
+
+// True if the fragment of |size| bytes at |index| (of |num_frags|) matters
+// to a reader: it carries bytes, or it is a link of a fragment chain (the
+// first continuing a packet, the last continuing on the next chunk).
+bool FragmentMatters(size_t index,
+                     size_t num_frags,
+                     uint32_t size,
+                     bool continues_from_prev,
+                     bool continues_on_next) {
+  return size != 0 || (index == 0 && continues_from_prev) ||
+         (index + 1 == num_frags && continues_on_next);
+}
+
+// True if the fragment starts a packet that counts as lost if erased unread
+// (see ChunkSeqReader::CountUnreadPackets(), which this must match).
+bool StartsCountedPacket(size_t index,
+                         size_t num_frags,
+                         uint32_t size,
+                         bool continues_from_prev,
+                         bool continues_on_next) {
+  if (index == 0 && continues_from_prev)
+    return false;  // The end of a packet started earlier.
+  return size != 0 || (index + 1 == num_frags && continues_on_next);
+}
+
+// Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
+// end of the last complete one; *corrupted if one was malformed.
+// *trimmed_end: the end of the last fragment that matters (FragmentMatters,
+// or a dropped-packet marker); the empty packets after it carry nothing.
+// *packets: StartsCountedPacket() fragments, or kPacketCountUnknown if there
+// is a drop marker.
+// |index| gets the fragment index entries of the fragments (at most
+// kMaxFragIndexEntries); *index_size: the number of those up to
+// *trimmed_end, 0 if the chunk cannot have an index (drop marker, too many
+// fragments).
+size_t ValidFragmentsEnd(const uint8_t* payload,
+                         size_t size,
+                         size_t num_frags,
+                         bool continues_from_prev,
+                         bool continues_on_next,
+                         bool* corrupted,
+                         size_t* trimmed_end,
+                         size_t* packets,
+                         std::vector<FragIndexEntry>* index,
+                         size_t* index_size) {
+  *corrupted = false;
+  *trimmed_end = 0;
+  *packets = 0;
+  *index_size = 0;
+  index->clear();
+  size_t recorded = 0;  // Entries in |index|; > kMax...: no index.
+  FragIterator it(payload, 0, size);
+  FragIterator::Frag frag;
+  // Bounded by num_frags (and by size: each fragment has a header byte).
+  for (size_t i = 0; i < num_frags; i++) {
+    FragIterator::Result res = it.Next(&frag);
+    if (res != FragIterator::Result::kOk) {
+      *corrupted = true;  // Malformed, or fewer fragments than declared.
+      break;
+    }
+    if (recorded < kMaxFragIndexEntries) {
+      // Payload offsets fit in 16 bits (kMaxChunkPayloadSize).
+      index->push_back(FragIndexEntry{static_cast<uint16_t>(frag.data_offset),
+                                      static_cast<uint16_t>(frag.size)});
+    }
+    recorded++;
+    if (frag.dropped)
+      recorded = kMaxFragIndexEntries + 1;  // Not representable: no index.
+    if (frag.dropped ||
+        FragmentMatters(i, num_frags, frag.size, continues_from_prev,
+                        continues_on_next)) {
+      *trimmed_end = it.pos();
+      if (recorded <= kMaxFragIndexEntries)
+        *index_size = recorded;
+    }
+    if (frag.dropped) {
+      *packets = kPacketCountUnknown;
+    } else if (*packets != kPacketCountUnknown &&
+               StartsCountedPacket(i, num_frags, frag.size, continues_from_prev,
+                                   continues_on_next)) {
+      ++*packets;
+    }
+  }
+  return it.pos();
+}
+
+}  // namespace
+
+// ---- v1 write path ----------------------------------------------------------
+
+bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
+                                       const ClientIdentity& client_identity,
+                                       WriterID writer_id,
+                                       ChunkID chunk_id,
+                                       uint16_t num_fragments,
+                                       V1ChunkFlags chunk_flags,
+                                       bool chunk_complete,
+                                       const uint8_t* src,
+                                       size_t size) {
+  if (!BeginWrite())
+    return false;
+  if ((!src && size) || size > kMaxChunkPayloadSize ||
+      TBChunk::OuterSizeForPayload(size) > size_) {
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
+    return false;
+  }
+
+  // A scraped chunk's last fragment may still be being written: never read.
+  const size_t readable_frags = chunk_complete
+                                    ? num_fragments
+                                    : (num_fragments ? num_fragments - 1u : 0u);
+  bool corrupted = false;
+  size_t trimmed_end = 0;
+  size_t packets = 0;
+  size_t index_size = 0;
+  size_t valid_size = ValidFragmentsEnd(
+      src, size, readable_frags,
+      static_cast<bool>(chunk_flags & kFirstPacketContinuesFromPrevChunk),
+      static_cast<bool>(chunk_flags & kLastPacketContinuesOnNextChunk),
+      &corrupted, &trimmed_end, &packets, &scratch_index_, &index_size);
+  if (corrupted)
+    stats_.abi_violations++;
+  // Trailing empty packets are left out of the readable range, so that "the
+  // chunk has unread data" (HasUnreadData) means unread packets: erasing such
+  // a chunk reports OVERWRITE only if something was lost. Only for complete,
+  // well-formed chunks without pending patches (a recommit or a patch may
+  // still need those bytes).
+  const size_t readable_end =
+      chunk_complete && !corrupted && !(chunk_flags & kChunkNeedsPatching)
+          ? trimmed_end
+          : valid_size;
+
+  TBChunkFlags flags;
+  if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
+    flags |= kTBFirstContinuesFromPrev;
+  if (chunk_flags & kLastPacketContinuesOnNextChunk)
+    flags |= kTBLastContinuesOnNext;
+  if (chunk_flags & kChunkNeedsPatching)
+    flags |= kTBNeedsPatching;
+  if (!chunk_complete)
+    flags |= kTBIncomplete;
+  if (corrupted)
+    flags |= kTBCorrupted;
+
+  SequenceState* seq =
+      GetOrCreateSequence(producer_id, writer_id, client_identity);
+  const size_t idx = FindChunkIndex(*seq, chunk_id);
+  if (idx != seq->chunks.size())
+    return Recommit(seq, idx, flags, src, size, valid_size, readable_end);
+  valid_size = readable_end;
+
+  // A complete chunk stores only its fragments; a scraped one reserves the
+  // whole payload so that its recommit fits in place. A final chunk (no
+  // patch, recommit or drop marker can change how it reads) may get a
+  // fragment index, stored before its fragments (tb_chunk.h).
+  const size_t payload_size = chunk_complete ? valid_size : size;
+  const bool is_final =
+      !(flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching));
+  const bool with_index = is_final && GetsFragIndex(valid_size, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(valid_size, index_size)
+                 : payload_size;
+  size_t offset = 0;
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset)) {
+    return false;
+  }
+  TBChunk* chunk = ChunkAt(offset);
+  if (with_index)
+    flags |= kTBFragIndex;
+  chunk->flags = flags;
+  // Exact only for a final, well-formed chunk (readable_end is then the
+  // trimmed end, which only drops empty packets).
+  chunk->SetPacketCount(
+      (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
+          ? kPacketCountUnknown
+          : packets);
+  chunk->size_field = static_cast<uint16_t>(stored_size);
+  chunk->chunk_id = chunk_id;
+  chunk->producer_id = producer_id;
+  chunk->writer_id = writer_id;
+  chunk->valid_size = static_cast<uint16_t>(valid_size);
+  chunk->read_offset = 0;
+  if (payload_size)
+    memcpy(chunk->payload(), src, payload_size);
+  if (with_index)
+    WriteFragIndex(chunk, scratch_index_.data(), index_size);
+  // ReserveAt() may have erased chunks, but never a SequenceState (they are
+  // deleted only in DeleteStaleEmptySequences()): |seq| is still valid.
+  if (!LinkChunk(seq, offset))
+    return false;
+  DebugSetChecksum(offset);
+  stats_.chunks_written++;
+  stats_.bytes_written += chunk->outer_size();
+  return true;
+}
+
+// The only legal recommit: a scraped (incomplete) chunk committed again, with
+// the same payload size, content unchanged in the part already consumed. It
+// replaces the chunk in place and may extend it.
+bool TraceBufferV2::Recommit(SequenceState* seq,
+                             size_t idx,
+                             TBChunkFlags flags,
+                             const uint8_t* src,
+                             size_t size,
+                             size_t valid_size,
+                             size_t readable_end) {
+  TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
+  const size_t consumed = chunk->read_offset;
+  bool ok = (chunk->flags & kTBIncomplete) && size == chunk->payload_size() &&
+            consumed <= valid_size;
+  if (ok && consumed) {
+    // The consumed prefix must be the same bytes, ending on a fragment
+    // boundary of the new content.
+    FragIterator it(src, 0, valid_size);
+    FragIterator::Frag frag;
+    while (it.pos() < consumed && it.Next(&frag) == FragIterator::Result::kOk) {
+    }
+    ok = it.pos() == consumed && memcmp(chunk->payload(), src, consumed) == 0;
+  }
+  if (!ok) {
+    stats_.abi_violations++;
+    if (chunk->flags & kTBIncomplete) {
+      // Bad recommit of a scraped chunk: end its stall, keep what was read;
+      // CHUNK_CORRUPTED is reported right after its last readable fragment.
+      chunk->flags &= ~kTBIncomplete;
+      chunk->flags |= kTBCorrupted;
+    } else {
+      seq->DeferLoss(chunk->chunk_id, kDataLossChunkCorrupted);
+    }
+    return false;
+  }
+  // Keep the local read state, take the new ABI flags.
+  const TBChunkFlags kept = chunk->flags & (kTBEntered | kTBDataLoss);
+  chunk->flags = flags | kept;
+  chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
+  // The consumed prefix may already cover the trailing empty packets.
+  chunk->valid_size = static_cast<uint16_t>(
+      std::max(readable_end, static_cast<size_t>(consumed)));
+  if (size > consumed)
+    memcpy(chunk->payload() + consumed, src + consumed, size - consumed);
+  seq->stalled_generation = ~0ull;
+  DebugSetChecksum(seq->chunks.at(idx));
+  stats_.chunks_rewritten++;
+  stats_.bytes_written += size - consumed;
+  return true;
+}
+
+// ---- Ring drainer write path ------------------------------------------------
+
+bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
+                                        const ClientIdentity& client_identity,
+                                        WriterID writer_id,
+                                        ChunkID chunk_id,
+                                        const uint32_t* sizes,
+                                        size_t num_fragments,
+                                        AdmissionFlags flags,
+                                        uint8_t** frag_dst) {
+  if (!BeginWrite())
+    return false;
+  size_t payload_size = 0;
+  bool ok = num_fragments == 0 || (sizes && frag_dst);
+  for (size_t i = 0; ok && i < num_fragments; i++) {
+    ok = sizes[i] < kPacketSizeDropPacket &&
+         base::CheckedAdd<size_t>(payload_size, 4u + sizes[i], &payload_size) &&
+         payload_size <= kMaxChunkPayloadSize;
+  }
+  if (!ok || TBChunk::OuterSizeForPayload(payload_size) > size_) {
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
+    return false;
+  }
+  SequenceState* seq =
+      GetOrCreateSequence(producer_id, writer_id, client_identity);
+  if (FindChunkIndex(*seq, chunk_id) != seq->chunks.size()) {
+    // The drainer never recommits (its chunks are always complete).
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
+    return false;
+  }
+  // As in CopyChunkUntrusted(): the fragments that matter end at
+  // |trimmed_end|; |index_size| of them. Sizes are trusted to be below
+  // kPacketSizeDropPacket here (checked above): no drop markers.
+  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
+  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
+  size_t trimmed_end = 0;
+  size_t index_size = 0;
+  size_t packets = 0;
+  {
+    size_t end = 0;
+    for (size_t i = 0; i < num_fragments; i++) {
+      end += 4 + sizes[i];
+      if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next)) {
+        trimmed_end = end;
+        index_size = i + 1;
+      }
+      packets +=
+          StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
+    }
+  }
+  // With an index, only the fragments up to |trimmed_end| are stored (the
+  // empty ones after it are never read), then the index.
+  const bool with_index = GetsFragIndex(trimmed_end, index_size);
+  const size_t stored_size =
+      with_index ? TBChunk::StoredSizeWithIndex(trimmed_end, index_size)
+                 : payload_size;
+  size_t offset = 0;
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
+    return false;
+  TBChunk* chunk = ChunkAt(offset);
+  TBChunkFlags tb_flags = kTBPending;
+  if (flags & kChunkContinuesFromPrev)
+    tb_flags |= kTBFirstContinuesFromPrev;
+  if (flags & kChunkContinuesOnNext)
+    tb_flags |= kTBLastContinuesOnNext;
+  if (flags & kChunkDataLoss)
+    tb_flags |= kTBDataLoss;
+  if (with_index)
+    tb_flags |= kTBFragIndex;
+  chunk->flags = tb_flags;
+  chunk->size_field = static_cast<uint16_t>(stored_size);
+  chunk->chunk_id = chunk_id;
+  chunk->producer_id = producer_id;
+  chunk->writer_id = writer_id;
+  chunk->valid_size = static_cast<uint16_t>(trimmed_end);
+  chunk->read_offset = 0;
+  uint8_t* const payload = chunk->payload();
+  FragIndexEntry* index = with_index ? chunk->frag_index() : nullptr;
+  const size_t stored_frags = with_index ? index_size : num_fragments;
+  size_t pos = 0;
+  for (size_t i = 0; i < stored_frags; i++) {
+    WriteRedundantVarint(sizes[i], payload + pos);
+    frag_dst[i] = payload + pos + 4;
+    if (index) {
+      index[i] = FragIndexEntry{static_cast<uint16_t>(pos + 4),
+                                static_cast<uint16_t>(sizes[i])};
+    }
+    pos += 4 + sizes[i];
+  }
+  // Not stored (empty fragments after the index's last): nothing to copy.
+  for (size_t i = stored_frags; i < num_fragments; i++)
+    frag_dst[i] = payload + pos;
+  chunk->SetPacketCount(packets);
+  has_pending_ = true;
+  pending_offset_ = offset;
+  return true;
+}
+
+void TraceBufferV2::CommitPendingChunk() {
+  RT_CHECK(has_pending_);
+  has_pending_ = false;
+  TBChunk* chunk = ChunkAt(pending_offset_);
+  chunk->flags &= ~kTBPending;
+  SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
+  RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
+  const size_t outer = chunk->outer_size();
+  const bool writer_lost_data = static_cast<bool>(chunk->flags & kTBDataLoss);
+  if (!LinkChunk(seq, pending_offset_))
+    return;
+  DebugSetChecksum(pending_offset_);
+  stats_.chunks_written++;
+  stats_.bytes_written += outer;
+  // The writer lost data before this chunk (e.g. its ring was full).
+  if (writer_lost_data)
+    stats_.trace_writer_packet_loss++;
+}
+
+void TraceBufferV2::AbortPendingChunk() {
+  RT_CHECK(has_pending_);
+  has_pending_ = false;
+  WritePadding(pending_offset_, ChunkAt(pending_offset_)->outer_size());
+}
+
+bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
+                                       const ClientIdentity& client_identity,
+                                       WriterID writer_id,
+                                       ChunkID chunk_id,
+                                       const FragmentRef* fragments,
+                                       size_t num_fragments,
+                                       AdmissionFlags flags) {
+  if (num_fragments > kMaxChunkPayloadSize / 4 ||
+      (num_fragments && !fragments)) {
+    if (!BeginWrite())
+      return false;
+    RejectChunk(producer_id, client_identity, writer_id, chunk_id);
+    return false;
+  }
+  scratch_sizes_.resize(num_fragments);  // Bounded above.
+  scratch_dst_.resize(num_fragments);
+  for (size_t i = 0; i < num_fragments; i++)
+    scratch_sizes_[i] = fragments[i].size;
+  if (!BeginChunkFragments(producer_id, client_identity, writer_id, chunk_id,
+                           scratch_sizes_.data(), num_fragments, flags,
+                           scratch_dst_.data())) {
+    return false;
+  }
+  for (size_t i = 0; i < num_fragments; i++) {
+    if (scratch_sizes_[i])
+      memcpy(scratch_dst_[i], fragments[i].data, scratch_sizes_[i]);
+  }
+  CommitPendingChunk();
+  return true;
+}
+
+}  // namespace trace_buffer
+}  // namespace ringtrace
