@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -139,6 +140,106 @@ int ChildMain(Producer* inherited,
   return failures;
 }
 
+// A thread that writes 3 packets, then holds a packet half written (its
+// chunk Acquired) until Release(), then finishes it and writes 3 more.
+class HeldPacketThread {
+ public:
+  explicit HeldPacketThread(Producer* producer)
+      : thread_([this, producer] { Run(producer); }) {}
+
+  // Blocks until the thread holds its open packet.
+  void WaitHolding() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return holding_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  void Join() { thread_.join(); }
+
+  WriterID writer_id() const { return writer_id_; }
+  bool held_acquired() const { return held_acquired_; }
+  const TraceWriterV2Stats& stats() const { return stats_; }
+
+ private:
+  void Run(Producer* producer) {
+    std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+    Write(w.get(), "other-before-", 3);
+    {
+      auto packet = w->NewTracePacket();
+      AppendTestString(packet.get(), "other-open-1");
+      std::unique_lock<std::mutex> lock(mutex_);
+      writer_id_ = w->ring_writer().options().writer_id;
+      held_acquired_ = w->ring_writer().holds_acquired_chunk();
+      holding_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+      AppendTestString(packet.get(), "other-open-2");
+    }
+    Write(w.get(), "other-after-", 3);
+    w->Flush();
+    stats_ = w->stats();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool holding_ = false;
+  bool released_ = false;
+  WriterID writer_id_ = 0;
+  bool held_acquired_ = false;
+  TraceWriterV2Stats stats_;
+  std::thread thread_;  // Last: starts once the fields above exist.
+};
+
+// The packets |tag|-before-0..n-1, the open packet |open_a| + |open_b|, then
+// |tag|-after-0..n-1.
+std::vector<std::string> AroundOpenPacket(const std::string& tag,
+                                          uint32_t n,
+                                          const std::string& open_a,
+                                          const std::string& open_b) {
+  std::vector<std::string> want = Expected(tag + "-before-", n);
+  want.push_back(TwoStrings(open_a, open_b));
+  for (const std::string& p : Expected(tag + "-after-", n))
+    want.push_back(p);
+  return want;
+}
+
+// Everything in |service|'s ring, reassembled per writer; fails the test
+// on a data-loss flag or on a chunk of a writer not in |writers| (an empty
+// |writers| takes the first chunk's writer as the only one allowed).
+TestPacketReassembler DrainRing(FakeService* service,
+                                std::vector<WriterID>* writers) {
+  TestRingReader reader(service->region()->view());
+  std::vector<ReadChunk> chunks;
+  EXPECT_EQ(reader.DrainAll(&chunks), ResolveResult::kNoData);
+  if (writers->empty() && !chunks.empty())
+    writers->push_back(chunks[0].writer_id);
+  TestPacketReassembler packets;
+  for (const ReadChunk& c : chunks) {
+    EXPECT_NE(std::find(writers->begin(), writers->end(), c.writer_id),
+              writers->end())
+        << "writer " << c.writer_id;
+    EXPECT_FALSE(c.flags & shm_ring::kFlagDataLoss);
+    packets.Add(c);
+  }
+  return packets;
+}
+
+// The child's own producer delivered its 20 packets to its own service
+// (one writer, the only one on that ring) and said goodbye with an empty
+// final report.
+void ExpectChildDelivered(FakeService* service) {
+  ASSERT_TRUE(service->WaitForProducerGone());
+  EXPECT_EQ(service->final_reports(), 1u);
+  EXPECT_TRUE(service->losses().empty());
+  std::vector<WriterID> child_writer;
+  TestPacketReassembler child = DrainRing(service, &child_writer);
+  ASSERT_EQ(child_writer.size(), 1u);
+  EXPECT_EQ(child.packets(child_writer[0]), Expected("child-", 20));
+}
+
 TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   TempDir dir;
   FakeService::Config config_a;
@@ -162,37 +263,9 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   main_writer->Flush();
 
   // Another thread holds an Acquired chunk, a packet half written, across
-  // the fork.
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool holding = false;
-  bool forked = false;
-  bool held_acquired = false;
-  WriterID other_id = 0;
-  TraceWriterV2Stats other_stats;
-  std::thread other([&] {
-    std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
-    Write(w.get(), "other-before-", 3);
-    {
-      auto packet = w->NewTracePacket();
-      AppendTestString(packet.get(), "other-open-1");
-      std::unique_lock<std::mutex> lock(mutex);
-      other_id = w->ring_writer().options().writer_id;
-      held_acquired = w->ring_writer().holds_acquired_chunk();
-      holding = true;
-      cv.notify_all();
-      cv.wait(lock, [&] { return forked; });
-      AppendTestString(packet.get(), "other-open-2");
-    }
-    Write(w.get(), "other-after-", 3);
-    w->Flush();
-    other_stats = w->stats();
-  });
-  {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return holding; });
-  }
-  // The forking thread has a packet open too.
+  // the fork; the forking thread has a packet open too.
+  HeldPacketThread other(producer.get());
+  other.WaitHolding();
   auto open = main_writer->NewTracePacket();
   AppendTestString(open.get(), "main-open");
 
@@ -202,68 +275,34 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
     _exit(ChildMain(producer.get(), main_writer.get(), &open,
                     dir.File("b.sock")));
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    forked = true;
-    cv.notify_all();
-  }
+  other.Release();
   AppendTestString(open.get(), "parent-rest");
   open.Finish();
   Write(main_writer.get(), "main-after-", 5);
   main_writer->Flush();
-  other.join();
+  other.Join();
 
   int wstatus = 0;
   ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
   ASSERT_TRUE(WIFEXITED(wstatus)) << "child status " << wstatus;
   EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "child failure bits";
-  EXPECT_TRUE(held_acquired);
+  EXPECT_TRUE(other.held_acquired());
   EXPECT_FALSE(producer->stats().inert_after_fork);
   EXPECT_TRUE(producer->connected());
 
   // The parent's ring holds exactly the parent's packets, intact.
-  TraceWriterV2Stats main_stats = main_writer->stats();
-  EXPECT_EQ(main_stats.packets_committed, 11u);
-  EXPECT_EQ(main_stats.packets_dropped, 0u);
-  EXPECT_EQ(other_stats.packets_committed, 7u);
-  EXPECT_EQ(other_stats.packets_dropped, 0u);
-  TestRingReader reader_a(service_a->region()->view());
-  std::vector<ReadChunk> chunks;
-  ASSERT_EQ(reader_a.DrainAll(&chunks), ResolveResult::kNoData);
-  TestPacketReassembler parent;
-  for (const ReadChunk& c : chunks) {
-    EXPECT_TRUE(c.writer_id == main_id || c.writer_id == other_id)
-        << "writer " << c.writer_id;
-    EXPECT_FALSE(c.flags & shm_ring::kFlagDataLoss);
-    parent.Add(c);
-  }
-  std::vector<std::string> want = Expected("main-before-", 5);
-  want.push_back(TwoStrings("main-open", "parent-rest"));
-  for (const std::string& p : Expected("main-after-", 5))
-    want.push_back(p);
-  EXPECT_EQ(parent.packets(main_id), want);
-  want = Expected("other-before-", 3);
-  want.push_back(TwoStrings("other-open-1", "other-open-2"));
-  for (const std::string& p : Expected("other-after-", 3))
-    want.push_back(p);
-  EXPECT_EQ(parent.packets(other_id), want);
+  EXPECT_EQ(main_writer->stats().packets_committed, 11u);
+  EXPECT_EQ(main_writer->stats().packets_dropped, 0u);
+  EXPECT_EQ(other.stats().packets_committed, 7u);
+  EXPECT_EQ(other.stats().packets_dropped, 0u);
+  std::vector<WriterID> parent_writers = {main_id, other.writer_id()};
+  TestPacketReassembler parent = DrainRing(service_a.get(), &parent_writers);
+  EXPECT_EQ(parent.packets(main_id),
+            AroundOpenPacket("main", 5, "main-open", "parent-rest"));
+  EXPECT_EQ(parent.packets(other.writer_id()),
+            AroundOpenPacket("other", 3, "other-open-1", "other-open-2"));
 
-  // The child's own producer delivered its packets to its own service and
-  // said goodbye with an empty final report.
-  ASSERT_TRUE(service_b->WaitForProducerGone());
-  EXPECT_EQ(service_b->final_reports(), 1u);
-  EXPECT_TRUE(service_b->losses().empty());
-  TestRingReader reader_b(service_b->region()->view());
-  chunks.clear();
-  ASSERT_EQ(reader_b.DrainAll(&chunks), ResolveResult::kNoData);
-  TestPacketReassembler child;
-  ASSERT_FALSE(chunks.empty());
-  const WriterID child_id = chunks[0].writer_id;
-  for (const ReadChunk& c : chunks) {
-    EXPECT_EQ(c.writer_id, child_id);
-    child.Add(c);
-  }
-  EXPECT_EQ(child.packets(child_id), Expected("child-", 20));
+  ExpectChildDelivered(service_b.get());
 
   main_writer.reset();
   producer.reset();
