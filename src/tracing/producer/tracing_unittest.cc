@@ -9,6 +9,7 @@
 // until they are dropped, and destruction stopping the instances.
 
 #include "ringtrace/tracing.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 
 #include <gtest/gtest.h>
 
@@ -80,7 +81,7 @@ std::vector<std::string> Registrations(ScriptedService* service, size_t n) {
 void WritePackets(TraceWriterV2* w, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    packet->AppendVarInt(8, i + 1);
+    perfetto::protos::rtzero::TracePacket(packet.get()).set_timestamp(i + 1);
   }
   w->Flush();
 }
