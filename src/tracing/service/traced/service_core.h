@@ -259,6 +259,9 @@ struct SessionInfo {
     uint64_t size_bytes = 0;
     trace_buffer::TraceBufferV2::OverwritePolicy policy =
         trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
+    // Bytes of the buffer written so far (its high-water mark: a buffer
+    // that wrapped reads as full).
+    uint64_t used_bytes = 0;
   };
   std::vector<Buffer> buffers;
   uint32_t num_data_source_instances = 0;

@@ -862,6 +862,7 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
 std::vector<SessionInfo> ServiceCore::ListSessions(
     Clock::time_point now) const {
   std::vector<SessionInfo> out;
+  std::vector<const trace_buffer::TraceBufferV2*> buffers;
   for (const auto& kv : sessions_) {
     const Session* s = kv.second.get();
     SessionInfo info;
@@ -875,10 +876,22 @@ std::vector<SessionInfo> ServiceCore::ListSessions(
       b.size_bytes = s->buffers[i]->buffer->size();
       b.policy = s->config.buffers[i].policy;
       info.buffers.push_back(b);
+      buffers.push_back(s->buffers[i]->buffer.get());
     }
     info.num_data_source_instances = static_cast<uint32_t>(s->instances.size());
     info.elapsed_ms = ElapsedMs(s->started, now);
     out.push_back(std::move(info));
+  }
+  // The buffers are the drain thread's: their fill is read there.
+  std::vector<uint64_t> used(buffers.size());
+  loop_->RunSync([&](RingDrainer*) {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      used[i] = buffers[i]->used_size();
+  });
+  size_t next = 0;
+  for (SessionInfo& info : out) {
+    for (SessionInfo::Buffer& b : info.buffers)
+      b.used_bytes = used[next++];
   }
   return out;
 }

@@ -415,6 +415,10 @@ TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
   const SessionId s = Start(OneBufferConfig(), "s");
   std::vector<ProducerCommand> starts = core_->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
+  std::vector<SessionInfo> infos = core_->ListSessions(now_);
+  ASSERT_EQ(infos.size(), 1u);
+  ASSERT_EQ(infos[0].buffers.size(), 1u);
+  EXPECT_EQ(infos[0].buffers[0].used_bytes, 0u);
   auto w = side->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "x", 0, 60);
   w->Flush();
@@ -431,6 +435,11 @@ TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
   ASSERT_TRUE(stats.ParseFromString(stats_bytes));
   EXPECT_EQ(stats.buffer_stats_size(), 1);
   EXPECT_GT(stats.buffer_stats(0).bytes_written(), 0u);
+  // Not wrapped, nothing erased: the fill is exactly what was written.
+  infos = core_->ListSessions(now_);
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_EQ(infos[0].buffers[0].used_bytes,
+            stats.buffer_stats(0).bytes_written());
 
   WriteTestPackets(w.get(), "x", 60, 40);
   w->Flush();

@@ -323,6 +323,7 @@ void TracingService::FillServiceState(ConsumerResponse* response) {
       protos::ServiceState::Buffer* buffer = out->add_buffers();
       buffer->set_id(b.id);
       buffer->set_size_bytes(b.size_bytes);
+      buffer->set_used_bytes(b.used_bytes);
       buffer->set_fill_policy(ToProto(b.policy));
     }
     out->set_num_data_source_instances(s.num_data_source_instances);
