@@ -387,20 +387,27 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
   ASSERT_NE(id, 0u) << cli->output();
   ASSERT_TRUE(WaitForCycles(app, 2, false, true)) << app->output();
 
-  // --clone from another process: the service lets only the session's own
-  // connection clone it (docs/cli.md), so this is refused, and nothing is
-  // left behind.
+  // --clone from another process of the same user writes a snapshot; a
+  // session that does not exist is refused and leaves nothing behind.
   const std::string clone = dir_.File("clone.pftrace");
   std::string output;
-  EXPECT_EQ(RunCli({"--clone", std::to_string(id), "-o", clone}, &output),
+  ASSERT_EQ(RunCli({"--clone", std::to_string(id), "-o", clone}, &output),
+            kExitOk)
+      << output;
+  const TraceContents c = ReadTrace(clone);
+  ExpectCompleteTrace(c, 1, *app);
+  EXPECT_EQ(Categories(c), std::set<std::string>{"io"});
+  const std::string missing = std::to_string(id + 1000);
+  const std::string bad_clone = dir_.File("bad_clone.pftrace");
+  EXPECT_EQ(RunCli({"--clone", missing, "-o", bad_clone}, &output),
             kExitFailure);
-  EXPECT_NE(output.find("ringtrace: cloning session " + std::to_string(id) +
-                        " failed: session_id: no session " +
-                        std::to_string(id) + " of this consumer"),
+  EXPECT_NE(output.find("ringtrace: cloning session " + missing +
+                        " failed: session_id: no session " + missing +
+                        " of this user"),
             std::string::npos)
       << output;
-  EXPECT_FALSE(Exists(clone));
-  EXPECT_FALSE(Exists(clone + ".ringtrace-tmp"));
+  EXPECT_FALSE(Exists(bad_clone));
+  EXPECT_FALSE(Exists(bad_clone + ".ringtrace-tmp"));
 
   // SIGUSR1 to the session's own ringtrace clones it into OUT.snapshot-1.
   cli->Signal(SIGUSR1);

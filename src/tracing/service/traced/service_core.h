@@ -484,6 +484,15 @@ class ServiceCore {
 
   size_t num_sessions() const { return sessions_.size(); }
   bool has_session(SessionId id) const { return sessions_.count(id) != 0; }
+  // The uid of the consumer that started session |id|; false if there is
+  // no such session.
+  bool GetSessionConsumerUid(SessionId id, int32_t* uid) const {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end())
+      return false;
+    *uid = it->second->consumer_uid;
+    return true;
+  }
   std::vector<SessionInfo> ListSessions(Clock::time_point now) const;
   std::vector<ProducerInfo> ListProducers() const;
   const SessionStats& session_stats() const { return session_stats_; }

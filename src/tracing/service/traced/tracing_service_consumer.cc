@@ -202,6 +202,19 @@ void TracingService::HandleConsumerRequest(Connection* c,
                              static_cast<unsigned long long>(id));
     return base::OkStatus();
   };
+  // Reading a session without changing it (a clone) is also open to other
+  // connections of the user that started it, and to root: that is how
+  // `ringtrace --clone` snapshots a session another process records.
+  const auto readable = [&](uint64_t id) -> base::Status {
+    int32_t owner_uid = -1;
+    if (c->sessions.count(id) != 0 ||
+        (core_->GetSessionConsumerUid(id, &owner_uid) &&
+         (owner_uid == c->identity.uid || c->identity.uid == 0))) {
+      return base::OkStatus();
+    }
+    return base::ErrStatus("session_id: no session %llu of this user",
+                           static_cast<unsigned long long>(id));
+  };
   bool answer_now = true;
   switch (request.request_case()) {
     case ConsumerRequest::kEnableTracing: {
@@ -265,7 +278,7 @@ void TracingService::HandleConsumerRequest(Connection* c,
     }
     case ConsumerRequest::kCloneSession: {
       const SessionId id = request.clone_session().session_id();
-      status = owned(id);
+      status = readable(id);
       if (status.ok())
         status = ipc::CheckTraceFileFd(fd.get());
       ExportSummary summary;
