@@ -681,14 +681,34 @@ std::string FormatSummary(const ServiceSummary& s) {
   const ExportSummary& e = s.export_summary;
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   char text[2048];
+  // The single-session trace: written, failed, or (daemon mode) none.
+  std::string trace;
+  if (s.written) {
+    snprintf(text, sizeof(text),
+             "%llu packets (%llu bytes) exported to %s "
+             "(%llu bytes)",
+             u(e.export_stats.packets_exported),
+             u(e.export_stats.packet_bytes_exported), s.out_path.c_str(),
+             u(e.file_size));
+    trace = text;
+  } else if (s.out_path.empty()) {
+    trace = "No single-session trace (no --out)";
+  } else {
+    snprintf(text, sizeof(text),
+             "%llu packets (%llu bytes) NOT written (the "
+             "export failed; untouched: %s)",
+             u(e.export_stats.packets_exported),
+             u(e.export_stats.packet_bytes_exported), s.out_path.c_str());
+    trace = text;
+  }
   const int n = snprintf(
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
       "version, %llu too many, %llu service error), %llu connections, %llu "
       "protocol violations, %llu Hello timeouts, %llu connections refused "
       "(%llu by the per-uid limit), %llu producers disconnected for a ring "
-      "protocol error, %llu ProducerIDs reused. %llu packets %s "
-      "(%llu bytes) %s %s (%llu bytes). Loss: %llu packets overwritten in "
+      "protocol error, %llu ProducerIDs reused. %s. Loss: %llu packets "
+      "overwritten in "
       "the buffer, %llu chunks discarded by the buffer, %llu dropped by the "
       "drainer, %llu invalid packets, %llu packets marked "
       "previous_packet_dropped; drainer: %llu chunks, %llu holes, %llu "
@@ -700,17 +720,9 @@ std::string FormatSummary(const ServiceSummary& s) {
       u(p.hellos_rejected_service_error), u(c.connections_accepted),
       u(c.protocol_violations()), u(c.hello_timeouts), u(c.connections_refused),
       u(c.connections_refused_per_uid), u(c.producers_disconnected_ring_error),
-      u(p.producer_ids_reused), u(e.export_stats.packets_exported),
-      s.written ? "exported"
-                : (s.out_path.empty() ? "in no trace file (no --out)"
-                                      : "NOT written"),
-      u(e.export_stats.packet_bytes_exported),
-      s.written ? "to"
-                : (s.out_path.empty() ? "" : "(the export failed; untouched:)"),
-      s.out_path.c_str(), u(s.written ? e.file_size : 0),
-      u(e.packets_overwritten), u(e.buffer_stats.chunks_discarded),
-      u(e.drainer_stats.chunks_unroutable), u(e.export_stats.invalid_packets),
-      u(e.export_stats.packets_with_loss),
+      u(p.producer_ids_reused), trace.c_str(), u(e.packets_overwritten),
+      u(e.buffer_stats.chunks_discarded), u(e.drainer_stats.chunks_unroutable),
+      u(e.export_stats.invalid_packets), u(e.export_stats.packets_with_loss),
       u(e.drainer_stats.reader.chunks_emitted), u(e.drainer_stats.reader.holes),
       u(e.drainer_stats.reader.protocol_errors), u(s.stats.snapshots_written),
       u(s.stats.snapshot_errors));
