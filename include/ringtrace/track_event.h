@@ -86,8 +86,8 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/base/logging.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
 
 #ifndef RT_TRACK_EVENT_NAMESPACE
 #define RT_TRACK_EVENT_NAMESPACE ringtrace_categories

@@ -33,7 +33,7 @@
 #include <string>
 
 #include "ringtrace/producer.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace examples {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/test/temp_dir.h"
@@ -88,7 +89,7 @@ struct Connected {
 void WritePackets(TraceWriterV2* w, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    packet->AppendVarInt(8, i + 1);
+    perfetto::protos::rtzero::TracePacket(packet).set_timestamp(i + 1);
   }
   w->Flush();
 }

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/trace_writer_v2.h"
 
 #include <gtest/gtest.h>
 
