@@ -49,6 +49,7 @@
 #include "src/base/test/subprocess.h"
 #include "src/base/time.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"

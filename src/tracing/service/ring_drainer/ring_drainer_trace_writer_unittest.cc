@@ -22,6 +22,7 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "ringtrace/logging.h"
 #include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"

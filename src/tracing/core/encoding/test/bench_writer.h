@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 
