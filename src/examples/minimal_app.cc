@@ -5,7 +5,8 @@
 // ringtrace_minimal_app SOCKET: the smallest app of the SDK. It keeps a
 // connection to ringtraced (ringtrace::Tracing), lets sessions enable its
 // TrackEvent category through the "track_event" data source, and writes ten
-// slices. Built from include/ alone by tools/check-public-api.
+// slices, each linked by a flow to an instant on an app track. Built from
+// include/ alone by tools/check-public-api.
 
 #include <stdio.h>
 #include <unistd.h>
@@ -34,9 +35,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool connected = tracing.WaitForConnection(0, 2000) != 0;
+  using ringtrace::track_event::Flow;
+  using ringtrace::track_event::TerminatingFlow;
+  constexpr ringtrace::track_event::Track kDone(0x6d696e, "done");
   for (int i = 0; i < 10; i++) {
-    RT_TRACE_EVENT("minimal", "Step", "i", i);
+    RT_TRACE_EVENT("minimal", "Step", "i", i, Flow::ProcessScoped(i));
     usleep(1000);
+    RT_TRACE_INSTANT("minimal", "Done", kDone,
+                     TerminatingFlow::ProcessScoped(i));
   }
   printf("minimal_app: %s\n", connected ? "connected" : "no service");
   return connected ? 0 : 3;
