@@ -634,11 +634,18 @@ template <typename First, typename... Rest>
 struct FirstIsTrack<First, Rest...> : std::is_same<std::decay_t<First>, Track> {
 };
 
-// The targets a slice's begin went to: the bits written, the largest
+// The targets a slice's begin went to: the bits written, and the largest
 // instance generation among them (an instance of a later generation started
-// inside the slice and gets no end), and the track.
+// inside the slice and gets no end). A slice on the thread track.
 struct SliceTargets {
   uint32_t mask = 0;  // 0: not begun anywhere
+  uint64_t generation_limit = 0;
+};
+// The same for a slice on an app Track, which its end needs again. A type
+// of its own, so that a thread-track slice's state stays two words (see
+// ScopedSlice).
+struct TrackSliceTargets {
+  uint32_t mask = 0;
   uint64_t generation_limit = 0;
   Track track;
 };
@@ -659,25 +666,31 @@ inline SliceTargets BeginSliceOn(uint32_t mask,
   SliceTargets begun;
   begun.mask = targets.written_mask();
   begun.generation_limit = targets.max_generation();
-  begun.track = track;
   return begun;
 }
 template <typename... Args>
-inline SliceTargets BeginSliceOnTrack(uint32_t mask,
-                                      const char* category,
-                                      const char* name,
-                                      const Track& track,
-                                      Args&&... args) {
-  return BeginSliceOn(mask, track, category, name, args...);
+inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
+                                           const char* category,
+                                           const char* name,
+                                           const Track& track,
+                                           Args&&... args) {
+  const SliceTargets targets =
+      BeginSliceOn(mask, track, category, name, args...);
+  TrackSliceTargets begun;
+  begun.mask = targets.mask;
+  begun.generation_limit = targets.generation_limit;
+  begun.track = track;
+  return begun;
 }
 
 // RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|, on the
-// Track given first among |args|, else on the thread track.
+// Track given first among |args| (returns TrackSliceTargets), else on the
+// thread track (SliceTargets).
 template <typename... Args>
-inline SliceTargets BeginSlice(uint32_t mask,
-                               const char* category,
-                               const char* name,
-                               Args&&... args) {
+inline auto BeginSlice(uint32_t mask,
+                       const char* category,
+                       const char* name,
+                       Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     return BeginSliceOnTrack(mask, category, name, args...);
   else
@@ -686,12 +699,18 @@ inline SliceTargets BeginSlice(uint32_t mask,
 
 // SLICE_END on the slice's track into the targets that got the begin: the
 // thread's binding (bit 0, if one is bound now) and each instance whose
-// writer got the begin, as long as that instance still runs.
-void EndSlice(const SliceTargets& begun);
+// writer got the begin, as long as that instance still runs. By value: a
+// reference would let the ScopedSlice's address escape, and a disabled
+// slice would then pay for storing its state.
+void EndSlice(SliceTargets begun);
+void EndSlice(TrackSliceTargets begun);
 
 // The slice of RT_TRACE_EVENT, ended by the destructor. Its state is a
 // value handed over by BeginSlice() and its address never escapes, so a
-// disabled slice costs no memory access: the compiler knows it is not begun.
+// disabled slice costs no memory access: the compiler knows it is not begun
+// (with the larger TrackSliceTargets, gcc 12 still stores its zeroes each
+// time, so thread-track slices keep the two-word SliceTargets).
+template <typename Targets>
 class ScopedSlice {
  public:
   ScopedSlice() = default;
@@ -701,11 +720,19 @@ class ScopedSlice {
     if (RT_UNLIKELY(begun_.mask != 0))
       EndSlice(begun_);
   }
-  void Begun(SliceTargets begun) { begun_ = begun; }
+  void Begun(Targets begun) { begun_ = begun; }
 
  private:
-  SliceTargets begun_;
+  Targets begun_;
 };
+
+// The ScopedSlice type for RT_TRACE_EVENT's arguments (only named in
+// decltype: the arguments are not evaluated).
+template <typename... Args>
+ScopedSlice<std::conditional_t<FirstIsTrack<Args...>::value,
+                               TrackSliceTargets,
+                               SliceTargets>>
+ScopedSliceFor(Args&&... args);
 
 // One event of |type| on |track| into every target of |mask|.
 template <typename... Args>
@@ -814,8 +841,8 @@ inline void WriteCounterValue(uint32_t mask,
 // right after the name (the slice is on that track), and Flow /
 // TerminatingFlow values among the arguments.
 #define RT_TRACE_EVENT(category, name, ...)                         \
-  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(  \
-      rt_scoped_slice_);                                            \
+  decltype(::ringtrace::track_event::internal::ScopedSliceFor(      \
+      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);              \
   if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
       RT_UNLIKELY(rt_mask != 0))                                    \
   RT_INTERNAL_UID(rt_scoped_slice_)                                 \
@@ -862,8 +889,8 @@ inline void WriteCounterValue(uint32_t mask,
 // a declared category even when disabled: a lookup of the name in a
 // per-thread cache (an ordered map of the names this thread used).
 #define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                         \
-  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(          \
-      rt_scoped_slice_);                                                    \
+  decltype(::ringtrace::track_event::internal::ScopedSliceFor(              \
+      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);                      \
   if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
           ::ringtrace::track_event::internal::GetDynamicCategory(category); \
       RT_UNLIKELY(rt_dyn.mask != 0))                                        \

@@ -262,7 +262,15 @@ DynamicCategory GetDynamicCategory(std::string_view name) {
   return category;
 }
 
-void EndSlice(const SliceTargets& begun) {
+void EndSlice(SliceTargets begun) {
+  EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
+               Track(), nullptr, nullptr);
+  }
+}
+
+void EndSlice(TrackSliceTargets begun) {
   // A scoped slice ends on the thread it began on, on its track.
   EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
   while (TrackEventSequence* sequence = targets.Next()) {
