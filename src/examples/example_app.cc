@@ -5,7 +5,6 @@
 #include "src/examples/example_app.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -67,14 +66,18 @@ bool FlagIs(const std::string& name, const char* spelling) {
   return normalized == spelling;
 }
 
+// Decimal digits only, at most 2^32 - 1.
 bool ParseUint32(const std::string& s, uint32_t* out) {
-  if (s.empty() || s.size() > 10 ||
-      s.find_first_not_of("0123456789") != std::string::npos) {
+  if (s.empty())
     return false;
+  uint64_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (v > 0xffffffffu)  // also bounds v * 10 in the next step
+      return false;
   }
-  const unsigned long long v = strtoull(s.c_str(), nullptr, 10);
-  if (v > 0xffffffffull)
-    return false;
   *out = static_cast<uint32_t>(v);
   return true;
 }
