@@ -199,7 +199,8 @@ ParseResult ParseExampleArgs(int argc,
       return ParseResult::kError;
     }
     if (!ok) {
-      *error = "bad value for " + name + ": '" + value + "'";
+      *error = "bad value for ";
+      error->append(name).append(": '").append(value).append("'");
       return ParseResult::kError;
     }
   }
