@@ -778,6 +778,38 @@ void WriteSliceEnd(uint32_t mask);
 // slice may have begun on another thread).
 void WriteSliceEnd(uint32_t mask, const Track& track);
 
+// RT_TRACE_EVENT_END with arguments after the optional Track (flows,
+// debug annotations): as the two above, with |args| on the end event.
+template <typename... Args>
+inline void WriteSliceEndOnTrackWith(uint32_t mask,
+                                     const Track& track,
+                                     Args&&... args) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(),
+               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,
+               track, nullptr, nullptr, args...);
+  }
+}
+template <typename... Args>
+inline void WriteSliceEndFor(uint32_t mask, Args&&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    WriteSliceEnd(mask);
+  } else if constexpr (FirstIsTrack<Args...>::value) {
+    if constexpr (sizeof...(Args) == 1)
+      WriteSliceEnd(mask, args...);
+    else
+      WriteSliceEndOnTrackWith(mask, args...);
+  } else {
+    EventTargets targets(mask, /*create=*/false);
+    while (TrackEventSequence* sequence = targets.Next()) {
+      WriteEvent(sequence, targets.Now(),
+                 perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,
+                 Track(), nullptr, nullptr, args...);
+    }
+  }
+}
+
 void WriteCounter(uint32_t mask,
                   const char* category,
                   const char* name,
@@ -851,10 +883,11 @@ inline void WriteCounterValue(uint32_t mask,
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.
-// With a Track (right after the name; END's only argument) they are on
+// With a Track (right after the name; END's first argument) they are on
 // that track and may be on different threads (an async slice):
 // RT_TRACE_EVENT_BEGIN("net", "Fetch", track, ...); RT_TRACE_EVENT_END("net",
-// track). Arguments as for RT_TRACE_EVENT.
+// track). Arguments as for RT_TRACE_EVENT, END's too (after its Track):
+// RT_TRACE_EVENT_END("net", TerminatingFlow::Global(id), "status", 200).
 #define RT_TRACE_EVENT_BEGIN(category, name, ...)                         \
   do {                                                                    \
     if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);     \
@@ -864,12 +897,12 @@ inline void WriteCounterValue(uint32_t mask,
           ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN, \
           category, name, ##__VA_ARGS__);                                 \
   } while (0)
-#define RT_TRACE_EVENT_END(category, ...)                               \
-  do {                                                                  \
-    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);   \
-        RT_UNLIKELY(rt_mask != 0))                                      \
-      ::ringtrace::track_event::internal::WriteSliceEnd(rt_mask,        \
-                                                        ##__VA_ARGS__); \
+#define RT_TRACE_EVENT_END(category, ...)                                  \
+  do {                                                                     \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);      \
+        RT_UNLIKELY(rt_mask != 0))                                         \
+      ::ringtrace::track_event::internal::WriteSliceEndFor(rt_mask,        \
+                                                           ##__VA_ARGS__); \
   } while (0)
 
 // A zero-duration event on the thread's track, or on a Track given right

@@ -84,7 +84,7 @@ class TrackEventTracksTest : public testing::Test {
 // Flow and TerminatingFlow go into TrackEvent.flow_ids (47) and
 // terminating_flow_ids (48) as fixed64 (libprotobuf would not read a varint
 // there), in any position among the debug annotations, on scoped slices,
-// explicit begins and instants; ends carry none.
+// explicit begins and instants; a scoped slice's end carries none.
 TEST_F(TrackEventTracksTest, FlowIdsOnEveryKindOfEvent) {
   SetCategoriesEnabled("tracks.a");
   PacketCapture capture;
@@ -135,6 +135,44 @@ TEST_F(TrackEventTracksTest, FlowIdsOnEveryKindOfEvent) {
     EXPECT_EQ(p[i].track_event().track_uuid(), ThisThreadTrack()) << i;
     EXPECT_EQ(p[i].track_event().unknown_fields().field_count(), 0) << i;
   }
+}
+
+// RT_TRACE_EVENT_END takes flows and debug annotations too, after its
+// optional Track: on the thread track and on an app track.
+TEST_F(TrackEventTracksTest, SliceEndsCarryFlowsAndAnnotations) {
+  SetCategoriesEnabled("tracks.a");
+  constexpr Track kJobs(0x10b5, "jobs");
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_EVENT_BEGIN("tracks.a", "Work", Flow::Global(9));
+    RT_TRACE_EVENT_END("tracks.a", TerminatingFlow::Global(9), "result", 3);
+    RT_TRACE_EVENT_BEGIN("tracks.a", "Job", kJobs);
+    RT_TRACE_EVENT_END("tracks.a", kJobs, Flow::Global(10));
+  }
+  const std::vector<pb::TracePacket> p = Parse(&capture);
+  // Descriptors, Work begin and end, the track, Job begin and end.
+  ASSERT_EQ(p.size(), 7u);
+  ASSERT_EQ(p[2].track_event().flow_ids_size(), 1);
+  EXPECT_EQ(p[2].track_event().flow_ids(0), 9u);
+  const pb::TrackEvent& work_end = p[3].track_event();
+  EXPECT_EQ(work_end.type(), pb::TrackEvent::TYPE_SLICE_END);
+  EXPECT_EQ(work_end.track_uuid(), ThisThreadTrack());
+  EXPECT_EQ(work_end.flow_ids_size(), 0);
+  ASSERT_EQ(work_end.terminating_flow_ids_size(), 1);
+  EXPECT_EQ(work_end.terminating_flow_ids(0), 9u);
+  ASSERT_EQ(work_end.debug_annotations_size(), 1);
+  EXPECT_EQ(work_end.debug_annotations(0).name(), "result");
+  EXPECT_EQ(work_end.debug_annotations(0).int_value(), 3);
+  ExpectAppTrackDescriptor(p[4], 0x10b5, ProcessTrackUuid(), "jobs");
+  EXPECT_EQ(p[5].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
+  EXPECT_EQ(p[5].track_event().flow_ids_size(), 0);
+  const pb::TrackEvent& job_end = p[6].track_event();
+  EXPECT_EQ(job_end.type(), pb::TrackEvent::TYPE_SLICE_END);
+  EXPECT_EQ(job_end.track_uuid(), 0x10b5u);
+  ASSERT_EQ(job_end.flow_ids_size(), 1);
+  EXPECT_EQ(job_end.flow_ids(0), 10u);
+  EXPECT_EQ(job_end.debug_annotations_size(), 0);
 }
 
 // Process-scoped ids are this process's: stable, distinct per id, not the
