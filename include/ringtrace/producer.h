@@ -114,10 +114,10 @@
 #include <string>
 #include <vector>
 
+#include "ringtrace/ring_writer_types.h"
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/status.h"
-#include "src/tracing/core/shm_ring/ring_writer.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/status.h"
+#include "ringtrace/trace_writer_v2.h"
 
 namespace ringtrace {
 
@@ -158,7 +158,7 @@ struct ProducerOptions {
   // Bound on the final loss report the destructor sends (a stopped service
   // does not read its socket): after this long it gives up and closes.
   uint32_t disconnect_timeout_ms = 1000;
-  // What a writer does when the ring is full (ring_writer.h).
+  // What a writer does when the ring is full (ring_writer_types.h).
   shm_ring::BufferExhaustedPolicy buffer_exhausted_policy =
       shm_ring::BufferExhaustedPolicy::kDrop;
   uint32_t stall_timeout_ms = 100;

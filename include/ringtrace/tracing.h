@@ -65,15 +65,11 @@
 #include <stdint.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "ringtrace/producer.h"
-#include "src/base/status.h"
-#include "src/base/thread_annotations.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 
@@ -140,39 +136,13 @@ class Tracing {
   TracingStats stats() const;
 
  private:
-  struct DataSource {
-    std::string name;
-    DataSourceHandler* handler;
-  };
+  // The connection thread, its state and the data sources (tracing.cc).
+  class Impl;
 
-  void Run();
-  // One connection attempt; on success installs the connection and
-  // registers the data sources. False if it did not connect.
-  bool TryConnect();
-  // on_disconnect of the connection of |generation| (its reader thread).
-  void OnDisconnect(uint64_t generation);
-  // Stops the data sources of |producer| and drops the reference, on the
-  // calling thread (never a reader thread, never under mutex_: it joins
-  // the reader, which may be waiting for mutex_ in OnDisconnect).
-  static void Release(std::shared_ptr<Producer> producer);
-
-  const TracingOptions options_;
-  // The release store installing a connection pairs with generation()'s
-  // acquire load.
+  // The release store installing a connection (Impl) pairs with
+  // generation()'s acquire load.
   std::atomic<uint64_t> generation_{0};
-
-  mutable base::Mutex mutex_;
-  std::condition_variable cv_;
-  bool started_ RT_GUARDED_BY(mutex_) = false;
-  bool stop_ RT_GUARDED_BY(mutex_) = false;
-  std::vector<DataSource> data_sources_ RT_GUARDED_BY(mutex_);
-  // The current connection (null while disconnected) and a lost one the
-  // thread has yet to release: a reference is held until its reader thread
-  // was joined, so the last reference never drops on that thread.
-  std::shared_ptr<Producer> producer_ RT_GUARDED_BY(mutex_);
-  std::shared_ptr<Producer> lost_ RT_GUARDED_BY(mutex_);
-  TracingStats stats_ RT_GUARDED_BY(mutex_);
-  std::thread thread_;
+  const std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ringtrace

@@ -51,9 +51,10 @@
 //     the thread's next event after its instance stopped.
 // Every sequence starts with the process and thread TrackDescriptors (pid,
 // tid, names from the kernel), the first with SEQ_INCREMENTAL_STATE_CLEARED;
-// slices go on the thread's track, counters on a counter track per name
-// (its descriptor written once per incremental-state generation, before its
-// first value).
+// slices go on the thread's track (or on an app Track given to the macro,
+// see Track), counters on a counter track per name (its descriptor, like an
+// app track's, written once per incremental-state generation, before its
+// first use). Flows link events (see Flow).
 //
 // Timestamps are CLOCK_BOOTTIME nanoseconds, Perfetto's default trace clock.
 //
@@ -86,8 +87,8 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/base/logging.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
 
 #ifndef RT_TRACK_EVENT_NAMESPACE
 #define RT_TRACK_EVENT_NAMESPACE ringtrace_categories
@@ -143,6 +144,107 @@ void SetProcessName(std::string_view name);
 // CLOCK_BOOTTIME in ns.
 uint64_t NowNs();
 
+// Flows (Perfetto's TrackEvent.flow_ids = 47 and terminating_flow_ids =
+// 48): arrows between events, on any tracks, threads or processes. An event
+// that carries Flow(id) is linked to the previous event that carried the
+// same id, and the flow goes on; TerminatingFlow(id) links and ends it (a
+// later event with that id starts a new flow). Given to the macros among
+// the debug annotations, in any position:
+//   RT_TRACE_EVENT("io", "Submit", ringtrace::track_event::Flow::Global(id));
+//   RT_TRACE_INSTANT("io", "Done", "bytes", n,
+//                    ringtrace::track_event::TerminatingFlow::Global(id));
+// Ids are the app's. Global ids are shared by every process of the trace;
+// ProcessScoped ids are mixed with this process's track uuid, so two
+// processes that use the same number do not meet. FromPointer is the
+// process-scoped id of an address (a request object, a task).
+class Flow {
+ public:
+  static constexpr Flow Global(uint64_t id) { return Flow(id); }
+  static Flow ProcessScoped(uint64_t id);
+  static Flow FromPointer(const void* pointer) {
+    return ProcessScoped(reinterpret_cast<uintptr_t>(pointer));
+  }
+  constexpr uint64_t id() const { return id_; }
+
+ private:
+  explicit constexpr Flow(uint64_t id) : id_(id) {}
+  uint64_t id_;
+};
+
+class TerminatingFlow {
+ public:
+  static constexpr TerminatingFlow Global(uint64_t id) {
+    return TerminatingFlow(id);
+  }
+  static TerminatingFlow ProcessScoped(uint64_t id) {
+    return TerminatingFlow(Flow::ProcessScoped(id).id());
+  }
+  static TerminatingFlow FromPointer(const void* pointer) {
+    return TerminatingFlow(Flow::FromPointer(pointer).id());
+  }
+  constexpr uint64_t id() const { return id_; }
+
+ private:
+  explicit constexpr TerminatingFlow(uint64_t id) : id_(id) {}
+  uint64_t id_;
+};
+
+// A track of the app's own (Perfetto's TrackDescriptor with a uuid, a name
+// and a parent): a timeline that is not a thread's. Slices on it nest by
+// begin and end, whatever thread writes them, so a slice may begin on one
+// thread and end on another (an async track: a request, a frame in
+// flight). Given to the macros right after the event name:
+//   constexpr ringtrace::track_event::Track kRequests(0x5eed, "requests");
+//   RT_TRACE_EVENT_BEGIN("net", "Fetch", kRequests, "id", 7);  // thread A
+//   RT_TRACE_EVENT_END("net", kRequests);                      // thread B
+//   RT_TRACE_EVENT("net", "Parse", kRequests);  // scoped, on the track
+//   RT_TRACE_INSTANT("net", "Retry", kRequests);
+//
+// Each sequence (each thread's writer, per session) writes the track's
+// TrackDescriptor before its first event on the track, and again after each
+// incremental-state clear, as for counter tracks; events carry its uuid in
+// TrackEvent.track_uuid.
+//
+// The uuid identifies the track in the whole trace: the app keeps it unique
+// and never 0, and uses one name and parent per uuid (every descriptor of a
+// uuid must be the same). Named() derives one from this process, the name
+// and an id. |name| is a string literal or outlives every event on the
+// track (descriptors are written lazily); null: an unnamed track.
+//
+// Tracks end their slices by themselves: two slices open at once on one
+// track must nest (the second ends first); for overlapping operations use
+// one track per operation (Named(name, operation_id)).
+class Track {
+ public:
+  // The track of the thread that writes the event (what the macros use
+  // when given no Track).
+  constexpr Track() = default;
+  // |uuid| (not 0), a child of this process's track: listed under the
+  // process (trace_processor's process-scoped async track).
+  constexpr explicit Track(uint64_t uuid, const char* name = nullptr)
+      : uuid_(uuid), name_(name) {}
+  // |uuid| (not 0) without a parent: a track of the whole trace, not of
+  // this process (trace_processor's global async track).
+  static constexpr Track Global(uint64_t uuid, const char* name = nullptr) {
+    return Track(uuid, name, /*global=*/true);
+  }
+  // A track of this process whose uuid is derived from the process, |name|
+  // and |id|: distinct (name, id) pairs are distinct tracks.
+  static Track Named(const char* name, uint64_t id = 0);
+
+  constexpr uint64_t uuid() const { return uuid_; }  // 0: the thread's
+  constexpr const char* name() const { return name_; }
+  constexpr bool global() const { return global_; }
+
+ private:
+  constexpr Track(uint64_t uuid, const char* name, bool global)
+      : uuid_(uuid), name_(name), global_(global) {}
+
+  uint64_t uuid_ = 0;
+  const char* name_ = nullptr;
+  bool global_ = false;
+};
+
 // Incremental state. Each binding is one packet sequence. Its incremental
 // state (the track descriptors and the interned strings the sequence's
 // events refer to) is cleared, and the process and thread descriptors are
@@ -188,6 +290,14 @@ class TrackEventSequence {
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
   // writes its descriptor the first time it is used since the last clear.
   uint64_t EnsureCounterTrack(std::string_view name);
+  // Returns |track|'s uuid (the thread track's for Track()), and writes its
+  // descriptor (uuid, parent, name) at |now_ns| the first time it is used
+  // since the last clear.
+  uint64_t EnsureTrack(const Track& track, uint64_t now_ns) {
+    if (RT_LIKELY(track.uuid() == 0))
+      return thread_track_uuid_;
+    return EnsureAppTrack(track, now_ns);
+  }
 
   // Number of incremental-state clears written (the first one included).
   uint64_t clears() const { return clears_; }
@@ -218,6 +328,7 @@ class TrackEventSequence {
   };
   uint64_t Intern(InternTable* table, const char* s);
   void WriteDescriptors(uint64_t now_ns);
+  uint64_t EnsureAppTrack(const Track& track, uint64_t now_ns);
 
   shm_ring::TraceWriterV2* writer_;
   const int32_t pid_;  // getpid() is a system call: taken once
@@ -227,7 +338,8 @@ class TrackEventSequence {
   uint64_t thread_track_uuid_;
   int64_t tid_;
   char thread_name_[17] = {};
-  std::unordered_set<uint64_t> counter_tracks_;
+  // Counter and app tracks whose descriptor this generation wrote.
+  std::unordered_set<uint64_t> tracks_written_;
   InternTable names_;
   InternTable categories_;
   InternTable arg_names_;
@@ -389,8 +501,66 @@ inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, T v) {
   }
 }
 
+// The arguments after an event's name (and Track): debug annotations as
+// name/value pairs, and Flow / TerminatingFlow values anywhere among them.
+template <typename T>
+constexpr bool IsFlowArg() {
+  using D = std::decay_t<T>;
+  return std::is_same<D, Flow>::value ||
+         std::is_same<D, TerminatingFlow>::value;
+}
+template <typename... Args>
+constexpr bool ArgsArePairsAndFlows() {
+  return ((IsFlowArg<Args>() ? 0 : 1) + ... + 0) % 2 == 0;
+}
+
+// Declared first: each overload recurses into the others.
+template <typename... Rest>
+void WriteArgs(TrackEventSequence* binding,
+               perfetto::protos::rtzero::TrackEvent event,
+               Flow flow,
+               Rest&&... rest);
+template <typename... Rest>
+void WriteArgs(TrackEventSequence* binding,
+               perfetto::protos::rtzero::TrackEvent event,
+               TerminatingFlow flow,
+               Rest&&... rest);
+template <typename V, typename... Rest>
+void WriteArgs(TrackEventSequence* binding,
+               perfetto::protos::rtzero::TrackEvent event,
+               const char* name,
+               V&& value,
+               Rest&&... rest);
+template <typename... Rest>
+void InternArgNames(TrackEventSequence* binding, Flow, Rest&&... rest);
+template <typename... Rest>
+void InternArgNames(TrackEventSequence* binding,
+                    TerminatingFlow,
+                    Rest&&... rest);
+template <typename V, typename... Rest>
+void InternArgNames(TrackEventSequence* binding,
+                    const char* name,
+                    V&&,
+                    Rest&&... rest);
+
 inline void WriteArgs(TrackEventSequence*,
                       perfetto::protos::rtzero::TrackEvent) {}
+template <typename... Rest>
+inline void WriteArgs(TrackEventSequence* binding,
+                      perfetto::protos::rtzero::TrackEvent event,
+                      Flow flow,
+                      Rest&&... rest) {
+  event.add_flow_ids(flow.id());
+  WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
+}
+template <typename... Rest>
+inline void WriteArgs(TrackEventSequence* binding,
+                      perfetto::protos::rtzero::TrackEvent event,
+                      TerminatingFlow flow,
+                      Rest&&... rest) {
+  event.add_terminating_flow_ids(flow.id());
+  WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
+}
 template <typename V, typename... Rest>
 inline void WriteArgs(TrackEventSequence* binding,
                       perfetto::protos::rtzero::TrackEvent event,
@@ -404,6 +574,16 @@ inline void WriteArgs(TrackEventSequence* binding,
 }
 
 inline void InternArgNames(TrackEventSequence*) {}
+template <typename... Rest>
+inline void InternArgNames(TrackEventSequence* binding, Flow, Rest&&... rest) {
+  InternArgNames(binding, static_cast<Rest&&>(rest)...);
+}
+template <typename... Rest>
+inline void InternArgNames(TrackEventSequence* binding,
+                           TerminatingFlow,
+                           Rest&&... rest) {
+  InternArgNames(binding, static_cast<Rest&&>(rest)...);
+}
 template <typename V, typename... Rest>
 inline void InternArgNames(TrackEventSequence* binding,
                            const char* name,
@@ -414,19 +594,22 @@ inline void InternArgNames(TrackEventSequence* binding,
 }
 
 // Writes one event packet of |type| at |now| (NowNs(), one reading for
-// every target of the event) on |track_uuid| with interned |category| and
-// |name| (either may be null: not written) and the debug annotations |args|
-// (name/value pairs).
+// every target of the event) on |track| (Track(): the thread's; an app
+// track's descriptor is written first if this generation has not) with
+// interned |category| and |name| (either may be null: not written) and
+// |args| (debug annotations and flows).
 template <typename... Args>
 inline void WriteEvent(TrackEventSequence* binding,
                        uint64_t now,
                        perfetto::protos::rtzero::TrackEvent::Type type,
-                       uint64_t track_uuid,
+                       const Track& track,
                        const char* category,
                        const char* name,
                        Args&&... args) {
-  static_assert(sizeof...(Args) % 2 == 0, "arguments are name/value pairs");
+  static_assert(ArgsArePairsAndFlows<Args...>(),
+                "arguments are name/value pairs, flows and one Track first");
   binding->MaybeClear(now);
+  const uint64_t track_uuid = binding->EnsureTrack(track, now);
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
   const uint64_t name_iid = name ? binding->InternName(name) : 0;
@@ -444,40 +627,90 @@ inline void WriteEvent(TrackEventSequence* binding,
   WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
+// Is the first of |Args| a Track (the macros' optional track argument)?
+template <typename... Args>
+struct FirstIsTrack : std::false_type {};
+template <typename First, typename... Rest>
+struct FirstIsTrack<First, Rest...> : std::is_same<std::decay_t<First>, Track> {
+};
+
 // The targets a slice's begin went to: the bits written, and the largest
 // instance generation among them (an instance of a later generation started
-// inside the slice and gets no end).
+// inside the slice and gets no end). A slice on the thread track.
 struct SliceTargets {
   uint32_t mask = 0;  // 0: not begun anywhere
   uint64_t generation_limit = 0;
 };
+// The same for a slice on an app Track, which its end needs again. A type
+// of its own, so that a thread-track slice's state stays two words (see
+// ScopedSlice).
+struct TrackSliceTargets {
+  uint32_t mask = 0;
+  uint64_t generation_limit = 0;
+  Track track;
+};
 
-// RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|.
+// SLICE_BEGIN on |track| into every target of |mask|.
 template <typename... Args>
-inline SliceTargets BeginSlice(uint32_t mask,
-                               const char* category,
-                               const char* name,
-                               Args&&... args) {
+inline SliceTargets BeginSliceOn(uint32_t mask,
+                                 const Track& track,
+                                 const char* category,
+                                 const char* name,
+                                 Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next()) {
     WriteEvent(sequence, targets.Now(),
                perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
-               sequence->thread_track_uuid(), category, name, args...);
+               track, category, name, args...);
   }
   SliceTargets begun;
   begun.mask = targets.written_mask();
   begun.generation_limit = targets.max_generation();
   return begun;
 }
+template <typename... Args>
+inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
+                                           const char* category,
+                                           const char* name,
+                                           const Track& track,
+                                           Args&&... args) {
+  const SliceTargets targets =
+      BeginSliceOn(mask, track, category, name, args...);
+  TrackSliceTargets begun;
+  begun.mask = targets.mask;
+  begun.generation_limit = targets.generation_limit;
+  begun.track = track;
+  return begun;
+}
 
-// SLICE_END on the thread track into the targets that got the begin: the
+// RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|, on the
+// Track given first among |args| (returns TrackSliceTargets), else on the
+// thread track (SliceTargets).
+template <typename... Args>
+inline auto BeginSlice(uint32_t mask,
+                       const char* category,
+                       const char* name,
+                       Args&&... args) {
+  if constexpr (FirstIsTrack<Args...>::value)
+    return BeginSliceOnTrack(mask, category, name, args...);
+  else
+    return BeginSliceOn(mask, Track(), category, name, args...);
+}
+
+// SLICE_END on the slice's track into the targets that got the begin: the
 // thread's binding (bit 0, if one is bound now) and each instance whose
-// writer got the begin, as long as that instance still runs.
+// writer got the begin, as long as that instance still runs. By value: a
+// reference would let the ScopedSlice's address escape, and a disabled
+// slice would then pay for storing its state.
 void EndSlice(SliceTargets begun);
+void EndSlice(TrackSliceTargets begun);
 
 // The slice of RT_TRACE_EVENT, ended by the destructor. Its state is a
 // value handed over by BeginSlice() and its address never escapes, so a
-// disabled slice costs no memory access: the compiler knows it is not begun.
+// disabled slice costs no memory access: the compiler knows it is not begun
+// (with the larger TrackSliceTargets, gcc 12 still stores its zeroes each
+// time, so thread-track slices keep the two-word SliceTargets).
+template <typename Targets>
 class ScopedSlice {
  public:
   ScopedSlice() = default;
@@ -487,29 +720,95 @@ class ScopedSlice {
     if (RT_UNLIKELY(begun_.mask != 0))
       EndSlice(begun_);
   }
-  void Begun(SliceTargets begun) { begun_ = begun; }
+  void Begun(Targets begun) { begun_ = begun; }
 
  private:
-  SliceTargets begun_;
+  Targets begun_;
 };
 
-// RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the thread track.
+// The ScopedSlice type for RT_TRACE_EVENT's arguments (only named in
+// decltype: the arguments are not evaluated).
+template <typename... Args>
+ScopedSlice<std::conditional_t<FirstIsTrack<Args...>::value,
+                               TrackSliceTargets,
+                               SliceTargets>>
+ScopedSliceFor(Args&&... args);
+
+// One event of |type| on |track| into every target of |mask|.
+template <typename... Args>
+inline void WriteEventOn(uint32_t mask,
+                         perfetto::protos::rtzero::TrackEvent::Type type,
+                         const Track& track,
+                         const char* category,
+                         const char* name,
+                         Args&&... args) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteEvent(sequence, targets.Now(), type, track, category, name, args...);
+}
+template <typename... Args>
+inline void WriteEventOnTrack(uint32_t mask,
+                              perfetto::protos::rtzero::TrackEvent::Type type,
+                              const char* category,
+                              const char* name,
+                              const Track& track,
+                              Args&&... args) {
+  WriteEventOn(mask, type, track, category, name, args...);
+}
+
+// RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the Track given
+// first among |args|, else on the thread track.
 template <typename... Args>
 inline void WriteThreadEvent(uint32_t mask,
                              perfetto::protos::rtzero::TrackEvent::Type type,
                              const char* category,
                              const char* name,
                              Args&&... args) {
-  EventTargets targets(mask);
-  while (TrackEventSequence* sequence = targets.Next()) {
-    WriteEvent(sequence, targets.Now(), type, sequence->thread_track_uuid(),
-               category, name, args...);
-  }
+  if constexpr (FirstIsTrack<Args...>::value)
+    WriteEventOnTrack(mask, type, category, name, args...);
+  else
+    WriteEventOn(mask, type, Track(), category, name, args...);
 }
 
 // RT_TRACE_EVENT_END: SLICE_END on the thread track, into the binding and
 // the instance writers the thread already has (none is created for it).
 void WriteSliceEnd(uint32_t mask);
+// RT_TRACE_EVENT_END with a Track: SLICE_END on |track| into every target
+// of |mask|, creating the thread's instance writers as an event does (the
+// slice may have begun on another thread).
+void WriteSliceEnd(uint32_t mask, const Track& track);
+
+// RT_TRACE_EVENT_END with arguments after the optional Track (flows,
+// debug annotations): as the two above, with |args| on the end event.
+template <typename... Args>
+inline void WriteSliceEndOnTrackWith(uint32_t mask,
+                                     const Track& track,
+                                     Args&&... args) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(),
+               perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,
+               track, nullptr, nullptr, args...);
+  }
+}
+template <typename... Args>
+inline void WriteSliceEndFor(uint32_t mask, Args&&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    WriteSliceEnd(mask);
+  } else if constexpr (FirstIsTrack<Args...>::value) {
+    if constexpr (sizeof...(Args) == 1)
+      WriteSliceEnd(mask, args...);
+    else
+      WriteSliceEndOnTrackWith(mask, args...);
+  } else {
+    EventTargets targets(mask, /*create=*/false);
+    while (TrackEventSequence* sequence = targets.Next()) {
+      WriteEvent(sequence, targets.Now(),
+                 perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,
+                 Track(), nullptr, nullptr, args...);
+    }
+  }
+}
 
 void WriteCounter(uint32_t mask,
                   const char* category,
@@ -570,10 +869,12 @@ inline void WriteCounterValue(uint32_t mask,
       .load(std::memory_order_relaxed)
 
 // A slice on the thread's track from here to the end of the scope.
-// RT_TRACE_EVENT("cat", "name", "arg", value, ...).
+// RT_TRACE_EVENT("cat", "name", "arg", value, ...). Optionally a Track
+// right after the name (the slice is on that track), and Flow /
+// TerminatingFlow values among the arguments.
 #define RT_TRACE_EVENT(category, name, ...)                         \
-  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(  \
-      rt_scoped_slice_);                                            \
+  decltype(::ringtrace::track_event::internal::ScopedSliceFor(      \
+      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);              \
   if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
       RT_UNLIKELY(rt_mask != 0))                                    \
   RT_INTERNAL_UID(rt_scoped_slice_)                                 \
@@ -582,6 +883,11 @@ inline void WriteCounterValue(uint32_t mask,
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.
+// With a Track (right after the name; END's first argument) they are on
+// that track and may be on different threads (an async slice):
+// RT_TRACE_EVENT_BEGIN("net", "Fetch", track, ...); RT_TRACE_EVENT_END("net",
+// track). Arguments as for RT_TRACE_EVENT, END's too (after its Track):
+// RT_TRACE_EVENT_END("net", TerminatingFlow::Global(id), "status", 200).
 #define RT_TRACE_EVENT_BEGIN(category, name, ...)                         \
   do {                                                                    \
     if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);     \
@@ -591,14 +897,16 @@ inline void WriteCounterValue(uint32_t mask,
           ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN, \
           category, name, ##__VA_ARGS__);                                 \
   } while (0)
-#define RT_TRACE_EVENT_END(category)                                  \
-  do {                                                                \
-    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
-        RT_UNLIKELY(rt_mask != 0))                                    \
-      ::ringtrace::track_event::internal::WriteSliceEnd(rt_mask);     \
+#define RT_TRACE_EVENT_END(category, ...)                                  \
+  do {                                                                     \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);      \
+        RT_UNLIKELY(rt_mask != 0))                                         \
+      ::ringtrace::track_event::internal::WriteSliceEndFor(rt_mask,        \
+                                                           ##__VA_ARGS__); \
   } while (0)
 
-// A zero-duration event on the thread's track.
+// A zero-duration event on the thread's track, or on a Track given right
+// after the name. Arguments as for RT_TRACE_EVENT.
 #define RT_TRACE_INSTANT(category, name, ...)                                  \
   do {                                                                         \
     if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);          \
@@ -614,8 +922,8 @@ inline void WriteCounterValue(uint32_t mask,
 // a declared category even when disabled: a lookup of the name in a
 // per-thread cache (an ordered map of the names this thread used).
 #define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                         \
-  ::ringtrace::track_event::internal::ScopedSlice RT_INTERNAL_UID(          \
-      rt_scoped_slice_);                                                    \
+  decltype(::ringtrace::track_event::internal::ScopedSliceFor(              \
+      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);                      \
   if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
           ::ringtrace::track_event::internal::GetDynamicCategory(category); \
       RT_UNLIKELY(rt_dyn.mask != 0))                                        \

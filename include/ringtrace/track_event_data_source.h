@@ -51,13 +51,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <map>
-#include <mutex>
+#include <memory>
 
 #include "ringtrace/producer.h"
+#include "ringtrace/status.h"
 #include "ringtrace/tracing.h"
-#include "src/base/status.h"
-#include "src/tracing/track_event/track_event_instances.h"
 
 namespace ringtrace {
 namespace track_event {
@@ -77,9 +75,10 @@ class TrackEventDataSource : public DataSourceHandler {
   uint64_t start_failures() const;
 
  private:
-  mutable std::mutex mutex_;
-  std::map<uint32_t, InstanceHandle> instances_;  // by instance id; mutex_
-  uint64_t start_failures_ = 0;                   // guarded by mutex_
+  // The running instances by instance id, and the failed starts, under a
+  // mutex (track_event_data_source.cc).
+  struct Instances;
+  const std::unique_ptr<Instances> instances_;
 };
 
 // The process-wide TrackEventDataSource (never destroyed), registered with

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 #include <stdarg.h>
 #include <string.h>

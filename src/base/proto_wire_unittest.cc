@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/base/proto_wire.h"
+#include "ringtrace/proto_wire.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

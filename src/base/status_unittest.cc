@@ -2,12 +2,12 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 #include <gtest/gtest.h>
 
+#include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
-#include "src/base/logging.h"
 
 namespace ringtrace {
 namespace base {

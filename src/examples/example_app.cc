@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "ringtrace/track_event.h"
-#include "src/base/flags.h"
 #include "src/examples/example_categories.h"
 
 namespace ringtrace {
@@ -23,6 +22,64 @@ namespace examples {
 namespace {
 
 using shm_ring::TraceWriterV2;
+
+// The example uses the SDK's headers only (tools/check-public-api builds it
+// from include/ alone), so it reads its flags itself: "--flag value" or
+// "--flag=value", '_' read as '-'. Returns false at the end of argv, on
+// -h/--help (*help) and on a flag without a value (*error).
+bool NextFlag(int argc,
+              const char* const* argv,
+              int* next,
+              std::string* name,
+              std::string* value,
+              bool* help,
+              std::string* error) {
+  if (*next >= argc)
+    return false;
+  const std::string arg = argv[(*next)++];
+  if (arg == "-h" || arg == "--help") {
+    *help = true;
+    return false;
+  }
+  const size_t eq = arg.find('=');
+  if (eq != std::string::npos) {
+    *name = arg.substr(0, eq);
+    *value = arg.substr(eq + 1);
+  } else if (*next < argc) {
+    *name = arg;
+    *value = argv[(*next)++];
+  } else {
+    *error = "missing value for " + arg;
+    return false;
+  }
+  return true;
+}
+
+// |name| spelled with '-' or '_' alike.
+bool FlagIs(const std::string& name, const char* spelling) {
+  std::string normalized = name;
+  for (char& c : normalized) {
+    if (c == '_')
+      c = '-';
+  }
+  return normalized == spelling;
+}
+
+// Decimal digits only, at most 2^32 - 1.
+bool ParseUint32(const std::string& s, uint32_t* out) {
+  if (s.empty())
+    return false;
+  uint64_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (v > 0xffffffffu)  // also bounds v * 10 in the next step
+      return false;
+  }
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
 
 constexpr uint32_t kEventsPerCycle = 5;
 
@@ -117,52 +174,55 @@ ParseResult ParseExampleArgs(int argc,
                              const char* const* argv,
                              ExampleConfig* config,
                              std::string* error) {
-  base::FlagReader reader(argc, argv);
-  base::Flag flag;
-  while (reader.Next(&flag)) {
-    const std::string& value = flag.value;
+  int next = 1;  // argv[0] is the program
+  std::string name;
+  std::string value;
+  bool help = false;
+  std::string flag_error;
+  while (NextFlag(argc, argv, &next, &name, &value, &help, &flag_error)) {
     bool ok = true;
-    if (flag.Is("--socket")) {
+    if (FlagIs(name, "--socket")) {
       config->socket_path = value;
       ok = !value.empty();
-    } else if (flag.Is("--threads")) {
-      ok = base::ParseUint32(value, &config->threads) && config->threads >= 1 &&
+    } else if (FlagIs(name, "--threads")) {
+      ok = ParseUint32(value, &config->threads) && config->threads >= 1 &&
            config->threads <= kMaxExampleThreads;
-    } else if (flag.Is("--events")) {
-      ok = base::ParseUint32(value, &config->events_per_thread);
-    } else if (flag.Is("--name")) {
+    } else if (FlagIs(name, "--events")) {
+      ok = ParseUint32(value, &config->events_per_thread);
+    } else if (FlagIs(name, "--name")) {
       config->name = value;
-    } else if (flag.Is("--ring-kb")) {
-      ok = base::ParseUint32(value, &config->ring_kb) &&
+    } else if (FlagIs(name, "--ring-kb")) {
+      ok = ParseUint32(value, &config->ring_kb) &&
            config->ring_kb <= 0xffffffffu / 1024;
-    } else if (flag.Is("--chunk-size")) {
-      ok = base::ParseUint32(value, &config->chunk_size);
-    } else if (flag.Is("--policy")) {
+    } else if (FlagIs(name, "--chunk-size")) {
+      ok = ParseUint32(value, &config->chunk_size);
+    } else if (FlagIs(name, "--policy")) {
       ok = shm_ring::ParseBufferExhaustedPolicy(value, &config->policy);
-    } else if (flag.Is("--stall-timeout-ms")) {
-      ok = base::ParseUint32(value, &config->stall_timeout_ms);
-    } else if (flag.Is("--timeout-ms")) {
-      ok = base::ParseUint32(value, &config->connect_timeout_ms);
-    } else if (flag.Is("--mode")) {
+    } else if (FlagIs(name, "--stall-timeout-ms")) {
+      ok = ParseUint32(value, &config->stall_timeout_ms);
+    } else if (FlagIs(name, "--timeout-ms")) {
+      ok = ParseUint32(value, &config->connect_timeout_ms);
+    } else if (FlagIs(name, "--mode")) {
       ok = value == "classic" || value == "sessions";
       config->sessions = value == "sessions";
-    } else if (flag.Is("--duration-ms")) {
-      ok = base::ParseUint32(value, &config->duration_ms);
-    } else if (flag.Is("--cycle-interval-us")) {
-      ok = base::ParseUint32(value, &config->cycle_interval_us);
+    } else if (FlagIs(name, "--duration-ms")) {
+      ok = ParseUint32(value, &config->duration_ms);
+    } else if (FlagIs(name, "--cycle-interval-us")) {
+      ok = ParseUint32(value, &config->cycle_interval_us);
     } else {
-      *error = "unknown flag " + flag.name;
+      *error = "unknown flag " + name;
       return ParseResult::kError;
     }
     if (!ok) {
-      *error = "bad value for " + flag.name + ": '" + value + "'";
+      *error = "bad value for ";
+      error->append(name).append(": '").append(value).append("'");
       return ParseResult::kError;
     }
   }
-  if (reader.help())
+  if (help)
     return ParseResult::kHelp;
-  if (!reader.error().empty()) {
-    *error = reader.error();
+  if (!flag_error.empty()) {
+    *error = flag_error;
     return ParseResult::kError;
   }
   if (config->socket_path.empty()) {

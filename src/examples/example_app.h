@@ -47,8 +47,8 @@
 #include <string>
 
 #include "ringtrace/producer.h"
+#include "ringtrace/status.h"
 #include "ringtrace/tracing.h"
-#include "src/base/status.h"
 
 namespace ringtrace {
 namespace examples {

@@ -18,7 +18,7 @@
 
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/scoped_fd.h"
 
 extern char** environ;

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace base {

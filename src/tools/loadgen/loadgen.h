@@ -32,7 +32,7 @@
 #include <string>
 
 #include "ringtrace/producer.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 
 namespace ringtrace {

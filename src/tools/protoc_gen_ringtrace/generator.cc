@@ -194,8 +194,8 @@ class FileGenerator {
          "#include <stdint.h>\n\n"
          "#include <string_view>\n\n");
     std::vector<std::string> includes = {
-        "src/tracing/core/encoding/packed_repeated.h",
-        "src/tracing/core/encoding/typed_message.h",
+        "ringtrace/packed_repeated.h",
+        "ringtrace/typed_message.h",
     };
     for (int i = 0; i < file_->dependency_count(); i++)
       includes.push_back(HeaderPathFor(file_->dependency(i)->name()));

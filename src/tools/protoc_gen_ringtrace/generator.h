@@ -4,10 +4,10 @@
 
 // RtzeroGenerator: the protoc plugin (protoc-gen-ringtrace) that turns every
 // message of a .proto file into a typed writer over the group encoding of
-// shm_ring::Message (src/tracing/core/shm_ring/trace_writer_v2.h). For
+// shm_ring::Message (include/ringtrace/trace_writer_v2.h). For
 // a/b/foo.proto it writes a/b/foo.rtzero.h; what that header contains, the
 // naming rules and the supported field kinds are in docs/encoding.md and in
-// src/tracing/core/encoding/typed_message.h.
+// include/ringtrace/typed_message.h.
 //
 // Rejected with an error (protoc then fails the build): proto2 group fields
 // (the ungrouper would turn them into length-delimited messages on readback,

@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tools/ringtrace_cli/config_shortcuts.h"
 
 namespace ringtrace {

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "protos/perfetto/config/trace_config.pb.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace cli {

@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 
 namespace ringtrace {
 namespace cli {

@@ -25,7 +25,7 @@
 #include <string>
 
 #include "protos/perfetto/config/trace_config.pb.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace cli {

@@ -46,7 +46,7 @@
 
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tools/ringtrace_cli/output_file.h"
 
 namespace ringtrace {

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/ipc/unix_socket.h"
 
 namespace perfetto {

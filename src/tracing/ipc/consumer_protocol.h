@@ -43,7 +43,7 @@
 
 #include <vector>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
 namespace perfetto {

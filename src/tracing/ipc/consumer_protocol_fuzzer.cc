@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {

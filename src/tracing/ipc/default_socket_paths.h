@@ -35,7 +35,7 @@
 
 #include <string>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace ipc {

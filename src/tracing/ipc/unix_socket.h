@@ -27,8 +27,8 @@
 #include <memory>
 #include <string>
 
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 
 namespace ringtrace {
 namespace ipc {

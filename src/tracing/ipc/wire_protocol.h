@@ -99,7 +99,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace ipc {

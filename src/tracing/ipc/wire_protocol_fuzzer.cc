@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
 namespace ringtrace {

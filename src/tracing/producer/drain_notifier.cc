@@ -6,7 +6,7 @@
 
 #include <time.h>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/time.h"
 
 namespace ringtrace {

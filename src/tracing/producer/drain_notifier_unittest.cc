@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/producer/test/fake_drain_transport.h"
 
 namespace ringtrace {

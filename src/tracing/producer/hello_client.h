@@ -24,7 +24,7 @@
 #include <memory>
 
 #include "ringtrace/producer.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"

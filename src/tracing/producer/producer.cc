@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/time.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/producer/drain_notifier.h"

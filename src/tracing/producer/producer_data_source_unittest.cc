@@ -89,7 +89,7 @@ struct Connected {
 void WritePackets(TraceWriterV2* w, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    perfetto::protos::rtzero::TracePacket(packet.get()).set_timestamp(i + 1);
+    perfetto::protos::rtzero::TracePacket(packet).set_timestamp(i + 1);
   }
   w->Flush();
 }

@@ -26,6 +26,7 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/producer/test/fake_service.h"
 

@@ -20,6 +20,7 @@
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/producer/test/fake_service.h"
 #include "src/tracing/producer/writer_loss_registry.h"
 

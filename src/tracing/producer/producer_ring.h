@@ -40,10 +40,10 @@
 #include <memory>
 
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/status.h"
+#include "ringtrace/status.h"
+#include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
 #include "src/tracing/producer/writer_loss_registry.h"
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/producer/drain_notifier.h"
 #include "src/tracing/producer/test/fake_drain_transport.h"

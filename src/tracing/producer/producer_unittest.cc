@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/producer/test/fake_service.h"
 

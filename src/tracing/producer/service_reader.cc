@@ -14,7 +14,7 @@
 
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/time.h"
 #include "src/tracing/producer/drain_notifier.h"
 

@@ -54,8 +54,8 @@
 #include <vector>
 
 #include "ringtrace/producer.h"
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 #include "src/base/thread_annotations.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"

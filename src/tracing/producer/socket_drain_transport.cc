@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/scoped_errno.h"
 
 namespace ringtrace {

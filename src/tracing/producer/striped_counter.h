@@ -24,7 +24,7 @@
 
 #include <atomic>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace producer {

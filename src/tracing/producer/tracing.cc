@@ -5,9 +5,13 @@
 #include "ringtrace/tracing.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <thread>
 #include <utility>
+#include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
+#include "src/base/thread_annotations.h"
 #include "src/base/time.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
@@ -20,9 +24,88 @@ namespace {
 constexpr uint64_t kStableConnectionMs = 1000;
 }  // namespace
 
-Tracing::Tracing(const TracingOptions& options) : options_(options) {}
+class Tracing::Impl {
+ public:
+  // |generation| is the owning Tracing's (read inline by generation()).
+  Impl(const TracingOptions& options, std::atomic<uint64_t>* generation)
+      : options_(options), generation_(*generation) {}
+  ~Impl();
 
-Tracing::~Tracing() {
+  base::Status RegisterDataSource(const std::string& name,
+                                  DataSourceHandler* handler);
+  base::Status Start();
+  std::shared_ptr<Producer> GetProducer(uint64_t* generation) const;
+  uint64_t WaitForConnection(uint64_t after_generation, int timeout_ms);
+  bool connected() const;
+  TracingStats stats() const;
+
+ private:
+  struct DataSource {
+    std::string name;
+    DataSourceHandler* handler;
+  };
+
+  void Run();
+  // One connection attempt; on success installs the connection and
+  // registers the data sources. False if it did not connect.
+  bool TryConnect();
+  // on_disconnect of the connection of |generation| (its reader thread).
+  void OnDisconnect(uint64_t generation);
+  // Stops the data sources of |producer| and drops the reference, on the
+  // calling thread (never a reader thread, never under mutex_: it joins
+  // the reader, which may be waiting for mutex_ in OnDisconnect).
+  static void Release(std::shared_ptr<Producer> producer);
+
+  const TracingOptions options_;
+  // Tracing::generation_: the release store installing a connection pairs
+  // with Tracing::generation()'s acquire load.
+  std::atomic<uint64_t>& generation_;
+
+  mutable base::Mutex mutex_;
+  std::condition_variable cv_;
+  bool started_ RT_GUARDED_BY(mutex_) = false;
+  bool stop_ RT_GUARDED_BY(mutex_) = false;
+  std::vector<DataSource> data_sources_ RT_GUARDED_BY(mutex_);
+  // The current connection (null while disconnected) and a lost one the
+  // thread has yet to release: a reference is held until its reader thread
+  // was joined, so the last reference never drops on that thread.
+  std::shared_ptr<Producer> producer_ RT_GUARDED_BY(mutex_);
+  std::shared_ptr<Producer> lost_ RT_GUARDED_BY(mutex_);
+  TracingStats stats_ RT_GUARDED_BY(mutex_);
+  std::thread thread_;
+};
+
+Tracing::Tracing(const TracingOptions& options)
+    : impl_(std::make_unique<Impl>(options, &generation_)) {}
+
+Tracing::~Tracing() = default;
+
+base::Status Tracing::RegisterDataSource(const std::string& name,
+                                         DataSourceHandler* handler) {
+  return impl_->RegisterDataSource(name, handler);
+}
+
+base::Status Tracing::Start() {
+  return impl_->Start();
+}
+
+std::shared_ptr<Producer> Tracing::GetProducer(uint64_t* generation) const {
+  return impl_->GetProducer(generation);
+}
+
+uint64_t Tracing::WaitForConnection(uint64_t after_generation, int timeout_ms) {
+  return impl_->WaitForConnection(after_generation, timeout_ms);
+}
+
+bool Tracing::connected() const {
+  return impl_->connected();
+}
+
+TracingStats Tracing::stats() const {
+  return impl_->stats();
+}
+
+Tracing::Impl::~Impl() {
   {
     base::MutexLock lock(&mutex_);
     stop_ = true;
@@ -41,8 +124,8 @@ Tracing::~Tracing() {
   Release(std::move(current));
 }
 
-base::Status Tracing::RegisterDataSource(const std::string& name,
-                                         DataSourceHandler* handler) {
+base::Status Tracing::Impl::RegisterDataSource(const std::string& name,
+                                               DataSourceHandler* handler) {
   if (!ipc::IsValidDataSourceName(name)) {
     return base::ErrStatus(
         "invalid data source name '%s' (1..%zu printable ASCII characters)",
@@ -79,7 +162,7 @@ base::Status Tracing::RegisterDataSource(const std::string& name,
   return base::OkStatus();
 }
 
-base::Status Tracing::Start() {
+base::Status Tracing::Impl::Start() {
   if (options_.producer.socket_path.empty())
     return base::ErrStatus("TracingOptions: no producer socket path");
   if (options_.min_backoff_ms == 0 ||
@@ -95,7 +178,8 @@ base::Status Tracing::Start() {
   return base::OkStatus();
 }
 
-std::shared_ptr<Producer> Tracing::GetProducer(uint64_t* generation) const {
+std::shared_ptr<Producer> Tracing::Impl::GetProducer(
+    uint64_t* generation) const {
   base::MutexLock lock(&mutex_);
   if (generation) {
     // relaxed: the mutex orders it with the installation.
@@ -104,7 +188,8 @@ std::shared_ptr<Producer> Tracing::GetProducer(uint64_t* generation) const {
   return producer_;
 }
 
-uint64_t Tracing::WaitForConnection(uint64_t after_generation, int timeout_ms) {
+uint64_t Tracing::Impl::WaitForConnection(uint64_t after_generation,
+                                          int timeout_ms) {
   base::MutexLock lock(&mutex_);
   const auto reached = [&] {
     mutex_.AssertHeld();
@@ -115,17 +200,17 @@ uint64_t Tracing::WaitForConnection(uint64_t after_generation, int timeout_ms) {
   return reached() ? generation_.load(std::memory_order_relaxed) : 0;
 }
 
-bool Tracing::connected() const {
+bool Tracing::Impl::connected() const {
   base::MutexLock lock(&mutex_);
   return producer_ != nullptr;
 }
 
-TracingStats Tracing::stats() const {
+TracingStats Tracing::Impl::stats() const {
   base::MutexLock lock(&mutex_);
   return stats_;
 }
 
-void Tracing::Release(std::shared_ptr<Producer> producer) {
+void Tracing::Impl::Release(std::shared_ptr<Producer> producer) {
   if (!producer)
     return;
   // Every started instance gets OnStop, the reader thread is joined: no
@@ -135,7 +220,7 @@ void Tracing::Release(std::shared_ptr<Producer> producer) {
   producer.reset();
 }
 
-bool Tracing::TryConnect() {
+bool Tracing::Impl::TryConnect() {
   uint64_t generation = 0;
   {
     base::MutexLock lock(&mutex_);
@@ -174,7 +259,7 @@ bool Tracing::TryConnect() {
   return true;
 }
 
-void Tracing::OnDisconnect(uint64_t generation) {
+void Tracing::Impl::OnDisconnect(uint64_t generation) {
   {
     base::MutexLock lock(&mutex_);
     ++stats_.disconnects;
@@ -185,7 +270,7 @@ void Tracing::OnDisconnect(uint64_t generation) {
   cv_.notify_all();
 }
 
-void Tracing::Run() {
+void Tracing::Impl::Run() {
   uint32_t backoff_ms = options_.min_backoff_ms;
   bool first_failure_logged = false;
   for (;;) {

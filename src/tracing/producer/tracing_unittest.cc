@@ -9,7 +9,6 @@
 // until they are dropped, and destruction stopping the instances.
 
 #include "ringtrace/tracing.h"
-#include "protos/perfetto/trace/trace_packet.rtzero.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/base/test/temp_dir.h"
 #include "src/base/time.h"
 #include "src/tracing/ipc/wire_protocol.h"
@@ -81,7 +81,7 @@ std::vector<std::string> Registrations(ScriptedService* service, size_t n) {
 void WritePackets(TraceWriterV2* w, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     auto packet = w->NewTracePacket();
-    perfetto::protos::rtzero::TracePacket(packet.get()).set_timestamp(i + 1);
+    perfetto::protos::rtzero::TracePacket(packet).set_timestamp(i + 1);
   }
   w->Flush();
 }

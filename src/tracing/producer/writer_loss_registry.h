@@ -42,7 +42,8 @@
 #include <atomic>
 
 #include "ringtrace/shm_ring_abi.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
 namespace ringtrace {

@@ -28,6 +28,7 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/base/test/subprocess.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/ringtraced_process.h"
 

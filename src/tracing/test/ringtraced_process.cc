@@ -4,7 +4,7 @@
 
 #include "src/tracing/test/ringtraced_process.h"
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/ipc/unix_socket.h"
 
 namespace ringtrace {

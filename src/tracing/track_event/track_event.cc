@@ -144,6 +144,18 @@ uint64_t Fnv1a(std::string_view s) {
   return h;
 }
 
+// A 64-bit bijective mix (splitmix64's finalizer): ids that differ in any
+// bit give unrelated results, so a process-scoped id or a derived track uuid
+// does not collide with nearby ids of another process.
+uint64_t Mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
 }  // namespace
 
 namespace internal {
@@ -254,7 +266,16 @@ void EndSlice(SliceTargets begun) {
   EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
   while (TrackEventSequence* sequence = targets.Next()) {
     WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
-               sequence->thread_track_uuid(), nullptr, nullptr);
+               Track(), nullptr, nullptr);
+  }
+}
+
+void EndSlice(TrackSliceTargets begun) {
+  // A scoped slice ends on the thread it began on, on its track.
+  EventTargets targets(begun.mask, /*create=*/false, begun.generation_limit);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
+               begun.track, nullptr, nullptr);
   }
 }
 
@@ -262,7 +283,17 @@ void WriteSliceEnd(uint32_t mask) {
   EventTargets targets(mask, /*create=*/false);
   while (TrackEventSequence* sequence = targets.Next()) {
     WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
-               sequence->thread_track_uuid(), nullptr, nullptr);
+               Track(), nullptr, nullptr);
+  }
+}
+
+void WriteSliceEnd(uint32_t mask, const Track& track) {
+  // The begin may have been written by another thread: this thread gets
+  // its writers as for any event.
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next()) {
+    WriteEvent(sequence, targets.Now(), rt::TrackEvent::Type::TYPE_SLICE_END,
+               track, nullptr, nullptr);
   }
 }
 
@@ -370,6 +401,17 @@ uint64_t CounterTrackUuid(std::string_view name) {
   return CounterTrackUuidForPid(name, static_cast<int32_t>(getpid()));
 }
 
+Flow Flow::ProcessScoped(uint64_t id) {
+  return Flow(Mix64(ProcessTrackUuid() ^ Mix64(id)));
+}
+
+Track Track::Named(const char* name, uint64_t id) {
+  // Tag 0 in the top two bits: no process, thread or counter track has it.
+  const uint64_t uuid =
+      Mix64(ProcessTrackUuid() ^ Mix64(Fnv1a(name ? name : "") ^ id)) & kLow62;
+  return Track(uuid != 0 ? uuid : 1, name);
+}
+
 uint64_t NowNs() {
   struct timespec ts = {};
   clock_gettime(CLOCK_BOOTTIME, &ts);
@@ -429,7 +471,7 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 // The first packet of every incremental-state generation: the process
 // descriptor with SEQ_INCREMENTAL_STATE_CLEARED, then the thread's.
 void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
-  counter_tracks_.clear();
+  tracks_written_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
     table->by_address.clear();
     table->by_content.clear();
@@ -528,9 +570,28 @@ void TrackEventSequence::WriteEventPrologue(rt::TracePacket packet,
   arg_names_.pending.clear();
 }
 
+uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
+                                            uint64_t now_ns) {
+  const uint64_t uuid = track.uuid();
+  if (RT_LIKELY(!tracks_written_.insert(uuid).second))
+    return uuid;
+  auto handle = writer_->NewTracePacket();
+  rt::TracePacket packet(handle);
+  packet.set_timestamp(now_ns);
+  packet.set_sequence_flags(static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  rt::TrackDescriptor descriptor = packet.set_track_descriptor();
+  descriptor.set_uuid(uuid);
+  if (!track.global())
+    descriptor.set_parent_uuid(process_track_uuid_);
+  if (track.name())
+    descriptor.set_name(track.name());
+  return uuid;
+}
+
 uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
-  if (!counter_tracks_.insert(uuid).second)
+  if (!tracks_written_.insert(uuid).second)
     return uuid;
   auto handle = writer_->NewTracePacket();
   rt::TracePacket packet(handle);

@@ -19,6 +19,7 @@
 
 #include "ringtrace/track_event.h"
 #include "src/tracing/core/encoding/test/bench_writer.h"
+#include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/track_event/track_event_instances.h"
 
 RT_DEFINE_CATEGORIES("bench.on", "bench.off");

@@ -4,20 +4,30 @@
 
 #include "ringtrace/track_event_data_source.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
+#include "src/tracing/track_event/track_event_instances.h"
 
 namespace ringtrace {
 namespace track_event {
 
-TrackEventDataSource::TrackEventDataSource() = default;
+struct TrackEventDataSource::Instances {
+  std::mutex mutex;
+  std::map<uint32_t, InstanceHandle> by_id;  // guarded by mutex
+  uint64_t start_failures = 0;               // guarded by mutex
+};
+
+TrackEventDataSource::TrackEventDataSource()
+    : instances_(std::make_unique<Instances>()) {}
 
 TrackEventDataSource::~TrackEventDataSource() {
   std::map<uint32_t, InstanceHandle> instances;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    instances.swap(instances_);
+    std::lock_guard<std::mutex> lock(instances_->mutex);
+    instances.swap(instances_->by_id);
   }
   for (const auto& [key, handle] : instances)
     StopInstance(handle);
@@ -25,9 +35,9 @@ TrackEventDataSource::~TrackEventDataSource() {
 
 void TrackEventDataSource::OnStart(const DataSourceInstanceConfig& config) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (instances_.count(config.instance_id)) {
-      start_failures_++;
+    std::lock_guard<std::mutex> lock(instances_->mutex);
+    if (instances_->by_id.count(config.instance_id)) {
+      instances_->start_failures++;
       RT_ELOG("track_event: instance %u is running already (two connections?)",
               config.instance_id);
       return;
@@ -62,24 +72,24 @@ void TrackEventDataSource::OnStart(const DataSourceInstanceConfig& config) {
   };
   base::Status status;
   const InstanceHandle handle = StartInstance(std::move(instance), &status);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(instances_->mutex);
   if (!handle.valid()) {
-    start_failures_++;
+    instances_->start_failures++;
     RT_ELOG("%s", status.message().c_str());
     return;
   }
-  instances_[config.instance_id] = handle;
+  instances_->by_id[config.instance_id] = handle;
 }
 
 void TrackEventDataSource::OnStop(uint32_t instance_id) {
   InstanceHandle handle;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = instances_.find(instance_id);
-    if (it == instances_.end())
+    std::lock_guard<std::mutex> lock(instances_->mutex);
+    auto it = instances_->by_id.find(instance_id);
+    if (it == instances_->by_id.end())
       return;  // its start failed
     handle = it->second;
-    instances_.erase(it);
+    instances_->by_id.erase(it);
   }
   StopInstance(handle);
 }
@@ -89,13 +99,13 @@ void TrackEventDataSource::OnFlush(uint32_t) {
 }
 
 size_t TrackEventDataSource::running_instances() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return instances_.size();
+  std::lock_guard<std::mutex> lock(instances_->mutex);
+  return instances_->by_id.size();
 }
 
 uint64_t TrackEventDataSource::start_failures() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return start_failures_;
+  std::lock_guard<std::mutex> lock(instances_->mutex);
+  return instances_->start_failures;
 }
 
 base::Status RegisterTrackEventDataSource(Tracing* tracing) {

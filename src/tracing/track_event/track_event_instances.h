@@ -83,9 +83,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ringtrace/status.h"
+#include "ringtrace/trace_writer_v2.h"
 #include "ringtrace/track_event.h"
-#include "src/base/status.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace track_event {

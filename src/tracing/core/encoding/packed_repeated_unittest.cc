@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/encoding/packed_repeated.h"
+#include "ringtrace/packed_repeated.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 #include <benchmark/benchmark.h>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
+#include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/encoding/test/bench_writer.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace encoding {

@@ -3,9 +3,9 @@
  */
 
 // TEST ONLY. A hand protobuf encoder for test and benchmark inputs (and
-// expected outputs), written independently of src/base/proto_wire.h so that
-// it can check the code that uses it. Bytes are kept in a std::string so that
-// mismatches print readably.
+// expected outputs), written independently of include/ringtrace/proto_wire.h so
+// that it can check the code that uses it. Bytes are kept in a std::string so
+// that mismatches print readably.
 
 #ifndef SRC_TRACING_CORE_SHM_RING_PROTO_TEST_ENCODER_H_
 #define SRC_TRACING_CORE_SHM_RING_PROTO_TEST_ENCODER_H_

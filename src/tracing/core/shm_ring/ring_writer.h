@@ -114,33 +114,13 @@
 #include <memory>
 #include <string>
 
+#include "ringtrace/logging.h"
+#include "ringtrace/ring_writer_types.h"
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/logging.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 
 namespace ringtrace {
 namespace shm_ring {
-
-// What the writer does when it cannot get a chunk.
-enum class BufferExhaustedPolicy : uint8_t {
-  // Record the loss and drop the packet (or its rest) at once. Default.
-  kDrop,
-  // On Full, wait for read_pos to move (ring_wait.h), at most
-  // Options::stall_timeout_ms per chunk acquisition; on timeout record the
-  // loss and drop. Every later Full stalls again.
-  kStall,
-  // Like kStall, but after one timeout the writer stops stalling: later Full
-  // results drop at once until the writer gets a chunk again.
-  kStallThenDrop,
-};
-
-// The policies' names on command lines and in summaries: "drop", "stall",
-// "stall_then_drop".
-const char* BufferExhaustedPolicyName(BufferExhaustedPolicy policy);
-// Sets |*policy| to the policy named |name|; false (|*policy| untouched) for
-// any other string.
-bool ParseBufferExhaustedPolicy(const std::string& name,
-                                BufferExhaustedPolicy* policy);
 
 // Notification hook. The transport (futex, eventfd, socket) is the service's
 // choice; the writer only says what happened. Called on the writer's thread,
@@ -163,17 +143,6 @@ class RingWriterDelegate {
   // The writer could not get a chunk (Full or NoChunkAvailable): please
   // drain.
   virtual void OnDrainRequested();
-};
-
-// When the RingWriter publishes (see the class comment).
-enum class Publication : uint8_t {
-  // EndPacket() publishes the packet. Default; what every producer uses.
-  kPerPacket,
-  // EndPacket() does not publish; the chunk is published when retired or on
-  // Flush(). Ended packets are lost, uncounted, if the process dies (or the
-  // trace stops) before that. Opt-in, for benchmarks and for callers that
-  // flush on their own schedule and accept that risk.
-  kPerChunkRisksLossOnCrash,
 };
 
 struct RingWriterStats {
@@ -245,38 +214,10 @@ struct RingWriterStats {
 
 class RingWriter {
  public:
-  struct Options {
-    // From the ring's WriterIdAllocator: unique for the ring's whole life.
-    WriterID writer_id = 0;
-    BufferID target_buffer = 0;
-    BufferExhaustedPolicy policy = BufferExhaustedPolicy::kDrop;
-    Publication publication = Publication::kPerPacket;
-    // Failed claims (burned positions) one acquisition attempt may spend
-    // before it ends as NoChunkAvailable. kDrop then drops; kStall (and
-    // kStallThenDrop before its first timeout) waits for read_pos to move,
-    // like on Full, and tries again, within the same stall deadline.
-    uint32_t claim_budget = 4;
-    // Relocations one packet may go through before its suffix is dropped (a
-    // replacement can be scraped at n = 0 again and again). A livelock guard:
-    // under kDrop the next scrape drops the suffix; under kStall (and
-    // kStallThenDrop before its first timeout) relocation goes on until
-    // stall_timeout_ms after the bound was reached, then the suffix is
-    // dropped and a stall timeout counted.
-    uint32_t max_relocations_per_packet = 3;
-    // Lost write_pos CAS races tolerated per acquisition attempt (lock-free,
-    // not wait-free; the bound keeps a hostile or broken ring from spinning
-    // us forever). Exceeding it counts as NoChunkAvailable (see
-    // claim_budget for what the policies do then).
-    uint32_t max_reserve_races = 1024;
-    uint32_t stall_timeout_ms = 1000;
-    RingWriterDelegate* delegate = nullptr;  // not owned; may be null
-  };
-
-  // Where the encoder writes: [wptr, end). |wptr| advances as it writes.
-  struct Span {
-    uint8_t* wptr = nullptr;
-    uint8_t* end = nullptr;
-  };
+  // The options and the encoder's span are public vocabulary
+  // (ringtrace/ring_writer_types.h): TraceWriterV2 takes the options.
+  using Options = RingWriterOptions;
+  using Span = RingWriterSpan;
 
   // |ring| must be a valid geometry over live memory for the writer's life.
   // Allocates the relocation scratch here; nothing allocates later.

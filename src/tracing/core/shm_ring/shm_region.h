@@ -32,8 +32,8 @@
 #include <memory>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 
 namespace ringtrace {
 namespace shm_ring {

@@ -2,7 +2,10 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/trace_writer_v2.h"
+
+#include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/core/shm_ring/writer_loss_counters.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -82,7 +85,15 @@ Message* Message::BeginNestedInvalid(uint32_t field_id) {
 // ---------------------------------------------------------------------------
 
 TraceWriterV2::TraceWriterV2(const RingView& ring, const Options& options)
-    : ring_writer_(ring, options), refuse_(&kNeverRefuse) {}
+    : ring_writer_(std::make_unique<RingWriter>(ring, options)),
+      refuse_(&kNeverRefuse) {}
+
+inline void TraceWriterV2::MaybeSyncLosses() {
+  if (RT_UNLIKELY(ring_writer_->stats().loss_events + stats_.packets_refused !=
+                  synced_loss_events_)) {
+    SyncLosses();
+  }
+}
 
 TraceWriterV2::~TraceWriterV2() {
   if (packet_open_)
@@ -97,12 +108,12 @@ void TraceWriterV2::AttachProducerControls(const std::atomic<bool>* refuse,
   losses_ = losses;
   // Counters that are already non-zero (the caller attached late) are
   // published at once; a fresh writer has nothing to publish.
-  if (ring_writer_.stats().loss_events + stats_.packets_refused != 0)
+  if (ring_writer_->stats().loss_events + stats_.packets_refused != 0)
     SyncLosses();
 }
 
 void TraceWriterV2::SyncLosses() {
-  const RingWriterStats& r = ring_writer_.stats();
+  const RingWriterStats& r = ring_writer_->stats();
   synced_loss_events_ = r.loss_events + stats_.packets_refused;
   if (!losses_)
     return;
@@ -133,7 +144,7 @@ TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
   if (RT_UNLIKELY(refuse_->load(std::memory_order_relaxed))) {
     stats_.packets_refused++;
     EnterDiscardMode();
-  } else if (RT_LIKELY(ring_writer_.BeginPacket(&span_))) {
+  } else if (RT_LIKELY(ring_writer_->BeginPacket(&span_))) {
     discarding_ = false;
   } else {
     EnterDiscardMode();
@@ -156,7 +167,7 @@ void TraceWriterV2::FinishTracePacket() {
       SyncLosses();  // the dropped packet's bytes
     return;
   }
-  ring_writer_.EndPacket(span_.wptr);
+  ring_writer_->EndPacket(span_.wptr);
   span_ = RingWriter::Span();
   MaybeSyncLosses();
 }
@@ -182,7 +193,7 @@ void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
         span_.wptr = discard_;
         continue;
       }
-      if (!ring_writer_.ContinuePacket(&span_))
+      if (!ring_writer_->ContinuePacket(&span_))
         EnterDiscardMode();
       MaybeSyncLosses();
       continue;
@@ -197,17 +208,17 @@ void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
 
 void TraceWriterV2::Flush() {
   if (packet_open_ && !discarding_) {
-    if (!ring_writer_.Flush(&span_))
+    if (!ring_writer_->Flush(&span_))
       EnterDiscardMode();  // the open packet was lost while relocating it
   } else {
-    ring_writer_.Flush(nullptr);
+    ring_writer_->Flush(nullptr);
   }
   MaybeSyncLosses();
 }
 
 TraceWriterV2Stats TraceWriterV2::stats() const {
   TraceWriterV2Stats s = stats_;
-  const RingWriterStats& r = ring_writer_.stats();
+  const RingWriterStats& r = ring_writer_->stats();
   // Closed bytes the ring later dropped moved from "written" to "dropped", so
   // bytes_written + bytes_dropped is every byte the encoder produced.
   s.bytes_written = r.payload_bytes - r.dropped_closed_bytes;

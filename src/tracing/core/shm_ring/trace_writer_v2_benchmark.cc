@@ -8,8 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/bench_ring.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace shm_ring {

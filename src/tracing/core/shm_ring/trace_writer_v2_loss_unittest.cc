@@ -23,9 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace shm_ring {

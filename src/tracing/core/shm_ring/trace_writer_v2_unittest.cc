@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/trace_writer_v2.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "ringtrace/logging.h"
+#include "ringtrace/proto_wire.h"
 #include "src/base/checked_math.h"
-#include "src/base/logging.h"
-#include "src/base/proto_wire.h"
 
 namespace ringtrace {
 namespace shm_ring {

@@ -82,7 +82,7 @@
 
 #include <memory>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 
 namespace ringtrace {
 namespace shm_ring {

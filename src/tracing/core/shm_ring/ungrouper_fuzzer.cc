@@ -18,7 +18,7 @@
 #include <memory>
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 
 namespace ringtrace {

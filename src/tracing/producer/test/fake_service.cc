@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace producer {

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace ring_drainer {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 
 namespace ringtrace {

@@ -44,12 +44,13 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/time.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/child_process.h"

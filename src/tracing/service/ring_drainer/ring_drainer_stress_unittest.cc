@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"

@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
-#include "src/base/logging.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"

@@ -97,8 +97,8 @@
 
 #include <functional>
 
+#include "ringtrace/logging.h"
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/logging.h"
 
 namespace ringtrace {
 namespace ring_drainer {

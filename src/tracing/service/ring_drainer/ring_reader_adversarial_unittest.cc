@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/service/ring_drainer/ring_reader.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/recording_sink.h"

@@ -19,8 +19,8 @@
 
 #include <vector>
 
+#include "ringtrace/logging.h"
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/logging.h"
 #include "src/tracing/service/ring_drainer/ring_reader.h"
 
 namespace ringtrace {

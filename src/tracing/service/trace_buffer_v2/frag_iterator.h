@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace trace_buffer {

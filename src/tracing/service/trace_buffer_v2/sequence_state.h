@@ -30,7 +30,7 @@
 
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
 
 namespace ringtrace {

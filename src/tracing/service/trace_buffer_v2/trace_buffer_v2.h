@@ -46,8 +46,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ringtrace/logging.h"
 #include "ringtrace/strong_flags.h"
-#include "src/base/logging.h"
 #include "src/tracing/service/trace_buffer_v2/sequence_state.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
 

@@ -13,8 +13,8 @@
 
 #include <algorithm>
 
+#include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
-#include "src/base/logging.h"
 #include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
 #include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/base/proto_wire.h"
+#include "ringtrace/proto_wire.h"
 
 namespace ringtrace {
 namespace trace_export {

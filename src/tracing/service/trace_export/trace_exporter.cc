@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 

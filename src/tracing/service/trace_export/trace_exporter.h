@@ -79,7 +79,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/base/test/benchmark_utils.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/proto_wire.h"

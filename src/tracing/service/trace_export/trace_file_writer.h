@@ -37,9 +37,9 @@
 #include <memory>
 #include <string>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 
 namespace ringtrace {
 namespace trace_export {

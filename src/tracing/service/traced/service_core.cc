@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
-#include "src/base/logging.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 

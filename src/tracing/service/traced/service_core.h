@@ -84,8 +84,8 @@
 #include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
+#include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
-#include "src/base/status.h"
 #include "src/base/thread_annotations.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"

@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace perfetto {

@@ -79,7 +79,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/base/status.h"
+#include "ringtrace/status.h"
 #include "src/base/thread_annotations.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"

@@ -21,7 +21,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
 namespace ringtrace {

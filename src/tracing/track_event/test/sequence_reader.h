@@ -23,6 +23,7 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
+#include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/track_event/track_event_instances.h"
 
 namespace ringtrace {

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace encoding {

@@ -4,7 +4,7 @@
 
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace ring_drainer {

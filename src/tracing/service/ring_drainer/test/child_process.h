@@ -16,7 +16,7 @@
 
 #include <new>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace ring_drainer {

@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/time.h"
+#include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/child_process.h"

@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "src/base/logging.h"
+#include "ringtrace/logging.h"
 
 namespace ringtrace {
 namespace ring_drainer {

@@ -14,8 +14,8 @@
 
 #include <memory>
 
+#include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/traced/service_core.h"

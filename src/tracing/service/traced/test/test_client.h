@@ -23,9 +23,9 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 
+#include "ringtrace/trace_writer_v2.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"

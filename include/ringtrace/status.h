@@ -6,8 +6,8 @@
 // A Status is either ok() or carries a short human-readable message. It is
 // cheap when ok (no allocation). Use RT_CHECK for our own invariants instead.
 
-#ifndef SRC_BASE_STATUS_H_
-#define SRC_BASE_STATUS_H_
+#ifndef INCLUDE_RINGTRACE_STATUS_H_
+#define INCLUDE_RINGTRACE_STATUS_H_
 
 #include <string>
 #include <utility>
@@ -41,4 +41,4 @@ Status ErrStatus(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 }  // namespace base
 }  // namespace ringtrace
 
-#endif  // SRC_BASE_STATUS_H_
+#endif  // INCLUDE_RINGTRACE_STATUS_H_

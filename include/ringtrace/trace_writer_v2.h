@@ -65,8 +65,8 @@
 //
 // Thread model: not thread-safe; one thread uses a TraceWriterV2 at a time.
 
-#ifndef SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
-#define SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
+#ifndef INCLUDE_RINGTRACE_TRACE_WRITER_V2_H_
+#define INCLUDE_RINGTRACE_TRACE_WRITER_V2_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -77,36 +77,20 @@
 #include <string_view>
 #include <utility>
 
+#include "ringtrace/logging.h"
+#include "ringtrace/proto_wire.h"
+#include "ringtrace/ring_writer_types.h"
 #include "ringtrace/shm_ring_abi.h"
-#include "src/base/logging.h"
-#include "src/base/proto_wire.h"
-#include "src/tracing/core/shm_ring/ring_writer.h"
 
 namespace ringtrace {
 namespace shm_ring {
 
 class TraceWriterV2;
 
-// The loss counters of one writer, readable by any thread while the writer
-// runs (the producer library reports them to the service). Owned by whoever
-// attaches them (TraceWriterV2::AttachProducerControls) and must outlive the
-// writer. The writer's thread is the only one that stores the counters
-// (relaxed: each is a single-writer monotonic value), then bumps |version|
-// (release) and, if set, |*changes| (release). A reader that loads
-// |version| (acquire) and sees a new value reads counters at least as new
-// as that version's. The counters are cumulative and follow
-// TraceWriterV2Stats:
-struct WriterLossCounters {
-  // Lost before they ended (BeginPacket/ContinuePacket/Flush failed, or
-  // the packet was refused, see AttachProducerControls).
-  std::atomic<uint64_t> packets_dropped_before_end{0};
-  // Lost after they ended (a dropped suffix, a protocol error).
-  std::atomic<uint64_t> packets_dropped_after_end{0};
-  std::atomic<uint64_t> bytes_dropped{0};  // TraceWriterV2Stats::bytes_dropped
-  std::atomic<uint64_t> stall_timeouts{0};
-  std::atomic<uint32_t> version{0};
-  std::atomic<uint64_t>* changes = nullptr;  // not owned; may be null
-};
+// The loss counters the producer library reads from other threads
+// (src/tracing/core/shm_ring/writer_loss_counters.h; AttachProducerControls).
+struct WriterLossCounters;
+class RingWriter;  // src/tracing/core/shm_ring/ring_writer.h
 
 // Packet accounting is exact. Every packet begun is counted in exactly one
 // of packets_committed and packets_dropped, except the packet in progress
@@ -199,28 +183,6 @@ class Message {
  private:
   friend class TraceWriterV2;
 
-  // The loss counters of one writer, readable by any thread while the writer
-  // runs (the producer library reports them to the service). Owned by whoever
-  // attaches them (TraceWriterV2::AttachProducerControls) and must outlive the
-  // writer. The writer's thread is the only one that stores the counters
-  // (relaxed: each is a single-writer monotonic value), then bumps |version|
-  // (release) and, if set, |*changes| (release). A reader that loads
-  // |version| (acquire) and sees a new value reads counters at least as new
-  // as that version's. The counters are cumulative and follow
-  // TraceWriterV2Stats:
-  struct WriterLossCounters {
-    // Lost before they ended (BeginPacket/ContinuePacket/Flush failed, or
-    // the packet was refused, see AttachProducerControls).
-    std::atomic<uint64_t> packets_dropped_before_end{0};
-    // Lost after they ended (a dropped suffix, a protocol error).
-    std::atomic<uint64_t> packets_dropped_after_end{0};
-    std::atomic<uint64_t> bytes_dropped{
-        0};  // TraceWriterV2Stats::bytes_dropped
-    std::atomic<uint64_t> stall_timeouts{0};
-    std::atomic<uint32_t> version{0};
-    std::atomic<uint64_t>* changes = nullptr;  // not owned; may be null
-  };
-
   void Reset(TraceWriterV2* writer,
              uint32_t depth,
              uint32_t field_id,
@@ -258,7 +220,7 @@ class Message {
 
 class TraceWriterV2 {
  public:
-  using Options = RingWriter::Options;
+  using Options = RingWriterOptions;
   static constexpr uint32_t kMaxNestingDepth = 32;
 
   // Finishes the packet when destroyed (protozero's TracePacketHandle).
@@ -331,9 +293,9 @@ class TraceWriterV2 {
   // keep the object that owns its ring, delegate and controls alive.
   void AttachOwner(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
 
-  const RingWriter& ring_writer() const { return ring_writer_; }
+  const RingWriter& ring_writer() const { return *ring_writer_; }
   // For tests (e.g. RingWriter::SetStepHookForTesting).
-  RingWriter* ring_writer_for_testing() { return &ring_writer_; }
+  RingWriter* ring_writer_for_testing() { return ring_writer_.get(); }
   bool packet_open() const { return packet_open_; }
 
  private:
@@ -360,18 +322,16 @@ class TraceWriterV2 {
   void WriteBytesSlow(const uint8_t* data, size_t n);
   void EnterDiscardMode();
   // Publishes the loss counters if they changed since the last call.
-  inline void MaybeSyncLosses() {
-    if (RT_UNLIKELY(ring_writer_.stats().loss_events + stats_.packets_refused !=
-                    synced_loss_events_)) {
-      SyncLosses();
-    }
-  }
+  inline void MaybeSyncLosses();  // trace_writer_v2.cc
   void SyncLosses();
 
   // First member: destroyed last (AttachOwner).
   std::shared_ptr<void> owner_;
-  RingWriter ring_writer_;
-  RingWriter::Span span_;
+  // Held by pointer so that this header needs no RingWriter: its inline
+  // paths touch only span_; the ring writer is called out of line (at a
+  // packet's begin and end, and when a span is full).
+  std::unique_ptr<RingWriter> ring_writer_;
+  RingWriterSpan span_;
   bool packet_open_ = false;
   bool discarding_ = false;  // the current packet lost its rest
   TraceWriterV2Stats stats_;
@@ -467,4 +427,4 @@ inline void Message::Finalize() {
 }  // namespace shm_ring
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_CORE_SHM_RING_TRACE_WRITER_V2_H_
+#endif  // INCLUDE_RINGTRACE_TRACE_WRITER_V2_H_

@@ -8,8 +8,8 @@
 // stays beside each parser, because each has its own input shape (one buffer,
 // slices) and error reporting.
 
-#ifndef SRC_BASE_PROTO_WIRE_H_
-#define SRC_BASE_PROTO_WIRE_H_
+#ifndef INCLUDE_RINGTRACE_PROTO_WIRE_H_
+#define INCLUDE_RINGTRACE_PROTO_WIRE_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,4 +58,4 @@ inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
 }  // namespace base
 }  // namespace ringtrace
 
-#endif  // SRC_BASE_PROTO_WIRE_H_
+#endif  // INCLUDE_RINGTRACE_PROTO_WIRE_H_

@@ -17,8 +17,8 @@
 // (shared memory contents, chunk bytes, patches, IPC) must be handled with a
 // status return or a counted data loss, never with RT_CHECK.
 
-#ifndef SRC_BASE_LOGGING_H_
-#define SRC_BASE_LOGGING_H_
+#ifndef INCLUDE_RINGTRACE_LOGGING_H_
+#define INCLUDE_RINGTRACE_LOGGING_H_
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,4 +71,4 @@ void LogMessage(const char* file, int line, const char* fmt, ...)
   } while (0)
 #endif
 
-#endif  // SRC_BASE_LOGGING_H_
+#endif  // INCLUDE_RINGTRACE_LOGGING_H_

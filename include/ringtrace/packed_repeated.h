@@ -19,8 +19,8 @@
 // Reset(), so a buffer reused per packet stops allocating once it is large
 // enough. Not thread-safe.
 
-#ifndef SRC_TRACING_CORE_ENCODING_PACKED_REPEATED_H_
-#define SRC_TRACING_CORE_ENCODING_PACKED_REPEATED_H_
+#ifndef INCLUDE_RINGTRACE_PACKED_REPEATED_H_
+#define INCLUDE_RINGTRACE_PACKED_REPEATED_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +28,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "src/base/proto_wire.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/proto_wire.h"
+#include "ringtrace/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -101,4 +101,4 @@ inline void AppendPackedFixed(shm_ring::Message* message,
 }  // namespace encoding
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_CORE_ENCODING_PACKED_REPEATED_H_
+#endif  // INCLUDE_RINGTRACE_PACKED_REPEATED_H_

@@ -36,11 +36,11 @@
 //
 // Thread model: like Message, used by the thread that owns the writer.
 
-#ifndef SRC_TRACING_CORE_ENCODING_TYPED_MESSAGE_H_
-#define SRC_TRACING_CORE_ENCODING_TYPED_MESSAGE_H_
+#ifndef INCLUDE_RINGTRACE_TYPED_MESSAGE_H_
+#define INCLUDE_RINGTRACE_TYPED_MESSAGE_H_
 
-#include "src/base/logging.h"
-#include "src/tracing/core/shm_ring/trace_writer_v2.h"
+#include "ringtrace/logging.h"
+#include "ringtrace/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -76,4 +76,4 @@ class TypedMessage {
 }  // namespace encoding
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_CORE_ENCODING_TYPED_MESSAGE_H_
+#endif  // INCLUDE_RINGTRACE_TYPED_MESSAGE_H_
