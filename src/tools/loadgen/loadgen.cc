@@ -25,6 +25,7 @@
 // library is linked into test binaries beside the example app's.
 #define RT_TRACK_EVENT_NAMESPACE loadgen_categories
 #include "ringtrace/track_event.h"
+#include "src/base/time.h"
 
 RT_DEFINE_CATEGORIES("loadgen");
 
@@ -39,13 +40,6 @@ constexpr uint32_t kMaxThreads = 1024;
 // The stop flag is polled once per this many events: one relaxed load per
 // batch keeps it off the per-event cost.
 constexpr uint32_t kEventsPerStopCheck = 64;
-
-uint64_t MonotonicNs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct ThreadResult {
   std::string error;
@@ -71,7 +65,7 @@ void RunThread(Producer* producer,
   const std::string thread_name = "loadgen-" + std::to_string(index);
   pthread_setname_np(pthread_self(), thread_name.c_str());
   uint64_t events = 0;
-  result->start_ns = MonotonicNs();
+  result->start_ns = base::MonotonicNs();
   {
     track_event::ScopedThreadWriter bind(writer.get());
     // The stop flag is a pure signal (no data rides on it): relaxed, paired
@@ -85,7 +79,7 @@ void RunThread(Producer* producer,
     }
   }
   writer->Flush();
-  result->end_ns = MonotonicNs();
+  result->end_ns = base::MonotonicNs();
   result->events = events;
   result->stats = writer->stats();
   result->ok = true;

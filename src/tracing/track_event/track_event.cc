@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/time.h"
 #include "src/tracing/track_event/track_event_internal.h"
 
 namespace ringtrace {
@@ -413,10 +414,7 @@ Track Track::Named(const char* name, uint64_t id) {
 }
 
 uint64_t NowNs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
+  return base::BootTimeNs();
 }
 
 void SetIncrementalStateConfig(const IncrementalStateConfig& config) {
