@@ -101,18 +101,16 @@ TEST(ProducerConnectTest, RefusalFailsClearlyAndLeaksNoFd) {
 TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   constexpr uint32_t kThreads = 3;
   constexpr uint32_t kPackets = 200;
-  TempDir dir;
+  FakeConnection c;
   const int fds_before = CountOpenFds();
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 64);
   config.producer_id = 9;
   config.target_buffer = 5;
-  auto service = FakeService::Start(dir.File("svc.sock"), config);
-  ASSERT_TRUE(service);
-
-  base::Status status;
-  auto producer = Producer::Connect(OptionsFor(dir.File("svc.sock")), &status);
-  ASSERT_TRUE(producer) << status.message();
+  const base::Status status = c.Connect(config, OptionsFor(""));
+  ASSERT_TRUE(status.ok()) << status.message();
+  FakeService* service = c.service.get();
+  std::unique_ptr<Producer>& producer = c.producer;
   ASSERT_TRUE(service->WaitHelloDone());
   EXPECT_EQ(service->hello().name, "producer_test");
   EXPECT_EQ(service->hello().requested_ring_bytes, 65536u);
@@ -173,7 +171,7 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   // Destroying the producer closes the connection: the service sees EOF.
   producer.reset();
   EXPECT_TRUE(service->WaitForProducerGone());
-  service.reset();
+  c.service.reset();
   EXPECT_EQ(CountOpenFds(), fds_before);  // socket and ring fd closed
 }
 
@@ -196,14 +194,13 @@ void ExpectExactAccounting(const TraceWriterV2& w) {
 // with EPIPE and marks the producer disconnected. From then on every new
 // packet is refused at once and counted. No crash, no hang, no SIGPIPE.
 TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
-  TempDir dir;
+  FakeConnection c;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
-  auto service = FakeService::Start(dir.File("svc.sock"), config);
-  ASSERT_TRUE(service);
-  base::Status status;
-  auto producer = Producer::Connect(OptionsFor(dir.File("svc.sock")), &status);
-  ASSERT_TRUE(producer) << status.message();
+  const base::Status status = c.Connect(config, OptionsFor(""));
+  ASSERT_TRUE(status.ok()) << status.message();
+  FakeService* service = c.service.get();
+  std::unique_ptr<Producer>& producer = c.producer;
   service->CloseConnection();
 
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
@@ -224,17 +221,16 @@ TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
 // policy: once the producer knows, every packet is refused at once; the
 // writer never stalls although the ring is full.
 TEST(ProducerConnectTest, ServiceGoneIsNoticedByConnectedAndWritersRefuse) {
-  TempDir dir;
+  FakeConnection c;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
-  auto service = FakeService::Start(dir.File("svc.sock"), config);
-  ASSERT_TRUE(service);
-  ProducerOptions options = OptionsFor(dir.File("svc.sock"));
+  ProducerOptions options = OptionsFor("");
   options.buffer_exhausted_policy = shm_ring::BufferExhaustedPolicy::kStall;
   options.stall_timeout_ms = 60000;  // a stall would hang the test
-  base::Status status;
-  auto producer = Producer::Connect(options, &status);
-  ASSERT_TRUE(producer) << status.message();
+  const base::Status status = c.Connect(config, options);
+  ASSERT_TRUE(status.ok()) << status.message();
+  FakeService* service = c.service.get();
+  std::unique_ptr<Producer>& producer = c.producer;
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
   WritePackets(w.get(), 5);  // the service is alive: one request goes out
   ASSERT_TRUE(service->WaitForDrainRequests(1));

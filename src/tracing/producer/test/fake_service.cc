@@ -243,5 +243,18 @@ void FakeService::CloseConnection() {
                         [&] { return closed_; }));
 }
 
+base::Status FakeConnection::Connect(const FakeService::Config& config,
+                                     ProducerOptions options) {
+  const std::string path = dir.File("svc.sock");
+  service = FakeService::Start(path, config);
+  if (!service)
+    return base::ErrStatus("the fake service cannot listen at %s",
+                           path.c_str());
+  options.socket_path = path;
+  base::Status status;
+  producer = Producer::Connect(options, &status);
+  return status;
+}
+
 }  // namespace producer
 }  // namespace ringtrace

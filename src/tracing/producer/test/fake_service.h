@@ -32,7 +32,9 @@
 #include <string>
 #include <thread>
 
+#include "ringtrace/producer.h"
 #include "ringtrace/shm_ring_abi.h"
+#include "ringtrace/status.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/unix_socket.h"
@@ -112,6 +114,19 @@ class FakeService {
   uint64_t loss_entries_received_ = 0;
   ipc::HelloMsg hello_;
   std::unique_ptr<shm_ring::SharedRingRegion> region_;
+};
+
+// The setup most producer tests share: a FakeService on "svc.sock" in a
+// private directory and a Producer connected to it.
+struct FakeConnection {
+  TempDir dir;
+  std::unique_ptr<FakeService> service;
+  std::unique_ptr<Producer> producer;
+
+  // Starts the service with |config| and connects with |options| (whose
+  // socket_path is set here). Returns what failed, if anything.
+  base::Status Connect(const FakeService::Config& config,
+                       ProducerOptions options);
 };
 
 // Open file descriptors of this process (entries of /proc/self/fd), for
