@@ -53,107 +53,100 @@ struct StressParams {
   uint64_t head_grace_ns = 0;  // RingDrainerOptions::head_grace_ns.
 };
 
-void RunStress(const StressParams& p) {
-  SCOPED_TRACE(p.name);
-  test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 16 << 20,
-                         /*producer_id=*/9, kBufferId, p.head_grace_ns});
-  shm_ring::TestRing& ring = env.ring;
-  std::unique_ptr<TraceBufferV2>& tb = env.tb;
-  RingDrainer& drainer = env.drainer;
-  const RingId id = env.id;
+// One writer of a stress run: its RingWriter (which outlives its thread:
+// the main thread adds end markers) and the ledger of what it lost.
+struct StressWriter {
+  std::unique_ptr<RingWriter> writer;
+  std::unique_ptr<test::LossLedger> ledger;
+};
 
-  // The writers outlive their threads: the main thread adds end markers.
-  std::vector<std::unique_ptr<RingWriter>> ring_writers;
-  std::vector<std::unique_ptr<test::LossLedger>> ledgers;
+std::vector<StressWriter> MakeWriters(const StressParams& p,
+                                      shm_ring::TestRing* ring) {
+  std::vector<StressWriter> writers;
   for (uint32_t w = 0; w < p.num_writers; ++w) {
     RingWriter::Options o;
     o.writer_id = static_cast<WriterID>(w + 1);
     o.target_buffer = kBufferId;
     o.policy = p.policy;
     o.stall_timeout_ms = 2000;
-    ring_writers.push_back(std::make_unique<RingWriter>(ring.view(), o));
-    ledgers.push_back(
-        std::make_unique<test::LossLedger>(ring_writers.back().get()));
+    StressWriter sw;
+    sw.writer = std::make_unique<RingWriter>(ring->view(), o);
+    sw.ledger = std::make_unique<test::LossLedger>(sw.writer.get());
+    writers.push_back(std::move(sw));
   }
+  return writers;
+}
 
-  test::BackgroundDrainer background(&drainer, id);
-  std::vector<std::thread> writers;
-  for (uint32_t w = 0; w < p.num_writers; ++w) {
-    writers.emplace_back([&, w] {
-      RingWriter* writer = ring_writers[w].get();
-      test::LossLedger* ledger = ledgers[w].get();
-      const uint16_t tag = static_cast<uint16_t>(w + 1);
-      uint32_t rng = 0x2545'f491u * (w + 1);
-      for (uint32_t seq = 0; seq < p.packets_per_writer; ++seq) {
-        rng ^= rng << 13;
-        rng ^= rng >> 17;
-        rng ^= rng << 5;
-        const std::string packet =
-            test::MakeTestPacket(tag, seq, rng % (p.max_body + 1));
-        const bool yield = p.yield_every && seq % p.yield_every == 0;
-        const bool kept = test::WriteRingPacket(
-            writer, packet,
-            [yield] {
-              if (yield)
-                std::this_thread::yield();
-            },
-            ledger, seq);
-        // A dropping writer on a full ring gives the drainer a chance,
-        // rather than dropping the whole run in one time slice.
-        if (!kept)
-          std::this_thread::yield();
-        if (seq % 8 == 7)
-          test::FlushRingWriter(writer, ledger);
-      }
-      test::FlushRingWriter(writer, ledger);
-    });
+// Writer |w|'s thread: packets_per_writer packets of random sizes, a flush
+// every 8.
+void WriteStressPackets(const StressParams& p, uint32_t w, StressWriter* sw) {
+  const uint16_t tag = static_cast<uint16_t>(w + 1);
+  uint32_t rng = 0x2545'f491u * (w + 1);
+  for (uint32_t seq = 0; seq < p.packets_per_writer; ++seq) {
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    const std::string packet =
+        test::MakeTestPacket(tag, seq, rng % (p.max_body + 1));
+    const bool yield = p.yield_every && seq % p.yield_every == 0;
+    const bool kept = test::WriteRingPacket(
+        sw->writer.get(), packet,
+        [yield] {
+          if (yield)
+            std::this_thread::yield();
+        },
+        sw->ledger.get(), seq);
+    // A dropping writer on a full ring gives the drainer a chance, rather
+    // than dropping the whole run in one time slice.
+    if (!kept)
+      std::this_thread::yield();
+    if (seq % 8 == 7)
+      test::FlushRingWriter(sw->writer.get(), sw->ledger.get());
   }
+  test::FlushRingWriter(sw->writer.get(), sw->ledger.get());
+}
 
-  for (std::thread& t : writers)
-    t.join();
-  background.WritersDone();
-  background.Stop();
-
-  // End markers, so that a loss at the very end of a writer's run is
-  // reported too (on its marker). One writer at a time, on the drained and
-  // swept ring with nobody draining concurrently: the claim succeeds at once
-  // and nothing scrapes the marker, so it cannot be lost, whatever the
-  // scheduling.
+// End markers, so that a loss at the very end of a writer's run is reported
+// too (on its marker). One writer at a time, on the drained and swept ring
+// with nobody draining concurrently: the claim succeeds at once and nothing
+// scrapes the marker, so it cannot be lost, whatever the scheduling.
+// Returns the packets each writer wrote, marker included.
+std::vector<uint32_t> WriteEndMarkers(const StressParams& p,
+                                      test::DrainedRing* env,
+                                      std::vector<StressWriter>* writers) {
   std::vector<uint32_t> written(p.num_writers, 0);
   for (uint32_t w = 0; w < p.num_writers; ++w) {
+    StressWriter& sw = (*writers)[w];
     const uint16_t tag = static_cast<uint16_t>(w + 1);
     const uint32_t seq = p.packets_per_writer;
-    test::SweepRing(ring, &drainer, id);
-    EXPECT_TRUE(test::WriteRingPacket(ring_writers[w].get(),
+    test::SweepRing(env->ring, &env->drainer, env->id);
+    EXPECT_TRUE(test::WriteRingPacket(sw.writer.get(),
                                       test::MakeTestPacket(tag, seq, 4), {},
-                                      ledgers[w].get(), seq));
-    test::FlushRingWriter(ring_writers[w].get(), ledgers[w].get());
-    test::DrainUntilEmpty(&drainer, id);
-    EXPECT_EQ(ledgers[w]->lost().count(seq), 0u) << "writer " << w;
+                                      sw.ledger.get(), seq));
+    test::FlushRingWriter(sw.writer.get(), sw.ledger.get());
+    test::DrainUntilEmpty(&env->drainer, env->id);
+    EXPECT_EQ(sw.ledger->lost().count(seq), 0u) << "writer " << w;
     written[w] = seq + 1;
     // Every finished packet was published or dropped by the last flush.
-    EXPECT_EQ(ledgers[w]->at_risk(), 0u);
-    EXPECT_FALSE(ledgers[w]->packet_open());
+    EXPECT_EQ(sw.ledger->at_risk(), 0u);
+    EXPECT_FALSE(sw.ledger->packet_open());
   }
+  return written;
+}
 
-  const RingStats s = drainer.ring_stats(id);
-  EXPECT_EQ(s.reader.protocol_errors, 0u);
-  EXPECT_EQ(s.reader.malformed_directories, 0u);
-  EXPECT_EQ(s.reader.unknown_formats, 0u);
-  EXPECT_EQ(s.chunks_unroutable, 0u);
-  EXPECT_EQ(s.chunks_rejected_by_sink, 0u);
-  EXPECT_EQ(tb->stats().abi_violations, 0u);
-  EXPECT_EQ(tb->stats().chunks_discarded, 0u);
-
-  // Per writer, packet by packet: delivered at most once, in order, intact;
-  // every packet that did not arrive is one the writer lost (the ledger),
-  // and its loss is reported on the writer's next delivered packet; every
-  // packet the writer did not lose arrived. Hence, exactly,
-  // delivered + lost == written.
-  std::vector<uint32_t> next(p.num_writers, 0);
-  std::vector<uint32_t> delivered(p.num_writers, 0);
+// Per writer, packet by packet: delivered at most once, in order, intact;
+// every packet that did not arrive is one the writer lost (the ledger), and
+// its loss is reported on the writer's next delivered packet. Fills, per
+// writer, the next expected sequence number and the packets delivered.
+void CheckReadBack(const StressParams& p,
+                   TraceBufferV2* tb,
+                   const std::vector<StressWriter>& writers,
+                   std::vector<uint32_t>* next,
+                   std::vector<uint32_t>* delivered) {
+  next->assign(p.num_writers, 0);
+  delivered->assign(p.num_writers, 0);
   uint32_t bad = 0;
-  for (const test::ReadBackPacket& rp : test::ReadAllPackets(tb.get())) {
+  for (const test::ReadBackPacket& rp : test::ReadAllPackets(tb)) {
     test::ParsedPacket parsed;
     if (!test::ParseTestPacket(rp.data, &parsed)) {
       ++bad;
@@ -164,41 +157,73 @@ void RunStress(const StressParams& p) {
     ASSERT_GE(parsed.tag, 1u);
     ASSERT_LE(parsed.tag, p.num_writers);
     const uint32_t w = parsed.tag - 1u;
-    const std::set<uint32_t>& lost = ledgers[w]->lost();
-    ASSERT_GE(parsed.seq, next[w]) << "writer " << w << " duplicate/reorder";
+    const std::set<uint32_t>& lost = writers[w].ledger->lost();
+    uint32_t& expected = (*next)[w];
+    ASSERT_GE(parsed.seq, expected) << "writer " << w << " duplicate/reorder";
     EXPECT_EQ(lost.count(parsed.seq), 0u)
         << "writer " << w << " seq " << parsed.seq
         << " arrived although the writer lost it";
-    for (uint32_t missing = next[w]; missing < parsed.seq; ++missing) {
+    for (uint32_t missing = expected; missing < parsed.seq; ++missing) {
       EXPECT_EQ(lost.count(missing), 1u)
           << "writer " << w << " seq " << missing
           << " vanished although the writer kept it";
     }
-    if (parsed.seq > next[w]) {
+    if (parsed.seq > expected) {
       EXPECT_NE(rp.loss & trace_buffer::kDataLossPresent, 0u)
           << "writer " << w << " seq " << parsed.seq << ": unreported loss of "
-          << parsed.seq - next[w] << " packets";
+          << parsed.seq - expected << " packets";
     }
-    next[w] = parsed.seq + 1;
-    ++delivered[w];
+    expected = parsed.seq + 1;
+    ++(*delivered)[w];
   }
   EXPECT_EQ(bad, 0u) << "corrupted packets";
+}
 
+void RunStress(const StressParams& p) {
+  SCOPED_TRACE(p.name);
+  test::DrainedRing env({p.chunk_size, p.num_chunks, p.start_position, 16 << 20,
+                         /*producer_id=*/9, kBufferId, p.head_grace_ns});
+  std::vector<StressWriter> writers = MakeWriters(p, &env.ring);
+  {
+    test::BackgroundDrainer background(&env.drainer, env.id);
+    std::vector<std::thread> threads;
+    for (uint32_t w = 0; w < p.num_writers; ++w)
+      threads.emplace_back(WriteStressPackets, std::cref(p), w, &writers[w]);
+    for (std::thread& t : threads)
+      t.join();
+    background.WritersDone();
+    background.Stop();
+  }
+  const std::vector<uint32_t> written = WriteEndMarkers(p, &env, &writers);
+
+  const RingStats s = env.drainer.ring_stats(env.id);
+  EXPECT_EQ(s.reader.protocol_errors, 0u);
+  EXPECT_EQ(s.reader.malformed_directories, 0u);
+  EXPECT_EQ(s.reader.unknown_formats, 0u);
+  EXPECT_EQ(s.chunks_unroutable, 0u);
+  EXPECT_EQ(s.chunks_rejected_by_sink, 0u);
+  EXPECT_EQ(env.tb->stats().abi_violations, 0u);
+  EXPECT_EQ(env.tb->stats().chunks_discarded, 0u);
+
+  std::vector<uint32_t> next, delivered;
+  CheckReadBack(p, env.tb.get(), writers, &next, &delivered);
+
+  // Hence, exactly, delivered + lost == written.
   uint64_t total_delivered = 0, total_lost = 0, lost_after_finish = 0;
   uint64_t relocations = 0;
   for (uint32_t w = 0; w < p.num_writers; ++w) {
     // The marker arrived, so nothing is missing at the end.
     EXPECT_EQ(next[w], written[w]) << "writer " << w;
-    const test::LossLedger& ledger = *ledgers[w];
+    const test::LossLedger& ledger = *writers[w].ledger;
     EXPECT_EQ(delivered[w] + ledger.lost().size(), written[w])
         << "writer " << w;
     if (!ledger.lost().empty()) {
-      EXPECT_GT(ring_writers[w]->stats().loss_events, 0u) << "writer " << w;
+      EXPECT_GT(writers[w].writer->stats().loss_events, 0u) << "writer " << w;
     }
     total_delivered += delivered[w];
     total_lost += ledger.lost().size();
     lost_after_finish += ledger.lost_after_finish();
-    relocations += ring_writers[w]->stats().relocations;
+    relocations += writers[w].writer->stats().relocations;
   }
   RT_LOG(
       "%s: delivered %llu, lost %llu (%llu after the packet was finished), "
