@@ -104,6 +104,64 @@ struct Params {
   uint64_t head_grace_ns;
 };
 
+// Reads every packet of |tb| back and checks it: exactly once and in order
+// per writer; what is missing is exactly what the writer lost (|ledgers|,
+// indexed by WriterID - 1), and the loss is reported on the next packet;
+// every packet intact. Fills, per writer, the next expected sequence number
+// and the packets delivered.
+void ReadBackAndCheck(
+    TraceBufferV2* tb,
+    const std::vector<std::unique_ptr<test::LossLedger>>& ledgers,
+    std::vector<uint32_t>* next,
+    std::vector<uint32_t>* delivered) {
+  shm_ring::Ungrouper ungrouper;
+  tb->BeginRead();
+  trace_buffer::TracePacket packet;
+  trace_buffer::PacketSequenceProperties props;
+  uint32_t loss = 0;
+  std::vector<shm_ring::ConstBytes> slices;
+  while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
+    slices.clear();
+    for (const auto& s : packet.slices())
+      slices.push_back({s.data, s.size});
+    shm_ring::Ungrouper::SlicesResult converted;
+    ASSERT_TRUE(
+        ungrouper.UngroupSlices(slices.data(), slices.size(), &converted).ok());
+    ASSERT_FALSE(converted.pass_through);  // Every packet has groups.
+    perfetto::protos::TracePacket proto;
+    ASSERT_TRUE(proto.ParseFromArray(
+        converted.converted.data, static_cast<int>(converted.converted.size)));
+    ASSERT_TRUE(proto.has_for_testing());
+    const auto& ev = proto.for_testing();
+    const uint32_t writer = ev.payload().single_int();
+    ASSERT_EQ(writer, props.writer_id);
+    ASSERT_GE(writer, 1u);
+    ASSERT_LE(writer, ledgers.size());
+    const uint32_t seq = ev.seq_value();
+    const uint32_t w = writer - 1;
+    const std::set<uint32_t>& lost = ledgers[w]->lost();
+    // Exactly once, in order; what is missing is exactly what the writer
+    // lost, and the loss is reported on this packet.
+    ASSERT_GE(seq, (*next)[w]);
+    EXPECT_EQ(lost.count(seq), 0u) << "seq " << seq << " arrived, yet lost";
+    for (uint32_t missing = (*next)[w]; missing < seq; ++missing)
+      EXPECT_EQ(lost.count(missing), 1u) << "seq " << missing << " vanished";
+    if (seq > (*next)[w]) {
+      EXPECT_NE(loss & trace_buffer::kDataLossPresent, 0u)
+          << "unreported loss before seq " << seq;
+    }
+    (*next)[w] = seq + 1;
+    ++(*delivered)[w];
+    // Intact.
+    EXPECT_EQ(proto.timestamp(), 1000u + seq);
+    EXPECT_EQ(ev.str(), ContentFor(writer, seq));
+    EXPECT_EQ(ev.counter(), static_cast<uint64_t>(writer) << 32 | seq);
+    EXPECT_EQ(ev.payload().single_string(), "after-nested");
+    ASSERT_EQ(ev.payload().nested_size(), 1);
+    EXPECT_EQ(ev.payload().nested(0).single_string(), "deep");
+  }
+}
+
 void RunPipeline(const Params& p) {
   SCOPED_TRACE(p.name);
   constexpr uint32_t kWriters = 3;
@@ -166,54 +224,9 @@ void RunPipeline(const Params& p) {
   EXPECT_EQ(tb->stats().abi_violations, 0u);
   EXPECT_EQ(tb->stats().chunks_discarded, 0u);
 
-  shm_ring::Ungrouper ungrouper;
   std::vector<uint32_t> next(kWriters, 0);
   std::vector<uint32_t> delivered(kWriters, 0);
-  tb->BeginRead();
-  trace_buffer::TracePacket packet;
-  trace_buffer::PacketSequenceProperties props;
-  uint32_t loss = 0;
-  std::vector<shm_ring::ConstBytes> slices;
-  while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
-    slices.clear();
-    for (const auto& s : packet.slices())
-      slices.push_back({s.data, s.size});
-    shm_ring::Ungrouper::SlicesResult converted;
-    ASSERT_TRUE(
-        ungrouper.UngroupSlices(slices.data(), slices.size(), &converted).ok());
-    ASSERT_FALSE(converted.pass_through);  // Every packet has groups.
-    perfetto::protos::TracePacket proto;
-    ASSERT_TRUE(proto.ParseFromArray(
-        converted.converted.data, static_cast<int>(converted.converted.size)));
-    ASSERT_TRUE(proto.has_for_testing());
-    const auto& ev = proto.for_testing();
-    const uint32_t writer = ev.payload().single_int();
-    ASSERT_EQ(writer, props.writer_id);
-    ASSERT_GE(writer, 1u);
-    ASSERT_LE(writer, kWriters);
-    const uint32_t seq = ev.seq_value();
-    const uint32_t w = writer - 1;
-    const std::set<uint32_t>& lost = ledgers[w]->lost();
-    // Exactly once, in order; what is missing is exactly what the writer
-    // lost, and the loss is reported on this packet.
-    ASSERT_GE(seq, next[w]);
-    EXPECT_EQ(lost.count(seq), 0u) << "seq " << seq << " arrived, yet lost";
-    for (uint32_t missing = next[w]; missing < seq; ++missing)
-      EXPECT_EQ(lost.count(missing), 1u) << "seq " << missing << " vanished";
-    if (seq > next[w]) {
-      EXPECT_NE(loss & trace_buffer::kDataLossPresent, 0u)
-          << "unreported loss before seq " << seq;
-    }
-    next[w] = seq + 1;
-    ++delivered[w];
-    // Intact.
-    EXPECT_EQ(proto.timestamp(), 1000u + seq);
-    EXPECT_EQ(ev.str(), ContentFor(writer, seq));
-    EXPECT_EQ(ev.counter(), static_cast<uint64_t>(writer) << 32 | seq);
-    EXPECT_EQ(ev.payload().single_string(), "after-nested");
-    ASSERT_EQ(ev.payload().nested_size(), 1);
-    EXPECT_EQ(ev.payload().nested(0).single_string(), "deep");
-  }
+  ReadBackAndCheck(tb.get(), ledgers, &next, &delivered);
   for (uint32_t w = 0; w < kWriters; ++w) {
     const test::LossLedger& ledger = *ledgers[w];
     EXPECT_EQ(next[w], written[w]) << w;  // The marker arrived.
