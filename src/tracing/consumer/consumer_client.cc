@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <utility>
 
@@ -65,8 +66,32 @@ std::unique_ptr<ConsumerClient> ConsumerClient::Connect(const std::string& path,
                               s.message().c_str());
     return nullptr;
   }
-  *status = base::OkStatus();
+  ipc::PeerCredentials peer;
+  if (!socket->GetPeerCredentials(&peer)) {
+    *status = base::ErrStatus(
+        "consumer socket %s: cannot read the "
+        "service's credentials",
+        path.c_str());
+    return nullptr;
+  }
+  *status = CheckServiceUid(peer.uid, getuid());
+  if (!status->ok()) {
+    *status = base::ErrStatus("consumer socket %s: %s", path.c_str(),
+                              status->message().c_str());
+    return nullptr;
+  }
   return FromSocket(std::move(socket));
+}
+
+// static
+base::Status ConsumerClient::CheckServiceUid(uid_t service_uid,
+                                             uid_t client_uid) {
+  if (service_uid == client_uid || service_uid == 0)
+    return base::OkStatus();
+  return base::ErrStatus(
+      "served by uid %u, neither you (uid %u) nor root: not trusted with "
+      "trace files",
+      static_cast<unsigned>(service_uid), static_cast<unsigned>(client_uid));
 }
 
 // static

@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <deque>
 #include <memory>
@@ -66,10 +67,15 @@ class ConsumerClient {
   static constexpr size_t kMaxQueuedEvents = 1024;
 
   // Connects to the consumer socket at |path| within |timeout_ms|. Null and
-  // an error in |status| on failure.
+  // an error in |status| on failure, also when the process serving the
+  // socket is neither this user nor root (CheckServiceUid): the client
+  // hands the service its trace files.
   static std::unique_ptr<ConsumerClient> Connect(const std::string& path,
                                                  int timeout_ms,
                                                  base::Status* status);
+  // OK if a service running as |service_uid| may be trusted by a client
+  // running as |client_uid|: the same user, or root.
+  static base::Status CheckServiceUid(uid_t service_uid, uid_t client_uid);
   // A client on an already connected socket (tests).
   static std::unique_ptr<ConsumerClient> FromSocket(
       std::unique_ptr<ipc::UnixSocket> socket);

@@ -166,6 +166,18 @@ std::string ReadFile(const std::string& path) {
   return out;
 }
 
+TEST(ConsumerClientTest, TrustsOnlyAServiceOfItsUserOrRoot) {
+  EXPECT_TRUE(ConsumerClient::CheckServiceUid(1000, 1000).ok());
+  EXPECT_TRUE(ConsumerClient::CheckServiceUid(0, 1000).ok());
+  EXPECT_TRUE(ConsumerClient::CheckServiceUid(0, 0).ok());
+  const base::Status other = ConsumerClient::CheckServiceUid(1001, 1000);
+  EXPECT_FALSE(other.ok());
+  EXPECT_EQ(other.message(),
+            "served by uid 1001, neither you (uid 1000) nor root: not trusted "
+            "with trace files");
+  EXPECT_FALSE(ConsumerClient::CheckServiceUid(1000, 0).ok());
+}
+
 TEST(ConsumerClientTest, EveryCallRoundTrips) {
   FakeService service([](std::unique_ptr<ipc::UnixSocket>* c) {
     ipc::UnixSocket* conn = c->get();
