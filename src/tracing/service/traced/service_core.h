@@ -202,8 +202,13 @@ struct ExportSummary {
   // the buffer was copied).
   ring_drainer::RingStats drainer_stats;
   // Packets the buffer overwrote unread (RING_BUFFER policy), up to the
-  // export (for a snapshot: up to the copy).
+  // export (for a snapshot: up to the copy). For a session:
+  // TraceBufferStats::packets_overwritten, which also counts the packets
+  // erased before their continuation arrived.
   uint64_t packets_overwritten = 0;
+  // A session's packets lost in chunks a full DISCARD buffer rejected
+  // (TraceBufferV2Sink::packets_discarded()).
+  uint64_t packets_discarded = 0;
   uint64_t file_size = 0;
   // Bytes written by this export (a consumer's fd may hold other data
   // before the session's offset).
@@ -514,9 +519,8 @@ class ServiceCore {
   struct SessionBuffer {
     trace_buffer::BufferID id = 0;
     std::unique_ptr<trace_buffer::TraceBufferV2> buffer;
-    std::unique_ptr<TraceBufferV2Sink> sink;
     // Drain thread while the buffer is routed; the owner's afterwards.
-    uint64_t packets_overwritten = 0;
+    std::unique_ptr<TraceBufferV2Sink> sink;
   };
   struct Instance {
     trace_buffer::ProducerID producer_id = 0;
