@@ -14,16 +14,16 @@
 // (QueryServiceState) on the same connection. Read them side by side.
 //
 // BM_EndToEnd_InMemory and BM_EndToEnd_WriteIntoFile: the same workload,
-// one 1 KiB packet per iteration written by the benchmark thread into the
-// session's instance (stall policy), the service draining concurrently;
-// InMemory keeps the trace in a 64 MiB RING_BUFFER written at the end,
-// WriteIntoFile streams it through a 4 MiB RING_BUFFER appended to the file
-// every 100 ms. Both write the same 48 MiB (a fixed iteration count, which
-// the in-memory buffer holds whole). The timed loop is the writing; the
-// stop and the final write are untimed. Bytes counted: the packets that reached
-// the trace (the iterations minus the packets the session reports lost), times
-// their size; the loss is a counter. Read beside BM_Memcpy/1024 (src/base) of
-// the same run.
+// one packet with a 1 KiB for_testing string per iteration written by the
+// benchmark thread into the session's instance (stall policy), the service
+// draining concurrently; InMemory keeps the trace in a 64 MiB RING_BUFFER
+// written at the end, WriteIntoFile streams it through a 4 MiB RING_BUFFER
+// appended to the file every 100 ms. Both write the same 48 MiB (a fixed
+// iteration count, which the in-memory buffer holds whole). The timed loop is
+// the writing; the stop and the final write are untimed. Bytes counted: the
+// packets that reached the trace (the iterations minus the packets the session
+// reports lost), times their size; the loss is a counter. Read beside
+// BM_Memcpy/1024 (src/base) of the same run.
 //
 // CONTENDED on a 2-vCPU VM: the writer, the drain thread and the service's
 // poll thread share two cores.
@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "protos/perfetto/config/trace_config.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/test/benchmark_utils.h"
@@ -53,7 +54,6 @@ namespace {
 using perfetto::protos::TraceConfig;
 
 constexpr int kTimeoutMs = 60000;
-constexpr uint32_t kPayloadField = 900;  // TracePacket.for_testing-like
 constexpr size_t kPacketPayload = 1024;
 
 // Remembers the last instance started; counts starts.
@@ -200,10 +200,11 @@ void RunEndToEnd(benchmark::State& state, const TraceConfig& config) {
     state.SkipWithError(status.message().c_str());
     return;
   }
-  const std::vector<uint8_t> payload(kPacketPayload, 0x5a);
+  const std::string payload(kPacketPayload, 'p');
   for (auto _ : state) {
-    auto packet = writer->NewTracePacket();
-    packet->AppendBytes(kPayloadField, payload.data(), payload.size());
+    auto handle = writer->NewTracePacket();
+    perfetto::protos::rtzero::TracePacket packet(handle);
+    packet.set_for_testing().set_str(payload);
   }
   writer->Flush();
   const shm_ring::TraceWriterV2Stats writer_stats = writer->stats();
