@@ -124,6 +124,17 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
   return out;
 }
 
+std::string EncodeSessionCounters(const SessionStats& s) {
+  std::string out;
+  trace_export::ProtoBuilder b(&out);
+  using Fields = perfetto::protos::rtzero::TraceStats;
+  b.AppendVarInt(Fields::kRingtraceDataSourceStopTimeoutsFieldNumber,
+                 s.data_source_stop_timeouts);
+  b.AppendVarInt(Fields::kRingtraceFlushTimeoutsFieldNumber, s.flush_timeouts);
+  b.AppendVarInt(Fields::kRingtraceLateAcksFieldNumber, s.late_acks);
+  return out;
+}
+
 base::Status ValidateRingLimits(const RingLimits& l) {
   const uint32_t values[] = {l.default_ring_bytes, l.min_ring_bytes,
                              l.max_ring_bytes,     l.default_chunk_size,
@@ -539,6 +550,7 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
 std::string ServiceCore::EncodeExtraStatsFields(
     trace_export::TraceExporter* exporter) const {
   std::string out = EncodeServiceCounters(counters_, stats_);
+  out += EncodeSessionCounters(session_stats_);
   out += losses_.EncodeTraceStatsFields(
       [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
                        bool connected) -> uint32_t {

@@ -292,6 +292,11 @@ struct SessionStats {
   uint64_t late_acks = 0;
 };
 
+// The session counters as TraceStats fields, like EncodeServiceCounters():
+//   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
+// Every trace and GetTraceStats carry them (service-wide counts).
+std::string EncodeSessionCounters(const SessionStats& s);
+
 class ServiceCore {
  public:
   struct Options {
