@@ -21,10 +21,13 @@ bool TraceBufferV2Sink::BeginChunkFragments(
     shm_ring::ChunkFlags flags,
     uint8_t** frag_dst) {
   const uint64_t discarded_before = buffer_->stats().chunks_discarded;
+  const bool admitted = buffer_->BeginChunkFragments(
+      producer_id, identity, writer_id, chunk_id, sizes, num_fragments,
+      MapChunkFlags(flags), frag_dst);
+  if (!discard_)
+    return admitted;
   const uint64_t key = Key(producer_id, writer_id);
-  if (buffer_->BeginChunkFragments(producer_id, identity, writer_id, chunk_id,
-                                   sizes, num_fragments, MapChunkFlags(flags),
-                                   frag_dst)) {
+  if (admitted) {
     pending_key_ = key;
     pending_ = LastChunk{chunk_id, num_fragments, false};
     return true;
@@ -51,7 +54,8 @@ bool TraceBufferV2Sink::BeginChunkFragments(
 
 void TraceBufferV2Sink::CommitPendingChunk() {
   buffer_->CommitPendingChunk();
-  last_chunks_[pending_key_] = pending_;
+  if (discard_)
+    last_chunks_[pending_key_] = pending_;
 }
 
 void TraceBufferV2Sink::AbortPendingChunk() {

@@ -63,7 +63,9 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
  public:
   // |buffer| is not owned and must outlive the sink.
   explicit TraceBufferV2Sink(trace_buffer::TraceBufferV2* buffer)
-      : buffer_(buffer) {}
+      : buffer_(buffer),
+        discard_(buffer->overwrite_policy() ==
+                 trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard) {}
   ~TraceBufferV2Sink() override;
 
   bool BeginChunkFragments(ProducerID producer_id,
@@ -83,7 +85,6 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
   uint64_t packets_discarded() const { return packets_discarded_; }
 
  private:
-  trace_buffer::TraceBufferV2* const buffer_;
   // The last chunk of a writer that was committed or rejected.
   struct LastChunk {
     ChunkID chunk_id = 0;
@@ -94,6 +95,11 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
     return (uint64_t{producer_id} << 32) | writer_id;
   }
 
+  trace_buffer::TraceBufferV2* const buffer_;
+  // Only a DISCARD buffer rejects chunks for want of room: the bookkeeping
+  // below is kept for those alone (the drain path of a RING_BUFFER pays
+  // nothing for it).
+  const bool discard_;
   uint64_t packets_discarded_ = 0;
   // By Key(); one entry per writer that wrote this buffer.
   std::unordered_map<uint64_t, LastChunk> last_chunks_;
