@@ -116,6 +116,10 @@ void WriteIntoFileEndToEndTest::RunStreamed(const StreamParams& p,
       << "in file " << result->in_file << ", reported lost " << result->lost
       << ", stats " << trace.stats.ShortDebugString();
   EXPECT_EQ(trace.stats.ringtrace_packets_dropped_by_producers(), 0u);
+  // The trace reports the same loss itself.
+  EXPECT_EQ(trace.stats.ringtrace_packets_overwritten() +
+                trace.stats.ringtrace_packets_discarded(),
+            result->lost);
   ExpectSequencesConsistent(trace, p);
   StopService(service.get(), "1 started, 1 written");
 }

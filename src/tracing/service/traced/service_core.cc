@@ -124,6 +124,21 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
   return out;
 }
 
+std::string EncodeBufferLoss(
+    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+    uint64_t packets_discarded) {
+  uint64_t overwritten = 0;
+  for (const trace_buffer::TraceBufferV2* buffer : buffers)
+    overwritten += buffer->stats().packets_overwritten;
+  std::string out;
+  trace_export::ProtoBuilder b(&out);
+  using Fields = perfetto::protos::rtzero::TraceStats;
+  b.AppendVarInt(Fields::kRingtracePacketsOverwrittenFieldNumber, overwritten);
+  b.AppendVarInt(Fields::kRingtracePacketsDiscardedFieldNumber,
+                 packets_discarded);
+  return out;
+}
+
 std::string EncodeSessionCounters(const SessionStats& s) {
   std::string out;
   trace_export::ProtoBuilder b(&out);
@@ -505,6 +520,7 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   summary->packets_overwritten = packets_overwritten_;
   if (!buffer_)
     return base::OkStatus();  // no single-session buffer: nothing to write
+  summary->packets_discarded = sink_->packets_discarded();
   return Export({buffer_.get()}, MakeTraceConfig(), start_clocks_,
                 connected_at_stop, summary->drainer_stats.chunks_unroutable,
                 out_fd, summary);
@@ -537,6 +553,7 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
     clone = buffer_->CloneReadOnly();
     summary->drainer_stats = d->TotalStats();
     summary->packets_overwritten = packets_overwritten_;
+    summary->packets_discarded = sink_->packets_discarded();
   });
   if (!clone) {
     return base::ErrStatus("cannot allocate a copy of the %u KiB trace buffer",
@@ -606,6 +623,8 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
   // full) or abi_violations (malformed), and counts once.
   service_stats.chunks_discarded = chunks_unroutable;
   service_stats.extra_fields = EncodeExtraStatsFields(exporter);
+  service_stats.extra_fields +=
+      EncodeBufferLoss(const_buffers, summary->packets_discarded);
   exporter->WriteTraceStats(const_buffers, service_stats);
   exporter->WriteClockSnapshot();
   const base::Status status = exporter->Finish();

@@ -206,8 +206,10 @@ struct ExportSummary {
   // TraceBufferStats::packets_overwritten, which also counts the packets
   // erased before their continuation arrived.
   uint64_t packets_overwritten = 0;
-  // A session's packets lost in chunks a full DISCARD buffer rejected
-  // (TraceBufferV2Sink::packets_discarded()).
+  // Packets lost in chunks a full DISCARD buffer rejected
+  // (TraceBufferV2Sink::packets_discarded()). Set before the export, which
+  // writes it into TraceStats (ringtrace_packets_discarded, with
+  // ringtrace_packets_overwritten from the buffers' own stats).
   uint64_t packets_discarded = 0;
   uint64_t file_size = 0;
   // Bytes written by this export (a consumer's fd may hold other data
@@ -296,6 +298,14 @@ struct SessionStats {
 //   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
 // Every trace and GetTraceStats carry them (service-wide counts).
 std::string EncodeSessionCounters(const SessionStats& s);
+
+// The packets |buffers| lost, as TraceStats fields (BufferStats counts
+// chunks only): 1030 packets_overwritten (the buffers' own
+// TraceBufferStats::packets_overwritten), 1031 packets_discarded (given:
+// the sinks count those). Read the buffers on the thread that owns them.
+std::string EncodeBufferLoss(
+    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+    uint64_t packets_discarded);
 
 class ServiceCore {
  public:

@@ -851,6 +851,10 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
   loop_->RunSync([&](RingDrainer* d) {
     service_stats.chunks_discarded =
         d->TotalStats().chunks_unroutable - s->unroutable_at_start;
+    uint64_t discarded = 0;
+    for (const auto& b : s->buffers)
+      discarded += b->sink->packets_discarded();
+    service_stats.extra_fields += EncodeBufferLoss(buffers, discarded);
     *trace_stats = trace_export::TraceExporter::EncodeTraceStats(
         buffers, service_stats, 0);
   });
