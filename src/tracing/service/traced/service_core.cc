@@ -250,13 +250,8 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
           static_cast<unsigned long long>(options.buffer_kb) * 1024);
       return nullptr;
     }
-    // Runs on the drain thread (inside buffer writes); read there by
-    // Snapshot(), and after Finish() joined that thread.
-    core->buffer_->set_overwrite_observer(
-        [raw](const trace_buffer::PacketSequenceProperties&,
-              const trace_buffer::TracePacket&) {
-          ++raw->packets_overwritten_;
-        });
+    // No overwrite observer: the buffer's own packets_overwritten also
+    // counts the packets erased before their continuation arrived.
     core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
   }
   ring_drainer::DrainLoop::Options loop_options;
@@ -517,9 +512,9 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   // (RunSync on a stopped loop runs inline).
   loop_->RunSync(
       [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
-  summary->packets_overwritten = packets_overwritten_;
   if (!buffer_)
     return base::OkStatus();  // no single-session buffer: nothing to write
+  summary->packets_overwritten = buffer_->stats().packets_overwritten;
   summary->packets_discarded = sink_->packets_discarded();
   return Export({buffer_.get()}, MakeTraceConfig(), start_clocks_,
                 connected_at_stop, summary->drainer_stats.chunks_unroutable,
@@ -552,7 +547,7 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
       DrainBounded(d, ring.id, ring.num_chunks, DrainMode::kNormal);
     clone = buffer_->CloneReadOnly();
     summary->drainer_stats = d->TotalStats();
-    summary->packets_overwritten = packets_overwritten_;
+    summary->packets_overwritten = buffer_->stats().packets_overwritten;
     summary->packets_discarded = sink_->packets_discarded();
   });
   if (!clone) {

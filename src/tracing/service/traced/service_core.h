@@ -202,9 +202,9 @@ struct ExportSummary {
   // the buffer was copied).
   ring_drainer::RingStats drainer_stats;
   // Packets the buffer overwrote unread (RING_BUFFER policy), up to the
-  // export (for a snapshot: up to the copy). For a session:
-  // TraceBufferStats::packets_overwritten, which also counts the packets
-  // erased before their continuation arrived.
+  // export (for a snapshot: up to the copy): TraceBufferStats::
+  // packets_overwritten, which also counts the packets erased before their
+  // continuation arrived.
   uint64_t packets_overwritten = 0;
   // Packets lost in chunks a full DISCARD buffer rejected
   // (TraceBufferV2Sink::packets_discarded()). Set before the export, which
@@ -668,9 +668,8 @@ class ServiceCore {
   // Read when tracing started; the trace's first ClockSnapshot.
   const trace_export::TraceExporter::ClockReadings start_clocks_ =
       trace_export::TraceExporter::ReadClocks();
-  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   // Drain thread only while the loop runs.
-  uint64_t packets_overwritten_ = 0;
+  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;
