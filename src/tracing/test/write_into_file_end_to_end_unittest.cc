@@ -9,12 +9,17 @@
 // in the file or counted in SessionSummary.packets_lost, and every gap in a
 // sequence is flagged with previous_packet_dropped.
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <string>
 #include <vector>
 
+#include "protos/perfetto/trace/trace.pb.h"
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
 
 namespace ringtrace {
@@ -145,6 +150,63 @@ INSTANTIATE_TEST_SUITE_P(
     WriteIntoFileEndToEndTest,
     ::testing::Values(TraceConfig::BufferConfig::RING_BUFFER,
                       TraceConfig::BufferConfig::DISCARD));
+
+// The single-session mode (ringtraced --out) through a 64 KiB RING_BUFFER:
+// two ringtrace_loss_probe processes write 10000 packets of about 1500
+// bytes each at once, most packets across a chunk boundary, so a chunk
+// holding a packet's head can be erased while its continuation is still on
+// its way. The packets in the file plus the packets ringtraced reports
+// overwritten (its summary and the trace's TraceStats) are exactly the
+// packets written.
+TEST_F(WriteIntoFileEndToEndTest, SingleSessionBufferCountsOverwrittenPackets) {
+  constexpr uint64_t kPackets = 10000;
+  base::Subprocess service({bin_ + "/ringtraced", "--socket", socket_, "--out",
+                            trace_, "--buffer-kb", "64"});
+  const std::string error = StartRingtraced(&service, socket_, kTimeoutMs);
+  ASSERT_TRUE(error.empty()) << error;
+  std::unique_ptr<base::Subprocess> probes[2];
+  for (auto& probe : probes) {
+    probe.reset(new base::Subprocess(
+        {bin_ + "/ringtrace_loss_probe", "--socket", socket_, "--packets",
+         std::to_string(kPackets), "--size", "1500", "--policy", "stall",
+         "--then", "exit"}));
+    std::string probe_error;
+    ASSERT_TRUE(probe->Start(&probe_error)) << probe_error;
+  }
+  for (auto& probe : probes) {
+    ASSERT_TRUE(probe->Wait(kTimeoutMs)) << probe->output();
+    ASSERT_NE(probe->output().find("PROBE committed=10000 dropped=0"),
+              std::string::npos)
+        << probe->output();
+  }
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kTimeoutMs)) << service.output();
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+
+  const std::string out = service.output();
+  const size_t at = out.find("Loss: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const uint64_t overwritten = strtoull(out.c_str() + at + 6, nullptr, 10);
+  std::ifstream in(trace_, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes.str()));
+  uint64_t in_file = 0;
+  uint64_t stats_overwritten = UINT64_MAX;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (p.has_trace_stats())
+      stats_overwritten = p.trace_stats().ringtrace_packets_overwritten();
+    if ((p.trusted_pid() == probes[0]->pid() ||
+         p.trusted_pid() == probes[1]->pid()) &&
+        p.has_track_event()) {
+      in_file++;
+    }
+  }
+  EXPECT_GT(overwritten, 0u);
+  EXPECT_EQ(in_file + overwritten, 2 * kPackets) << out;
+  EXPECT_EQ(stats_overwritten, overwritten);
+}
 
 uint64_t EnvOr(const char* name, uint64_t fallback) {
   const char* v = getenv(name);
