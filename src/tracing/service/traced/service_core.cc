@@ -124,6 +124,32 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
   return out;
 }
 
+std::string EncodeBufferLoss(
+    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+    uint64_t packets_discarded) {
+  uint64_t overwritten = 0;
+  for (const trace_buffer::TraceBufferV2* buffer : buffers)
+    overwritten += buffer->stats().packets_overwritten;
+  std::string out;
+  trace_export::ProtoBuilder b(&out);
+  using Fields = perfetto::protos::rtzero::TraceStats;
+  b.AppendVarInt(Fields::kRingtracePacketsOverwrittenFieldNumber, overwritten);
+  b.AppendVarInt(Fields::kRingtracePacketsDiscardedFieldNumber,
+                 packets_discarded);
+  return out;
+}
+
+std::string EncodeSessionCounters(const SessionStats& s) {
+  std::string out;
+  trace_export::ProtoBuilder b(&out);
+  using Fields = perfetto::protos::rtzero::TraceStats;
+  b.AppendVarInt(Fields::kRingtraceDataSourceStopTimeoutsFieldNumber,
+                 s.data_source_stop_timeouts);
+  b.AppendVarInt(Fields::kRingtraceFlushTimeoutsFieldNumber, s.flush_timeouts);
+  b.AppendVarInt(Fields::kRingtraceLateAcksFieldNumber, s.late_acks);
+  return out;
+}
+
 base::Status ValidateRingLimits(const RingLimits& l) {
   const uint32_t values[] = {l.default_ring_bytes, l.min_ring_bytes,
                              l.max_ring_bytes,     l.default_chunk_size,
@@ -224,13 +250,8 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
           static_cast<unsigned long long>(options.buffer_kb) * 1024);
       return nullptr;
     }
-    // Runs on the drain thread (inside buffer writes); read there by
-    // Snapshot(), and after Finish() joined that thread.
-    core->buffer_->set_overwrite_observer(
-        [raw](const trace_buffer::PacketSequenceProperties&,
-              const trace_buffer::TracePacket&) {
-          ++raw->packets_overwritten_;
-        });
+    // No overwrite observer: the buffer's own packets_overwritten also
+    // counts the packets erased before their continuation arrived.
     core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
   }
   ring_drainer::DrainLoop::Options loop_options;
@@ -491,9 +512,10 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   // (RunSync on a stopped loop runs inline).
   loop_->RunSync(
       [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
-  summary->packets_overwritten = packets_overwritten_;
   if (!buffer_)
     return base::OkStatus();  // no single-session buffer: nothing to write
+  summary->packets_overwritten = buffer_->stats().packets_overwritten;
+  summary->packets_discarded = sink_->packets_discarded();
   return Export({buffer_.get()}, MakeTraceConfig(), start_clocks_,
                 connected_at_stop, summary->drainer_stats.chunks_unroutable,
                 out_fd, summary);
@@ -525,7 +547,8 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
       DrainBounded(d, ring.id, ring.num_chunks, DrainMode::kNormal);
     clone = buffer_->CloneReadOnly();
     summary->drainer_stats = d->TotalStats();
-    summary->packets_overwritten = packets_overwritten_;
+    summary->packets_overwritten = buffer_->stats().packets_overwritten;
+    summary->packets_discarded = sink_->packets_discarded();
   });
   if (!clone) {
     return base::ErrStatus("cannot allocate a copy of the %u KiB trace buffer",
@@ -539,6 +562,7 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
 std::string ServiceCore::EncodeExtraStatsFields(
     trace_export::TraceExporter* exporter) const {
   std::string out = EncodeServiceCounters(counters_, stats_);
+  out += EncodeSessionCounters(session_stats_);
   out += losses_.EncodeTraceStatsFields(
       [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
                        bool connected) -> uint32_t {
@@ -594,6 +618,8 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
   // full) or abi_violations (malformed), and counts once.
   service_stats.chunks_discarded = chunks_unroutable;
   service_stats.extra_fields = EncodeExtraStatsFields(exporter);
+  service_stats.extra_fields +=
+      EncodeBufferLoss(const_buffers, summary->packets_discarded);
   exporter->WriteTraceStats(const_buffers, service_stats);
   exporter->WriteClockSnapshot();
   const base::Status status = exporter->Finish();

@@ -202,8 +202,15 @@ struct ExportSummary {
   // the buffer was copied).
   ring_drainer::RingStats drainer_stats;
   // Packets the buffer overwrote unread (RING_BUFFER policy), up to the
-  // export (for a snapshot: up to the copy).
+  // export (for a snapshot: up to the copy): TraceBufferStats::
+  // packets_overwritten, which also counts the packets erased before their
+  // continuation arrived.
   uint64_t packets_overwritten = 0;
+  // Packets lost in chunks a full DISCARD buffer rejected
+  // (TraceBufferV2Sink::packets_discarded()). Set before the export, which
+  // writes it into TraceStats (ringtrace_packets_discarded, with
+  // ringtrace_packets_overwritten from the buffers' own stats).
+  uint64_t packets_discarded = 0;
   uint64_t file_size = 0;
   // Bytes written by this export (a consumer's fd may hold other data
   // before the session's offset).
@@ -289,6 +296,19 @@ struct SessionStats {
   // Acks that came after their stop or flush timed out (accepted).
   uint64_t late_acks = 0;
 };
+
+// The session counters as TraceStats fields, like EncodeServiceCounters():
+//   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
+// Every trace and GetTraceStats carry them (service-wide counts).
+std::string EncodeSessionCounters(const SessionStats& s);
+
+// The packets |buffers| lost, as TraceStats fields (BufferStats counts
+// chunks only): 1030 packets_overwritten (the buffers' own
+// TraceBufferStats::packets_overwritten), 1031 packets_discarded (given:
+// the sinks count those). Read the buffers on the thread that owns them.
+std::string EncodeBufferLoss(
+    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
+    uint64_t packets_discarded);
 
 class ServiceCore {
  public:
@@ -526,9 +546,8 @@ class ServiceCore {
   struct SessionBuffer {
     trace_buffer::BufferID id = 0;
     std::unique_ptr<trace_buffer::TraceBufferV2> buffer;
-    std::unique_ptr<TraceBufferV2Sink> sink;
     // Drain thread while the buffer is routed; the owner's afterwards.
-    uint64_t packets_overwritten = 0;
+    std::unique_ptr<TraceBufferV2Sink> sink;
   };
   struct Instance {
     trace_buffer::ProducerID producer_id = 0;
@@ -661,9 +680,8 @@ class ServiceCore {
   // Read when tracing started; the trace's first ClockSnapshot.
   const trace_export::TraceExporter::ClockReadings start_clocks_ =
       trace_export::TraceExporter::ReadClocks();
-  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   // Drain thread only while the loop runs.
-  uint64_t packets_overwritten_ = 0;
+  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;

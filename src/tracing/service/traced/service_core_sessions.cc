@@ -239,14 +239,10 @@ base::Status ServiceCore::StartSession(
           bc.size_bytes);
       break;
     }
-    SessionBuffer* raw = b.get();
-    // Drain thread, inside buffer writes; read by the owner once the buffer
-    // left every allowed set (or on the drain thread for a clone).
-    b->buffer->set_overwrite_observer(
-        [raw](const trace_buffer::PacketSequenceProperties&,
-              const trace_buffer::TracePacket&) {
-          ++raw->packets_overwritten;
-        });
+    // The packets the buffer loses are counted by the buffer
+    // (packets_overwritten, RING_BUFFER) and the sink (packets_discarded,
+    // DISCARD): no overwrite observer, whose count would miss the packets
+    // erased before their continuation arrived.
     b->sink.reset(new TraceBufferV2Sink(b->buffer.get()));
     s->buffers.push_back(std::move(b));
   }
@@ -444,7 +440,8 @@ void ServiceCore::FinalizeSession(SessionId id,
     std::vector<TraceBufferV2*> buffers;
     for (const auto& b : s->buffers) {
       buffers.push_back(b->buffer.get());
-      summary.packets_overwritten += b->packets_overwritten;
+      summary.packets_overwritten += b->buffer->stats().packets_overwritten;
+      summary.packets_discarded += b->sink->packets_discarded();
     }
     const uint64_t unroutable =
         summary.drainer_stats.chunks_unroutable - s->unroutable_at_start;
@@ -483,7 +480,7 @@ void ServiceCore::FinalizeSession(SessionId id,
     ev.status = status;
     ev.summary = summary;
     ev.duration_ms = ElapsedMs(s->started, now);
-    ev.packets_lost = summary.packets_overwritten +
+    ev.packets_lost = summary.packets_overwritten + summary.packets_discarded +
                       summary.export_stats.invalid_packets +
                       losses_.totals().packets_dropped;
     events_.push_back(std::move(ev));
@@ -819,7 +816,8 @@ base::Status ServiceCore::CloneSession(SessionId id,
       DrainBounded(d, r.first, r.second, DrainMode::kNormal);
     for (const auto& b : s->buffers) {
       clones.push_back(b->buffer->CloneReadOnly());
-      summary->packets_overwritten += b->packets_overwritten;
+      summary->packets_overwritten += b->buffer->stats().packets_overwritten;
+      summary->packets_discarded += b->sink->packets_discarded();
     }
     summary->drainer_stats = d->TotalStats();
   });
@@ -853,6 +851,10 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
   loop_->RunSync([&](RingDrainer* d) {
     service_stats.chunks_discarded =
         d->TotalStats().chunks_unroutable - s->unroutable_at_start;
+    uint64_t discarded = 0;
+    for (const auto& b : s->buffers)
+      discarded += b->sink->packets_discarded();
+    service_stats.extra_fields += EncodeBufferLoss(buffers, discarded);
     *trace_stats = trace_export::TraceExporter::EncodeTraceStats(
         buffers, service_stats, 0);
   });

@@ -285,6 +285,9 @@ TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   EXPECT_TRUE(events[0].status.ok());
   EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 10));
+  // The trace's TraceStats carry the service's session counters.
+  EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_data_source_stop_timeouts(), 1u);
+  EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_late_acks(), 0u);
 
   // The late answer is accepted once; again, or for an unknown instance, it
   // is a violation.
@@ -365,6 +368,13 @@ TEST_F(SessionsTest, FlushWaitsForAcksAndTimesOut) {
   EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
   EXPECT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // late
   EXPECT_EQ(core_->session_stats().late_acks, 1u);
+  std::string stats_bytes;
+  ASSERT_TRUE(core_->GetSessionTraceStats(s, &stats_bytes).ok());
+  perfetto::protos::TraceStats stats;
+  ASSERT_TRUE(stats.ParseFromString(stats_bytes));
+  EXPECT_EQ(stats.ringtrace_flush_timeouts(), 1u);
+  EXPECT_EQ(stats.ringtrace_late_acks(), 1u);
+  EXPECT_EQ(stats.ringtrace_data_source_stop_timeouts(), 0u);
   EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
 
   // A consumer cannot pile up flushes: 64 wait at most.

@@ -13,13 +13,29 @@
 //  - admission: a thin forward to TraceBufferV2's two-phase fragment
 //    admission (BeginChunkFragments / CommitPendingChunk /
 //    AbortPendingChunk). The ring reader copies each fragment straight from
-//    shared memory into the buffer: one copy.
+//    shared memory into the buffer: one copy;
+//  - loss in packets: a chunk a full DISCARD buffer rejects
+//    (TraceBufferStats::chunks_discarded) loses packets the buffer does not
+//    count one by one. The sink counts them (packets_discarded()): every
+//    packet that begins in the chunk, plus the packet whose head the
+//    buffer took from the writer's previous chunk when this one, its
+//    continuation, is rejected. The drainer offers an open chunk again as
+//    it grows (a scrape, then the whole chunk; or a copy aborted after its
+//    ownership CAS lost), so the sink remembers, per writer, the last chunk
+//    it saw committed or rejected and how many fragments it had, and
+//    counts only fragments not seen before. With TraceBufferStats::
+//    packets_overwritten (RING_BUFFER) this makes the packets a buffer lost
+//    exact.
 //
 // Thread model: TraceBufferV2 is not thread-safe; the sink must be used on
 // the thread that owns the buffer (the drain thread).
 
 #ifndef SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
 #define SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
+
+#include <stdint.h>
+
+#include <unordered_map>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/tracing/service/ring_drainer/chunk_sink.h"
@@ -47,7 +63,9 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
  public:
   // |buffer| is not owned and must outlive the sink.
   explicit TraceBufferV2Sink(trace_buffer::TraceBufferV2* buffer)
-      : buffer_(buffer) {}
+      : buffer_(buffer),
+        discard_(buffer->overwrite_policy() ==
+                 trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard) {}
   ~TraceBufferV2Sink() override;
 
   bool BeginChunkFragments(ProducerID producer_id,
@@ -57,18 +75,37 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
                            const uint32_t* sizes,
                            size_t num_fragments,
                            shm_ring::ChunkFlags flags,
-                           uint8_t** frag_dst) override {
-    return buffer_->BeginChunkFragments(producer_id, identity, writer_id,
-                                        chunk_id, sizes, num_fragments,
-                                        MapChunkFlags(flags), frag_dst);
-  }
-  void CommitPendingChunk() override { buffer_->CommitPendingChunk(); }
-  void AbortPendingChunk() override { buffer_->AbortPendingChunk(); }
+                           uint8_t** frag_dst) override;
+  void CommitPendingChunk() override;
+  void AbortPendingChunk() override;
 
   trace_buffer::TraceBufferV2* buffer() const { return buffer_; }
+  // Packets lost in chunks the buffer discarded (see the top). Read on the
+  // buffer's thread.
+  uint64_t packets_discarded() const { return packets_discarded_; }
 
  private:
+  // The last chunk of a writer that was committed or rejected.
+  struct LastChunk {
+    ChunkID chunk_id = 0;
+    size_t fragments = 0;
+    bool rejected = false;
+  };
+  static uint64_t Key(ProducerID producer_id, WriterID writer_id) {
+    return (uint64_t{producer_id} << 32) | writer_id;
+  }
+
   trace_buffer::TraceBufferV2* const buffer_;
+  // Only a DISCARD buffer rejects chunks for want of room: the bookkeeping
+  // below is kept for those alone (the drain path of a RING_BUFFER pays
+  // nothing for it).
+  const bool discard_;
+  uint64_t packets_discarded_ = 0;
+  // By Key(); one entry per writer that wrote this buffer.
+  std::unordered_map<uint64_t, LastChunk> last_chunks_;
+  // The chunk Begin admitted, until its commit or abort.
+  uint64_t pending_key_ = 0;
+  LastChunk pending_;
 };
 
 }  // namespace traced

@@ -93,10 +93,8 @@ base::Status TracingService::Start() {
   base::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid() || !snapshot_fd.valid())
     return base::ErrStatus("eventfd: %s", strerror(errno));
-  std::unique_ptr<ipc::UnixSocket> listener = ipc::UnixSocket::Listen(
-      options_.socket_path, options_.socket_options, &status);
-  if (!listener)
-    return status;
+  // The consumer socket listens first: once the producer socket accepts
+  // (what ringtraced's users wait for), both do.
   std::unique_ptr<ipc::UnixSocket> consumer_listener;
   if (!options_.consumer_socket_path.empty()) {
     consumer_listener =
@@ -105,6 +103,10 @@ base::Status TracingService::Start() {
     if (!consumer_listener)
       return status;
   }
+  std::unique_ptr<ipc::UnixSocket> listener = ipc::UnixSocket::Listen(
+      options_.socket_path, options_.socket_options, &status);
+  if (!listener)
+    return status;
 
   core_ = std::move(core);
   consumer_listener_ = std::move(consumer_listener);

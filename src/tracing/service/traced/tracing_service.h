@@ -227,8 +227,10 @@ class TracingService {
   TracingService(const TracingService&) = delete;
   TracingService& operator=(const TracingService&) = delete;
 
-  // Creates the core, the temporary trace file and the listening socket,
-  // then starts the service thread. On failure nothing is left behind: the
+  // Creates the core, the temporary trace file and the listening sockets
+  // (the consumer socket first, so that a client that sees the producer
+  // socket accept finds the consumer socket listening too), then starts
+  // the service thread. On failure nothing is left behind: the
   // temporary file is removed, out_path is untouched.
   base::Status Start();
   // Stops accepting and serving, drains every ring, writes the trace and

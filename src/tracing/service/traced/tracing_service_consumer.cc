@@ -289,8 +289,9 @@ void TracingService::HandleConsumerRequest(Connection* c,
         SessionEvent ev;
         ev.session_id = id;
         ev.summary = summary;
-        ev.packets_lost =
-            summary.packets_overwritten + summary.export_stats.invalid_packets;
+        ev.packets_lost = summary.packets_overwritten +
+                          summary.packets_discarded +
+                          summary.export_stats.invalid_packets;
         FillSummary(ev, response.mutable_summary());
       }
       break;
