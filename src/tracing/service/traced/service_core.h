@@ -528,6 +528,12 @@ class ServiceCore {
   static constexpr uint32_t kRecycleScanInterval = 64;
 
  private:
+  // Answers a producer may still owe after their stop or flush timed out.
+  static constexpr size_t kMaxOwedAcks = 1024;
+  // Flushes of one session waiting for acks (a consumer cannot pile up
+  // more).
+  static constexpr size_t kMaxPendingFlushes = 64;
+
   struct Producer {
     std::unique_ptr<shm_ring::SharedRingRegion> region;
     ring_drainer::RingId ring_id = 0;
