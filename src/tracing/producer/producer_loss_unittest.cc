@@ -55,13 +55,13 @@ void WritePackets(TraceWriterV2* w, uint32_t n, size_t size = 100) {
 // Losses go out with the DrainRequests that follow them, while the producer
 // runs, and the final report carries the exact final counters.
 TEST(ProducerLossReportTest, DropsAreReportedWhileRunningAndAtDisconnect) {
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
-  const base::Status status = c.Connect(config, SmallRing(""));
+  const base::Status status = conn.Connect(config, SmallRing(""));
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> lossy = producer->NewTraceWriter();
   std::unique_ptr<TraceWriterV2> idle = producer->NewTraceWriter();
   const WriterID lossy_id = lossy->ring_writer().options().writer_id;
@@ -110,13 +110,13 @@ TEST(ProducerLossReportTest, DropsAreReportedWhileRunningAndAtDisconnect) {
 // placed: it is dropped, counted (all of its bytes) and reported, even as
 // the writer's last packet.
 TEST(ProducerLossReportTest, OversizedLastPacketIsCountedAndReported) {
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
-  const base::Status status = c.Connect(config, SmallRing(""));
+  const base::Status status = conn.Connect(config, SmallRing(""));
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
   const WriterID id = w->ring_writer().options().writer_id;
   WritePackets(w.get(), 3);  // fit
@@ -149,15 +149,15 @@ TEST(ProducerLossReportTest, OversizedLastPacketIsCountedAndReported) {
 // datagrams, each flagged final, and every writer arrives exactly once.
 TEST(ProducerLossReportTest, FinalReportSpansDatagrams) {
   constexpr uint32_t kWriters = 2 * ipc::kMaxLossEntriesPerMessage + 1;
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
   ProducerOptions options = SmallRing("");
   options.drain_request_retry_ms = 60000;  // no piggybacked report
-  const base::Status status = c.Connect(config, options);
+  const base::Status status = conn.Connect(config, options);
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   std::map<uint32_t, uint64_t> dropped;
   for (uint32_t i = 0; i < kWriters; i++) {
     std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
@@ -183,12 +183,12 @@ TEST(ProducerLossReportTest, FinalReportSpansDatagrams) {
 // A producer that lost nothing still sends one (empty) final report: the
 // service can tell "nothing lost" from "died before reporting".
 TEST(ProducerLossReportTest, NoLossSendsAnEmptyFinalReport) {
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
-  const base::Status status = c.Connect(config, SmallRing(""));
+  const base::Status status = conn.Connect(config, SmallRing(""));
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
   WritePackets(w.get(), 10);
   EXPECT_EQ(w->stats().packets_dropped, 0u);

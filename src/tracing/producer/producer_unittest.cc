@@ -101,16 +101,16 @@ TEST(ProducerConnectTest, RefusalFailsClearlyAndLeaksNoFd) {
 TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   constexpr uint32_t kThreads = 3;
   constexpr uint32_t kPackets = 200;
-  FakeConnection c;
+  FakeConnection conn;
   const int fds_before = CountOpenFds();
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 64);
   config.producer_id = 9;
   config.target_buffer = 5;
-  const base::Status status = c.Connect(config, OptionsFor(""));
+  const base::Status status = conn.Connect(config, OptionsFor(""));
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   ASSERT_TRUE(service->WaitHelloDone());
   EXPECT_EQ(service->hello().name, "producer_test");
   EXPECT_EQ(service->hello().requested_ring_bytes, 65536u);
@@ -171,7 +171,7 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   // Destroying the producer closes the connection: the service sees EOF.
   producer.reset();
   EXPECT_TRUE(service->WaitForProducerGone());
-  c.service.reset();
+  conn.service.reset();
   EXPECT_EQ(CountOpenFds(), fds_before);  // socket and ring fd closed
 }
 
@@ -194,13 +194,13 @@ void ExpectExactAccounting(const TraceWriterV2& w) {
 // with EPIPE and marks the producer disconnected. From then on every new
 // packet is refused at once and counted. No crash, no hang, no SIGPIPE.
 TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
-  const base::Status status = c.Connect(config, OptionsFor(""));
+  const base::Status status = conn.Connect(config, OptionsFor(""));
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   service->CloseConnection();
 
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
@@ -221,16 +221,16 @@ TEST(ProducerConnectTest, ServiceGoneIsNoticedBySendAndWritersDrop) {
 // policy: once the producer knows, every packet is refused at once; the
 // writer never stalls although the ring is full.
 TEST(ProducerConnectTest, ServiceGoneIsNoticedByConnectedAndWritersRefuse) {
-  FakeConnection c;
+  FakeConnection conn;
   FakeService::Config config;
   config.geometry = shm_ring::RingGeometry(1024, 8);
   ProducerOptions options = OptionsFor("");
   options.buffer_exhausted_policy = shm_ring::BufferExhaustedPolicy::kStall;
   options.stall_timeout_ms = 60000;  // a stall would hang the test
-  const base::Status status = c.Connect(config, options);
+  const base::Status status = conn.Connect(config, options);
   ASSERT_TRUE(status.ok()) << status.message();
-  FakeService* service = c.service.get();
-  std::unique_ptr<Producer>& producer = c.producer;
+  FakeService* service = conn.service.get();
+  std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
   WritePackets(w.get(), 5);  // the service is alive: one request goes out
   ASSERT_TRUE(service->WaitForDrainRequests(1));

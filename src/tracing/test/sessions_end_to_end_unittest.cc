@@ -23,13 +23,13 @@
 
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/perfetto/trace/trace.pb.h"
-#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "ringtrace/tracing.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/test/subprocess.h"
 #include "src/tracing/consumer/consumer_client.h"
 #include "src/tracing/test/ringtraced_process.h"
+#include "src/tracing/test/tagged_packets.h"
 
 namespace ringtrace {
 namespace test {
@@ -39,7 +39,8 @@ using base::Subprocess;
 using consumer::ConsumerClient;
 using perfetto::protos::TraceConfig;
 using shm_ring::TraceWriterV2;
-namespace rtzero = perfetto::protos::rtzero;
+using test::CountTagged;
+using test::WriteTagged;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kTimeoutMs = 120000;
@@ -80,33 +81,6 @@ class RecordingHandler : public DataSourceHandler {
   std::vector<DataSourceInstanceConfig> started_;
   std::set<uint32_t> stopped_;
 };
-
-void WriteTagged(TraceWriterV2* w, const std::string& tag, uint32_t n) {
-  for (uint32_t i = 0; i < n; ++i) {
-    auto handle = w->NewTracePacket();
-    rtzero::TracePacket packet(handle);
-    packet.set_for_testing().set_str(tag + std::to_string(i));
-  }
-  w->Flush();
-}
-
-// How many for_testing packets of this process start with |tag|.
-uint64_t CountTagged(const std::string& path, const std::string& tag) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  perfetto::protos::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
-  uint64_t n = 0;
-  for (const perfetto::protos::TracePacket& p : trace.packet()) {
-    if (p.has_for_testing() && p.trusted_pid() == getpid() &&
-        p.for_testing().str().rfind(tag, 0) == 0) {
-      ++n;
-    }
-  }
-  return n;
-}
 
 TraceConfig Config(uint32_t size_kb, const std::string& producer_filter) {
   TraceConfig config;

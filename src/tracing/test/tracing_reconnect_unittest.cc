@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
-#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/tracing.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/time.h"
 #include "src/tracing/test/ringtraced_process.h"
+#include "src/tracing/test/tagged_packets.h"
 
 namespace ringtrace {
 namespace test {
@@ -35,7 +35,8 @@ namespace {
 
 using base::Subprocess;
 using shm_ring::TraceWriterV2;
-namespace rtzero = perfetto::protos::rtzero;
+using test::CountTagged;
+using test::WriteTagged;
 
 // Deadlines against hangs on a loaded machine, not timing assertions.
 constexpr int kProcessTimeoutMs = 120000;
@@ -50,33 +51,6 @@ class NoopHandler : public DataSourceHandler {
   std::atomic<int> starts{0};
   std::atomic<int> stops{0};
 };
-
-void WriteTagged(TraceWriterV2* w, const std::string& tag, uint32_t n) {
-  for (uint32_t i = 0; i < n; ++i) {
-    auto handle = w->NewTracePacket();
-    rtzero::TracePacket packet(handle);
-    packet.set_for_testing().set_str(tag + std::to_string(i));
-  }
-  w->Flush();
-}
-
-// How many for_testing packets of this process start with |tag|.
-uint64_t CountTagged(const std::string& path, const std::string& tag) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  perfetto::protos::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes.str())) << path;
-  uint64_t n = 0;
-  for (const perfetto::protos::TracePacket& p : trace.packet()) {
-    if (p.has_for_testing() && p.trusted_pid() == getpid() &&
-        p.for_testing().str().rfind(tag, 0) == 0) {
-      ++n;
-    }
-  }
-  return n;
-}
 
 template <typename F>
 bool Eventually(F done) {

@@ -169,7 +169,7 @@ bool ServiceCore::StartInstances(Session* session,
 }
 
 base::Status ServiceCore::StartSession(
-    const perfetto::protos::TraceConfig& proto,
+    const perfetto::protos::TraceConfig& config,
     base::ScopedFd out_fd,
     int32_t consumer_uid,
     uint64_t consumer_id,
@@ -177,7 +177,7 @@ base::Status ServiceCore::StartSession(
     SessionId* id) {
   *id = 0;
   std::unique_ptr<Session> s(new Session());
-  base::Status status = MakeSessionConfig(proto, &s->config);
+  base::Status status = MakeSessionConfig(config, &s->config);
   if (status.ok() && finished_)
     status = base::ErrStatus("the service is stopping");
   if (status.ok() && !out_fd.valid())
