@@ -49,6 +49,36 @@ struct Params {
   BufferExhaustedPolicy policy;
 };
 
+// Reads every packet back: each writer's packets exactly once, in order,
+// intact and without a loss flag. Returns, per writer, the next sequence
+// number expected (the packets delivered).
+std::vector<uint32_t> ReadBackInOrder(const Params& p,
+                                      trace_buffer::TraceBufferV2* tb) {
+  std::vector<uint32_t> next(p.num_writers, 0);
+  uint32_t bad = 0;
+  for (const test::ReadBackPacket& rp : test::ReadAllPackets(tb)) {
+    test::ParsedPacket parsed;
+    if (!test::ParseTestPacket(rp.data, &parsed)) {
+      ++bad;
+      continue;
+    }
+    EXPECT_EQ(rp.producer_id, kProducerId);
+    EXPECT_EQ(parsed.tag, rp.writer_id);
+    if (parsed.tag < 1u || parsed.tag > p.num_writers) {
+      ADD_FAILURE() << "packet of unknown writer " << parsed.tag;
+      ++bad;
+      continue;
+    }
+    const uint32_t w = parsed.tag - 1u;
+    // Exactly once and in order: the next expected one, nothing skipped.
+    EXPECT_EQ(parsed.seq, next[w]) << "writer " << w;
+    EXPECT_EQ(rp.loss, 0u) << "writer " << w << " seq " << parsed.seq;
+    next[w] = parsed.seq + 1;
+  }
+  EXPECT_EQ(bad, 0u) << "corrupted packets";
+  return next;
+}
+
 void RunLossless(const Params& p) {
   SCOPED_TRACE(testing::Message()
                << p.num_writers << " writers, " << p.chunk_size << " x "
@@ -110,25 +140,7 @@ void RunLossless(const Params& p) {
   EXPECT_EQ(s.chunks_rejected_by_sink, 0u);
   EXPECT_EQ(env.tb->stats().chunks_discarded, 0u);
 
-  std::vector<uint32_t> next(p.num_writers, 0);
-  uint32_t bad = 0;
-  for (const test::ReadBackPacket& rp : test::ReadAllPackets(env.tb.get())) {
-    test::ParsedPacket parsed;
-    if (!test::ParseTestPacket(rp.data, &parsed)) {
-      ++bad;
-      continue;
-    }
-    ASSERT_EQ(rp.producer_id, kProducerId);
-    ASSERT_EQ(parsed.tag, rp.writer_id);
-    ASSERT_GE(parsed.tag, 1u);
-    ASSERT_LE(parsed.tag, p.num_writers);
-    const uint32_t w = parsed.tag - 1u;
-    // Exactly once and in order: the next expected one, nothing skipped.
-    ASSERT_EQ(parsed.seq, next[w]) << "writer " << w;
-    EXPECT_EQ(rp.loss, 0u) << "writer " << w << " seq " << parsed.seq;
-    next[w] = parsed.seq + 1;
-  }
-  EXPECT_EQ(bad, 0u) << "corrupted packets";
+  const std::vector<uint32_t> next = ReadBackInOrder(p, env.tb.get());
 
   uint64_t relocations = 0, stalls = 0, burned = 0, no_chunk = 0, past = 0;
   for (uint32_t w = 0; w < p.num_writers; ++w) {

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -449,6 +450,23 @@ bool SendId(TestClient* producer, ipc::MessageType type, uint32_t id) {
   return size > 0 && producer->SendRaw(buf, size);
 }
 
+// Each of |apps| receives a command of |type| (kFlush or kStopDataSource)
+// and answers it; false at the first that does not.
+bool AnswerEach(std::initializer_list<TestClient*> apps,
+                ipc::MessageType type) {
+  for (TestClient* app : apps) {
+    ipc::Message m;
+    if (!app->ReceiveMessage(&m) || m.type != type)
+      return false;
+    const ipc::MessageType answer = type == ipc::MessageType::kFlush
+                                        ? ipc::MessageType::kFlushAck
+                                        : ipc::MessageType::kDataSourceStopped;
+    if (!SendId(app, answer, m.id))
+      return false;
+  }
+  return true;
+}
+
 TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
   StartService(DaemonOptions());
   TestClient app1, app2;
@@ -524,23 +542,13 @@ TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
   ConsumerRequest flush;
   flush.mutable_flush()->set_session_id(rb.session_id());
   ASSERT_TRUE(consumer.Send(flush));
-  for (TestClient* app : {&app1, &app2}) {
-    ipc::Message f;
-    ASSERT_TRUE(app->ReceiveMessage(&f));
-    ASSERT_EQ(f.type, ipc::MessageType::kFlush);
-    ASSERT_TRUE(SendId(app, ipc::MessageType::kFlushAck, f.id));
-  }
+  ASSERT_TRUE(AnswerEach({&app1, &app2}, ipc::MessageType::kFlush));
   ConsumerResponse flushed;
   ASSERT_TRUE(consumer.Receive(&flushed));
   EXPECT_TRUE(flushed.ok()) << flushed.error();
 
   ASSERT_TRUE(consumer.Send(Disable(rb.session_id())));
-  for (TestClient* app : {&app1, &app2}) {
-    ipc::Message stop;
-    ASSERT_TRUE(app->ReceiveMessage(&stop));
-    ASSERT_EQ(stop.type, ipc::MessageType::kStopDataSource);
-    ASSERT_TRUE(SendId(app, ipc::MessageType::kDataSourceStopped, stop.id));
-  }
+  ASSERT_TRUE(AnswerEach({&app1, &app2}, ipc::MessageType::kStopDataSource));
   ConsumerResponse done_b;
   ASSERT_TRUE(consumer.Receive(&done_b));
   ASSERT_TRUE(done_b.ok()) << done_b.error();
