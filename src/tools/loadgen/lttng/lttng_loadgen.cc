@@ -28,17 +28,12 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/time.h"
+
 namespace {
 
 // Polled once per batch, like ringtrace_loadgen.
 constexpr uint32_t kEventsPerStopCheck = 64;
-
-uint64_t MonotonicNs() {
-  struct timespec ts = {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct ThreadResult {
   uint64_t events = 0;
@@ -50,7 +45,7 @@ void RunThread(const std::atomic<bool>* stop, ThreadResult* result) {
   const uint64_t track =
       (uint64_t{3} << 62) | static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t events = 0;
-  result->start_ns = MonotonicNs();
+  result->start_ns = ringtrace::base::MonotonicNs();
   // A pure signal, no data rides on it: relaxed, paired with the relaxed
   // store in main().
   while (!stop->load(std::memory_order_relaxed)) {
@@ -60,7 +55,7 @@ void RunThread(const std::atomic<bool>* stop, ThreadResult* result) {
       ++events;
     }
   }
-  result->end_ns = MonotonicNs();
+  result->end_ns = ringtrace::base::MonotonicNs();
   result->events = events;
 }
 
