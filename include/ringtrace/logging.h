@@ -29,6 +29,10 @@
 
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// For the few hot paths of a few instructions whose call, when the compiler
+// declines to inline them into a large caller, costs more than their body
+// (the field appends of the typed writers).
+#define RT_ALWAYS_INLINE inline __attribute__((always_inline))
 
 namespace ringtrace {
 namespace base {

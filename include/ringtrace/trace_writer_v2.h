@@ -356,7 +356,7 @@ constexpr size_t kMaxTagAndVarIntSize =
     base::kMaxTagSize + base::kMaxVarIntSize;
 }  // namespace internal
 
-inline void TraceWriterV2::WriteTag(uint32_t tag) {
+RT_ALWAYS_INLINE void TraceWriterV2::WriteTag(uint32_t tag) {
   if (uint8_t* direct = DirectRoom(5)) {
     span_.wptr = base::EncodeVarInt(tag, direct);
     return;
@@ -366,7 +366,8 @@ inline void TraceWriterV2::WriteTag(uint32_t tag) {
   WriteBytesSlow(buf, static_cast<size_t>(p - buf));
 }
 
-inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
+RT_ALWAYS_INLINE void TraceWriterV2::WriteTagAndVarInt(uint32_t tag,
+                                                       uint64_t value) {
   if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
     span_.wptr = base::EncodeVarInt(value, base::EncodeVarInt(tag, direct));
     return;
@@ -376,7 +377,8 @@ inline void TraceWriterV2::WriteTagAndVarInt(uint32_t tag, uint64_t value) {
   WriteBytes(buf, static_cast<size_t>(p - buf));
 }
 
-inline void Message::AppendVarIntRaw(uint32_t field_id, uint64_t value) {
+RT_ALWAYS_INLINE void Message::AppendVarIntRaw(uint32_t field_id,
+                                               uint64_t value) {
   if (RT_UNLIKELY(!enabled_))
     return;
   if (RT_UNLIKELY(!IsValidFieldId(field_id)))

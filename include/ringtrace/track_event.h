@@ -56,7 +56,8 @@
 // app track's, written once per incremental-state generation, before its
 // first use). Flows link events (see Flow).
 //
-// Timestamps are CLOCK_BOOTTIME nanoseconds, Perfetto's default trace clock.
+// Timestamps are CLOCK_BOOTTIME nanoseconds, Perfetto's default trace clock,
+// read cheaply from the TSC where possible (see NowNs()).
 //
 // Debug annotations: RT_TRACE_EVENT takes name/value pairs after the event
 // name. Values: bool, signed and unsigned integers, float/double, strings
@@ -132,6 +133,48 @@ uint32_t CategoryMask(std::string_view name);
 
 TrackEventStats Stats();
 
+namespace internal {
+
+// A name the macros intern (an event name, a category, an argument name),
+// as the caller gave it. A string literal (a const char array) cannot
+// change while the program runs, so it is interned by its address alone: a
+// small per-sequence cache, no hashing of the text, no compare. Anything
+// else (a char pointer, a writable array) may be a buffer whose text
+// changes under the same address, so it is interned by its content. Hence
+// a const char array must hold the same text for as long as it may be
+// traced (a string literal or a static array does; a const local array
+// on the stack does not, pass it as a pointer: `&name[0]`).
+class NameRef {
+ public:
+  template <size_t N>
+  constexpr NameRef(const char (&s)[N])  // NOLINT(runtime/explicit)
+      : str_(s), stable_(true) {}
+  template <size_t N>
+  constexpr NameRef(char (&s)[N])  // NOLINT(runtime/explicit)
+      : str_(s), stable_(false) {}
+  template <typename T,
+            typename = std::enable_if_t<std::is_same<T, const char*>::value ||
+                                        std::is_same<T, char*>::value>>
+  constexpr NameRef(T s)  // NOLINT(runtime/explicit)
+      : str_(s), stable_(false) {}
+  constexpr NameRef(std::nullptr_t)  // NOLINT(runtime/explicit)
+      : str_(nullptr), stable_(false) {}
+  // A name whose text never changes at |s| (a registered category name).
+  static constexpr NameRef Stable(const char* s) { return NameRef(s, true); }
+
+  constexpr const char* str() const { return str_; }
+  constexpr bool stable() const { return stable_; }
+  constexpr explicit operator bool() const { return str_ != nullptr; }
+
+ private:
+  constexpr NameRef(const char* s, bool stable) : str_(s), stable_(stable) {}
+
+  const char* str_;
+  bool stable_;
+};
+
+}  // namespace internal
+
 // Track uuids of this process's tracks (distinct for distinct arguments).
 uint64_t ProcessTrackUuid();
 uint64_t ThreadTrackUuid(int64_t tid);
@@ -141,7 +184,10 @@ uint64_t CounterTrackUuid(std::string_view name);
 // created afterwards. Default: program_invocation_short_name.
 void SetProcessName(std::string_view name);
 
-// CLOCK_BOOTTIME in ns.
+// The timestamp of events: CLOCK_BOOTTIME in ns, read from the CPU's
+// invariant TSC where the kernel uses it too (scaled and re-anchored to
+// CLOCK_BOOTTIME every 10 ms per thread; never decreasing on a thread),
+// else from clock_gettime. RINGTRACE_TRACE_CLOCK=boottime forces the latter.
 uint64_t NowNs();
 
 // Flows (Perfetto's TrackEvent.flow_ids = 47 and terminating_flow_ids =
@@ -306,11 +352,13 @@ class TrackEventSequence {
   // IncrementalStateConfig); call before interning for an event.
   void MaybeClear(uint64_t now_ns);
   // The sequence's iid of |s|; a new one is queued for the next
-  // WriteEventPrologue(). |s| is a string literal or outlives the binding's
-  // use of it: it is looked up by address first, then by content.
-  uint64_t InternName(const char* s) { return Intern(&names_, s); }
-  uint64_t InternCategory(const char* s) { return Intern(&categories_, s); }
-  uint64_t InternArgName(const char* s) { return Intern(&arg_names_, s); }
+  // WriteEventPrologue(). A stable NameRef is looked up by address in a
+  // direct-mapped cache first; a miss, or any other name, by content.
+  uint64_t InternName(internal::NameRef s) { return Intern(&names_, s); }
+  uint64_t InternCategory(internal::NameRef s) {
+    return Intern(&categories_, s);
+  }
+  uint64_t InternArgName(internal::NameRef s) { return Intern(&arg_names_, s); }
   // Writes timestamp, SEQ_NEEDS_INCREMENTAL_STATE and the queued interned
   // strings into |packet|.
   void WriteEventPrologue(perfetto::protos::rtzero::TracePacket packet,
@@ -318,15 +366,33 @@ class TrackEventSequence {
 
  private:
   struct InternTable {
-    struct Cached {
-      uint64_t iid;
-      std::string text;
+    // Stable names by address. Emptied at every clear, with the rest.
+    struct Slot {
+      const char* str = nullptr;
+      uint64_t iid = 0;
     };
-    std::unordered_map<const char*, Cached> by_address;
+    static constexpr size_t kCacheBits = 6;
+    Slot cache[size_t{1} << kCacheBits];
     std::unordered_map<std::string, uint64_t> by_content;
+    // New iids for the next WriteEventPrologue(), with their text (valid
+    // until then: the event that interned them writes it).
     std::vector<std::pair<uint64_t, const char*>> pending;
   };
-  uint64_t Intern(InternTable* table, const char* s);
+  static size_t CacheIndex(const char* s) {
+    // Fibonacci hashing: the top bits of the address times 2^64 / phi.
+    return static_cast<size_t>(
+        (reinterpret_cast<uintptr_t>(s) * uint64_t{0x9e3779b97f4a7c15}) >>
+        (64 - InternTable::kCacheBits));
+  }
+  uint64_t Intern(InternTable* table, internal::NameRef s) {
+    if (RT_LIKELY(s.stable())) {
+      const InternTable::Slot& slot = table->cache[CacheIndex(s.str())];
+      if (RT_LIKELY(slot.str == s.str()))
+        return slot.iid;
+    }
+    return InternSlow(table, s);
+  }
+  uint64_t InternSlow(InternTable* table, internal::NameRef s);
   void WriteDescriptors(uint64_t now_ns);
   uint64_t EnsureAppTrack(const Track& track, uint64_t now_ns);
 

@@ -191,7 +191,7 @@ void WriteArgs(TrackEventSequence* binding,
 template <typename V, typename... Rest>
 void WriteArgs(TrackEventSequence* binding,
                perfetto::protos::rtzero::TrackEvent event,
-               const char* name,
+               NameRef name,
                V&& value,
                Rest&&... rest);
 template <typename... Rest>
@@ -202,7 +202,7 @@ void InternArgNames(TrackEventSequence* binding,
                     Rest&&... rest);
 template <typename V, typename... Rest>
 void InternArgNames(TrackEventSequence* binding,
-                    const char* name,
+                    NameRef name,
                     V&&,
                     Rest&&... rest);
 
@@ -227,7 +227,7 @@ inline void WriteArgs(TrackEventSequence* binding,
 template <typename V, typename... Rest>
 inline void WriteArgs(TrackEventSequence* binding,
                       perfetto::protos::rtzero::TrackEvent event,
-                      const char* name,
+                      NameRef name,
                       V&& value,
                       Rest&&... rest) {
   perfetto::protos::rtzero::DebugAnnotation a = event.add_debug_annotations();
@@ -249,7 +249,7 @@ inline void InternArgNames(TrackEventSequence* binding,
 }
 template <typename V, typename... Rest>
 inline void InternArgNames(TrackEventSequence* binding,
-                           const char* name,
+                           NameRef name,
                            V&&,
                            Rest&&... rest) {
   binding->InternArgName(name);
@@ -266,8 +266,8 @@ inline void WriteEvent(TrackEventSequence* binding,
                        uint64_t now,
                        perfetto::protos::rtzero::TrackEvent::Type type,
                        const Track& track,
-                       const char* category,
-                       const char* name,
+                       NameRef category,
+                       NameRef name,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
@@ -317,8 +317,8 @@ struct TrackSliceTargets {
 template <typename... Args>
 inline SliceTargets BeginSliceOn(uint32_t mask,
                                  const Track& track,
-                                 const char* category,
-                                 const char* name,
+                                 NameRef category,
+                                 NameRef name,
                                  Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next()) {
@@ -333,8 +333,8 @@ inline SliceTargets BeginSliceOn(uint32_t mask,
 }
 template <typename... Args>
 inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
-                                           const char* category,
-                                           const char* name,
+                                           NameRef category,
+                                           NameRef name,
                                            const Track& track,
                                            Args&&... args) {
   const SliceTargets targets =
@@ -351,8 +351,8 @@ inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
 // thread track (SliceTargets).
 template <typename... Args>
 inline auto BeginSlice(uint32_t mask,
-                       const char* category,
-                       const char* name,
+                       NameRef category,
+                       NameRef name,
                        Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     return BeginSliceOnTrack(mask, category, name, args...);
@@ -402,8 +402,8 @@ template <typename... Args>
 inline void WriteEventOn(uint32_t mask,
                          perfetto::protos::rtzero::TrackEvent::Type type,
                          const Track& track,
-                         const char* category,
-                         const char* name,
+                         NameRef category,
+                         NameRef name,
                          Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next())
@@ -412,8 +412,8 @@ inline void WriteEventOn(uint32_t mask,
 template <typename... Args>
 inline void WriteEventOnTrack(uint32_t mask,
                               perfetto::protos::rtzero::TrackEvent::Type type,
-                              const char* category,
-                              const char* name,
+                              NameRef category,
+                              NameRef name,
                               const Track& track,
                               Args&&... args) {
   WriteEventOn(mask, type, track, category, name, args...);
@@ -424,8 +424,8 @@ inline void WriteEventOnTrack(uint32_t mask,
 template <typename... Args>
 inline void WriteThreadEvent(uint32_t mask,
                              perfetto::protos::rtzero::TrackEvent::Type type,
-                             const char* category,
-                             const char* name,
+                             NameRef category,
+                             NameRef name,
                              Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     WriteEventOnTrack(mask, type, category, name, args...);
@@ -474,16 +474,16 @@ inline void WriteSliceEndFor(uint32_t mask, Args&&... args) {
 }
 
 void WriteCounter(uint32_t mask,
-                  const char* category,
+                  NameRef category,
                   const char* name,
                   int64_t value);
 void WriteCounter(uint32_t mask,
-                  const char* category,
+                  NameRef category,
                   const char* name,
                   double value);
 template <typename T>
 inline void WriteCounterValue(uint32_t mask,
-                              const char* category,
+                              NameRef category,
                               const char* name,
                               T value) {
   static_assert(std::is_arithmetic<T>::value, "counters are numbers");
@@ -592,7 +592,10 @@ inline void WriteCounterValue(uint32_t mask,
       RT_UNLIKELY(rt_dyn.mask != 0))                                        \
   RT_INTERNAL_UID(rt_scoped_slice_)                                         \
       .Begun(::ringtrace::track_event::internal::BeginSlice(                \
-          rt_dyn.mask, rt_dyn.registered, name, ##__VA_ARGS__))
+          rt_dyn.mask,                                                      \
+          ::ringtrace::track_event::internal::NameRef::Stable(              \
+              rt_dyn.registered),                                           \
+          name, ##__VA_ARGS__))
 
 #define RT_TRACE_INSTANT_DYNAMIC(category, name, ...)                         \
   do {                                                                        \
@@ -602,7 +605,9 @@ inline void WriteCounterValue(uint32_t mask,
       ::ringtrace::track_event::internal::WriteThreadEvent(                   \
           rt_dyn.mask,                                                        \
           ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT,         \
-          rt_dyn.registered, name, ##__VA_ARGS__);                            \
+          ::ringtrace::track_event::internal::NameRef::Stable(                \
+              rt_dyn.registered),                                             \
+          name, ##__VA_ARGS__);                                               \
   } while (0)
 
 // A counter value (integer or floating point) on the counter track |name|.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/base/time.h"
+#include "src/base/trace_clock.h"
 #include "src/tracing/track_event/track_event_internal.h"
 
 namespace ringtrace {
@@ -302,7 +303,7 @@ namespace {
 template <typename T>
 void WriteCounterImpl(TrackEventSequence* sequence,
                       uint64_t now,
-                      const char* category,
+                      NameRef category,
                       const char* name,
                       T value) {
   sequence->MaybeClear(now);
@@ -323,7 +324,7 @@ void WriteCounterImpl(TrackEventSequence* sequence,
 }  // namespace
 
 void WriteCounter(uint32_t mask,
-                  const char* category,
+                  NameRef category,
                   const char* name,
                   int64_t value) {
   EventTargets targets(mask);
@@ -331,7 +332,7 @@ void WriteCounter(uint32_t mask,
     WriteCounterImpl(sequence, targets.Now(), category, name, value);
 }
 void WriteCounter(uint32_t mask,
-                  const char* category,
+                  NameRef category,
                   const char* name,
                   double value) {
   EventTargets targets(mask);
@@ -414,7 +415,7 @@ Track Track::Named(const char* name, uint64_t id) {
 }
 
 uint64_t NowNs() {
-  return base::BootTimeNs();
+  return base::TraceClockNs();
 }
 
 void SetIncrementalStateConfig(const IncrementalStateConfig& config) {
@@ -471,7 +472,8 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   tracks_written_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
-    table->by_address.clear();
+    for (InternTable::Slot& slot : table->cache)
+      slot = InternTable::Slot();
     table->by_content.clear();
     table->pending.clear();
   }
@@ -523,18 +525,15 @@ void TrackEventSequence::MaybeClear(uint64_t now_ns) {
     WriteDescriptors(now_ns);
 }
 
-uint64_t TrackEventSequence::Intern(InternTable* table, const char* s) {
-  auto cached = table->by_address.find(s);
-  if (RT_LIKELY(cached != table->by_address.end() &&
-                cached->second.text == s)) {
-    return cached->second.iid;
-  }
-  auto [it, inserted] = table->by_content.emplace(s, next_iid_);
+uint64_t TrackEventSequence::InternSlow(InternTable* table,
+                                        internal::NameRef s) {
+  auto [it, inserted] = table->by_content.emplace(s.str(), next_iid_);
   if (inserted) {
     next_iid_++;
-    table->pending.emplace_back(it->second, s);
+    table->pending.emplace_back(it->second, it->first.c_str());
   }
-  table->by_address[s] = InternTable::Cached{it->second, std::string(s)};
+  if (s.stable())
+    table->cache[CacheIndex(s.str())] = InternTable::Slot{s.str(), it->second};
   return it->second;
 }
 
