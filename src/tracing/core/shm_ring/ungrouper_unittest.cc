@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
-#include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/encoding/test/proto_test_encoder.h"
 
 namespace ringtrace {
 namespace shm_ring {
 namespace {
 
-using Enc = ProtoTestEncoder;
+using Enc = encoding::ProtoTestEncoder;
 
 std::string ToString(ConstBytes b) {
   return std::string(reinterpret_cast<const char*>(b.data), b.size);
