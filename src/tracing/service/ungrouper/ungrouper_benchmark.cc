@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 namespace {
 
 using Enc = encoding::ProtoTestEncoder;
@@ -189,5 +189,5 @@ BENCHMARK(BM_Ungrouper_MemcpySameSize)
     ->Arg(kPassThrough);
 
 }  // namespace
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace

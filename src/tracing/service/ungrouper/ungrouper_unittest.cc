@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 namespace {
 
 using Enc = encoding::ProtoTestEncoder;
@@ -634,5 +634,5 @@ TEST(UngrouperTest, SteadyStateReusesTheOutputBuffer) {
 }
 
 }  // namespace
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace
