@@ -18,7 +18,7 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "ringtrace/shm_ring_abi.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace examples {
@@ -38,7 +38,7 @@ inline PacketsByWriter ReadAllPackets(const shm_ring::RingView& ring) {
     writers.push_back(c.writer_id);
   }
   PacketsByWriter out;
-  shm_ring::Ungrouper ungrouper;
+  ungrouper::Ungrouper converter;
   for (shm_ring::WriterID id : writers) {
     if (out.count(id))
       continue;
@@ -47,9 +47,9 @@ inline PacketsByWriter ReadAllPackets(const shm_ring::RingView& ring) {
     EXPECT_EQ(ws.data_loss_flags, 0u);
     EXPECT_EQ(ws.broken_chains, 0u);
     for (const std::string& grouped : ws.packets) {
-      shm_ring::ConstBytes flat;
+      ungrouper::ConstBytes flat;
       const base::Status status =
-          ungrouper.Ungroup(reinterpret_cast<const uint8_t*>(grouped.data()),
+          converter.Ungroup(reinterpret_cast<const uint8_t*>(grouped.data()),
                             grouped.size(), &flat);
       EXPECT_TRUE(status.ok()) << status.message();
       packets.emplace_back();

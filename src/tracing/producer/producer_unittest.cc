@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/encoding/test/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 #include "src/tracing/producer/test/fake_service.h"
@@ -28,7 +28,7 @@ namespace ringtrace {
 namespace producer {
 namespace {
 
-using shm_ring::ProtoTestEncoder;
+using encoding::ProtoTestEncoder;
 using shm_ring::ReadChunk;
 using shm_ring::ResolveResult;
 using shm_ring::TestPacketReassembler;

@@ -16,11 +16,15 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace shm_ring {
 namespace {
+
+using ungrouper::ConstBytes;
+using ungrouper::Ungrouper;
+using ungrouper::UngroupErrorName;
 
 constexpr WriterID kWid = 5;
 
@@ -33,7 +37,7 @@ TraceWriterV2::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
 }
 
 // Converts the group encoding back to standard protobuf with the service's
-// Ungrouper (ungrouper.h) and parses it with libprotobuf.
+// Ungrouper (src/tracing/service/ungrouper/) and parses it with libprotobuf.
 bool ParsePacket(const std::string& grouped, perfetto::protos::TracePacket* p) {
   Ungrouper ungrouper;
   ConstBytes flat;

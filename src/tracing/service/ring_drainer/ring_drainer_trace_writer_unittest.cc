@@ -23,12 +23,12 @@
 #include "ringtrace/logging.h"
 #include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -114,19 +114,19 @@ void ReadBackAndCheck(
     const std::vector<std::unique_ptr<test::LossLedger>>& ledgers,
     std::vector<uint32_t>* next,
     std::vector<uint32_t>* delivered) {
-  shm_ring::Ungrouper ungrouper;
+  ungrouper::Ungrouper converter;
   tb->BeginRead();
   trace_buffer::TracePacket packet;
   trace_buffer::PacketSequenceProperties props;
   uint32_t loss = 0;
-  std::vector<shm_ring::ConstBytes> slices;
+  std::vector<ungrouper::ConstBytes> slices;
   while (tb->ReadNextTracePacket(&packet, &props, &loss)) {
     slices.clear();
     for (const auto& s : packet.slices())
       slices.push_back({s.data, s.size});
-    shm_ring::Ungrouper::SlicesResult converted;
+    ungrouper::Ungrouper::SlicesResult converted;
     ASSERT_TRUE(
-        ungrouper.UngroupSlices(slices.data(), slices.size(), &converted).ok());
+        converter.UngroupSlices(slices.data(), slices.size(), &converted).ok());
     ASSERT_FALSE(converted.pass_through);  // Every packet has groups.
     perfetto::protos::TracePacket proto;
     ASSERT_TRUE(proto.ParseFromArray(

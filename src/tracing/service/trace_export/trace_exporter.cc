@@ -16,10 +16,10 @@ namespace trace_export {
 
 namespace {
 
-using shm_ring::ConstBytes;
 using trace_buffer::PacketSequenceProperties;
 using trace_buffer::TraceBufferStats;
 using trace_buffer::TraceBufferV2;
+using ungrouper::ConstBytes;
 
 namespace pf = packet_fields;
 
@@ -272,7 +272,7 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   for (const trace_buffer::TracePacket::Slice& s : packet.slices())
     slices_.push_back(ConstBytes{s.data, s.size});
 
-  shm_ring::Ungrouper::SlicesResult converted;
+  ungrouper::Ungrouper::SlicesResult converted;
   const ConstBytes* body = nullptr;
   size_t num_body = 0;
   TopLevelScan scan;

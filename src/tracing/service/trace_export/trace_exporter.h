@@ -80,9 +80,9 @@
 #include <vector>
 
 #include "ringtrace/status.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace trace_export {
@@ -221,8 +221,8 @@ class TraceExporter {
   TraceFileWriter* const writer_;
   int32_t service_uid_;
   int32_t service_pid_;
-  shm_ring::Ungrouper ungrouper_;
-  std::vector<shm_ring::ConstBytes> slices_;  // reused per packet
+  ungrouper::Ungrouper ungrouper_;
+  std::vector<ungrouper::ConstBytes> slices_;  // reused per packet
   std::unordered_map<uint32_t, Sequence> sequences_;
   uint32_t next_sequence_id_ = kServiceSequenceId + 1;
   ExportStats stats_;

@@ -5,7 +5,7 @@
 #include "src/tracing/core/encoding/test/packet_capture.h"
 
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -40,9 +40,9 @@ std::vector<std::string> PacketCapture::Drain(uint64_t* lost_packets) {
 }
 
 bool PacketCapture::Ungroup(const std::string& grouped, std::string* flat) {
-  shm_ring::Ungrouper ungrouper;
-  shm_ring::ConstBytes out;
-  if (!ungrouper
+  ungrouper::Ungrouper converter;
+  ungrouper::ConstBytes out;
+  if (!converter
            .Ungroup(reinterpret_cast<const uint8_t*>(grouped.data()),
                     grouped.size(), &out)
            .ok()) {

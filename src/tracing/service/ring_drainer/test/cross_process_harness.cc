@@ -8,7 +8,7 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace ring_drainer {
@@ -129,8 +129,8 @@ void FlushWriter(TraceWriterV2* w, test::LossLedger* ledger) {
 // returned per WriterID in read order; a broken one is a test failure.
 std::map<WriterID, std::vector<Received>> ReadBack(TraceBufferV2* tb) {
   std::map<WriterID, std::vector<Received>> out;
-  shm_ring::Ungrouper ungrouper;
-  std::vector<shm_ring::ConstBytes> slices;
+  ungrouper::Ungrouper converter;
+  std::vector<ungrouper::ConstBytes> slices;
   trace_buffer::TracePacket packet;
   trace_buffer::PacketSequenceProperties props;
   uint32_t loss = 0;
@@ -139,12 +139,12 @@ std::map<WriterID, std::vector<Received>> ReadBack(TraceBufferV2* tb) {
     slices.clear();
     for (const auto& s : packet.slices())
       slices.push_back({s.data, s.size});
-    shm_ring::Ungrouper::SlicesResult converted;
-    if (!ungrouper.UngroupSlices(slices.data(), slices.size(), &converted)
+    ungrouper::Ungrouper::SlicesResult converted;
+    if (!converter.UngroupSlices(slices.data(), slices.size(), &converted)
              .ok() ||
         converted.pass_through) {
       ADD_FAILURE() << "writer " << props.writer_id << ": bad groups ("
-                    << shm_ring::UngroupErrorName(ungrouper.last_error())
+                    << ungrouper::UngroupErrorName(converter.last_error())
                     << ")";
       continue;
     }

@@ -24,14 +24,14 @@
 #include <string>
 #include <vector>
 
-#include "src/tracing/core/shm_ring/proto_test_encoder.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/core/encoding/test/proto_test_encoder.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 namespace {
 
-using Enc = ProtoTestEncoder;
+using Enc = encoding::ProtoTestEncoder;
 
 enum Shape { kTrackEventLike = 0, kDeep, kLarge, kPassThrough };
 
@@ -189,5 +189,5 @@ BENCHMARK(BM_Ungrouper_MemcpySameSize)
     ->Arg(kPassThrough);
 
 }  // namespace
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 #include <string.h>
 
@@ -14,7 +14,7 @@
 #include "src/base/checked_math.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 
 namespace {
 
@@ -599,5 +599,5 @@ base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
   return base::OkStatus();
 }
 
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace

@@ -7,8 +7,8 @@
 // that it can check the code that uses it. Bytes are kept in a std::string so
 // that mismatches print readably.
 
-#ifndef SRC_TRACING_CORE_SHM_RING_PROTO_TEST_ENCODER_H_
-#define SRC_TRACING_CORE_SHM_RING_PROTO_TEST_ENCODER_H_
+#ifndef SRC_TRACING_CORE_ENCODING_TEST_PROTO_TEST_ENCODER_H_
+#define SRC_TRACING_CORE_ENCODING_TEST_PROTO_TEST_ENCODER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include <string>
 
 namespace ringtrace {
-namespace shm_ring {
+namespace encoding {
 
 class ProtoTestEncoder {
  public:
@@ -82,7 +82,7 @@ class ProtoTestEncoder {
   std::string s_;
 };
 
-}  // namespace shm_ring
+}  // namespace encoding
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_CORE_SHM_RING_PROTO_TEST_ENCODER_H_
+#endif  // SRC_TRACING_CORE_ENCODING_TEST_PROTO_TEST_ENCODER_H_

@@ -19,10 +19,10 @@
 #include <utility>
 
 #include "ringtrace/logging.h"
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 namespace {
 
 void FuzzOne(const uint8_t* data, size_t size) {
@@ -72,12 +72,12 @@ void FuzzOne(const uint8_t* data, size_t size) {
 }
 
 }  // namespace
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  ringtrace::shm_ring::FuzzOne(data, size);
+  ringtrace::ungrouper::FuzzOne(data, size);
   return 0;
 }

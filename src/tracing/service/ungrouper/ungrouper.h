@@ -74,8 +74,8 @@
 // Thread model. An Ungrouper is not thread-safe; use one per thread (it is
 // cheap) or guard it. Different instances are independent.
 
-#ifndef SRC_TRACING_CORE_SHM_RING_UNGROUPER_H_
-#define SRC_TRACING_CORE_SHM_RING_UNGROUPER_H_
+#ifndef SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_
+#define SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,7 +85,7 @@
 #include "ringtrace/status.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 
 // A read-only view of bytes owned by someone else.
 struct ConstBytes {
@@ -181,7 +181,7 @@ class Ungrouper {
   UngroupError last_error_ = UngroupError::kNone;
 };
 
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_CORE_SHM_RING_UNGROUPER_H_
+#endif  // SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_

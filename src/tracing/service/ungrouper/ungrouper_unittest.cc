@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/core/shm_ring/ungrouper.h"
+#include "src/tracing/service/ungrouper/ungrouper.h"
 
 #include <gtest/gtest.h>
 
@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
-#include "src/tracing/core/shm_ring/proto_test_encoder.h"
+#include "src/tracing/core/encoding/test/proto_test_encoder.h"
 
 namespace ringtrace {
-namespace shm_ring {
+namespace ungrouper {
 namespace {
 
-using Enc = ProtoTestEncoder;
+using Enc = encoding::ProtoTestEncoder;
 
 std::string ToString(ConstBytes b) {
   return std::string(reinterpret_cast<const char*>(b.data), b.size);
@@ -634,5 +634,5 @@ TEST(UngrouperTest, SteadyStateReusesTheOutputBuffer) {
 }
 
 }  // namespace
-}  // namespace shm_ring
+}  // namespace ungrouper
 }  // namespace ringtrace
