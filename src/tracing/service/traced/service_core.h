@@ -664,6 +664,10 @@ class ServiceCore {
   // At the stop, after the final drain: all_data_sources_flushed when every
   // instance acked its stop, then tracing_disabled.
   void RecordStopEvents(Session* session);
+  // write_into_file: the session's exporter on its fd, with the header
+  // (WriteTraceHeader) in its batch; the first file write is due a period
+  // after |now|.
+  void OpenStream(Session* session, Clock::time_point now);
   // write_into_file: drains the session's rings and appends what its
   // buffers hold to its file (on the drain thread: the buffers are only
   // readable there). A write error or max_file_size_bytes reached ends the

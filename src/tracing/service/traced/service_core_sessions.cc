@@ -262,18 +262,8 @@ base::Status ServiceCore::StartSession(
     s->next_periodic_flush =
         now + std::chrono::milliseconds(s->config.flush_period_ms);
   s->unroutable_at_start = DrainerStats().chunks_unroutable;
-  if (s->config.write_into_file) {
-    s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
-    s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
-    TraceHeader header;
-    header.trace_config = &s->config.serialized;
-    header.clocks = s->start_clocks;
-    header.uuid = s->uuid;
-    header.lifecycle = s->lifecycle;  // tracing_started only, so far
-    WriteTraceHeader(s->stream.get(), header);
-    s->next_file_write =
-        now + std::chrono::milliseconds(s->config.file_write_period_ms);
-  }
+  if (s->config.write_into_file)
+    OpenStream(s.get(), now);
   std::set<ProducerID> started;
   for (auto& kv : producers_) {
     if (StartInstances(s.get(), kv.first, &kv.second))
@@ -282,13 +272,12 @@ base::Status ServiceCore::StartSession(
   // No start ack in the producer protocol: the data sources count as
   // started once told to (instances started later, on producers that
   // register afterwards, do not move it).
-  s->lifecycle.all_data_sources_started = base::ClockNs(CLOCK_BOOTTIME);
-  if (s->stream) {
-    s->stream->WriteServiceEvent(
-        trace_export::TraceExporter::ServiceEvent::kAllDataSourcesStarted,
-        s->lifecycle.all_data_sources_started);
+  RecordServiceEvent(
+      s.get(),
+      trace_export::TraceExporter::ServiceEvent::kAllDataSourcesStarted,
+      &s->lifecycle.all_data_sources_started);
+  if (s->stream)
     s->stream_status = s->stream_file->Flush();
-  }
   session_buffer_bytes_ += wanted;
   *id = s->id;
   sessions_[s->id] = std::move(s);
@@ -297,6 +286,19 @@ base::Status ServiceCore::StartSession(
   // of the new instances are routable.
   UpdateAllowedBuffers(started);
   return base::OkStatus();
+}
+
+void ServiceCore::OpenStream(Session* s, Clock::time_point now) {
+  s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
+  s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
+  TraceHeader header;
+  header.trace_config = &s->config.serialized;
+  header.clocks = s->start_clocks;
+  header.uuid = s->uuid;
+  header.lifecycle = s->lifecycle;  // tracing_started only, so far
+  WriteTraceHeader(s->stream.get(), header);
+  s->next_file_write =
+      now + std::chrono::milliseconds(s->config.file_write_period_ms);
 }
 
 std::set<ProducerID> ServiceCore::SessionProducers(
