@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -25,9 +26,11 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/test/temp_dir.h"
@@ -267,12 +270,63 @@ class RingtraceCliEndToEndTest : public ::testing::Test {
     EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
   }
 
+  // The service's metadata of a complete trace file: one SystemInfo (this
+  // machine's uname()) and one non-zero TraceUuid, on the service's
+  // sequence; the service events start with tracing_started,
+  // all_data_sources_started and end with read_tracing_buffers_completed,
+  // preceded by tracing_disabled iff the session had stopped (a clone's
+  // has not). Returns the uuid.
+  static std::pair<int64_t, int64_t> ExpectServiceMetadata(
+      const TraceContents& t,
+      bool stopped) {
+    using Event = perfetto::protos::TracingServiceEvent;
+    struct utsname uts = {};
+    EXPECT_EQ(uname(&uts), 0);
+    int system_infos = 0;
+    int uuids = 0;
+    std::pair<int64_t, int64_t> uuid;
+    std::vector<Event::EventTypeCase> events;
+    for (const TracePacket& p : t.packets) {
+      if (p.has_system_info()) {
+        ++system_infos;
+        EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+        EXPECT_EQ(p.system_info().utsname().sysname(), uts.sysname);
+        EXPECT_EQ(p.system_info().utsname().release(), uts.release);
+        EXPECT_EQ(p.system_info().utsname().version(), uts.version);
+        EXPECT_EQ(p.system_info().utsname().machine(), uts.machine);
+      }
+      if (p.has_trace_uuid()) {
+        ++uuids;
+        EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+        uuid = {p.trace_uuid().msb(), p.trace_uuid().lsb()};
+      }
+      if (p.has_service_event()) {
+        EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+        events.push_back(p.service_event().event_type_case());
+      }
+    }
+    EXPECT_EQ(system_infos, 1);
+    EXPECT_EQ(uuids, 1);
+    EXPECT_NE(uuid, std::make_pair(int64_t{0}, int64_t{0}));
+    EXPECT_GE(events.size(), 3u);
+    if (events.size() < 3)
+      return uuid;
+    EXPECT_EQ(events[0], Event::kTracingStarted);
+    EXPECT_EQ(events[1], Event::kAllDataSourcesStarted);
+    EXPECT_EQ(events.back(), Event::kReadTracingBuffersCompleted);
+    const bool disabled = events[events.size() - 2] == Event::kTracingDisabled;
+    EXPECT_EQ(disabled, stopped);
+    return uuid;
+  }
+
   // Checks the structure every complete trace file has: TraceConfig first,
-  // one TraceStats with |buffers| BufferStats, a ClockSnapshot last, and
-  // every TrackEvent resolved and written by |app|.
+  // one TraceStats with |buffers| BufferStats, a ClockSnapshot last, the
+  // service's metadata (ExpectServiceMetadata; |stopped|: the session's own
+  // file, not a clone), and every TrackEvent resolved and written by |app|.
   static void ExpectCompleteTrace(const TraceContents& t,
                                   size_t buffers,
-                                  const Subprocess& app) {
+                                  const Subprocess& app,
+                                  bool stopped = true) {
     ASSERT_TRUE(t.parsed);
     ASSERT_GE(t.packets.size(), 3u);
     EXPECT_TRUE(t.packets.front().has_trace_config());
@@ -282,6 +336,7 @@ class RingtraceCliEndToEndTest : public ::testing::Test {
     EXPECT_EQ(t.packets[t.packets.size() - 2].trace_stats().buffer_stats_size(),
               static_cast<int>(buffers));
     EXPECT_TRUE(t.packets.back().has_clock_snapshot());
+    ExpectServiceMetadata(t, stopped);
     EXPECT_EQ(t.events_by_category.count("<unresolved>"), 0u);
     EXPECT_EQ(t.event_pids, std::set<int32_t>{app.pid()});
   }
@@ -365,11 +420,12 @@ TEST_F(RingtraceCliEndToEndTest, CtrlCMidSessionWritesACompleteTrace) {
   EXPECT_EQ(t.packets.front().trace_config().duration_ms(), 600000u);
   EXPECT_EQ(t.thread_names, std::set<std::string>{"worker-0"});
   // The CLI's count is the file's: every packet but the service's own
-  // (config, stats, clock snapshots).
+  // (config, stats, clock snapshots, system info, uuid, service events).
   size_t service_packets = 0;
   for (const TracePacket& p : t.packets) {
-    service_packets +=
-        p.has_trace_config() || p.has_trace_stats() || p.has_clock_snapshot();
+    service_packets += p.has_trace_config() || p.has_trace_stats() ||
+                       p.has_clock_snapshot() || p.has_system_info() ||
+                       p.has_trace_uuid() || p.has_service_event();
   }
   EXPECT_NE(cli->output().find(
                 ", " + std::to_string(t.packets.size() - service_packets) +
@@ -395,7 +451,7 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
             kExitOk)
       << output;
   const TraceContents c = ReadTrace(clone);
-  ExpectCompleteTrace(c, 1, *app);
+  ExpectCompleteTrace(c, 1, *app, /*stopped=*/false);
   EXPECT_EQ(Categories(c), std::set<std::string>{"io"});
   const std::string missing = std::to_string(id + 1000);
   const std::string bad_clone = dir_.File("bad_clone.pftrace");
@@ -418,7 +474,7 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
            cli->Ended();
   })) << cli->output();
   const TraceContents s = ReadTrace(snapshot);
-  ExpectCompleteTrace(s, 1, *app);
+  ExpectCompleteTrace(s, 1, *app, /*stopped=*/false);
   EXPECT_EQ(Categories(s), std::set<std::string>{"io"});
   // The session goes on, and still writes its own file at the end.
   ASSERT_FALSE(cli->Ended()) << cli->output();
@@ -428,6 +484,13 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
   const TraceContents t = ReadTrace(out);
   ExpectCompleteTrace(t, 1, *app);
   EXPECT_EQ(Categories(t), std::set<std::string>{"io"});
+  // Each clone is a trace of its own: three files, three uuids.
+  const auto uuid_c = ExpectServiceMetadata(c, false);
+  const auto uuid_s = ExpectServiceMetadata(s, false);
+  const auto uuid_t = ExpectServiceMetadata(t, true);
+  EXPECT_NE(uuid_c, uuid_s);
+  EXPECT_NE(uuid_c, uuid_t);
+  EXPECT_NE(uuid_s, uuid_t);
   EXPECT_GT(Count(s, "io"), 0u);
   EXPECT_GE(Count(t, "io"), Count(s, "io"));
 }

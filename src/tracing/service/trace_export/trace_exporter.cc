@@ -4,9 +4,14 @@
 
 #include "src/tracing/service/trace_export/trace_exporter.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
@@ -22,6 +27,7 @@ using trace_buffer::TraceBufferV2;
 using ungrouper::ConstBytes;
 
 namespace pf = packet_fields;
+namespace rt = perfetto::protos::rtzero;
 
 // Loss reported on the sequence of a dropped invalid packet.
 constexpr uint32_t kInvalidPacketLoss =
@@ -421,6 +427,166 @@ void TraceExporter::WriteClockSnapshot(const ClockReadings& clocks) {
   ProtoBuilder pb(&body);
   pb.AppendVarInt(pf::kTimestamp, clocks.boottime);
   pb.AppendMessage(pf::kClockSnapshot, snapshot);
+  WriteServicePacket(body);
+}
+
+// static
+TraceExporter::SystemInfo TraceExporter::ReadSystemInfo() {
+  SystemInfo info;
+  struct utsname uts = {};
+  if (uname(&uts) == 0) {
+    info.sysname = uts.sysname;
+    info.version = uts.version;
+    info.release = uts.release;
+    info.machine = uts.machine;
+  }
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size > 0)
+    info.page_size = static_cast<uint32_t>(page_size);
+  const long num_cpus = sysconf(_SC_NPROCESSORS_CONF);
+  if (num_cpus > 0)
+    info.num_cpus = static_cast<uint32_t>(num_cpus);
+  const time_t now = time(nullptr);
+  struct tm local = {};
+  if (localtime_r(&now, &local)) {
+    info.timezone_off_mins = static_cast<int32_t>(local.tm_gmtoff / 60);
+    info.has_timezone = true;
+  }
+  return info;
+}
+
+void TraceExporter::WriteSystemInfo(const SystemInfo& info) {
+  using rt::SystemInfo;
+  using rt::Utsname;
+  std::string uts;
+  ProtoBuilder ub(&uts);
+  if (!info.sysname.empty())
+    ub.AppendString(Utsname::kSysnameFieldNumber, info.sysname);
+  if (!info.version.empty())
+    ub.AppendString(Utsname::kVersionFieldNumber, info.version);
+  if (!info.release.empty())
+    ub.AppendString(Utsname::kReleaseFieldNumber, info.release);
+  if (!info.machine.empty())
+    ub.AppendString(Utsname::kMachineFieldNumber, info.machine);
+  std::string system_info;
+  ProtoBuilder sb(&system_info);
+  sb.AppendMessage(SystemInfo::kUtsnameFieldNumber, uts);
+  if (info.page_size != 0)
+    sb.AppendVarInt(SystemInfo::kPageSizeFieldNumber, info.page_size);
+  if (info.has_timezone) {
+    sb.AppendInt32(SystemInfo::kTimezoneOffMinsFieldNumber,
+                   info.timezone_off_mins);
+  }
+  if (info.num_cpus != 0)
+    sb.AppendVarInt(SystemInfo::kNumCpusFieldNumber, info.num_cpus);
+  std::string body;
+  ProtoBuilder(&body).AppendMessage(rt::TracePacket::kSystemInfoFieldNumber,
+                                    system_info);
+  WriteServicePacket(body);
+}
+
+namespace {
+// Fills |size| bytes at |out| with random bytes; false if no source works.
+bool ReadRandom(uint8_t* out, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t r = getrandom(out + done, size - done, 0);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR)
+      continue;
+    break;
+  }
+  if (done == size)
+    return true;
+  const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  done = 0;
+  while (done < size) {
+    const ssize_t r = read(fd, out + done, size - done);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR)
+      continue;
+    break;
+  }
+  close(fd);
+  return done == size;
+}
+
+// splitmix64's finalizer: spreads |x| over 64 bits.
+uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+// static
+TraceExporter::TraceUuid TraceExporter::NewTraceUuid() {
+  uint64_t halves[2] = {};
+  if (!ReadRandom(reinterpret_cast<uint8_t*>(halves), sizeof(halves))) {
+    RT_LOG("no random source for the trace uuid; deriving it from the clocks");
+    const ClockReadings c = ReadClocks();
+    halves[0] = Mix64(c.realtime ^ (static_cast<uint64_t>(getpid()) << 32));
+    halves[1] = Mix64(c.boottime ^ Mix64(c.monotonic));
+  }
+  // RFC 4122: version 4 in the high nibble of the 7th byte, variant 10 in
+  // the two high bits of the 9th: the uuid is never all zeros.
+  halves[0] = (halves[0] & ~0xf000ull) | 0x4000ull;
+  halves[1] = (halves[1] & ~(0xc0ull << 56)) | (0x80ull << 56);
+  TraceUuid uuid;
+  uuid.msb = static_cast<int64_t>(halves[0]);
+  uuid.lsb = static_cast<int64_t>(halves[1]);
+  return uuid;
+}
+
+void TraceExporter::WriteTraceUuid(const TraceUuid& uuid) {
+  std::string msg;
+  ProtoBuilder b(&msg);
+  b.AppendVarInt(rt::TraceUuid::kMsbFieldNumber,
+                 static_cast<uint64_t>(uuid.msb));
+  b.AppendVarInt(rt::TraceUuid::kLsbFieldNumber,
+                 static_cast<uint64_t>(uuid.lsb));
+  std::string body;
+  ProtoBuilder(&body).AppendMessage(rt::TracePacket::kTraceUuidFieldNumber,
+                                    msg);
+  WriteServicePacket(body);
+}
+
+void TraceExporter::WriteServiceEvent(ServiceEvent event,
+                                      uint64_t boottime_ns) {
+  using rt::TracingServiceEvent;
+  uint32_t field = 0;
+  switch (event) {
+    case ServiceEvent::kTracingStarted:
+      field = TracingServiceEvent::kTracingStartedFieldNumber;
+      break;
+    case ServiceEvent::kAllDataSourcesStarted:
+      field = TracingServiceEvent::kAllDataSourcesStartedFieldNumber;
+      break;
+    case ServiceEvent::kAllDataSourcesFlushed:
+      field = TracingServiceEvent::kAllDataSourcesFlushedFieldNumber;
+      break;
+    case ServiceEvent::kReadTracingBuffersCompleted:
+      field = TracingServiceEvent::kReadTracingBuffersCompletedFieldNumber;
+      break;
+    case ServiceEvent::kTracingDisabled:
+      field = TracingServiceEvent::kTracingDisabledFieldNumber;
+      break;
+  }
+  std::string msg;
+  ProtoBuilder(&msg).AppendVarInt(field, 1);
+  std::string body;
+  ProtoBuilder b(&body);
+  b.AppendVarInt(rt::TracePacket::kTimestampFieldNumber, boottime_ns);
+  b.AppendMessage(rt::TracePacket::kServiceEventFieldNumber, msg);
   WriteServicePacket(body);
 }
 

@@ -26,6 +26,14 @@
 //                        (ReadClocks()): the service writes one taken when
 //                        tracing started and one at the end, so readers can
 //                        map clocks over the whole trace.
+//   WriteSystemInfo()    a TracePacket{system_info = 45}: uname(2), the page
+//                        size, the CPU count and the UTC offset of the
+//                        service's machine (ReadSystemInfo()).
+//   WriteTraceUuid()     a TracePacket{trace_uuid = 89}: the random id of
+//                        this trace file (NewTraceUuid()).
+//   WriteServiceEvent()  a TracePacket{service_event = 69} with one of the
+//                        TracingServiceEvent bools and the BOOTTIME time it
+//                        happened as the packet timestamp.
 //   Finish()             flushes the file writer and returns its status.
 //
 // Trusted fields. The producer is never trusted for the fields only the
@@ -52,7 +60,8 @@
 // counted as invalid.
 //
 // Sequence ids. trusted_packet_sequence_id is assigned by the exporter. The
-// service's own packets (config, stats, clock snapshots) are sequence 1
+// service's own packets (config, stats, clock snapshots, system info, uuid,
+// service events) are sequence 1
 // (kServiceSequenceId), as in Perfetto; the first {ProducerID, WriterID} the
 // exporter meets gets 2, the next new one 3, and so on, in the order their
 // first packet is read. The id is stable for the exporter's lifetime (every
@@ -121,8 +130,9 @@ struct ExportStats {
   // loss_reason_packets[b]: exported packets whose previous_packet_dropped
   // has bit b (DataLossReason 1 << b).
   uint64_t loss_reason_packets[kNumDataLossReasons] = {};
-  uint64_t service_packets = 0;  // config, stats, clock snapshots
-  uint32_t sequences = 0;        // sequence ids assigned
+  // config, stats, clock snapshots, system info, uuid, service events
+  uint64_t service_packets = 0;
+  uint32_t sequences = 0;  // sequence ids assigned
 };
 
 // Name of DataLossReason bit |bit| ("PRESENT", "READ_GAP", ...).
@@ -191,6 +201,41 @@ class TraceExporter {
 
   void WriteClockSnapshot() { WriteClockSnapshot(ReadClocks()); }
   void WriteClockSnapshot(const ClockReadings& clocks);
+
+  // What WriteSystemInfo() writes. Empty strings / zeros are left out.
+  struct SystemInfo {
+    std::string sysname;  // uname(2)
+    std::string version;
+    std::string release;
+    std::string machine;
+    uint32_t page_size = 0;         // sysconf(_SC_PAGESIZE)
+    uint32_t num_cpus = 0;          // sysconf(_SC_NPROCESSORS_CONF)
+    int32_t timezone_off_mins = 0;  // local time - UTC, localtime_r(now)
+    bool has_timezone = false;
+  };
+  static SystemInfo ReadSystemInfo();
+  void WriteSystemInfo(const SystemInfo& info);
+
+  // A random 128-bit trace id (an RFC 4122 version 4 UUID, so never zero):
+  // getrandom(2), or /dev/urandom where that fails; the clocks and the pid
+  // as a last resort (logged).
+  struct TraceUuid {
+    int64_t msb = 0;
+    int64_t lsb = 0;
+  };
+  static TraceUuid NewTraceUuid();
+  void WriteTraceUuid(const TraceUuid& uuid);
+
+  // The TracingServiceEvent members the service writes.
+  enum class ServiceEvent {
+    kTracingStarted,
+    kAllDataSourcesStarted,
+    kAllDataSourcesFlushed,
+    kReadTracingBuffersCompleted,
+    kTracingDisabled,
+  };
+  // |boottime_ns|: when it happened (CLOCK_BOOTTIME), the packet timestamp.
+  void WriteServiceEvent(ServiceEvent event, uint64_t boottime_ns);
 
   // Flushes the file writer; returns the first write error, if any.
   base::Status Finish();

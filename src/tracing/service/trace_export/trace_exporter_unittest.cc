@@ -5,8 +5,10 @@
 #include "src/tracing/service/trace_export/trace_exporter.h"
 
 #include <gtest/gtest.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <memory>
@@ -446,6 +448,95 @@ TEST_F(TraceExporterTest, FirstPacketOnSequenceOnlyWhenNothingWasLost) {
     }
   }
   EXPECT_EQ(exporter_->stats().packets_with_loss, 1u);
+}
+
+TEST_F(TraceExporterTest, SystemInfoIsUnameOnTheServiceSequence) {
+  const TraceExporter::SystemInfo info = TraceExporter::ReadSystemInfo();
+  exporter_->WriteSystemInfo(info);
+  const Trace trace = ReadTrace();
+
+  ASSERT_EQ(trace.packet_size(), 1);
+  const TracePacket& p = trace.packet(0);
+  EXPECT_EQ(p.trusted_packet_sequence_id(), kServiceSequenceId);
+  EXPECT_EQ(p.trusted_uid(), 4242);
+  EXPECT_EQ(p.trusted_pid(), 77);
+  ASSERT_TRUE(p.has_system_info());
+  struct utsname uts = {};
+  ASSERT_EQ(uname(&uts), 0);
+  const perfetto::protos::Utsname& u = p.system_info().utsname();
+  EXPECT_EQ(u.sysname(), uts.sysname);
+  EXPECT_EQ(u.version(), uts.version);
+  EXPECT_EQ(u.release(), uts.release);
+  EXPECT_EQ(u.machine(), uts.machine);
+  EXPECT_EQ(p.system_info().page_size(),
+            static_cast<uint32_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(p.system_info().num_cpus(),
+            static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF)));
+  ASSERT_TRUE(info.has_timezone);
+  EXPECT_EQ(p.system_info().timezone_off_mins(), info.timezone_off_mins);
+  EXPECT_EQ(exporter_->stats().service_packets, 1u);
+}
+
+TEST_F(TraceExporterTest, TraceUuidIsRandomVersion4AndRoundTrips) {
+  const TraceExporter::TraceUuid a = TraceExporter::NewTraceUuid();
+  const TraceExporter::TraceUuid b = TraceExporter::NewTraceUuid();
+  EXPECT_TRUE(a.msb != b.msb || a.lsb != b.lsb);
+  for (const TraceExporter::TraceUuid& u : {a, b}) {
+    // Version 4, variant 10.
+    EXPECT_EQ((static_cast<uint64_t>(u.msb) >> 12) & 0xf, 4u);
+    EXPECT_EQ(static_cast<uint64_t>(u.lsb) >> 62, 2u);
+  }
+  exporter_->WriteTraceUuid(a);
+  TraceExporter::TraceUuid negative;
+  negative.msb = -2;
+  negative.lsb = INT64_MIN;
+  exporter_->WriteTraceUuid(negative);
+  const Trace trace = ReadTrace();
+
+  ASSERT_EQ(trace.packet_size(), 2);
+  for (const TracePacket& p : trace.packet()) {
+    EXPECT_EQ(p.trusted_packet_sequence_id(), kServiceSequenceId);
+    ASSERT_TRUE(p.has_trace_uuid());
+  }
+  EXPECT_EQ(trace.packet(0).trace_uuid().msb(), a.msb);
+  EXPECT_EQ(trace.packet(0).trace_uuid().lsb(), a.lsb);
+  EXPECT_EQ(trace.packet(1).trace_uuid().msb(), -2);
+  EXPECT_EQ(trace.packet(1).trace_uuid().lsb(), INT64_MIN);
+}
+
+TEST_F(TraceExporterTest, ServiceEventsCarryTheirMemberAndTimestamp) {
+  using Event = TraceExporter::ServiceEvent;
+  using perfetto::protos::TracingServiceEvent;
+  const struct {
+    Event event;
+    TracingServiceEvent::EventTypeCase expected;
+  } kEvents[] = {
+      {Event::kTracingStarted, TracingServiceEvent::kTracingStarted},
+      {Event::kAllDataSourcesStarted,
+       TracingServiceEvent::kAllDataSourcesStarted},
+      {Event::kAllDataSourcesFlushed,
+       TracingServiceEvent::kAllDataSourcesFlushed},
+      {Event::kTracingDisabled, TracingServiceEvent::kTracingDisabled},
+      {Event::kReadTracingBuffersCompleted,
+       TracingServiceEvent::kReadTracingBuffersCompleted},
+  };
+  uint64_t ts = 5000;
+  for (const auto& e : kEvents)
+    exporter_->WriteServiceEvent(e.event, ts++);
+  const Trace trace = ReadTrace();
+
+  ASSERT_EQ(trace.packet_size(), 5);
+  ts = 5000;
+  for (int i = 0; i < trace.packet_size(); ++i) {
+    const TracePacket& p = trace.packet(i);
+    SCOPED_TRACE(i);
+    EXPECT_EQ(p.trusted_packet_sequence_id(), kServiceSequenceId);
+    EXPECT_EQ(p.timestamp(), ts++);
+    ASSERT_TRUE(p.has_service_event());
+    EXPECT_EQ(p.service_event().event_type_case(), kEvents[i].expected);
+  }
+  EXPECT_TRUE(trace.packet(0).service_event().tracing_started());
+  EXPECT_EQ(exporter_->stats().service_packets, 5u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
+#include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
@@ -208,7 +210,11 @@ shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
   return g;
 }
 
-ServiceCore::ServiceCore(const Options& options) : options_(options) {}
+ServiceCore::ServiceCore(const Options& options) : options_(options) {
+  // No start ack in the protocol: producers write once admitted.
+  lifecycle_.tracing_started = start_clocks_.boottime;
+  lifecycle_.all_data_sources_started = start_clocks_.boottime;
+}
 
 std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
                                                  base::Status* status) {
@@ -507,6 +513,10 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   while (!producers_.empty())
     RemoveProducer(producers_.begin()->first);
   loop_->Stop();
+  // Every ring had its final kFlush drain (RemoveProducer): all that the
+  // producers wrote is in the buffer, and tracing is over.
+  lifecycle_.all_data_sources_flushed = base::ClockNs(CLOCK_BOOTTIME);
+  lifecycle_.tracing_disabled = lifecycle_.all_data_sources_flushed;
   (void)TakeStoppedProducers();  // counts rings stopped in the final drains
   // The drain thread is joined: the buffer and the drainer are ours now
   // (RunSync on a stopped loop runs inline).
@@ -516,9 +526,14 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
     return base::OkStatus();  // no single-session buffer: nothing to write
   summary->packets_overwritten = buffer_->stats().packets_overwritten;
   summary->packets_discarded = sink_->packets_discarded();
-  return Export({buffer_.get()}, MakeTraceConfig(), start_clocks_,
-                connected_at_stop, summary->drainer_stats.chunks_unroutable,
-                out_fd, summary);
+  const std::string config = MakeTraceConfig();
+  TraceHeader header;
+  header.trace_config = &config;
+  header.clocks = start_clocks_;
+  header.uuid = uuid_;
+  header.lifecycle = lifecycle_;
+  return Export({buffer_.get()}, header, connected_at_stop,
+                summary->drainer_stats.chunks_unroutable, out_fd, summary);
 }
 
 base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
@@ -555,7 +570,15 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
                            options_.buffer_kb);
   }
   // Step 2, here: the copy is ours alone; the drain thread goes on.
-  return Export({clone.get()}, MakeTraceConfig(), start_clocks_, connected,
+  // A snapshot is a trace file of its own: its own uuid (as Perfetto gives
+  // clones), the buffer's service events so far (no tracing_disabled).
+  const std::string config = MakeTraceConfig();
+  TraceHeader header;
+  header.trace_config = &config;
+  header.clocks = start_clocks_;
+  header.uuid = trace_export::TraceExporter::NewTraceUuid();
+  header.lifecycle = lifecycle_;
+  return Export({clone.get()}, header, connected,
                 summary->drainer_stats.chunks_unroutable, out_fd, summary);
 }
 
@@ -576,19 +599,41 @@ std::string ServiceCore::EncodeExtraStatsFields(
   return out;
 }
 
-base::Status ServiceCore::Export(
-    const std::vector<TraceBufferV2*>& buffers,
-    const std::string& trace_config,
-    const trace_export::TraceExporter::ClockReadings& clocks,
-    uint32_t producers_connected,
-    uint64_t chunks_unroutable,
-    int out_fd,
-    ExportSummary* summary) const {
+// static
+void ServiceCore::WriteTraceHeader(trace_export::TraceExporter* exporter,
+                                   const TraceHeader& header) {
+  using Event = trace_export::TraceExporter::ServiceEvent;
+  exporter->WriteTraceConfig(header.trace_config->data(),
+                             header.trace_config->size());
+  exporter->WriteSystemInfo(trace_export::TraceExporter::ReadSystemInfo());
+  exporter->WriteTraceUuid(header.uuid);
+  exporter->WriteClockSnapshot(header.clocks);
+  const TraceLifecycle& l = header.lifecycle;
+  const struct {
+    Event event;
+    uint64_t ts;
+  } events[] = {
+      {Event::kTracingStarted, l.tracing_started},
+      {Event::kAllDataSourcesStarted, l.all_data_sources_started},
+      {Event::kAllDataSourcesFlushed, l.all_data_sources_flushed},
+      {Event::kTracingDisabled, l.tracing_disabled},
+  };
+  for (const auto& e : events) {
+    if (e.ts != 0)
+      exporter->WriteServiceEvent(e.event, e.ts);
+  }
+}
+
+base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
+                                 const TraceHeader& header,
+                                 uint32_t producers_connected,
+                                 uint64_t chunks_unroutable,
+                                 int out_fd,
+                                 ExportSummary* summary) const {
   const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
   trace_export::TraceFileWriter file_writer(out_fd);
   trace_export::TraceExporter exporter(&file_writer);
-  exporter.WriteTraceConfig(trace_config.data(), trace_config.size());
-  exporter.WriteClockSnapshot(clocks);
+  WriteTraceHeader(&exporter, header);
   const base::Status status = ExportTail(
       &exporter, buffers, producers_connected, chunks_unroutable, summary);
   struct stat st = {};
@@ -610,6 +655,9 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
     exporter->ExportBuffer(buffer);
     const_buffers.push_back(buffer);
   }
+  exporter->WriteServiceEvent(
+      trace_export::TraceExporter::ServiceEvent::kReadTracingBuffersCompleted,
+      base::ClockNs(CLOCK_BOOTTIME));
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = producers_connected;
   service_stats.producers_seen = stats_.producers_seen;

@@ -193,6 +193,26 @@ struct ServiceCounters {
 std::string EncodeServiceCounters(const ServiceCounters& c,
                                   const ProducerStats& p);
 
+// When a trace's service events happened (CLOCK_BOOTTIME ns; 0: not (yet)).
+// Every trace file carries them as TracingServiceEvent packets on the
+// service's sequence (docs/trace_export.md, "The service's metadata").
+struct TraceLifecycle {
+  // The session (or the single-session buffer) was set up.
+  uint64_t tracing_started = 0;
+  // The data sources were told to start. There is no start ack in the
+  // producer protocol, so this is when the StartDataSource commands were
+  // queued (the single-session mode: tracing_started, producers write as
+  // soon as they are admitted).
+  uint64_t all_data_sources_started = 0;
+  // The latest flush every producer acked in time (FlushSession, periodic
+  // flushes), or the stop when every instance acked its StopDataSource and
+  // the rings were drained (kFlush).
+  uint64_t all_data_sources_flushed = 0;
+  // The session stopped: its instances acked their stop (or timed out) and
+  // its buffers left the rings' allowed sets.
+  uint64_t tracing_disabled = 0;
+};
+
 // What Finish(), Snapshot() or a session's end produced, for the service's
 // summary, the consumer's SessionSummary and tests.
 struct ExportSummary {
@@ -577,6 +597,9 @@ class ServiceCore {
     int32_t consumer_uid = -1;
     uint64_t consumer_id = 0;
     trace_export::TraceExporter::ClockReadings start_clocks;
+    // The trace's id (the session's file; clones get their own).
+    trace_export::TraceExporter::TraceUuid uuid;
+    TraceLifecycle lifecycle;
     Clock::time_point started;
     Clock::time_point duration_deadline = Clock::time_point::max();
     Clock::time_point stop_deadline = Clock::time_point::max();
@@ -590,7 +613,8 @@ class ServiceCore {
     std::vector<PendingFlush> flushes;
     // write_into_file: the trace is appended to |fd| as it goes, by one
     // exporter for the session's life (sequence ids persist). Its header
-    // (TraceConfig, ClockSnapshot) is written at the start.
+    // (WriteTraceHeader) is written at the start, the later service events
+    // when they happen.
     std::unique_ptr<trace_export::TraceFileWriter> stream_file;
     std::unique_ptr<trace_export::TraceExporter> stream;
     Clock::time_point next_file_write = Clock::time_point::max();
@@ -632,6 +656,18 @@ class ServiceCore {
   // frees the session.
   void FinalizeSession(SessionId id, bool write, Clock::time_point now);
   void CompleteFlush(Session* session, size_t index, bool timed_out);
+  // Sets |*slot| (a field of session->lifecycle) to now (BOOTTIME) and,
+  // when the session streams its file, writes the event there.
+  void RecordServiceEvent(Session* session,
+                          trace_export::TraceExporter::ServiceEvent event,
+                          uint64_t* slot);
+  // At the stop, after the final drain: all_data_sources_flushed when every
+  // instance acked its stop, then tracing_disabled.
+  void RecordStopEvents(Session* session);
+  // write_into_file: the session's exporter on its fd, with the header
+  // (WriteTraceHeader) in its batch; the first file write is due a period
+  // after |now|.
+  void OpenStream(Session* session, Clock::time_point now);
   // write_into_file: drains the session's rings and appends what its
   // buffers hold to its file (on the drain thread: the buffers are only
   // readable there). A write error or max_file_size_bytes reached ends the
@@ -660,20 +696,34 @@ class ServiceCore {
   // Drain thread (on_ring_stopped): queues ring |id| and signals
   // stopped_fd_.
   void OnRingStopped(ring_drainer::RingId id);
-  // The export shared by Finish() and Snapshot(): writes the TraceConfig, a
-  // ClockSnapshot, every packet of |buffer| (which the caller's thread owns
-  // now), its TraceStats and a closing ClockSnapshot to |out_fd|. Reads
-  // summary->drainer_stats (for TraceStats.chunks_discarded); sets
-  // export_stats, buffer_stats and file_size.
+  // What a trace file starts with (WriteTraceHeader).
+  struct TraceHeader {
+    const std::string* trace_config = nullptr;  // serialized TraceConfig
+    trace_export::TraceExporter::ClockReadings clocks;  // tracing started
+    trace_export::TraceExporter::TraceUuid uuid;
+    TraceLifecycle lifecycle;
+  };
+  // The TraceConfig, a SystemInfo, the TraceUuid, the start ClockSnapshot
+  // and every service event of |header.lifecycle| that happened, in the
+  // order tracing_started, all_data_sources_started,
+  // all_data_sources_flushed, tracing_disabled.
+  static void WriteTraceHeader(trace_export::TraceExporter* exporter,
+                               const TraceHeader& header);
+  // The export shared by Finish() and Snapshot(): writes the header, every
+  // packet of |buffer| (which the caller's thread owns now), a
+  // read_tracing_buffers_completed event, its TraceStats and a closing
+  // ClockSnapshot to |out_fd|. Reads summary->drainer_stats (for
+  // TraceStats.chunks_discarded); sets export_stats, buffer_stats and
+  // file_size.
   base::Status Export(const std::vector<trace_buffer::TraceBufferV2*>& buffers,
-                      const std::string& trace_config,
-                      const trace_export::TraceExporter::ClockReadings& clocks,
+                      const TraceHeader& header,
                       uint32_t producers_connected,
                       uint64_t chunks_unroutable,
                       int out_fd,
                       ExportSummary* summary) const;
   // Export()'s second half, also the end of a streamed session: every
-  // packet of |buffers|, TraceStats, the closing ClockSnapshot, Finish().
+  // packet of |buffers|, read_tracing_buffers_completed, TraceStats, the
+  // closing ClockSnapshot, Finish().
   // Sets summary's export_stats and buffer_stats.
   base::Status ExportTail(
       trace_export::TraceExporter* exporter,
@@ -686,6 +736,11 @@ class ServiceCore {
   // Read when tracing started; the trace's first ClockSnapshot.
   const trace_export::TraceExporter::ClockReadings start_clocks_ =
       trace_export::TraceExporter::ReadClocks();
+  // The single-session trace's id (each Snapshot() gets its own) and
+  // service events: started when the core was created.
+  const trace_export::TraceExporter::TraceUuid uuid_ =
+      trace_export::TraceExporter::NewTraceUuid();
+  TraceLifecycle lifecycle_;
   // Drain thread only while the loop runs.
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
   std::unique_ptr<TraceBufferV2Sink> sink_;

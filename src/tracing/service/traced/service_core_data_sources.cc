@@ -105,6 +105,11 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
     for (const auto& r : rings)
       DrainBounded(d, r.first, r.second, DrainMode::kFlush);
   });
+  if (!timed_out) {
+    RecordServiceEvent(
+        s, trace_export::TraceExporter::ServiceEvent::kAllDataSourcesFlushed,
+        &s->lifecycle.all_data_sources_flushed);
+  }
   if (f.periodic)
     return;
   SessionEvent ev;

@@ -14,12 +14,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "ringtrace/logging.h"
+#include "src/base/time.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {
@@ -250,6 +252,8 @@ base::Status ServiceCore::StartSession(
   s->consumer_uid = consumer_uid;
   s->consumer_id = consumer_id;
   s->start_clocks = trace_export::TraceExporter::ReadClocks();
+  s->uuid = trace_export::TraceExporter::NewTraceUuid();
+  s->lifecycle.tracing_started = s->start_clocks.boottime;
   s->started = now;
   if (s->config.duration_ms > 0)
     s->duration_deadline =
@@ -258,21 +262,22 @@ base::Status ServiceCore::StartSession(
     s->next_periodic_flush =
         now + std::chrono::milliseconds(s->config.flush_period_ms);
   s->unroutable_at_start = DrainerStats().chunks_unroutable;
-  if (s->config.write_into_file) {
-    s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
-    s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
-    s->stream->WriteTraceConfig(s->config.serialized.data(),
-                                s->config.serialized.size());
-    s->stream->WriteClockSnapshot(s->start_clocks);
-    s->stream_status = s->stream_file->Flush();
-    s->next_file_write =
-        now + std::chrono::milliseconds(s->config.file_write_period_ms);
-  }
+  if (s->config.write_into_file)
+    OpenStream(s.get(), now);
   std::set<ProducerID> started;
   for (auto& kv : producers_) {
     if (StartInstances(s.get(), kv.first, &kv.second))
       started.insert(kv.first);
   }
+  // No start ack in the producer protocol: the data sources count as
+  // started once told to (instances started later, on producers that
+  // register afterwards, do not move it).
+  RecordServiceEvent(
+      s.get(),
+      trace_export::TraceExporter::ServiceEvent::kAllDataSourcesStarted,
+      &s->lifecycle.all_data_sources_started);
+  if (s->stream)
+    s->stream_status = s->stream_file->Flush();
   session_buffer_bytes_ += wanted;
   *id = s->id;
   sessions_[s->id] = std::move(s);
@@ -281,6 +286,19 @@ base::Status ServiceCore::StartSession(
   // of the new instances are routable.
   UpdateAllowedBuffers(started);
   return base::OkStatus();
+}
+
+void ServiceCore::OpenStream(Session* s, Clock::time_point now) {
+  s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
+  s->stream.reset(new trace_export::TraceExporter(s->stream_file.get()));
+  TraceHeader header;
+  header.trace_config = &s->config.serialized;
+  header.clocks = s->start_clocks;
+  header.uuid = s->uuid;
+  header.lifecycle = s->lifecycle;  // tracing_started only, so far
+  WriteTraceHeader(s->stream.get(), header);
+  s->next_file_write =
+      now + std::chrono::milliseconds(s->config.file_write_period_ms);
 }
 
 std::set<ProducerID> ServiceCore::SessionProducers(
@@ -400,6 +418,30 @@ void ServiceCore::EndAllSessions(Clock::time_point now) {
   }
 }
 
+void ServiceCore::RecordServiceEvent(
+    Session* s,
+    trace_export::TraceExporter::ServiceEvent event,
+    uint64_t* slot) {
+  *slot = base::ClockNs(CLOCK_BOOTTIME);
+  if (s->stream)
+    s->stream->WriteServiceEvent(event, *slot);
+}
+
+void ServiceCore::RecordStopEvents(Session* s) {
+  using Event = trace_export::TraceExporter::ServiceEvent;
+  bool all_acked = true;
+  for (const Instance& inst : s->instances)
+    all_acked = all_acked && inst.stop_acked;
+  // Every data source flushed its data at its stop, and the kFlush drain
+  // took what the rings held.
+  if (all_acked) {
+    RecordServiceEvent(s, Event::kAllDataSourcesFlushed,
+                       &s->lifecycle.all_data_sources_flushed);
+  }
+  RecordServiceEvent(s, Event::kTracingDisabled,
+                     &s->lifecycle.tracing_disabled);
+}
+
 void ServiceCore::FinalizeSession(SessionId id,
                                   bool write,
                                   Clock::time_point now) {
@@ -431,6 +473,7 @@ void ServiceCore::FinalizeSession(SessionId id,
   });
   // No ring routes to the buffers any more: they are this thread's now.
   if (write) {
+    RecordStopEvents(s);
     std::vector<TraceBufferV2*> buffers;
     for (const auto& b : s->buffers) {
       buffers.push_back(b->buffer.get());
@@ -453,9 +496,13 @@ void ServiceCore::FinalizeSession(SessionId id,
       if (fstat(s->fd.get(), &st) == 0)
         summary.file_size = static_cast<uint64_t>(st.st_size);
     } else {
-      status = Export(buffers, s->config.serialized, s->start_clocks,
-                      static_cast<uint32_t>(producers_.size()), unroutable,
-                      s->fd.get(), &summary);
+      TraceHeader header;
+      header.trace_config = &s->config.serialized;
+      header.clocks = s->start_clocks;
+      header.uuid = s->uuid;
+      header.lifecycle = s->lifecycle;
+      status = Export(buffers, header, static_cast<uint32_t>(producers_.size()),
+                      unroutable, s->fd.get(), &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
@@ -609,9 +656,15 @@ base::Status ServiceCore::CloneSession(SessionId id,
       return base::ErrStatus("cannot allocate a copy of the session's buffers");
     buffers.push_back(c.get());
   }
+  // The clone is a trace file of its own: a new uuid (as Perfetto gives
+  // clones), the session's service events so far (no tracing_disabled).
+  TraceHeader header;
+  header.trace_config = &s->config.serialized;
+  header.clocks = s->start_clocks;
+  header.uuid = trace_export::TraceExporter::NewTraceUuid();
+  header.lifecycle = s->lifecycle;
   return Export(
-      buffers, s->config.serialized, s->start_clocks,
-      static_cast<uint32_t>(producers_.size()),
+      buffers, header, static_cast<uint32_t>(producers_.size()),
       summary->drainer_stats.chunks_unroutable - s->unroutable_at_start, out_fd,
       summary);
 }

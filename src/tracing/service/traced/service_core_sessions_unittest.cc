@@ -288,6 +288,11 @@ TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   // The trace's TraceStats carry the service's session counters.
   EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_data_source_stop_timeouts(), 1u);
   EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_late_acks(), 0u);
+  // An instance did not ack its stop: no all_data_sources_flushed.
+  EXPECT_EQ(test::ExpectServiceMetadata(ReadTrace("s")).events,
+            (std::vector<test::ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvDisabled,
+                test::kEvReadDone}));
 
   // The late answer is accepted once; again, or for an unknown instance, it
   // is a violation.
@@ -599,7 +604,13 @@ TEST_F(SessionsTest, WriteIntoFileKeepsMoreThanTheBufferHolds) {
   EXPECT_EQ(ended.summary.packets_overwritten, 0u);
   const perfetto::protos::Trace trace = ReadTrace("s");
   EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 3 * kPerPeriod));
-  // One TraceConfig at the start, the stats and a clock snapshot at the end.
+  // One header (config, system info, uuid, clock snapshot) at the start,
+  // the service events as they happened, the stats and a clock snapshot at
+  // the end.
+  EXPECT_EQ(test::ExpectServiceMetadata(trace).events,
+            (std::vector<test::ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
+                test::kEvDisabled, test::kEvReadDone}));
   int configs = 0;
   for (const auto& p : trace.packet())
     configs += p.has_trace_config() ? 1 : 0;
@@ -608,6 +619,111 @@ TEST_F(SessionsTest, WriteIntoFileKeepsMoreThanTheBufferHolds) {
   EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
   // More than twice the buffer went through it, nothing overwritten.
   EXPECT_GT(ended.summary.bytes_written, 2u * 32 * 1024);
+}
+
+TEST_F(SessionsTest, ServiceEventsFollowTheSessionAndClonesGetTheirOwnUuid) {
+  using test::ServiceEventCase;
+  using test::ServiceMetadata;
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig();
+  config.set_flush_timeout_ms(1000);
+  const SessionId s = Start(config, "s");
+  (void)core_->TakeCommands();
+  auto clone = [&](const std::string& file) {
+    base::ScopedFd fd = OpenOut(dir_.File(file));
+    ExportSummary summary;
+    const base::Status status = core_->CloneSession(s, fd.get(), &summary);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return test::ExpectServiceMetadata(ReadTrace(file));
+  };
+  const std::vector<ServiceEventCase> started = {
+      test::kEvStarted, test::kEvAllStarted, test::kEvReadDone};
+
+  const ServiceMetadata c1 = clone("c1");
+  EXPECT_EQ(c1.events, started);
+
+  // A flush that timed out is no all_data_sources_flushed.
+  ASSERT_TRUE(core_->FlushSession(s, 0, 1, now_).ok());
+  ASSERT_EQ(core_->TakeCommands().size(), 1u);
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  const ServiceMetadata c2 = clone("c2");
+  EXPECT_EQ(c2.events, started);
+
+  // One every producer acked is.
+  ASSERT_TRUE(core_->FlushSession(s, 0, 2, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 1u);
+  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  const ServiceMetadata c3 = clone("c3");
+  EXPECT_EQ(c3.events, (std::vector<ServiceEventCase>{
+                           test::kEvStarted, test::kEvAllStarted,
+                           test::kEvFlushed, test::kEvReadDone}));
+
+  StopAndAck(s);
+  const ServiceMetadata fin = test::ExpectServiceMetadata(ReadTrace("s"));
+  EXPECT_EQ(fin.events,
+            (std::vector<ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
+                test::kEvDisabled, test::kEvReadDone}));
+  // The start is the same in every file: the session's.
+  for (const ServiceMetadata* md : {&c1, &c2, &c3}) {
+    ASSERT_EQ(md->event_timestamps.size(), md->events.size());
+    ASSERT_EQ(fin.event_timestamps.size(), 5u);
+    EXPECT_EQ(md->event_timestamps[0], fin.event_timestamps[0]);
+    EXPECT_EQ(md->event_timestamps[1], fin.event_timestamps[1]);
+    EXPECT_EQ(md->first_clock_boottime, fin.first_clock_boottime);
+  }
+  EXPECT_EQ(fin.event_timestamps[0], fin.first_clock_boottime);
+  // The stop's flush is later than the acked flush the clone saw.
+  EXPECT_GE(fin.event_timestamps[2], c3.event_timestamps[2]);
+  // Four files, four uuids.
+  const ServiceMetadata* all[] = {&c1, &c2, &c3, &fin};
+  for (size_t i = 0; i < 4; ++i) {
+    for (size_t j = i + 1; j < 4; ++j) {
+      EXPECT_TRUE(all[i]->uuid_msb != all[j]->uuid_msb ||
+                  all[i]->uuid_lsb != all[j]->uuid_lsb)
+          << i << " " << j;
+    }
+  }
+}
+
+TEST_F(SessionsTest, WriteIntoFileWritesTheServiceEventsAsTheyHappen) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig();
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(1000);
+  const SessionId s = Start(config, "s");
+  (void)core_->TakeCommands();
+  ASSERT_TRUE(core_->FlushSession(s, 0, 1, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 1u);
+  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+  ASSERT_EQ(core_->TakeEvents().size(), 1u);  // kFlushed
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+
+  // The file so far: the header and the events up to the flush.
+  std::vector<test::ServiceEventCase> events;
+  int headers = 0;
+  const perfetto::protos::Trace so_far = ReadTrace("s");
+  for (const auto& packet : so_far.packet()) {
+    if (packet.has_service_event())
+      events.push_back(packet.service_event().event_type_case());
+    headers += packet.has_system_info() || packet.has_trace_uuid();
+  }
+  EXPECT_EQ(headers, 2);
+  EXPECT_EQ(events,
+            (std::vector<test::ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvFlushed}));
+
+  StopAndAck(s);
+  EXPECT_EQ(test::ExpectServiceMetadata(ReadTrace("s")).events,
+            (std::vector<test::ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
+                test::kEvFlushed, test::kEvDisabled, test::kEvReadDone}));
 }
 
 TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {

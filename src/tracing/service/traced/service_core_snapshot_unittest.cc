@@ -89,14 +89,28 @@ std::set<uint32_t> SequenceIdsOf(const perfetto::protos::Trace& trace,
   return ids;
 }
 
-// The service's framing of a complete trace: config, clock snapshot, ...,
-// stats, clock snapshot.
-void ExpectServicePackets(const perfetto::protos::Trace& trace) {
-  ASSERT_GE(trace.packet_size(), 4);
-  EXPECT_TRUE(trace.packet(0).has_trace_config());
-  EXPECT_TRUE(trace.packet(1).has_clock_snapshot());
-  EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
-  EXPECT_TRUE(trace.packet(trace.packet_size() - 1).has_clock_snapshot());
+// The service's framing of a complete trace (ExpectServiceMetadata): the
+// header (config, system info, uuid, clock snapshot, service events), ...,
+// read_tracing_buffers_completed, stats, clock snapshot. A snapshot's
+// events: the buffer's start, no stop.
+test::ServiceMetadata ExpectServicePackets(const perfetto::protos::Trace& trace,
+                                           Export what) {
+  const test::ServiceMetadata md = test::ExpectServiceMetadata(trace);
+  if (what == Export::kSnapshot) {
+    EXPECT_EQ(md.events,
+              (std::vector<test::ServiceEventCase>{
+                  test::kEvStarted, test::kEvAllStarted, test::kEvReadDone}));
+  } else {
+    EXPECT_EQ(md.events,
+              (std::vector<test::ServiceEventCase>{
+                  test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
+                  test::kEvDisabled, test::kEvReadDone}));
+  }
+  // Tracing started when the core was created: the first clock snapshot.
+  if (!md.event_timestamps.empty()) {
+    EXPECT_EQ(md.event_timestamps[0], md.first_clock_boottime);
+  }
+  return md;
 }
 
 ServiceCore::Options SnapshotOptions() {
@@ -133,7 +147,7 @@ TEST(TracingServiceCoreSnapshotTest,
   EXPECT_EQ(s1.export_stats.packets_exported, 150u);
   EXPECT_GT(s1.drainer_stats.reader.chunks_emitted, 0u);
   EXPECT_GT(s1.file_size, 0u);
-  ExpectServicePackets(t1);
+  const test::ServiceMetadata md1 = ExpectServicePackets(t1, Export::kSnapshot);
   const auto& stats1 = t1.packet(t1.packet_size() - 2).trace_stats();
   EXPECT_EQ(stats1.producers_connected(), 2u);
   EXPECT_EQ(stats1.producers_seen(), 2u);
@@ -157,6 +171,7 @@ TEST(TracingServiceCoreSnapshotTest,
   EXPECT_EQ(tagged.at("a1").seqs, Seqs(0, 150));
   EXPECT_EQ(tagged.at("b1").seqs, Seqs(0, 50));
   EXPECT_EQ(SequenceIdsOf(t2, "a1").size(), 1u);
+  const test::ServiceMetadata md2 = ExpectServicePackets(t2, Export::kSnapshot);
 
   // The copies had their own read state: the final trace still holds every
   // packet the snapshots held, as single sequences without loss.
@@ -170,7 +185,17 @@ TEST(TracingServiceCoreSnapshotTest,
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(final_summary.export_stats.packets_exported, 210u);
   EXPECT_EQ(final_summary.export_stats.packets_with_loss, 0u);
-  ExpectServicePackets(final_trace);
+  const test::ServiceMetadata md_final =
+      ExpectServicePackets(final_trace, Export::kFinish);
+  // Every snapshot is a trace file of its own, with its own uuid; the
+  // clocks of tracing's start are the same in all three.
+  EXPECT_TRUE(md1.uuid_msb != md2.uuid_msb || md1.uuid_lsb != md2.uuid_lsb);
+  EXPECT_TRUE(md1.uuid_msb != md_final.uuid_msb ||
+              md1.uuid_lsb != md_final.uuid_lsb);
+  EXPECT_TRUE(md2.uuid_msb != md_final.uuid_msb ||
+              md2.uuid_lsb != md_final.uuid_lsb);
+  EXPECT_EQ(md1.first_clock_boottime, md_final.first_clock_boottime);
+  EXPECT_EQ(md2.first_clock_boottime, md_final.first_clock_boottime);
   tagged = CollectTestPackets(final_trace);
   EXPECT_EQ(tagged.at("a1").seqs, Seqs(0, 150));
   EXPECT_EQ(tagged.at("b1").seqs, Seqs(0, 60));
@@ -239,7 +264,7 @@ TEST(TracingServiceCoreSnapshotTest, OfAnEmptyBufferAndNotAfterFinish) {
   base::Status status = SnapshotTo(core.get(), dir.File("s1"), &s, &t);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(s.export_stats.packets_exported, 0u);
-  ExpectServicePackets(t);
+  ExpectServicePackets(t, Export::kSnapshot);
 
   perfetto::protos::Trace final_trace;
   status = FinishTo(core.get(), dir.File("final"), &s, &final_trace);
@@ -312,7 +337,7 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
     }
   }
   EXPECT_GT(s2.buffer_stats.chunks_overwritten, 0u);
-  ExpectServicePackets(t2);
+  ExpectServicePackets(t2, Export::kSnapshot);
   const auto& stats2 = t2.packet(t2.packet_size() - 2).trace_stats();
   ASSERT_EQ(stats2.buffer_stats_size(), 1);
   EXPECT_EQ(stats2.buffer_stats(0).chunks_overwritten(),
@@ -355,7 +380,7 @@ TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
             b.chunks_written + b.chunks_discarded);
   EXPECT_EQ(d.chunks_rejected_by_sink, b.chunks_discarded);
   EXPECT_EQ(b.abi_violations, 0u);
-  ExpectServicePackets(trace);
+  ExpectServicePackets(trace, Export::kFinish);
   const auto& ts = trace.packet(trace.packet_size() - 2).trace_stats();
   ASSERT_EQ(ts.buffer_stats_size(), 1);
   EXPECT_EQ(ts.buffer_stats(0).chunks_discarded(), b.chunks_discarded);

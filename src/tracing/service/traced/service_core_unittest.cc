@@ -450,12 +450,23 @@ TEST(TracingServiceCoreTest,
   EXPECT_EQ(tagged.at("b1").trusted_pids, (std::set<int32_t>{4322}));
   EXPECT_EQ(tagged.at("b1").trusted_uids, (std::set<int32_t>{1235}));
 
-  // The service's packets: config first, then a clock snapshot, ... the
-  // stats and a closing clock snapshot.
+  // The service's packets: config first, system info, uuid, a clock
+  // snapshot and the service events; ... the end of the read, the stats and
+  // a closing clock snapshot.
+  const test::ServiceMetadata md = test::ExpectServiceMetadata(trace);
+  EXPECT_EQ(md.events,
+            (std::vector<test::ServiceEventCase>{
+                test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
+                test::kEvDisabled, test::kEvReadDone}));
+  ASSERT_EQ(md.event_timestamps.size(), 5u);
+  // Started (no start ack: at once) when the core was created, whose clocks
+  // the first snapshot holds.
+  EXPECT_EQ(md.event_timestamps[0], md.first_clock_boottime);
+  EXPECT_EQ(md.event_timestamps[1], md.first_clock_boottime);
+  EXPECT_GT(md.event_timestamps[2], md.first_clock_boottime);
   ASSERT_GE(trace.packet_size(), 4);
   EXPECT_TRUE(trace.packet(0).has_trace_config());
   EXPECT_EQ(trace.packet(0).trace_config().duration_ms(), 1234u);
-  EXPECT_TRUE(trace.packet(1).has_clock_snapshot());
   const auto& stats_packet = trace.packet(trace.packet_size() - 2);
   ASSERT_TRUE(stats_packet.has_trace_stats());
   EXPECT_EQ(stats_packet.trace_stats().producers_seen(), 2u);

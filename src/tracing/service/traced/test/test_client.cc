@@ -4,7 +4,9 @@
 
 #include "src/tracing/service/traced/test/test_client.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -161,6 +163,72 @@ std::map<std::string, TaggedPackets> CollectTestPackets(
     t.trusted_uids.insert(p.trusted_uid());
   }
   return out;
+}
+
+ServiceMetadata ExpectServiceMetadata(const perfetto::protos::Trace& trace) {
+  ServiceMetadata md;
+  const int n = trace.packet_size();
+  EXPECT_GE(n, 7);
+  if (n < 7)
+    return md;
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_TRUE(trace.packet(1).has_system_info());
+  EXPECT_TRUE(trace.packet(2).has_trace_uuid());
+  EXPECT_TRUE(trace.packet(3).has_clock_snapshot());
+  EXPECT_EQ(trace.packet(n - 3).service_event().event_type_case(), kEvReadDone);
+  EXPECT_TRUE(trace.packet(n - 2).has_trace_stats());
+  EXPECT_TRUE(trace.packet(n - 1).has_clock_snapshot());
+
+  int system_infos = 0;
+  int uuids = 0;
+  std::vector<uint64_t> clocks;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    const bool service = p.has_system_info() || p.has_trace_uuid() ||
+                         p.has_service_event() || p.has_clock_snapshot();
+    if (service) {
+      EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+    }
+    if (p.has_system_info()) {
+      ++system_infos;
+      struct utsname uts = {};
+      EXPECT_EQ(uname(&uts), 0);
+      const perfetto::protos::Utsname& u = p.system_info().utsname();
+      EXPECT_EQ(u.sysname(), uts.sysname);
+      EXPECT_EQ(u.version(), uts.version);
+      EXPECT_EQ(u.release(), uts.release);
+      EXPECT_EQ(u.machine(), uts.machine);
+    }
+    if (p.has_trace_uuid()) {
+      ++uuids;
+      md.uuid_msb = p.trace_uuid().msb();
+      md.uuid_lsb = p.trace_uuid().lsb();
+    }
+    if (p.has_service_event()) {
+      md.events.push_back(p.service_event().event_type_case());
+      md.event_timestamps.push_back(p.timestamp());
+    }
+    if (p.has_clock_snapshot()) {
+      for (const auto& c : p.clock_snapshot().clocks()) {
+        if (c.clock_id() == perfetto::protos::BUILTIN_CLOCK_BOOTTIME)
+          clocks.push_back(c.timestamp());
+      }
+    }
+  }
+  EXPECT_EQ(system_infos, 1);
+  EXPECT_EQ(uuids, 1);
+  EXPECT_TRUE(md.uuid_msb != 0 || md.uuid_lsb != 0);
+  EXPECT_GE(clocks.size(), 2u);
+  if (clocks.size() >= 2) {
+    md.first_clock_boottime = clocks.front();
+    md.last_clock_boottime = clocks.back();
+  }
+  uint64_t prev = md.first_clock_boottime;
+  for (uint64_t ts : md.event_timestamps) {
+    EXPECT_GE(ts, prev);
+    prev = ts;
+  }
+  EXPECT_LE(prev, md.last_clock_boottime);
+  return md;
 }
 
 std::vector<uint32_t> Seqs(uint32_t first, uint32_t count) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
+#include "protos/perfetto/trace/trace_packet.pb.h"
 
 #include "ringtrace/trace_writer_v2.h"
 #include "src/base/test/temp_dir.h"
@@ -102,6 +103,39 @@ std::map<std::string, TaggedPackets> CollectTestPackets(
     const perfetto::protos::Trace& trace);
 // first, first + 1, ..., first + count - 1.
 std::vector<uint32_t> Seqs(uint32_t first, uint32_t count);
+
+// The service's metadata of one trace file (ExpectServiceMetadata).
+using ServiceEventCase = perfetto::protos::TracingServiceEvent::EventTypeCase;
+struct ServiceMetadata {
+  int64_t uuid_msb = 0;
+  int64_t uuid_lsb = 0;
+  // The TracingServiceEvents in file order, with their timestamps.
+  std::vector<ServiceEventCase> events;
+  std::vector<uint64_t> event_timestamps;
+  // BOOTTIME of the first and of the last ClockSnapshot.
+  uint64_t first_clock_boottime = 0;
+  uint64_t last_clock_boottime = 0;
+};
+// Checks (gtest expectations) what every trace file the service writes
+// carries: it starts with TraceConfig, SystemInfo (uname() of this machine),
+// TraceUuid (non-zero), ClockSnapshot; there is exactly one SystemInfo and
+// one TraceUuid; those, the ClockSnapshots and the service events are on
+// sequence 1; the events' timestamps never go back and lie between the
+// first and the last ClockSnapshot; the trace ends with
+// read_tracing_buffers_completed, TraceStats, ClockSnapshot. Returns what
+// it found.
+ServiceMetadata ExpectServiceMetadata(const perfetto::protos::Trace& trace);
+// Shorthands for the expected event lists.
+constexpr ServiceEventCase kEvStarted =
+    perfetto::protos::TracingServiceEvent::kTracingStarted;
+constexpr ServiceEventCase kEvAllStarted =
+    perfetto::protos::TracingServiceEvent::kAllDataSourcesStarted;
+constexpr ServiceEventCase kEvFlushed =
+    perfetto::protos::TracingServiceEvent::kAllDataSourcesFlushed;
+constexpr ServiceEventCase kEvDisabled =
+    perfetto::protos::TracingServiceEvent::kTracingDisabled;
+constexpr ServiceEventCase kEvReadDone =
+    perfetto::protos::TracingServiceEvent::kReadTracingBuffersCompleted;
 
 }  // namespace test
 }  // namespace traced
