@@ -335,7 +335,7 @@ class TrackEventSequence {
 
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
   // writes its descriptor the first time it is used since the last clear.
-  uint64_t EnsureCounterTrack(std::string_view name);
+  uint64_t EnsureCounterTrack(std::string_view name, uint64_t now_ns);
   // Returns |track|'s uuid (the thread track's for Track()), and writes its
   // descriptor (uuid, parent, name) at |now_ns| the first time it is used
   // since the last clear.
@@ -394,6 +394,11 @@ class TrackEventSequence {
   }
   uint64_t InternSlow(InternTable* table, internal::NameRef s);
   void WriteDescriptors(uint64_t now_ns);
+  void WriteClearPacket(uint64_t now_ns);
+  // Timestamp (on the incremental clock when it can) and
+  // SEQ_NEEDS_INCREMENTAL_STATE of every packet after the clear packet.
+  void WritePacketPrologue(perfetto::protos::rtzero::TracePacket packet,
+                           uint64_t now_ns);
   uint64_t EnsureAppTrack(const Track& track, uint64_t now_ns);
 
   shm_ring::TraceWriterV2* writer_;
@@ -411,6 +416,8 @@ class TrackEventSequence {
   InternTable arg_names_;
   uint64_t next_iid_ = 1;  // shared by the three tables; 0 is never an iid
   uint64_t last_clear_ns_ = 0;
+  // The incremental clock's value: the latest timestamp written on it.
+  uint64_t incremental_clock_ns_ = 0;
   uint64_t bytes_at_clear_ = 0;
   uint64_t dropped_seen_ = 0;
   uint64_t clears_ = 0;

@@ -120,6 +120,7 @@ TEST(ProducerExampleAppTest, NoServiceFailsClearly) {
 }
 
 struct Counts {
+  uint32_t clears = 0;  // clear packets: the defaults and the clock snapshot
   uint32_t process_tracks = 0;
   uint32_t thread_tracks = 0;
   uint32_t counter_tracks = 0;
@@ -133,6 +134,11 @@ Counts CountPackets(const std::vector<TracePacket>& packets) {
   Counts c;
   int depth = 0;
   for (const TracePacket& p : packets) {
+    if (p.has_clock_snapshot()) {
+      EXPECT_TRUE(p.has_trace_packet_defaults());
+      c.clears++;
+      continue;
+    }
     if (p.has_track_descriptor()) {
       c.process_tracks += p.track_descriptor().has_process();
       c.thread_tracks += p.track_descriptor().has_thread();
@@ -182,12 +188,12 @@ TEST(ProducerExampleAppTest, WritesBalancedTrackEventsToTheService) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_TRUE(result.connected_at_end);
     EXPECT_EQ(result.events_written, kThreads * events);
-    // Per worker: two descriptors, the events, and a counter descriptor if
-    // the cycles hold a counter; the main thread: two descriptors and the
-    // "run" slice.
+    // Per worker: the clear packet, two descriptors, the events, and a
+    // counter descriptor if the cycles hold a counter; the main thread: the
+    // clear packet, two descriptors and the "run" slice.
     const bool has_counter = events == 1 || events >= 3;
     EXPECT_EQ(result.packets_written,
-              kThreads * (events + 2 + (has_counter ? 1 : 0)) + 4);
+              kThreads * (events + 3 + (has_counter ? 1 : 0)) + 5);
     EXPECT_EQ(result.packets_committed, result.packets_written);
     EXPECT_EQ(result.packets_dropped, 0u);
     EXPECT_EQ(result.producer.writers_created, kThreads + 1);  // + main
@@ -203,6 +209,7 @@ TEST(ProducerExampleAppTest, WritesBalancedTrackEventsToTheService) {
     for (const auto& [id, packets] : all) {
       const Counts c = CountPackets(packets);
       EXPECT_TRUE(c.balanced);
+      EXPECT_EQ(c.clears, 1u);
       EXPECT_EQ(c.thread_tracks, 1u);
       EXPECT_EQ(c.process_tracks, 1u);
       if (c.counters == 0 && c.begins == 1 && events != 2) {

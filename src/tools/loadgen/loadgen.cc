@@ -140,6 +140,7 @@ base::Status CountPacket(const uint8_t* p,
   bool track_event = false;
   bool stats = false;
   bool descriptor = false;
+  bool clear = false;
   while (p < end) {
     uint64_t tag = 0;
     if (!ReadVarint(&p, end, &tag))
@@ -149,6 +150,10 @@ base::Status CountPacket(const uint8_t* p,
     track_event |= field == kTrackEventField && (tag & 7) == 2;
     stats |= field == kTraceStatsField && (tag & 7) == 2;
     descriptor |= field == kTrackDescriptorField && (tag & 7) == 2;
+    clear |=
+        field ==
+            perfetto::protos::TracePacket::kTracePacketDefaultsFieldNumber &&
+        (tag & 7) == 2;
     if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
       return base::ErrStatus("malformed packet %llu",
                              static_cast<unsigned long long>(count->packets));
@@ -156,6 +161,7 @@ base::Status CountPacket(const uint8_t* p,
   ++count->packets;
   count->track_events += track_event ? 1 : 0;
   count->track_descriptors += descriptor ? 1 : 0;
+  count->clear_packets += clear ? 1 : 0;
   if (stats) {
     perfetto::protos::TracePacket packet;
     if (!packet.ParseFromArray(begin, static_cast<int>(end - begin)))
@@ -288,12 +294,13 @@ std::string FormatTraceCount(const TraceCount& c) {
   char buf[512];
   snprintf(buf, sizeof(buf),
            "trace_packets=%llu track_events=%llu track_descriptors=%llu "
-           "trace_stats_packets=%llu "
+           "clear_packets=%llu trace_stats_packets=%llu "
            "packets_dropped_by_producers=%llu chunks_overwritten=%llu "
            "chunks_discarded=%llu bytes_overwritten=%llu\n",
            static_cast<unsigned long long>(c.packets),
            static_cast<unsigned long long>(c.track_events),
            static_cast<unsigned long long>(c.track_descriptors),
+           static_cast<unsigned long long>(c.clear_packets),
            static_cast<unsigned long long>(c.trace_stats_packets),
            static_cast<unsigned long long>(c.packets_dropped_by_producers),
            static_cast<unsigned long long>(c.chunks_overwritten),

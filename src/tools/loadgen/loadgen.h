@@ -69,6 +69,9 @@ struct TraceCount {
   uint64_t packets = 0;
   uint64_t track_events = 0;
   uint64_t track_descriptors = 0;
+  // Packets that start an incremental-state generation (they carry the
+  // sequence's TracePacketDefaults and clock snapshot).
+  uint64_t clear_packets = 0;
   uint64_t trace_stats_packets = 0;
   // From the last TraceStats packet.
   uint64_t packets_dropped_by_producers = 0;

@@ -86,7 +86,7 @@ TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWithTunedDrain) {
   EXPECT_EQ(count.chunks_discarded, 0u);
   // No silent loss: every packet the writers did not count as dropped is in
   // the trace, events and descriptors alike.
-  EXPECT_EQ(count.track_events + count.track_descriptors,
+  EXPECT_EQ(count.track_events + count.track_descriptors + count.clear_packets,
             result.packets_committed);
   EXPECT_LE(count.track_events, result.events_emitted);
 }

@@ -22,6 +22,8 @@ std::string MakeTrace() {
     p->mutable_track_event()->set_counter_value(i);
   }
   trace.add_packet()->mutable_track_descriptor()->set_uuid(42);
+  trace.add_packet()->mutable_trace_packet_defaults()->set_timestamp_clock_id(
+      64);
   perfetto::protos::TraceStats* first =
       trace.add_packet()->mutable_trace_stats();
   first->set_ringtrace_packets_dropped_by_producers(3);
@@ -38,9 +40,10 @@ std::string MakeTrace() {
 TEST(LoadgenCountTraceTest, CountsTrackEventsAndTheLastTraceStats) {
   TraceCount count;
   ASSERT_TRUE(CountTraceBytes(MakeTrace(), &count).ok());
-  EXPECT_EQ(count.packets, 8u);
+  EXPECT_EQ(count.packets, 9u);
   EXPECT_EQ(count.track_events, 5u);
   EXPECT_EQ(count.track_descriptors, 1u);
+  EXPECT_EQ(count.clear_packets, 1u);
   EXPECT_EQ(count.trace_stats_packets, 2u);
   EXPECT_EQ(count.packets_dropped_by_producers, 11u);
   EXPECT_EQ(count.chunks_overwritten, 7u);

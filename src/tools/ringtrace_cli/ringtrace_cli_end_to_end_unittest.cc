@@ -420,13 +420,11 @@ TEST_F(RingtraceCliEndToEndTest, CtrlCMidSessionWritesACompleteTrace) {
   EXPECT_EQ(t.packets.front().trace_config().duration_ms(), 600000u);
   EXPECT_EQ(t.thread_names, std::set<std::string>{"worker-0"});
   // The CLI's count is the file's: every packet but the service's own
-  // (config, stats, clock snapshots, system info, uuid, service events).
+  // (config, stats, clock snapshots, system info, uuid, service events),
+  // which are on the service's sequence, 1.
   size_t service_packets = 0;
-  for (const TracePacket& p : t.packets) {
-    service_packets += p.has_trace_config() || p.has_trace_stats() ||
-                       p.has_clock_snapshot() || p.has_system_info() ||
-                       p.has_trace_uuid() || p.has_service_event();
-  }
+  for (const TracePacket& p : t.packets)
+    service_packets += p.trusted_packet_sequence_id() == 1;
   EXPECT_NE(cli->output().find(
                 ", " + std::to_string(t.packets.size() - service_packets) +
                 " packets in "),

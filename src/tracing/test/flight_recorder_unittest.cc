@@ -66,6 +66,7 @@ struct Resolution {
 
 struct SequenceState {
   bool valid = false;
+  pb::TracePacketDefaults defaults;  // from the generation's clear packet
   std::set<uint64_t> tracks;
   std::map<uint64_t, std::string> names, categories, arg_names;
 };
@@ -83,8 +84,14 @@ void ResolveEvent(const pb::TracePacket& p,
   const std::string where = "seq " +
                             std::to_string(p.trusted_packet_sequence_id()) +
                             " ts " + std::to_string(p.timestamp());
-  if (s.tracks.count(e.track_uuid()) == 0)
-    Unresolved(r, where + ": track " + std::to_string(e.track_uuid()));
+  const bool by_default = !e.has_track_uuid();
+  if (by_default && !s.defaults.track_event_defaults().has_track_uuid())
+    Unresolved(r, where + ": no track and no default track");
+  const uint64_t track = by_default
+                             ? s.defaults.track_event_defaults().track_uuid()
+                             : e.track_uuid();
+  if (s.tracks.count(track) == 0)
+    Unresolved(r, where + ": track " + std::to_string(track));
   if (e.has_name_iid() && s.names.count(e.name_iid()) == 0)
     Unresolved(r, where + ": name iid " + std::to_string(e.name_iid()));
   if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN && !e.has_name_iid() &&
@@ -111,7 +118,7 @@ Resolution Resolve(const pb::Trace& trace) {
   std::set<uint32_t> cleared;  // sequences that had a clear
   for (const pb::TracePacket& p : trace.packet()) {
     if (!p.has_track_event() && !p.has_track_descriptor() &&
-        !p.has_interned_data()) {
+        !p.has_interned_data() && !p.has_trace_packet_defaults()) {
       continue;  // service packets
     }
     SequenceState& s = sequences[p.trusted_packet_sequence_id()];
@@ -120,6 +127,7 @@ Resolution Resolve(const pb::Trace& trace) {
     if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
       s = SequenceState();
       s.valid = true;
+      s.defaults = p.trace_packet_defaults();
       r.clears++;
       cleared.insert(p.trusted_packet_sequence_id());
     }

@@ -27,9 +27,9 @@ namespace ringtrace {
 namespace test {
 
 // Packets each of the app's sequences holds besides its counter events: the
-// process, thread and counter TrackDescriptors (no incremental-state clear
-// period in these tests).
-constexpr uint64_t kDescriptorsPerSequence = 3;
+// clear packet (defaults, clock snapshot), the process, thread and counter
+// TrackDescriptors (no incremental-state clear period in these tests).
+constexpr uint64_t kDescriptorsPerSequence = 4;
 
 // Where one data-source instance's events must be, per app thread
 // (session_app_main.cc says what each bound means).

@@ -27,6 +27,11 @@ namespace track_event {
 
 namespace {
 
+// The sequence's incremental clock: Perfetto's clock ids 64-127 are clocks
+// of the packet sequence that snapshots them (ClockSnapshot in
+// protos/perfetto/trace/trace_packet.proto); 64 is the first.
+constexpr uint32_t kIncrementalClockId = 64;
+
 namespace rt = perfetto::protos::rtzero;
 
 constexpr char kEnvVar[] = "RT_TRACE_CATEGORIES";
@@ -307,7 +312,7 @@ void WriteCounterImpl(TrackEventSequence* sequence,
                       const char* name,
                       T value) {
   sequence->MaybeClear(now);
-  const uint64_t uuid = sequence->EnsureCounterTrack(name);
+  const uint64_t uuid = sequence->EnsureCounterTrack(name, now);
   const uint64_t category_iid = sequence->InternCategory(category);
   auto handle = sequence->writer()->NewTracePacket();
   rt::TracePacket packet(handle);
@@ -467,8 +472,8 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
   return t_binding;
 }
 
-// The first packet of every incremental-state generation: the process
-// descriptor with SEQ_INCREMENTAL_STATE_CLEARED, then the thread's.
+// A new incremental-state generation: the tables emptied, then its first
+// packets (WriteClearPacket(), the process and thread descriptors).
 void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   tracks_written_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
@@ -478,12 +483,11 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
     table->pending.clear();
   }
   next_iid_ = 1;
+  WriteClearPacket(now_ns);
   {
     auto handle = writer_->NewTracePacket();
     rt::TracePacket packet(handle);
-    packet.set_timestamp(now_ns);
-    packet.set_sequence_flags(static_cast<uint32_t>(
-        rt::TracePacket::SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED));
+    WritePacketPrologue(packet, now_ns);
     rt::TrackDescriptor track = packet.set_track_descriptor();
     track.set_uuid(process_track_uuid_);
     rt::ProcessDescriptor process = track.set_process();
@@ -493,9 +497,7 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   {
     auto handle = writer_->NewTracePacket();
     rt::TracePacket packet(handle);
-    packet.set_timestamp(now_ns);
-    packet.set_sequence_flags(static_cast<uint32_t>(
-        rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+    WritePacketPrologue(packet, now_ns);
     rt::TrackDescriptor track = packet.set_track_descriptor();
     track.set_uuid(thread_track_uuid_);
     track.set_parent_uuid(process_track_uuid_);
@@ -509,6 +511,49 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   bytes_at_clear_ = stats.bytes_written + stats.bytes_dropped;
   dropped_seen_ = stats.packets_dropped;
   clears_++;
+}
+
+// The generation's first packet, SEQ_INCREMENTAL_STATE_CLEARED, at
+// |now_ns| on CLOCK_BOOTTIME: the defaults of the sequence's packets (the
+// incremental clock; the thread track for events that name no track) and
+// the snapshot that starts the incremental clock at |now_ns|.
+void TrackEventSequence::WriteClearPacket(uint64_t now_ns) {
+  constexpr uint32_t kBootTime =
+      static_cast<uint32_t>(rt::BuiltinClock::BUILTIN_CLOCK_BOOTTIME);
+  auto handle = writer_->NewTracePacket();
+  rt::TracePacket packet(handle);
+  packet.set_timestamp(now_ns);
+  packet.set_timestamp_clock_id(kBootTime);
+  packet.set_sequence_flags(static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED));
+  rt::TracePacketDefaults defaults = packet.set_trace_packet_defaults();
+  defaults.set_timestamp_clock_id(kIncrementalClockId);
+  defaults.set_track_event_defaults().set_track_uuid(thread_track_uuid_);
+  rt::ClockSnapshot snapshot = packet.set_clock_snapshot();
+  rt::ClockSnapshot_Clock incremental = snapshot.add_clocks();
+  incremental.set_clock_id(kIncrementalClockId);
+  incremental.set_timestamp(now_ns);
+  incremental.set_is_incremental(true);
+  rt::ClockSnapshot_Clock boot = snapshot.add_clocks();
+  boot.set_clock_id(kBootTime);
+  boot.set_timestamp(now_ns);
+  incremental_clock_ns_ = now_ns;
+}
+
+void TrackEventSequence::WritePacketPrologue(rt::TracePacket packet,
+                                             uint64_t now_ns) {
+  if (RT_LIKELY(now_ns >= incremental_clock_ns_)) {
+    packet.set_timestamp(now_ns - incremental_clock_ns_);
+    incremental_clock_ns_ = now_ns;
+  } else {
+    // Before the clock's value (a timestamp read before one written
+    // already): absolute, which leaves the incremental clock as it is.
+    packet.set_timestamp(now_ns);
+    packet.set_timestamp_clock_id(
+        static_cast<uint32_t>(rt::BuiltinClock::BUILTIN_CLOCK_BOOTTIME));
+  }
+  packet.set_sequence_flags(static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
 }
 
 void TrackEventSequence::MaybeClear(uint64_t now_ns) {
@@ -539,9 +584,7 @@ uint64_t TrackEventSequence::InternSlow(InternTable* table,
 
 void TrackEventSequence::WriteEventPrologue(rt::TracePacket packet,
                                             uint64_t now_ns) {
-  packet.set_timestamp(now_ns);
-  packet.set_sequence_flags(static_cast<uint32_t>(
-      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  WritePacketPrologue(packet, now_ns);
   if (RT_LIKELY(names_.pending.empty() && categories_.pending.empty() &&
                 arg_names_.pending.empty())) {
     return;
@@ -574,9 +617,7 @@ uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
     return uuid;
   auto handle = writer_->NewTracePacket();
   rt::TracePacket packet(handle);
-  packet.set_timestamp(now_ns);
-  packet.set_sequence_flags(static_cast<uint32_t>(
-      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  WritePacketPrologue(packet, now_ns);
   rt::TrackDescriptor descriptor = packet.set_track_descriptor();
   descriptor.set_uuid(uuid);
   if (!track.global())
@@ -586,15 +627,14 @@ uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
   return uuid;
 }
 
-uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name) {
+uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name,
+                                                uint64_t now_ns) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
   if (!tracks_written_.insert(uuid).second)
     return uuid;
   auto handle = writer_->NewTracePacket();
   rt::TracePacket packet(handle);
-  packet.set_timestamp(NowNs());
-  packet.set_sequence_flags(static_cast<uint32_t>(
-      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  WritePacketPrologue(packet, now_ns);
   rt::TrackDescriptor track = packet.set_track_descriptor();
   track.set_uuid(uuid);
   track.set_parent_uuid(process_track_uuid_);

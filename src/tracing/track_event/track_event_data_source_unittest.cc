@@ -92,7 +92,7 @@ std::map<shm_ring::BufferID, std::vector<std::string>> EventsByBuffer(
       packets.emplace_back();
       EXPECT_TRUE(packets.back().ParseFromString(flat));
     }
-    EXPECT_EQ(ResolveInterned(&packets), 1);
+    EXPECT_EQ(ResolveIncrementalState(&packets), 1);
     for (const pb::TracePacket& p : packets) {
       if (p.has_track_event())
         out[buffer].push_back(p.track_event().name());

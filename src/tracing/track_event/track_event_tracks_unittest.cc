@@ -47,7 +47,7 @@ std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
     out.push_back(packet);
   }
   EXPECT_EQ(lost, 0u);
-  ResolveInterned(&out);
+  ResolveIncrementalState(&out);
   return out;
 }
 

@@ -51,7 +51,7 @@ std::vector<pb::TracePacket> ParseRaw(PacketCapture* capture) {
 // The packets of |capture|, interned strings resolved.
 std::vector<pb::TracePacket> Parse(PacketCapture* capture) {
   std::vector<pb::TracePacket> out = ParseRaw(capture);
-  ResolveInterned(&out);
+  ResolveIncrementalState(&out);
   return out;
 }
 
@@ -167,24 +167,90 @@ TEST_F(TrackEventTest, StringsAreInternedOncePerGeneration) {
     EXPECT_EQ(bind.clears(), 1u);
   }
   std::vector<pb::TracePacket> packets = ParseRaw(&capture);
-  ASSERT_EQ(packets.size(), 6u);
-  const pb::InternedData& first = packets[2].interned_data();
+  // The clear packet, the two descriptors, the four events.
+  ASSERT_EQ(packets.size(), 7u);
+  const pb::InternedData& first = packets[3].interned_data();
   ASSERT_EQ(first.event_names_size(), 1);
   EXPECT_EQ(first.event_names(0).name(), "Draw");
   ASSERT_EQ(first.event_categories_size(), 1);
   EXPECT_EQ(first.event_categories(0).name(), "test.gfx");
   ASSERT_EQ(first.debug_annotation_names_size(), 1);
   EXPECT_EQ(first.debug_annotation_names(0).name(), "frame");
-  for (size_t i = 3; i < 6; i++) {
+  for (size_t i = 4; i < 7; i++) {
     EXPECT_FALSE(packets[i].has_interned_data()) << i;
     EXPECT_EQ(packets[i].track_event().name_iid(), first.event_names(0).iid());
     EXPECT_FALSE(packets[i].track_event().has_name());
     EXPECT_EQ(packets[i].track_event().type(), pb::TrackEvent::TYPE_INSTANT);
   }
-  EXPECT_EQ(ResolveInterned(&packets), 1);
+  EXPECT_EQ(ResolveIncrementalState(&packets), 1);
+  ASSERT_EQ(packets.size(), 6u);  // the clear packet folded
   EXPECT_EQ(packets[5].track_event().name(), "Draw");
   EXPECT_EQ(packets[5].track_event().debug_annotations(0).name(), "frame");
   EXPECT_EQ(packets[5].track_event().debug_annotations(0).int_value(), 9);
+}
+
+// A generation starts with one packet on CLOCK_BOOTTIME that carries
+// SEQ_INCREMENTAL_STATE_CLEARED, the sequence's defaults (the incremental
+// clock, the thread track) and the snapshot that starts the incremental
+// clock; later packets carry deltas on it, and thread-track events no
+// track uuid. A timestamp before the clock's value is written absolute.
+TEST_F(TrackEventTest, ClearPacketStartsTheGeneration) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  const uint64_t before = NowNs();
+  uint64_t after = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_INSTANT("test.gfx", "A");
+    RT_TRACE_INSTANT("test.gfx", "B", Track::Named("app"));
+    after = NowNs();
+    // An event stamped before the latest one (as a caller's own clock
+    // reading might be).
+    bind.MaybeClear(before - 1);
+    auto handle = bind.writer()->NewTracePacket();
+    perfetto::protos::rtzero::TracePacket late(handle);
+    bind.WriteEventPrologue(late, before - 1);
+  }
+  std::vector<pb::TracePacket> packets = ParseRaw(&capture);
+  ASSERT_EQ(packets.size(), 7u);
+  const pb::TracePacket& clear = packets[0];
+  EXPECT_EQ(
+      clear.sequence_flags(),
+      static_cast<uint32_t>(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED));
+  EXPECT_EQ(clear.timestamp_clock_id(),
+            static_cast<uint32_t>(pb::BUILTIN_CLOCK_BOOTTIME));
+  EXPECT_GE(clear.timestamp(), before);
+  const uint64_t thread_track =
+      ThreadTrackUuid(static_cast<int64_t>(syscall(SYS_gettid)));
+  EXPECT_EQ(clear.trace_packet_defaults().timestamp_clock_id(), 64u);
+  EXPECT_EQ(clear.trace_packet_defaults().track_event_defaults().track_uuid(),
+            thread_track);
+  ASSERT_EQ(clear.clock_snapshot().clocks_size(), 2);
+  EXPECT_EQ(clear.clock_snapshot().clocks(0).clock_id(), 64u);
+  EXPECT_TRUE(clear.clock_snapshot().clocks(0).is_incremental());
+  EXPECT_EQ(clear.clock_snapshot().clocks(0).timestamp(), clear.timestamp());
+  EXPECT_EQ(clear.clock_snapshot().clocks(1).clock_id(),
+            static_cast<uint32_t>(pb::BUILTIN_CLOCK_BOOTTIME));
+  EXPECT_EQ(clear.clock_snapshot().clocks(1).timestamp(), clear.timestamp());
+  // Descriptors, A, B's track descriptor, B: deltas on the default clock.
+  uint64_t clock = clear.timestamp();
+  for (size_t i = 1; i < 6; i++) {
+    EXPECT_FALSE(packets[i].has_timestamp_clock_id()) << i;
+    clock += packets[i].timestamp();
+  }
+  EXPECT_LE(clock, after);
+  EXPECT_FALSE(packets[3].track_event().has_track_uuid());  // A
+  EXPECT_EQ(packets[5].track_event().track_uuid(), Track::Named("app").uuid());
+  // The late packet: absolute, on CLOCK_BOOTTIME.
+  EXPECT_EQ(packets[6].timestamp_clock_id(),
+            static_cast<uint32_t>(pb::BUILTIN_CLOCK_BOOTTIME));
+  EXPECT_EQ(packets[6].timestamp(), before - 1);
+
+  EXPECT_EQ(ResolveIncrementalState(&packets), 1);
+  ASSERT_EQ(packets.size(), 6u);
+  EXPECT_EQ(packets[2].track_event().track_uuid(), thread_track);
+  EXPECT_EQ(packets[4].timestamp(), clock);
+  EXPECT_EQ(packets[5].timestamp(), before - 1);
 }
 
 // RT_TRACE_EVENT_BEGIN/END pair on the thread track.
@@ -228,7 +294,7 @@ TEST_F(TrackEventTest, ByteClearPeriodReEmitsDescriptorsAndInternedData) {
   SetIncrementalStateConfig(saved);
   std::vector<pb::TracePacket> packets = ParseRaw(&capture);
   EXPECT_GE(clears, 5u);
-  EXPECT_EQ(ResolveInterned(&packets), static_cast<int>(clears));
+  EXPECT_EQ(ResolveIncrementalState(&packets), static_cast<int>(clears));
   // Per generation: one process, one thread and one counter descriptor
   // before the events of the generation use them.
   std::set<uint64_t> tracks;

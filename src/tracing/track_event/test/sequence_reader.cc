@@ -14,16 +14,91 @@ namespace track_event {
 
 namespace pb = perfetto::protos;
 
-int ResolveInterned(std::vector<pb::TracePacket>* packets) {
+namespace {
+
+constexpr uint32_t kBootTime = pb::BUILTIN_CLOCK_BOOTTIME;
+constexpr uint32_t kFirstSequenceClock = 64;
+
+// The sequence's incremental clock, from its snapshot in the clear packet.
+struct IncrementalClock {
+  bool known = false;
+  uint32_t id = 0;
+  uint64_t value = 0;
+};
+
+// Rewrites |p|'s timestamp as absolute CLOCK_BOOTTIME, as a reader does:
+// the packet's clock is its timestamp_clock_id, else the sequence's
+// default; on the incremental clock the timestamp is a delta added to the
+// clock's value.
+void ResolveTimestamp(const pb::TracePacketDefaults& defaults,
+                      IncrementalClock* clock,
+                      pb::TracePacket* p) {
+  for (const pb::ClockSnapshot::Clock& c : p->clock_snapshot().clocks()) {
+    if (c.clock_id() >= kFirstSequenceClock && c.is_incremental()) {
+      clock->known = true;
+      clock->id = c.clock_id();
+      clock->value = c.timestamp();
+    }
+  }
+  if (!p->has_timestamp())
+    return;
+  const uint32_t id =
+      p->has_timestamp_clock_id()
+          ? p->timestamp_clock_id()
+          : (defaults.has_timestamp_clock_id() ? defaults.timestamp_clock_id()
+                                               : kBootTime);
+  if (id == kBootTime) {
+    p->clear_timestamp_clock_id();
+    return;
+  }
+  EXPECT_TRUE(clock->known && id == clock->id) << "clock " << id;
+  clock->value += p->timestamp();
+  p->set_timestamp(clock->value);
+  p->clear_timestamp_clock_id();
+}
+
+// Removes each clear packet (the clock snapshot and the defaults, resolved
+// by now) and sets its SEQ_INCREMENTAL_STATE_CLEARED on the packet after
+// it, the process descriptor, so that tests index a generation's packets
+// as descriptors then events. TrackEventTest.ClearPacketStartsTheGeneration
+// checks the clear packet itself.
+void FoldClearPackets(std::vector<pb::TracePacket>* packets) {
+  std::vector<pb::TracePacket> out;
+  out.reserve(packets->size());
+  bool cleared = false;
+  for (pb::TracePacket& p : *packets) {
+    if (p.has_clock_snapshot() && !p.has_track_descriptor() &&
+        !p.has_track_event() &&
+        (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED)) {
+      cleared = true;
+      continue;
+    }
+    if (cleared) {
+      p.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+      cleared = false;
+    }
+    out.push_back(std::move(p));
+  }
+  *packets = std::move(out);
+}
+
+}  // namespace
+
+int ResolveIncrementalState(std::vector<pb::TracePacket>* packets) {
   std::map<uint64_t, std::string> names, categories, arg_names;
+  pb::TracePacketDefaults defaults;
+  IncrementalClock clock;
   int clears = 0;
   for (pb::TracePacket& p : *packets) {
     if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
       names.clear();
       categories.clear();
       arg_names.clear();
+      defaults = p.trace_packet_defaults();
+      clock = IncrementalClock();
       clears++;
     }
+    ResolveTimestamp(defaults, &clock, &p);
     for (const auto& c : p.interned_data().event_categories())
       EXPECT_TRUE(categories.emplace(c.iid(), c.name()).second);
     for (const auto& n : p.interned_data().event_names())
@@ -36,6 +111,10 @@ int ResolveInterned(std::vector<pb::TracePacket>* packets) {
         p.sequence_flags(),
         static_cast<uint32_t>(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
     pb::TrackEvent* e = p.mutable_track_event();
+    if (!e->has_track_uuid()) {
+      EXPECT_TRUE(defaults.track_event_defaults().has_track_uuid());
+      e->set_track_uuid(defaults.track_event_defaults().track_uuid());
+    }
     if (e->has_name_iid()) {
       EXPECT_EQ(names.count(e->name_iid()), 1u) << e->name_iid();
       e->set_name(names[e->name_iid()]);
@@ -52,6 +131,7 @@ int ResolveInterned(std::vector<pb::TracePacket>* packets) {
       }
     }
   }
+  FoldClearPackets(packets);
   return clears;
 }
 
@@ -124,7 +204,7 @@ std::map<shm_ring::WriterID, RingCapture::Sequence> RingCapture::Drain() {
       EXPECT_TRUE(packet.ParseFromString(flat));
       sequence.packets.push_back(std::move(packet));
     }
-    sequence.clears = ResolveInterned(&sequence.packets);
+    sequence.clears = ResolveIncrementalState(&sequence.packets);
   }
   return out;
 }

@@ -4,7 +4,9 @@
 
 // TEST ONLY. Reading TrackEvent sequences back the way a trace reader does.
 //
-// ResolveInterned() resolves the interned strings of one sequence in place.
+// ResolveIncrementalState() resolves the incremental state of one sequence
+// in place: interned strings, timestamps on the sequence's incremental
+// clock, default track uuids.
 // RingCapture is a private test ring shared by many writers, each with its
 // own WriterID and target BufferID (what the producer's NewTraceWriter
 // hands out per instance): Factory(buffer) is an instance's WriterFactory,
@@ -29,13 +31,21 @@
 namespace ringtrace {
 namespace track_event {
 
-// Resolves the interned strings of |packets| (one sequence) in place, as a
-// reader does: tables reset at SEQ_INCREMENTAL_STATE_CLEARED, filled from
-// interned_data; each event gets name, categories and debug annotation names
-// back as strings. Every event must carry SEQ_NEEDS_INCREMENTAL_STATE and
-// every iid must resolve within its generation (gtest failures otherwise).
-// Returns the number of generations (clears).
-int ResolveInterned(std::vector<perfetto::protos::TracePacket>* packets);
+// Resolves the incremental state of |packets| (one sequence) in place, as a
+// reader does: state reset at SEQ_INCREMENTAL_STATE_CLEARED, whose packet
+// carries the TracePacketDefaults and the snapshot of the incremental
+// clock; every timestamp becomes absolute CLOCK_BOOTTIME (no
+// timestamp_clock_id left); each event gets its default track uuid if it
+// names none, and its name, categories and debug annotation names back as
+// strings from interned_data. Every event must carry
+// SEQ_NEEDS_INCREMENTAL_STATE and every iid and clock must resolve within
+// its generation (gtest failures otherwise). Each generation's clear packet
+// (snapshot and defaults) is then removed and its
+// SEQ_INCREMENTAL_STATE_CLEARED moved to the process descriptor after it,
+// so a generation reads as its descriptors, then its events. Returns the
+// number of generations (clears).
+int ResolveIncrementalState(
+    std::vector<perfetto::protos::TracePacket>* packets);
 
 class RingCapture {
  public:
