@@ -554,15 +554,6 @@ class ServiceCore {
     bool stopping = false;
   };
   bool GetSessionOwner(SessionId id, SessionOwner* owner) const;
-  // The uid of the consumer that started session |id|; false if there is
-  // no such session.
-  bool GetSessionConsumerUid(SessionId id, int32_t* uid) const {
-    SessionOwner owner;
-    if (!GetSessionOwner(id, &owner))
-      return false;
-    *uid = owner.consumer_uid;
-    return true;
-  }
   std::vector<SessionInfo> ListSessions(Clock::time_point now) const;
   std::vector<ProducerInfo> ListProducers() const;
   const SessionStats& session_stats() const { return session_stats_; }
