@@ -37,8 +37,8 @@ Config (either a file or the shortcuts):
 Output and sessions:
   -o, --out FILE        the trace file; written as FILE.ringtrace-tmp and
                         renamed into place only when the trace is complete
-  --query               print the producers, sessions and buffers of the
-                        service
+  --query               print the service's producers, and the sessions
+                        and buffers of your user (root: every user's)
   --clone SESSION_ID    write a snapshot of a running session to -o FILE
   --stop SESSION_ID     stop a running session (its file is written by the
                         ringtrace that started it)

@@ -493,6 +493,50 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
   EXPECT_GE(Count(t, "io"), Count(s, "io"));
 }
 
+// `ringtrace --stop` from another process of the same user stops a session
+// another `ringtrace` records: that one gets tracing_ended, renames its
+// complete file and reports the same packet count as the stopper.
+TEST_F(RingtraceCliEndToEndTest, StopFromAnotherProcessCompletesTheOwnersFile) {
+  Subprocess* app = StartApp("cli_e2e_app", 1);
+  const std::string out = dir_.File("stopped.pftrace");
+  std::unique_ptr<Subprocess> cli = StartCli({"-t", "0", "-o", out, "example"});
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 1, true, false)) << app->output();
+
+  std::string output;
+  const std::string missing = std::to_string(id + 1000);
+  EXPECT_EQ(RunCli({"--stop", missing}, &output), kExitFailure);
+  EXPECT_NE(output.find("ringtrace: stopping session " + missing +
+                        " failed: session_id: no session " + missing +
+                        " of this user"),
+            std::string::npos)
+      << output;
+  ASSERT_FALSE(cli->Ended()) << cli->output();
+
+  ASSERT_EQ(RunCli({"--stop", std::to_string(id)}, &output), kExitOk) << output;
+  std::smatch stopped;
+  ASSERT_TRUE(std::regex_search(
+      output, stopped,
+      std::regex("ringtrace: stopped session " + std::to_string(id) +
+                 ": ([0-9]+) packets, [0-9]+ lost")))
+      << output;
+  ASSERT_TRUE(cli->Wait(kTimeoutMs));
+  EXPECT_EQ(cli->exit_code(), kExitOk) << cli->output();
+  EXPECT_NE(cli->output().find("ringtrace: wrote " + out + ": "),
+            std::string::npos)
+      << cli->output();
+  EXPECT_NE(cli->output().find(", " + stopped[1].str() + " packets in "),
+            std::string::npos)
+      << cli->output() << "\nstopper: " << output;
+  EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+  const TraceContents t = ReadTrace(out);
+  ExpectCompleteTrace(t, 1, *app);
+  EXPECT_EQ(Categories(t), std::set<std::string>{"example"});
+  EXPECT_GT(Count(t, "example"), 0u);
+  EXPECT_EQ(State().sessions_size(), 0);
+}
+
 TEST_F(RingtraceCliEndToEndTest, QueryListsProducersDataSourcesAndSession) {
   Subprocess* app_a = StartApp("cli_e2e_query_a", 1);
   Subprocess* app_b = StartApp("cli_e2e_query_b", 1);

@@ -116,7 +116,10 @@ int RunClone(ConsumerConnection* connection,
 // --query: the service's state as tables on |out|.
 int RunQuery(ConsumerConnection* connection, FILE* out, FILE* err);
 
-// --stop: DisableTracing of |session_id|.
+// --stop: DisableTracing of |session_id|, which any connection of the
+// user that started it (or root) may send; waits until the trace is written
+// (into the file of the ringtrace that started it, which gets
+// tracing_ended) and prints the summary.
 int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err);
 
 }  // namespace cli

@@ -141,7 +141,7 @@ std::string EncodeBufferLoss(
   return out;
 }
 
-std::string EncodeSessionCounters(const SessionStats& s) {
+std::string EncodeSessionCounters(const SessionCounters& s) {
   std::string out;
   trace_export::ProtoBuilder b(&out);
   using Fields = perfetto::protos::rtzero::TraceStats;
@@ -533,7 +533,8 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   header.uuid = uuid_;
   header.lifecycle = lifecycle_;
   return Export({buffer_.get()}, header, connected_at_stop,
-                summary->drainer_stats.chunks_unroutable, out_fd, summary);
+                summary->drainer_stats.chunks_unroutable,
+                ServiceWideSessionCounters(), out_fd, summary);
 }
 
 base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
@@ -579,13 +580,23 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
   header.uuid = trace_export::TraceExporter::NewTraceUuid();
   header.lifecycle = lifecycle_;
   return Export({clone.get()}, header, connected,
-                summary->drainer_stats.chunks_unroutable, out_fd, summary);
+                summary->drainer_stats.chunks_unroutable,
+                ServiceWideSessionCounters(), out_fd, summary);
+}
+
+SessionCounters ServiceCore::ServiceWideSessionCounters() const {
+  SessionCounters c;
+  c.data_source_stop_timeouts = session_stats_.data_source_stop_timeouts;
+  c.flush_timeouts = session_stats_.flush_timeouts;
+  c.late_acks = session_stats_.late_acks;
+  return c;
 }
 
 std::string ServiceCore::EncodeExtraStatsFields(
-    trace_export::TraceExporter* exporter) const {
+    trace_export::TraceExporter* exporter,
+    const SessionCounters& session_counters) const {
   std::string out = EncodeServiceCounters(counters_, stats_);
-  out += EncodeSessionCounters(session_stats_);
+  out += EncodeSessionCounters(session_counters);
   out += losses_.EncodeTraceStatsFields(
       [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
                        bool connected) -> uint32_t {
@@ -628,14 +639,16 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
                                  const TraceHeader& header,
                                  uint32_t producers_connected,
                                  uint64_t chunks_unroutable,
+                                 const SessionCounters& session_counters,
                                  int out_fd,
                                  ExportSummary* summary) const {
   const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
   trace_export::TraceFileWriter file_writer(out_fd);
   trace_export::TraceExporter exporter(&file_writer);
   WriteTraceHeader(&exporter, header);
-  const base::Status status = ExportTail(
-      &exporter, buffers, producers_connected, chunks_unroutable, summary);
+  const base::Status status =
+      ExportTail(&exporter, buffers, producers_connected, chunks_unroutable,
+                 session_counters, summary);
   struct stat st = {};
   if (fstat(out_fd, &st) == 0)
     summary->file_size = static_cast<uint64_t>(st.st_size);
@@ -649,6 +662,7 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
                                      const std::vector<TraceBufferV2*>& buffers,
                                      uint32_t producers_connected,
                                      uint64_t chunks_unroutable,
+                                     const SessionCounters& session_counters,
                                      ExportSummary* summary) const {
   std::vector<const TraceBufferV2*> const_buffers;
   for (TraceBufferV2* buffer : buffers) {
@@ -665,7 +679,8 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
   // chunks_rejected_by_sink) is already in its chunks_discarded (DISCARD
   // full) or abi_violations (malformed), and counts once.
   service_stats.chunks_discarded = chunks_unroutable;
-  service_stats.extra_fields = EncodeExtraStatsFields(exporter);
+  service_stats.extra_fields =
+      EncodeExtraStatsFields(exporter, session_counters);
   service_stats.extra_fields +=
       EncodeBufferLoss(const_buffers, summary->packets_discarded);
   exporter->WriteTraceStats(const_buffers, service_stats);

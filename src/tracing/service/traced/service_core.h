@@ -81,6 +81,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
@@ -303,6 +304,21 @@ struct ProducerInfo {
   uint64_t ring_bytes = 0;
 };
 
+// What went wrong waiting for one session's producers. Each session counts
+// its own (its trace's TraceStats, fields 1020-1022); SessionStats sums
+// every session's since the service started.
+struct SessionCounters {
+  // Instances that did not answer StopDataSource within
+  // data_source_stop_timeout_ms.
+  uint64_t data_source_stop_timeouts = 0;
+  // Producers that did not answer a Flush within its timeout.
+  uint64_t flush_timeouts = 0;
+  // Acks that came after their stop or flush timed out (accepted). A
+  // session sees only its late flush acks: a late stop ack comes after its
+  // session was written and freed, so only SessionStats counts it.
+  uint64_t late_acks = 0;
+};
+
 // The sessions' counters.
 struct SessionStats {
   uint64_t sessions_started = 0;
@@ -317,10 +333,12 @@ struct SessionStats {
   uint64_t late_acks = 0;
 };
 
-// The session counters as TraceStats fields, like EncodeServiceCounters():
+// Session counters as TraceStats fields, like EncodeServiceCounters():
 //   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
-// Every trace and GetTraceStats carry them (service-wide counts).
-std::string EncodeSessionCounters(const SessionStats& s);
+// A session's trace, clone and GetTraceStats carry the session's own; the
+// single-session trace (Finish(), Snapshot()) carries the service-wide sums
+// (SessionStats), since it is the service's trace.
+std::string EncodeSessionCounters(const SessionCounters& c);
 
 // The packets |buffers| lost, as TraceStats fields (BufferStats counts
 // chunks only): 1030 packets_overwritten (the buffers' own
@@ -482,11 +500,15 @@ class ServiceCore {
   void AbortSession(SessionId id);
   // Flush to every producer with an instance of the session; once each
   // acked (or |timeout_ms|, 0: the config's flush_timeout_ms, passed:
-  // counted), its rings are drained and a kFlushed event with |tag| follows.
+  // counted), its rings are drained and a kFlushed event with |tag| follows,
+  // addressed to |requester| (a consumer id as StartSession's; 0: the
+  // session's own consumer). Errors: unknown id, a session stopping, too
+  // many flushes waiting, |timeout_ms| over ipc::kMaxTimeoutMs.
   base::Status FlushSession(SessionId id,
                             uint32_t timeout_ms,
                             uint64_t tag,
-                            Clock::time_point now);
+                            Clock::time_point now,
+                            uint64_t requester = 0);
   // A snapshot of the session's buffers written into |out_fd| (not owned),
   // like Snapshot() for the single-session buffer; the session goes on.
   base::Status CloneSession(SessionId id, int out_fd, ExportSummary* summary);
@@ -524,15 +546,14 @@ class ServiceCore {
 
   size_t num_sessions() const { return sessions_.size(); }
   bool has_session(SessionId id) const { return sessions_.count(id) != 0; }
-  // The uid of the consumer that started session |id|; false if there is
-  // no such session.
-  bool GetSessionConsumerUid(SessionId id, int32_t* uid) const {
-    auto it = sessions_.find(id);
-    if (it == sessions_.end())
-      return false;
-    *uid = it->second->consumer_uid;
-    return true;
-  }
+  // Who started session |id| and whether it is stopping, for the owner's
+  // access checks; false if there is no such session.
+  struct SessionOwner {
+    int32_t consumer_uid = -1;
+    uint64_t consumer_id = 0;
+    bool stopping = false;
+  };
+  bool GetSessionOwner(SessionId id, SessionOwner* owner) const;
   std::vector<SessionInfo> ListSessions(Clock::time_point now) const;
   std::vector<ProducerInfo> ListProducers() const;
   const SessionStats& session_stats() const { return session_stats_; }
@@ -564,9 +585,14 @@ class ServiceCore {
     // Instances stopped whose DataSourceStopped is still owed (their
     // session ended without it): a late ack is accepted, not a violation.
     std::set<uint32_t> late_stop_acks;
-    // Flushes sent and not acked: flush id -> whether the flush still waits
-    // for it (false: it timed out; a late ack is accepted).
-    std::map<uint32_t, bool> owed_flush_acks;
+    // Flushes sent and not acked, by flush id.
+    struct OwedFlushAck {
+      // Whether the flush still waits for it (false: it timed out; a late
+      // ack is accepted and counted).
+      bool waited = true;
+      SessionId session = 0;  // whose late_acks count it
+    };
+    std::map<uint32_t, OwedFlushAck> owed_flush_acks;
   };
 
   struct SessionBuffer {
@@ -586,7 +612,8 @@ class ServiceCore {
   struct PendingFlush {
     uint32_t flush_id = 0;
     uint64_t tag = 0;
-    bool periodic = false;  // no event
+    uint64_t requester = 0;  // the consumer id the kFlushed event goes to
+    bool periodic = false;   // no event
     std::set<trace_buffer::ProducerID> waiting;
     Clock::time_point deadline;
   };
@@ -606,6 +633,7 @@ class ServiceCore {
     Clock::time_point next_periodic_flush = Clock::time_point::max();
     bool stopping = false;
     bool stop_by_service = false;
+    SessionCounters counters;  // this session's own, for its TraceStats
     uint64_t stop_tag = 0;
     uint64_t unroutable_at_start = 0;  // drainer total when it started
     std::vector<std::unique_ptr<SessionBuffer>> buffers;
@@ -624,6 +652,15 @@ class ServiceCore {
   explicit ServiceCore(const Options& options);
   std::string MakeTraceConfig() const;
   // Sessions (service_core_sessions.cc).
+  // The session a consumer request names: "no session N" if there is none.
+  base::Status FindSession(SessionId id, Session** session);
+  // FindSession() for a request that changes the session (stop, flush):
+  // also "session N is stopping" if it is.
+  base::Status FindRunningSession(SessionId id, Session** session);
+  // The rings of |session|'s producers with their chunk counts, for
+  // DrainBounded on the drain thread.
+  std::vector<std::pair<ring_drainer::RingId, uint32_t>> SessionRings(
+      const Session& session) const;
   trace_buffer::BufferID AllocateBufferId();
   bool BufferIdInUse(uint32_t id) const;
   // Starts instances of |session|'s data sources on |producer| (those not
@@ -673,8 +710,11 @@ class ServiceCore {
   // readable there). A write error or max_file_size_bytes reached ends the
   // session: then it returns true and |session| may be gone.
   bool WriteIntoFile(Session* session, Clock::time_point now);
+  // |requester|: the consumer id the kFlushed event goes to (unused when
+  // |periodic|).
   void IssueFlush(Session* session,
                   uint64_t tag,
+                  uint64_t requester,
                   bool periodic,
                   uint32_t timeout_ms,
                   Clock::time_point now);
@@ -684,10 +724,14 @@ class ServiceCore {
   // Drops |producer_id|'s instances and flush waits from every session
   // (it left); completes what only waited for it.
   void ForgetProducerInSessions(trace_buffer::ProducerID producer_id);
-  // The service counters and the producers' loss table, for TraceStats;
-  // sequence ids from |exporter| (null: none).
+  // The service counters, |session_counters| and the producers' loss
+  // table, for TraceStats; sequence ids from |exporter| (null: none).
   std::string EncodeExtraStatsFields(
-      trace_export::TraceExporter* exporter) const;
+      trace_export::TraceExporter* exporter,
+      const SessionCounters& session_counters) const;
+  // The service-wide session counters (SessionStats), for the
+  // single-session trace.
+  SessionCounters ServiceWideSessionCounters() const;
   // The id for a new producer: fresh, else reused (see the file comment);
   // 0 if none may be given now.
   trace_buffer::ProducerID AllocateProducerId();
@@ -715,10 +759,12 @@ class ServiceCore {
   // ClockSnapshot to |out_fd|. Reads summary->drainer_stats (for
   // TraceStats.chunks_discarded); sets export_stats, buffer_stats and
   // file_size.
+  // |session_counters| go into its TraceStats (EncodeSessionCounters).
   base::Status Export(const std::vector<trace_buffer::TraceBufferV2*>& buffers,
                       const TraceHeader& header,
                       uint32_t producers_connected,
                       uint64_t chunks_unroutable,
+                      const SessionCounters& session_counters,
                       int out_fd,
                       ExportSummary* summary) const;
   // Export()'s second half, also the end of a streamed session: every
@@ -730,6 +776,7 @@ class ServiceCore {
       const std::vector<trace_buffer::TraceBufferV2*>& buffers,
       uint32_t producers_connected,
       uint64_t chunks_unroutable,
+      const SessionCounters& session_counters,
       ExportSummary* summary) const;
 
   const Options options_;

@@ -30,15 +30,12 @@ using ipc::kMaxDataSourcesPerProducer;
 base::Status ServiceCore::FlushSession(SessionId id,
                                        uint32_t timeout_ms,
                                        uint64_t tag,
-                                       Clock::time_point now) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end())
-    return base::ErrStatus("no session %llu",
-                           static_cast<unsigned long long>(id));
-  Session* s = it->second.get();
-  if (s->stopping)
-    return base::ErrStatus("session %llu is stopping",
-                           static_cast<unsigned long long>(id));
+                                       Clock::time_point now,
+                                       uint64_t requester) {
+  Session* s = nullptr;
+  base::Status status = FindRunningSession(id, &s);
+  if (!status.ok())
+    return status;
   if (s->flushes.size() >= kMaxPendingFlushes) {
     return base::ErrStatus("session %llu: %zu flushes are in progress already",
                            static_cast<unsigned long long>(id),
@@ -46,13 +43,15 @@ base::Status ServiceCore::FlushSession(SessionId id,
   }
   if (timeout_ms > ipc::kMaxTimeoutMs)
     return base::ErrStatus("timeout_ms must be at most %u", ipc::kMaxTimeoutMs);
-  IssueFlush(s, tag, /*periodic=*/false,
+  IssueFlush(s, tag, requester ? requester : s->consumer_id,
+             /*periodic=*/false,
              timeout_ms ? timeout_ms : s->config.flush_timeout_ms, now);
   return base::OkStatus();
 }
 
 void ServiceCore::IssueFlush(Session* s,
                              uint64_t tag,
+                             uint64_t requester,
                              bool periodic,
                              uint32_t timeout_ms,
                              Clock::time_point now) {
@@ -61,13 +60,15 @@ void ServiceCore::IssueFlush(Session* s,
   if (next_flush_id_ == 0)
     next_flush_id_ = 1;
   f.tag = tag;
+  f.requester = requester;
   f.periodic = periodic;
   f.deadline = now + std::chrono::milliseconds(timeout_ms);
   for (ProducerID pid : SessionProducers(*s)) {
-    std::map<uint32_t, bool>& owed = producers_.at(pid).owed_flush_acks;
+    std::map<uint32_t, Producer::OwedFlushAck>& owed =
+        producers_.at(pid).owed_flush_acks;
     if (owed.size() >= kMaxOwedAcks)
       owed.erase(owed.begin());
-    owed[f.flush_id] = true;
+    owed[f.flush_id] = {/*waited=*/true, s->id};
     f.waiting.insert(pid);
     ProducerCommand cmd;
     cmd.type = ProducerCommand::Type::kFlush;
@@ -85,22 +86,19 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
   s->flushes.erase(s->flushes.begin() + static_cast<ptrdiff_t>(index));
   if (timed_out) {
     session_stats_.flush_timeouts += f.waiting.size();
+    s->counters.flush_timeouts += f.waiting.size();
     for (ProducerID pid : f.waiting) {
       auto it = producers_.find(pid);
       if (it == producers_.end())
         continue;
       auto owed = it->second.owed_flush_acks.find(f.flush_id);
       if (owed != it->second.owed_flush_acks.end())
-        owed->second = false;  // a late ack is accepted
+        owed->second.waited = false;  // a late ack is accepted
     }
   }
   // The acked producers' writers published what they had; kFlush also
   // takes what a writer that did not answer holds.
-  std::vector<std::pair<RingId, uint32_t>> rings;
-  for (ProducerID pid : SessionProducers(*s)) {
-    const Producer& p = producers_.at(pid);
-    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
-  }
+  const std::vector<std::pair<RingId, uint32_t>> rings = SessionRings(*s);
   loop_->RunSync([&](RingDrainer* d) {
     for (const auto& r : rings)
       DrainBounded(d, r.first, r.second, DrainMode::kFlush);
@@ -115,7 +113,7 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
   SessionEvent ev;
   ev.type = SessionEvent::Type::kFlushed;
   ev.session_id = s->id;
-  ev.consumer_id = s->consumer_id;
+  ev.consumer_id = f.requester;
   ev.tag = f.tag;
   if (timed_out) {
     ev.status = base::ErrStatus(
@@ -197,10 +195,13 @@ base::Status ServiceCore::OnFlushAck(ProducerID id,
     return base::ErrStatus("FlushAck for flush %u, which it does not owe",
                            flush_id);
   }
-  const bool waited = owed->second;
+  const Producer::OwedFlushAck answered = owed->second;
   pit->second.owed_flush_acks.erase(owed);
-  if (!waited) {
+  if (!answered.waited) {
     ++session_stats_.late_acks;
+    auto late = sessions_.find(answered.session);
+    if (late != sessions_.end())
+      ++late->second->counters.late_acks;
     return base::OkStatus();
   }
   for (auto& kv : sessions_) {

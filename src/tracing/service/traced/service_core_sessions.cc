@@ -301,6 +301,47 @@ void ServiceCore::OpenStream(Session* s, Clock::time_point now) {
       now + std::chrono::milliseconds(s->config.file_write_period_ms);
 }
 
+base::Status ServiceCore::FindSession(SessionId id, Session** session) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) {
+    *session = nullptr;
+    return base::ErrStatus("no session %llu",
+                           static_cast<unsigned long long>(id));
+  }
+  *session = it->second.get();
+  return base::OkStatus();
+}
+
+base::Status ServiceCore::FindRunningSession(SessionId id, Session** session) {
+  base::Status status = FindSession(id, session);
+  if (status.ok() && (*session)->stopping) {
+    *session = nullptr;
+    return base::ErrStatus("session %llu is stopping",
+                           static_cast<unsigned long long>(id));
+  }
+  return status;
+}
+
+bool ServiceCore::GetSessionOwner(SessionId id, SessionOwner* owner) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return false;
+  owner->consumer_uid = it->second->consumer_uid;
+  owner->consumer_id = it->second->consumer_id;
+  owner->stopping = it->second->stopping;
+  return true;
+}
+
+std::vector<std::pair<RingId, uint32_t>> ServiceCore::SessionRings(
+    const Session& session) const {
+  std::vector<std::pair<RingId, uint32_t>> rings;
+  for (ProducerID pid : SessionProducers(session)) {
+    const Producer& p = producers_.at(pid);
+    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
+  }
+  return rings;
+}
+
 std::set<ProducerID> ServiceCore::SessionProducers(
     const Session& session) const {
   std::set<ProducerID> out;
@@ -341,16 +382,11 @@ void ServiceCore::OweLateStopAcks(Session* s) {
 base::Status ServiceCore::StopSession(SessionId id,
                                       uint64_t tag,
                                       Clock::time_point now) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end())
-    return base::ErrStatus("no session %llu",
-                           static_cast<unsigned long long>(id));
-  Session* s = it->second.get();
-  if (s->stopping)
-    return base::ErrStatus("session %llu is already stopping",
-                           static_cast<unsigned long long>(id));
-  BeginStop(s, tag, /*by_service=*/false, now);
-  return base::OkStatus();
+  Session* s = nullptr;
+  base::Status status = FindRunningSession(id, &s);
+  if (status.ok())
+    BeginStop(s, tag, /*by_service=*/false, now);
+  return status;
 }
 
 void ServiceCore::BeginStop(Session* s,
@@ -380,6 +416,7 @@ void ServiceCore::MaybeFinishStop(SessionId id, Clock::time_point now) {
     return;
   if (unacked != 0) {
     session_stats_.data_source_stop_timeouts += unacked;
+    s->counters.data_source_stop_timeouts += unacked;
     RT_LOG(
         "session %llu: %llu data source instance(s) did not acknowledge "
         "the stop within %u ms",
@@ -489,7 +526,7 @@ void ServiceCore::FinalizeSession(SessionId id,
       if (status.ok()) {
         status = ExportTail(s->stream.get(), buffers,
                             static_cast<uint32_t>(producers_.size()),
-                            unroutable, &summary);
+                            unroutable, s->counters, &summary);
       }
       summary.bytes_written = s->stream_file->stats().bytes_written;
       struct stat st = {};
@@ -502,7 +539,7 @@ void ServiceCore::FinalizeSession(SessionId id,
       header.uuid = s->uuid;
       header.lifecycle = s->lifecycle;
       status = Export(buffers, header, static_cast<uint32_t>(producers_.size()),
-                      unroutable, s->fd.get(), &summary);
+                      unroutable, s->counters, s->fd.get(), &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
@@ -548,7 +585,7 @@ void ServiceCore::AdvanceSessions(Clock::time_point now) {
         CompleteFlush(s, i, /*timed_out=*/true);
     }
     if (now >= s->next_periodic_flush) {
-      IssueFlush(s, 0, /*periodic=*/true, s->config.flush_timeout_ms, now);
+      IssueFlush(s, 0, 0, /*periodic=*/true, s->config.flush_timeout_ms, now);
       s->next_periodic_flush =
           now + std::chrono::milliseconds(s->config.flush_period_ms);
     }
@@ -563,11 +600,7 @@ void ServiceCore::AdvanceSessions(Clock::time_point now) {
 bool ServiceCore::WriteIntoFile(Session* s, Clock::time_point now) {
   s->next_file_write =
       now + std::chrono::milliseconds(s->config.file_write_period_ms);
-  std::vector<std::pair<RingId, uint32_t>> rings;
-  for (ProducerID pid : SessionProducers(*s)) {
-    const Producer& p = producers_.at(pid);
-    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
-  }
+  const std::vector<std::pair<RingId, uint32_t>> rings = SessionRings(*s);
   trace_export::TraceExporter* stream = s->stream.get();
   const bool ok = s->stream_status.ok();
   loop_->RunSync([&](RingDrainer* d) {
@@ -628,16 +661,11 @@ base::Status ServiceCore::CloneSession(SessionId id,
                                        int out_fd,
                                        ExportSummary* summary) {
   *summary = ExportSummary();
-  auto it = sessions_.find(id);
-  if (it == sessions_.end())
-    return base::ErrStatus("no session %llu",
-                           static_cast<unsigned long long>(id));
-  Session* s = it->second.get();
-  std::vector<std::pair<RingId, uint32_t>> rings;
-  for (ProducerID pid : SessionProducers(*s)) {
-    const Producer& p = producers_.at(pid);
-    rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
-  }
+  Session* s = nullptr;
+  base::Status status = FindSession(id, &s);
+  if (!status.ok())
+    return status;
+  const std::vector<std::pair<RingId, uint32_t>> rings = SessionRings(*s);
   std::vector<std::unique_ptr<TraceBufferV2>> clones;
   loop_->RunSync([&](RingDrainer* d) {
     // kNormal, as Snapshot(): the session goes on undisturbed.
@@ -665,21 +693,20 @@ base::Status ServiceCore::CloneSession(SessionId id,
   header.lifecycle = s->lifecycle;
   return Export(
       buffers, header, static_cast<uint32_t>(producers_.size()),
-      summary->drainer_stats.chunks_unroutable - s->unroutable_at_start, out_fd,
-      summary);
+      summary->drainer_stats.chunks_unroutable - s->unroutable_at_start,
+      s->counters, out_fd, summary);
 }
 
 base::Status ServiceCore::GetSessionTraceStats(SessionId id,
                                                std::string* trace_stats) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end())
-    return base::ErrStatus("no session %llu",
-                           static_cast<unsigned long long>(id));
-  const Session* s = it->second.get();
+  Session* s = nullptr;
+  base::Status status = FindSession(id, &s);
+  if (!status.ok())
+    return status;
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = static_cast<uint32_t>(producers_.size());
   service_stats.producers_seen = stats_.producers_seen;
-  service_stats.extra_fields = EncodeExtraStatsFields(nullptr);
+  service_stats.extra_fields = EncodeExtraStatsFields(nullptr, s->counters);
   std::vector<const TraceBufferV2*> buffers;
   for (const auto& b : s->buffers)
     buffers.push_back(b->buffer.get());

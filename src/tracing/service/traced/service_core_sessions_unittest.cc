@@ -285,7 +285,7 @@ TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   EXPECT_TRUE(events[0].status.ok());
   EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 10));
-  // The trace's TraceStats carry the service's session counters.
+  // The trace's TraceStats carry the session's own counters.
   EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_data_source_stop_timeouts(), 1u);
   EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_late_acks(), 0u);
   // An instance did not ack its stop: no all_data_sources_flushed.
@@ -386,6 +386,103 @@ TEST_F(SessionsTest, FlushWaitsForAcksAndTimesOut) {
   for (int i = 0; i < 64; ++i)
     EXPECT_TRUE(core_->FlushSession(s, 0, 100 + i, now_).ok());
   EXPECT_FALSE(core_->FlushSession(s, 0, 200, now_).ok());
+}
+
+// The TraceStats GetSessionTraceStats returns for |id|.
+perfetto::protos::TraceStats LiveStats(ServiceCore* core, SessionId id) {
+  std::string bytes;
+  EXPECT_TRUE(core->GetSessionTraceStats(id, &bytes).ok());
+  perfetto::protos::TraceStats stats;
+  EXPECT_TRUE(stats.ParseFromString(bytes));
+  return stats;
+}
+
+// Two sessions at once on two producers: each session's TraceStats count
+// its own flush timeout, late ack and stop timeout, never the other's; the
+// service's counters sum them.
+TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
+  std::unique_ptr<ProducerSide> side1, side2;
+  const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);
+  const ProducerID p2 = AddProducer("app2", {"track_event"}, &side2);
+  TraceConfig config_a = OneBufferConfig();
+  config_a.set_flush_timeout_ms(1000);
+  config_a.mutable_data_sources(0)->add_producer_name_filter("app1");
+  TraceConfig config_b = OneBufferConfig();
+  config_b.set_flush_timeout_ms(1000);
+  config_b.set_data_source_stop_timeout_ms(1000);
+  config_b.mutable_data_sources(0)->add_producer_name_filter("app2");
+  const SessionId a = Start(config_a, "a");
+  const SessionId b = Start(config_b, "b");
+  ASSERT_EQ(core_->TakeCommands().size(), 2u);  // one start each
+
+  // Both flush: app2 answers B's, app1 never answers A's.
+  ASSERT_TRUE(core_->FlushSession(a, 0, /*tag=*/1, now_).ok());
+  ASSERT_TRUE(core_->FlushSession(b, 0, /*tag=*/2, now_).ok());
+  const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 2u);
+  const bool a_first = flushes[0].producer_id == p1;
+  const ProducerCommand& flush_a = flushes[a_first ? 0 : 1];
+  const ProducerCommand& flush_b = flushes[a_first ? 1 : 0];
+  ASSERT_EQ(flush_a.producer_id, p1);
+  ASSERT_EQ(flush_b.producer_id, p2);
+  ASSERT_TRUE(core_->OnFlushAck(p2, flush_b.id, now_).ok());
+  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 2u);
+  for (const SessionEvent& ev : events)
+    EXPECT_EQ(ev.status.ok(), ev.session_id == b) << ev.session_id;
+  EXPECT_EQ(LiveStats(core_.get(), a).ringtrace_flush_timeouts(), 1u);
+  EXPECT_EQ(LiveStats(core_.get(), b).ringtrace_flush_timeouts(), 0u);
+
+  // app1's answer comes late: A's late ack, not B's.
+  ASSERT_TRUE(core_->OnFlushAck(p1, flush_a.id, now_).ok());
+  EXPECT_EQ(LiveStats(core_.get(), a).ringtrace_late_acks(), 1u);
+  EXPECT_EQ(LiveStats(core_.get(), b).ringtrace_late_acks(), 0u);
+
+  // B's producer never acks its stop; A's does.
+  const Clock::time_point later = now_ + std::chrono::milliseconds(1000);
+  ASSERT_TRUE(core_->StopSession(b, 3, later).ok());
+  ASSERT_EQ(core_->TakeCommands().size(), 1u);
+  core_->AdvanceSessions(later + std::chrono::milliseconds(1000));
+  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  EXPECT_TRUE(StopAndAck(a).status.ok());
+
+  const perfetto::protos::TraceStats stats_a = StatsOf(ReadTrace("a"));
+  EXPECT_EQ(stats_a.ringtrace_flush_timeouts(), 1u);
+  EXPECT_EQ(stats_a.ringtrace_late_acks(), 1u);
+  EXPECT_EQ(stats_a.ringtrace_data_source_stop_timeouts(), 0u);
+  const perfetto::protos::TraceStats stats_b = StatsOf(ReadTrace("b"));
+  EXPECT_EQ(stats_b.ringtrace_flush_timeouts(), 0u);
+  EXPECT_EQ(stats_b.ringtrace_late_acks(), 0u);
+  EXPECT_EQ(stats_b.ringtrace_data_source_stop_timeouts(), 1u);
+  EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
+  EXPECT_EQ(core_->session_stats().late_acks, 1u);
+  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
+}
+
+// A flush asked for by another consumer than the session's is answered to
+// that consumer; errors name the session.
+TEST_F(SessionsTest, FlushEventGoesToTheRequester) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID p = AddProducer("app", {"track_event"}, &side);
+  const SessionId s = Start(OneBufferConfig(), "s");  // consumer 7
+  (void)core_->TakeCommands();
+  ASSERT_TRUE(core_->FlushSession(s, 0, /*tag=*/4, now_, /*requester=*/9).ok());
+  const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_EQ(flushes.size(), 1u);
+  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].consumer_id, 9u);
+  EXPECT_EQ(events[0].tag, 4u);
+
+  const base::Status missing = core_->FlushSession(s + 1, 0, 5, now_);
+  EXPECT_EQ(missing.message(), "no session " + std::to_string(s + 1));
+  ASSERT_TRUE(core_->StopSession(s, 6, now_).ok());
+  const base::Status stopping = core_->FlushSession(s, 0, 7, now_);
+  EXPECT_EQ(stopping.message(),
+            "session " + std::to_string(s) + " is stopping");
+  EXPECT_EQ(core_->StopSession(s, 8, now_).message(), stopping.message());
 }
 
 TEST_F(SessionsTest, DurationEndsTheSessionAndTheEventSaysSo) {

@@ -4,6 +4,8 @@
 
 #include "src/tracing/service/traced/tracing_service.h"
 
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +16,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "ringtrace/logging.h"
@@ -670,11 +674,20 @@ void TracingService::Close(Connection* c) {
     core_->RemoveProducer(c->producer_id);
   c->producer_id = 0;
   // A consumer that left: its sessions are freed, nothing is written.
-  for (SessionId id : c->sessions)
-    core_->AbortSession(id);
+  const std::set<SessionId> sessions = std::move(c->sessions);
   c->sessions.clear();
   c->waiting_disable.clear();
   c->socket.reset();
+  for (SessionId id : sessions) {
+    core_->AbortSession(id);
+    // Another connection's DisableTracing waiting for it gets the reason.
+    protos::ConsumerResponse response;
+    response.set_ok(false);
+    response.set_error(
+        "session " + std::to_string(id) +
+        " was freed unwritten: the consumer that started it left");
+    AnswerWaitingDisables(id, std::move(response));
+  }
 }
 
 std::string FormatSummary(const ServiceSummary& s) {

@@ -186,6 +186,13 @@ struct ServiceSummary {
 // One paragraph: producers, packets exported, losses, violations.
 std::string FormatSummary(const ServiceSummary& summary);
 
+// Whether a consumer connected as |consumer_uid| (SO_PEERCRED) may see and
+// act on a session started by a consumer of |session_uid|: list it in
+// QueryServiceState, stop, flush, clone it, read its TraceStats. The same
+// uid, or root. Other uids' sessions are left out of QueryServiceState and
+// are "no session N of this user" to every request (docs/sessions.md).
+bool ConsumerMayAccessSession(int32_t consumer_uid, int32_t session_uid);
+
 class TracingService {
  public:
   struct Options {
@@ -278,8 +285,10 @@ class TracingService {
     bool consumer = false;
     uint64_t consumer_id = 0;      // ServiceCore's handle of it
     std::set<SessionId> sessions;  // started by this consumer, live
-    // DisableTracing requests waiting for a session that was already
-    // stopping: answered when it ends.
+    // DisableTracing requests waiting for a session's end: one that was
+    // stopping already, or another connection's (its owner gets the
+    // tracing_ended event). Answered when it ends; with an error if its
+    // owner hangs up and it is freed unwritten.
     std::map<SessionId, std::vector<uint64_t>> waiting_disable;
   };
   bool IsPending(const Connection& c) const {
@@ -316,7 +325,13 @@ class TracingService {
   void SendCommand(const ProducerCommand& command);
   Connection* FindConsumer(uint64_t consumer_id);
   Connection* FindProducer(trace_buffer::ProducerID id);
-  void FillServiceState(protos::ConsumerResponse* response);
+  // The producers, |c|'s sessions (ConsumerMayAccessSession) and the
+  // limits.
+  void FillServiceState(const Connection& c,
+                        protos::ConsumerResponse* response);
+  // Answers every DisableTracing that waits for session |id| (any
+  // connection's) with |response| under each request's id.
+  void AnswerWaitingDisables(SessionId id, protos::ConsumerResponse response);
   // At stop: reads what the producers already sent (bounded).
   void ServeQueuedBeforeStop();
   void HandleHello(Connection* c, const ipc::HelloMsg& hello);

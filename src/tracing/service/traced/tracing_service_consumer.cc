@@ -73,6 +73,10 @@ perfetto::protos::TraceConfig::BufferConfig::FillPolicy ToProto(
 
 }  // namespace
 
+bool ConsumerMayAccessSession(int32_t consumer_uid, int32_t session_uid) {
+  return consumer_uid == 0 || consumer_uid == session_uid;
+}
+
 bool TracingService::ConsumerAllowed(const Connection& c) const {
   const uid_t uid = static_cast<uid_t>(c.identity.uid);
   if (uid == geteuid() || uid == 0)
@@ -195,21 +199,15 @@ void TracingService::HandleConsumerRequest(Connection* c,
   response.set_request_id(request.request_id());
   base::Status status;
   const Clock::time_point now = Clock::now();
-  // The session a request names must be one of this consumer's.
-  const auto owned = [&](uint64_t id) -> base::Status {
-    if (c->sessions.count(id) == 0)
-      return base::ErrStatus("session_id: no session %llu of this consumer",
-                             static_cast<unsigned long long>(id));
-    return base::OkStatus();
-  };
-  // Reading a session without changing it (a clone) is also open to other
-  // connections of the user that started it, and to root: that is how
-  // `ringtrace --clone` snapshots a session another process records.
-  const auto readable = [&](uint64_t id) -> base::Status {
-    int32_t owner_uid = -1;
-    if (c->sessions.count(id) != 0 ||
-        (core_->GetSessionConsumerUid(id, &owner_uid) &&
-         (owner_uid == c->identity.uid || c->identity.uid == 0))) {
+  // The session a request names: any connection of the uid that started
+  // it, or root, may stop, flush, clone it or read its stats (that is how
+  // `ringtrace --stop` and `--clone` act on a session another process
+  // records). A session of another user is not named: it does not exist
+  // for this consumer.
+  ServiceCore::SessionOwner owner;
+  const auto accessible = [&](uint64_t id) -> base::Status {
+    if (core_->GetSessionOwner(id, &owner) &&
+        ConsumerMayAccessSession(c->identity.uid, owner.consumer_uid)) {
       return base::OkStatus();
     }
     return base::ErrStatus("session_id: no session %llu of this user",
@@ -233,20 +231,25 @@ void TracingService::HandleConsumerRequest(Connection* c,
     }
     case ConsumerRequest::kDisableTracing: {
       const SessionId id = request.disable_tracing().session_id();
-      status = owned(id);
+      status = accessible(id);
       if (!status.ok())
         break;
-      bool stopping = false;
-      for (const SessionInfo& info : core_->ListSessions(now)) {
-        if (info.id == id)
-          stopping = info.stopping;
-      }
-      if (stopping && c->waiting_disable[id].size() >= kMaxWaitingDisables) {
-        status = base::ErrStatus(
-            "session %llu: %zu DisableTracing requests wait for it already",
-            static_cast<unsigned long long>(id), kMaxWaitingDisables);
-      } else if (stopping) {
-        c->waiting_disable[id].push_back(request.request_id());
+      // The owner's request carries the stop's tag and is answered by the
+      // kEnded event; any other waits in |waiting_disable| (the stop gets
+      // tag 0, and the owner a tracing_ended event).
+      const bool by_owner = owner.consumer_id == c->consumer_id;
+      if (!by_owner || owner.stopping) {
+        std::vector<uint64_t>& waiting = c->waiting_disable[id];
+        if (waiting.size() >= kMaxWaitingDisables) {
+          status = base::ErrStatus(
+              "session %llu: %zu DisableTracing requests wait for it already",
+              static_cast<unsigned long long>(id), kMaxWaitingDisables);
+          break;
+        }
+        if (!owner.stopping)
+          status = core_->StopSession(id, /*tag=*/0, now);
+        if (status.ok())
+          waiting.push_back(request.request_id());
       } else {
         status = core_->StopSession(id, request.request_id(), now);
       }
@@ -256,17 +259,17 @@ void TracingService::HandleConsumerRequest(Connection* c,
     }
     case ConsumerRequest::kFlush: {
       const SessionId id = request.flush().session_id();
-      status = owned(id);
+      status = accessible(id);
       if (status.ok()) {
         status = core_->FlushSession(id, request.flush().timeout_ms(),
-                                     request.request_id(), now);
+                                     request.request_id(), now, c->consumer_id);
       }
       answer_now = !status.ok();  // else when the flush completes
       break;
     }
     case ConsumerRequest::kGetTraceStats: {
       const SessionId id = request.get_trace_stats().session_id();
-      status = owned(id);
+      status = accessible(id);
       std::string stats;
       if (status.ok())
         status = core_->GetSessionTraceStats(id, &stats);
@@ -278,7 +281,7 @@ void TracingService::HandleConsumerRequest(Connection* c,
     }
     case ConsumerRequest::kCloneSession: {
       const SessionId id = request.clone_session().session_id();
-      status = readable(id);
+      status = accessible(id);
       if (status.ok())
         status = ipc::CheckTraceFileFd(fd.get());
       ExportSummary summary;
@@ -297,7 +300,7 @@ void TracingService::HandleConsumerRequest(Connection* c,
       break;
     }
     case ConsumerRequest::kQueryServiceState:
-      FillServiceState(&response);
+      FillServiceState(*c, &response);
       break;
     case ConsumerRequest::REQUEST_NOT_SET:
       status = base::ErrStatus("no request");  // the decoder refuses it
@@ -314,7 +317,8 @@ void TracingService::HandleConsumerRequest(Connection* c,
   SendToConsumer(c, response);
 }
 
-void TracingService::FillServiceState(ConsumerResponse* response) {
+void TracingService::FillServiceState(const Connection& c,
+                                      ConsumerResponse* response) {
   protos::ServiceState* state = response->mutable_service_state();
   for (const ProducerInfo& p : core_->ListProducers()) {
     protos::ServiceState::Producer* out = state->add_producers();
@@ -327,6 +331,10 @@ void TracingService::FillServiceState(ConsumerResponse* response) {
     out->set_ring_bytes(p.ring_bytes);
   }
   for (const SessionInfo& s : core_->ListSessions(Clock::now())) {
+    // Other users' sessions are left out, not even counted: their names,
+    // buffers and timing are theirs (docs/sessions.md).
+    if (!ConsumerMayAccessSession(c.identity.uid, s.consumer_uid))
+      continue;
     protos::ServiceState::Session* out = state->add_sessions();
     out->set_id(s.id);
     if (!s.unique_name.empty())
@@ -399,9 +407,9 @@ TracingService::Connection* TracingService::FindProducer(
 
 void TracingService::DeliverEvent(const SessionEvent& ev) {
   Connection* c = FindConsumer(ev.consumer_id);
-  if (!c)
-    return;  // the consumer left
   if (ev.type == SessionEvent::Type::kFlushed) {
+    if (!c)
+      return;  // the consumer that asked left
     ConsumerResponse response;
     response.set_request_id(ev.tag);
     response.set_ok(ev.status.ok());
@@ -411,32 +419,43 @@ void TracingService::DeliverEvent(const SessionEvent& ev) {
     SendToConsumer(c, response);
     return;
   }
-  c->sessions.erase(ev.session_id);
-  std::vector<uint64_t> waiting;
-  auto w = c->waiting_disable.find(ev.session_id);
-  if (w != c->waiting_disable.end()) {
-    waiting = std::move(w->second);
-    c->waiting_disable.erase(w);
-  }
-  if (!ev.by_service && ev.tag != 0)
-    waiting.insert(waiting.begin(), ev.tag);
   ConsumerResponse response;
   response.set_ok(ev.status.ok());
   if (!ev.status.ok())
     response.set_error(ev.status.message());
   response.set_session_id(ev.session_id);
   FillSummary(ev, response.mutable_summary());
-  if (ev.by_service) {
-    ConsumerResponse ended = response;
-    ended.set_request_id(0);
-    ended.set_tracing_ended(true);
-    if (!SendToConsumer(c, ended))
-      return;
+  // |c| is the owner: the answer to its stop if it asked for the stop, else
+  // (the service, or another connection of its user, ended the session)
+  // the tracing_ended event.
+  if (c) {
+    c->sessions.erase(ev.session_id);
+    const bool owner_asked = !ev.by_service && ev.tag != 0;
+    ConsumerResponse first = response;
+    first.set_request_id(owner_asked ? ev.tag : 0);
+    if (!owner_asked)
+      first.set_tracing_ended(true);
+    SendToConsumer(c, first);
   }
-  for (uint64_t request_id : waiting) {
-    response.set_request_id(request_id);
-    if (!SendToConsumer(c, response))
-      return;
+  AnswerWaitingDisables(ev.session_id, std::move(response));
+}
+
+void TracingService::AnswerWaitingDisables(SessionId id,
+                                           ConsumerResponse response) {
+  // By index: a failed send closes a connection (its socket), it never
+  // removes one from |connections_|.
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    Connection* c = connections_[i].get();
+    auto w = c->waiting_disable.find(id);
+    if (w == c->waiting_disable.end())
+      continue;
+    const std::vector<uint64_t> waiting = std::move(w->second);
+    c->waiting_disable.erase(w);
+    for (uint64_t request_id : waiting) {
+      response.set_request_id(request_id);
+      if (!SendToConsumer(c, response))
+        break;
+    }
   }
 }
 

@@ -410,6 +410,201 @@ int ConnectAs(const std::string& path, uid_t id) {
   return WEXITSTATUS(wstatus);
 }
 
+// A child running as another user: it sends requests and waits for each
+// answer, written to a pipe; its connection (and sessions) live until
+// Finish().
+class ConsumerAsUser {
+ public:
+  // Forks a child that becomes uid/gid |id|, connects to |path| and sends
+  // |requests| in turn, the first with |fd| attached if it is >= 0. Only
+  // syscalls in the child: the parent has threads.
+  bool Start(const std::string& path,
+             uid_t id,
+             const std::vector<ConsumerRequest>& requests,
+             int fd) {
+    std::vector<std::vector<uint8_t>> encoded(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (!ipc::EncodeConsumerRequest(requests[i], &encoded[i]).ok())
+        return false;
+    }
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path))
+      return false;
+    memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    std::vector<uint8_t> buf(ipc::kMaxConsumerMessageSize);
+    int answers[2], go[2];
+    if (pipe2(answers, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0)
+      return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(answers[0]);
+      close(go[1]);
+      if (setgroups(0, nullptr) != 0 || setgid(id) != 0 || setuid(id) != 0)
+        _exit(10);
+      const int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+      if (s < 0 || connect(s, reinterpret_cast<const sockaddr*>(&addr),
+                           sizeof(addr)) != 0) {
+        _exit(11);
+      }
+      for (size_t i = 0; i < encoded.size(); ++i) {
+        iovec iov = {encoded[i].data(), encoded[i].size()};
+        msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        if (i == 0 && fd >= 0) {
+          msg.msg_control = control;
+          msg.msg_controllen = sizeof(control);
+          cmsghdr* c = CMSG_FIRSTHDR(&msg);
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_RIGHTS;
+          c->cmsg_len = CMSG_LEN(sizeof(int));
+          memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        if (sendmsg(s, &msg, MSG_NOSIGNAL) < 0)
+          _exit(12);
+        pollfd p = {s, POLLIN, 0};
+        if (poll(&p, 1, kTestTimeoutMs) != 1)
+          _exit(13);
+        const ssize_t n = recv(s, buf.data(), buf.size(), 0);
+        if (n <= 0)
+          _exit(14);
+        const uint32_t size = static_cast<uint32_t>(n);
+        if (write(answers[1], &size, sizeof(size)) != sizeof(size) ||
+            write(answers[1], buf.data(), size) != n) {
+          _exit(15);
+        }
+      }
+      char c = 0;
+      (void)read(go[0], &c, 1);  // EOF: the parent is done
+      _exit(0);
+    }
+    close(answers[1]);
+    close(go[0]);
+    answers_.reset(answers[0]);
+    go_.reset(go[1]);
+    return pid_ > 0;
+  }
+  // The child's next answer, decoded; false if it failed or ended.
+  bool NextAnswer(ConsumerResponse* response) {
+    uint32_t size = 0;
+    if (!ReadAll(&size, sizeof(size)) || size > ipc::kMaxConsumerMessageSize)
+      return false;
+    std::vector<uint8_t> bytes(size);
+    return ReadAll(bytes.data(), size) &&
+           ipc::DecodeConsumerResponse(bytes.data(), size, response).ok();
+  }
+  // Lets the child exit (its connection closes); its exit code.
+  int Finish() {
+    go_.reset();
+    int wstatus = 0;
+    if (pid_ <= 0 || waitpid(pid_, &wstatus, 0) != pid_ || !WIFEXITED(wstatus))
+      return -1;
+    return WEXITSTATUS(wstatus);
+  }
+
+ private:
+  bool ReadAll(void* data, size_t size) {
+    uint8_t* p = static_cast<uint8_t*>(data);
+    while (size > 0) {
+      pollfd pfd = {answers_.get(), POLLIN, 0};
+      if (poll(&pfd, 1, kTestTimeoutMs) != 1)
+        return false;
+      const ssize_t n = read(answers_.get(), p, size);
+      if (n <= 0)
+        return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  pid_t pid_ = -1;
+  base::ScopedFd answers_;
+  base::ScopedFd go_;
+};
+
+TEST(ConsumerMayAccessSessionTest, SameUidOrRootOnly) {
+  EXPECT_TRUE(ConsumerMayAccessSession(1000, 1000));
+  EXPECT_TRUE(ConsumerMayAccessSession(0, 1000));
+  EXPECT_TRUE(ConsumerMayAccessSession(0, 0));
+  EXPECT_FALSE(ConsumerMayAccessSession(1000, 1001));
+  EXPECT_FALSE(ConsumerMayAccessSession(1001, 1000));
+  EXPECT_FALSE(ConsumerMayAccessSession(1000, 0));  // root's are root's
+}
+
+// A consumer of another uid (admitted through --consumer-group) sees only
+// its own sessions and cannot name root's; root sees and stops both.
+TEST_F(TracingServiceConsumerTest, OtherUsersSessionsAreHiddenFromEachOther) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to act as another user";
+  constexpr uid_t kNobody = 65534;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  TracingService::Options options = DaemonOptions();
+  options.consumer_socket_options.mode = 0666;
+  options.consumer_group = kNobody;
+  StartService(options);
+  RawConsumer root;
+  ASSERT_TRUE(root.Connect(dir_.File("consumer.sock")));
+  TraceConfig mine = SimpleConfig();
+  mine.set_unique_session_name("root_session");
+  ConsumerResponse r = root.Call(Enable(mine), OpenOut("root"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t root_session = r.session_id();
+
+  // nobody: starts a session, queries, then names root's session.
+  std::vector<ConsumerRequest> requests;
+  TraceConfig theirs = SimpleConfig();
+  theirs.set_unique_session_name("nobody_session");
+  requests.push_back(Enable(theirs));
+  requests.emplace_back();
+  requests.back().mutable_query_service_state();
+  requests.push_back(Disable(root_session));
+  requests.emplace_back();
+  requests.back().mutable_flush()->set_session_id(root_session);
+  requests.emplace_back();
+  requests.back().mutable_get_trace_stats()->set_session_id(root_session);
+  for (size_t i = 0; i < requests.size(); ++i)
+    requests[i].set_request_id(i + 1);
+  ConsumerAsUser nobody;
+  ASSERT_TRUE(nobody.Start(dir_.File("consumer.sock"), kNobody, requests,
+                           OpenOut("nobody")));
+  ConsumerResponse started, state;
+  ASSERT_TRUE(nobody.NextAnswer(&started));
+  ASSERT_TRUE(started.ok()) << started.error();
+  ASSERT_TRUE(nobody.NextAnswer(&state));
+  ASSERT_TRUE(state.ok()) << state.error();
+  ASSERT_EQ(state.service_state().sessions_size(), 1);
+  EXPECT_EQ(state.service_state().sessions(0).id(), started.session_id());
+  EXPECT_EQ(state.service_state().sessions(0).unique_name(), "nobody_session");
+  EXPECT_EQ(state.service_state().sessions(0).consumer_uid(), kNobody);
+  const std::string refusal = "session_id: no session " +
+                              std::to_string(root_session) + " of this user";
+  for (int i = 0; i < 3; ++i) {  // disable, flush, stats
+    ConsumerResponse refused;
+    ASSERT_TRUE(nobody.NextAnswer(&refused)) << i;
+    EXPECT_FALSE(refused.ok()) << i;
+    EXPECT_EQ(refused.error(), refusal) << i;
+  }
+
+  // Root sees both and may stop nobody's.
+  ConsumerRequest query;
+  query.mutable_query_service_state();
+  r = root.Call(query);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.service_state().sessions_size(), 2);
+  r = root.Call(Disable(started.session_id()));
+  EXPECT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.summary().session_id(), started.session_id());
+  EXPECT_EQ(nobody.Finish(), 0);
+  r = root.Call(Disable(root_session));
+  EXPECT_TRUE(r.ok()) << r.error();
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_written == 2 && s.sessions.sessions_aborted == 0;
+  }));
+}
+
 TEST_F(TracingServiceConsumerTest, OtherUsersAreRefusedUnlessInTheGroup) {
   if (geteuid() != 0)
     GTEST_SKIP() << "needs root to act as another user";
@@ -605,6 +800,115 @@ TEST_F(TracingServiceConsumerTest, SilentProducerTimesOutTheStop) {
   perfetto::protos::Trace trace;
   ASSERT_TRUE(ReadTraceFile(dir_.File("t"), &trace));
   EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 30));
+}
+
+// Connects |app| as producer "app" with a track_event data source and
+// |owner| and |other| as two consumers of this user; |owner| starts a
+// session with |config| writing |out_fd|. Returns its id (0 if anything
+// failed), the app's StartDataSource in |*start|.
+uint64_t StartWithTwoConsumers(const TempDir& dir,
+                               const TraceConfig& config,
+                               int out_fd,
+                               TestClient* app,
+                               RawConsumer* owner,
+                               RawConsumer* other,
+                               ipc::Message* start) {
+  if (!app->Connect(dir.File("producer.sock")) || !app->Hello("app") ||
+      !RegisterDataSource(app, "track_event") ||
+      !owner->Connect(dir.File("consumer.sock")) ||
+      !other->Connect(dir.File("consumer.sock"))) {
+    return 0;
+  }
+  const ConsumerResponse r = owner->Call(Enable(config), out_fd);
+  EXPECT_TRUE(r.ok()) << r.error();
+  if (!r.ok() || !app->ReceiveMessage(start) ||
+      start->type != ipc::MessageType::kStartDataSource) {
+    return 0;
+  }
+  return r.session_id();
+}
+
+// Another connection of the session's user reads its stats, flushes and
+// stops it (as `ringtrace --stop` does from another process): the answers
+// go to that connection, the trace into the owner's file, and the owner
+// gets tracing_ended with the same summary.
+TEST_F(TracingServiceConsumerTest, AnotherConnectionOfTheUserFlushesAndStops) {
+  StartService(DaemonOptions());
+  TestClient app;
+  RawConsumer owner, other;
+  ipc::Message start;
+  const uint64_t id = StartWithTwoConsumers(dir_, SimpleConfig(), OpenOut("t"),
+                                            &app, &owner, &other, &start);
+  ASSERT_NE(id, 0u);
+  auto w = app.NewWriter(start.start_data_source.target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 40);
+  w->Flush();
+
+  ConsumerRequest stats;
+  stats.mutable_get_trace_stats()->set_session_id(id);
+  ConsumerResponse r = other.Call(stats);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ConsumerRequest flush;
+  flush.mutable_flush()->set_session_id(id);
+  ASSERT_TRUE(other.Send(flush));
+  ASSERT_TRUE(AnswerEach({&app}, ipc::MessageType::kFlush));
+  ConsumerResponse flushed;
+  ASSERT_TRUE(other.Receive(&flushed));
+  EXPECT_TRUE(flushed.ok()) << flushed.error();
+  EXPECT_EQ(flushed.session_id(), id);
+
+  ASSERT_TRUE(other.Send(Disable(id)));
+  ASSERT_TRUE(AnswerEach({&app}, ipc::MessageType::kStopDataSource));
+  ConsumerResponse stopped;
+  ASSERT_TRUE(other.Receive(&stopped));
+  ASSERT_TRUE(stopped.ok()) << stopped.error();
+  EXPECT_FALSE(stopped.tracing_ended());
+  EXPECT_EQ(stopped.summary().packets_written(), 40u);
+  ConsumerResponse ended;
+  ASSERT_TRUE(owner.Receive(&ended));
+  EXPECT_TRUE(ended.tracing_ended());
+  EXPECT_EQ(ended.request_id(), 0u);
+  EXPECT_EQ(ended.session_id(), id);
+  EXPECT_EQ(ended.summary().packets_written(), 40u);
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("t"), &trace));
+  EXPECT_EQ(CollectTestPackets(trace)["x"].seqs, Seqs(0, 40));
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 2).has_trace_stats());
+  // Nothing else went to the owner: its next answer is its own query's.
+  ConsumerRequest query;
+  query.mutable_query_service_state();
+  r = owner.Call(query);
+  ASSERT_TRUE(r.has_service_state());
+  EXPECT_EQ(r.service_state().sessions_size(), 0);
+}
+
+// A stop asked for by another connection waits for the producers; if the
+// owner hangs up meanwhile, the session is freed unwritten and the waiting
+// request gets the reason.
+TEST_F(TracingServiceConsumerTest,
+       OwnerHangUpAnswersAStopFromAnotherConnection) {
+  StartService(DaemonOptions());
+  TestClient app;
+  RawConsumer owner, other;
+  ipc::Message m;
+  TraceConfig config = SimpleConfig();
+  config.set_data_source_stop_timeout_ms(600000);
+  const uint64_t id = StartWithTwoConsumers(dir_, config, OpenOut("t"), &app,
+                                            &owner, &other, &m);
+  ASSERT_NE(id, 0u);
+  ASSERT_TRUE(other.Send(Disable(id)));
+  ASSERT_TRUE(app.ReceiveMessage(&m));  // never acked
+  ASSERT_EQ(m.type, ipc::MessageType::kStopDataSource);
+  owner.Disconnect();
+  ConsumerResponse refused;
+  ASSERT_TRUE(other.Receive(&refused));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), "session " + std::to_string(id) +
+                                 " was freed unwritten: the consumer that "
+                                 "started it left");
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_aborted == 1 && s.sessions_active == 0;
+  }));
 }
 
 }  // namespace
