@@ -291,6 +291,49 @@ class Track {
   bool global_ = false;
 };
 
+// A counter track the app describes (Perfetto's TrackDescriptor with a
+// CounterDescriptor), given to RT_TRACE_COUNTER in place of a bare name:
+//   constexpr ringtrace::track_event::CounterTrack kQueue(
+//       "queue_depth", ringtrace::track_event::CounterTrack::Unit::UNIT_COUNT);
+//   RT_TRACE_COUNTER("io", kQueue, depth);
+//   RT_TRACE_COUNTER("mem", CounterTrack::Global("free_bytes",
+//                       CounterTrack::Unit::UNIT_SIZE_BYTES), n);
+// A CounterTrack is of this process (a child of its process track: the same
+// track as RT_TRACE_COUNTER with the bare name, whose descriptor has no
+// unit), or global: no parent, one timeline for the whole trace that every
+// process writing it shares. Each sequence writes the descriptor (uuid,
+// parent, name, unit) before its first value, and again after each
+// incremental-state clear, as for app tracks. One name has one unit: a
+// process must not describe a track with two. |name| is a string literal
+// or outlives every event on the track.
+class CounterTrack {
+ public:
+  using Unit = perfetto::protos::rtzero::CounterDescriptor_Unit;
+
+  constexpr explicit CounterTrack(const char* name,
+                                  Unit unit = Unit::UNIT_UNSPECIFIED)
+      : name_(name), unit_(unit) {}
+  static constexpr CounterTrack Global(const char* name,
+                                       Unit unit = Unit::UNIT_UNSPECIFIED) {
+    return CounterTrack(name, unit, /*global=*/true);
+  }
+
+  constexpr const char* name() const { return name_; }
+  constexpr Unit unit() const { return unit_; }
+  constexpr bool global() const { return global_; }
+
+ private:
+  constexpr CounterTrack(const char* name, Unit unit, bool global)
+      : name_(name), unit_(unit), global_(global) {}
+
+  const char* name_;
+  Unit unit_;
+  bool global_ = false;
+};
+
+// The uuid of the global counter track |name| (the same in every process).
+uint64_t GlobalCounterTrackUuid(std::string_view name);
+
 // Incremental state. Each binding is one packet sequence. Its incremental
 // state (the track descriptors and the interned strings the sequence's
 // events refer to) is cleared, and the process and thread descriptors are
@@ -336,6 +379,8 @@ class TrackEventSequence {
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
   // writes its descriptor the first time it is used since the last clear.
   uint64_t EnsureCounterTrack(std::string_view name, uint64_t now_ns);
+  // The same for |track|: its uuid, and its descriptor with its unit.
+  uint64_t EnsureCounterTrack(const CounterTrack& track, uint64_t now_ns);
   // Returns |track|'s uuid (the thread track's for Track()), and writes its
   // descriptor (uuid, parent, name) at |now_ns| the first time it is used
   // since the last clear.
@@ -394,6 +439,12 @@ class TrackEventSequence {
   }
   uint64_t InternSlow(InternTable* table, internal::NameRef s);
   void WriteDescriptors(uint64_t now_ns);
+  // A counter track's descriptor (no unit: UNIT_UNSPECIFIED).
+  void WriteCounterDescriptor(uint64_t uuid,
+                              std::string_view name,
+                              bool global,
+                              CounterTrack::Unit unit,
+                              uint64_t now_ns);
   void WriteClearPacket(uint64_t now_ns);
   // Timestamp (on the incremental clock when it can) and
   // SEQ_NEEDS_INCREMENTAL_STATE of every packet after the clear packet.

@@ -482,16 +482,29 @@ void WriteCounter(uint32_t mask,
                   NameRef category,
                   const char* name,
                   double value);
-template <typename T>
+void WriteCounter(uint32_t mask,
+                  NameRef category,
+                  const CounterTrack& track,
+                  int64_t value);
+void WriteCounter(uint32_t mask,
+                  NameRef category,
+                  const CounterTrack& track,
+                  double value);
+// |track|: the counter's name (a string) or a CounterTrack.
+template <typename Track, typename T>
 inline void WriteCounterValue(uint32_t mask,
                               NameRef category,
-                              const char* name,
+                              const Track& track,
                               T value) {
   static_assert(std::is_arithmetic<T>::value, "counters are numbers");
+  using Target = std::conditional_t<std::is_same<Track, CounterTrack>::value,
+                                    const CounterTrack&, const char*>;
   if constexpr (std::is_floating_point<T>::value)
-    WriteCounter(mask, category, name, static_cast<double>(value));
+    WriteCounter(mask, category, static_cast<Target>(track),
+                 static_cast<double>(value));
   else
-    WriteCounter(mask, category, name, static_cast<int64_t>(value));
+    WriteCounter(mask, category, static_cast<Target>(track),
+                 static_cast<int64_t>(value));
 }
 
 }  // namespace internal
@@ -611,7 +624,8 @@ inline void WriteCounterValue(uint32_t mask,
           name, ##__VA_ARGS__);                                               \
   } while (0)
 
-// A counter value (integer or floating point) on the counter track |name|.
+// A counter value (integer or floating point) on the counter track |name|
+// (a string: a track of this process by that name) or on a CounterTrack.
 #define RT_TRACE_COUNTER(category, name, value)                                \
   do {                                                                         \
     if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);          \

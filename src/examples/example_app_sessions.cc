@@ -43,7 +43,12 @@ void WriteCycle(uint32_t index,
   RT_TRACE_EVENT_END("example");
   const int64_t bytes = static_cast<int64_t>(512 + (cycle * 97 + index) % 4096);
   { RT_TRACE_EVENT("io", "read", "bytes", bytes); }
-  RT_TRACE_COUNTER("io", io_counter.c_str(), bytes);
+  RT_TRACE_COUNTER(
+      "io",
+      ringtrace::track_event::CounterTrack(
+          io_counter.c_str(),
+          ringtrace::track_event::CounterTrack::Unit::UNIT_SIZE_BYTES),
+      bytes);
 }
 
 // Worker |index|: names its thread and writes cycles until |*stop|. The

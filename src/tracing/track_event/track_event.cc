@@ -305,14 +305,15 @@ void WriteSliceEnd(uint32_t mask, const Track& track) {
 }
 
 namespace {
-template <typename T>
+// |track|: a counter's name (const char*) or a CounterTrack.
+template <typename Track, typename T>
 void WriteCounterImpl(TrackEventSequence* sequence,
                       uint64_t now,
                       NameRef category,
-                      const char* name,
+                      const Track& track,
                       T value) {
   sequence->MaybeClear(now);
-  const uint64_t uuid = sequence->EnsureCounterTrack(name, now);
+  const uint64_t uuid = sequence->EnsureCounterTrack(track, now);
   const uint64_t category_iid = sequence->InternCategory(category);
   auto handle = sequence->writer()->NewTracePacket();
   rt::TracePacket packet(handle);
@@ -343,6 +344,23 @@ void WriteCounter(uint32_t mask,
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next())
     WriteCounterImpl(sequence, targets.Now(), category, name, value);
+}
+
+void WriteCounter(uint32_t mask,
+                  NameRef category,
+                  const CounterTrack& track,
+                  int64_t value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, targets.Now(), category, track, value);
+}
+void WriteCounter(uint32_t mask,
+                  NameRef category,
+                  const CounterTrack& track,
+                  double value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, targets.Now(), category, track, value);
 }
 
 }  // namespace internal
@@ -406,6 +424,13 @@ uint64_t CounterTrackUuidForPid(std::string_view name, int32_t pid) {
 
 uint64_t CounterTrackUuid(std::string_view name) {
   return CounterTrackUuidForPid(name, static_cast<int32_t>(getpid()));
+}
+
+uint64_t GlobalCounterTrackUuid(std::string_view name) {
+  // Tag 0 (as Named() tracks), mixed with a constant of its own so that a
+  // global counter track and a Named() track of one name differ.
+  const uint64_t uuid = Mix64(Fnv1a(name) ^ 0x6c6f62616c636e74ull) & kLow62;
+  return uuid != 0 ? uuid : 1;
 }
 
 Flow Flow::ProcessScoped(uint64_t id) {
@@ -630,17 +655,39 @@ uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
 uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name,
                                                 uint64_t now_ns) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
-  if (!tracks_written_.insert(uuid).second)
-    return uuid;
+  if (RT_UNLIKELY(tracks_written_.insert(uuid).second)) {
+    WriteCounterDescriptor(uuid, name, /*global=*/false,
+                           CounterTrack::Unit::UNIT_UNSPECIFIED, now_ns);
+  }
+  return uuid;
+}
+
+uint64_t TrackEventSequence::EnsureCounterTrack(const CounterTrack& track,
+                                                uint64_t now_ns) {
+  const std::string_view name(track.name() ? track.name() : "");
+  const uint64_t uuid = track.global() ? GlobalCounterTrackUuid(name)
+                                       : CounterTrackUuidForPid(name, pid_);
+  if (RT_UNLIKELY(tracks_written_.insert(uuid).second))
+    WriteCounterDescriptor(uuid, name, track.global(), track.unit(), now_ns);
+  return uuid;
+}
+
+void TrackEventSequence::WriteCounterDescriptor(uint64_t uuid,
+                                                std::string_view name,
+                                                bool global,
+                                                CounterTrack::Unit unit,
+                                                uint64_t now_ns) {
   auto handle = writer_->NewTracePacket();
   rt::TracePacket packet(handle);
   WritePacketPrologue(packet, now_ns);
   rt::TrackDescriptor track = packet.set_track_descriptor();
   track.set_uuid(uuid);
-  track.set_parent_uuid(process_track_uuid_);
+  if (!global)
+    track.set_parent_uuid(process_track_uuid_);
   track.set_name(name);
-  track.set_counter();
-  return uuid;
+  rt::CounterDescriptor counter = track.set_counter();
+  if (unit != CounterTrack::Unit::UNIT_UNSPECIFIED)
+    counter.set_unit(unit);
 }
 
 }  // namespace track_event

@@ -430,6 +430,86 @@ TEST_F(TrackEventTracksTest, InstanceSequencesDescribeTheTrackOnEachThread) {
   }
 }
 
+// Counters on app counter tracks: a process track with a unit (the same
+// uuid as the bare name's track), a global one without a parent, int and
+// double values, each descriptor once per generation and again after a
+// clear, written before the first value on the track.
+TEST_F(TrackEventTracksTest, CounterTracksWithUnitsProcessAndGlobal) {
+  SetCategoriesEnabled("tracks.a");
+  constexpr CounterTrack kQueue("queue_depth", CounterTrack::Unit::UNIT_COUNT);
+  constexpr CounterTrack kFree =
+      CounterTrack::Global("free_bytes", CounterTrack::Unit::UNIT_SIZE_BYTES);
+  PacketCapture capture;
+  uint64_t clears = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_COUNTER("tracks.a", kQueue, 3);
+    RT_TRACE_COUNTER("tracks.a", kFree, 4096.5);
+    RT_TRACE_COUNTER("tracks.a", kQueue, 4);
+    clears = bind.clears();
+  }
+  EXPECT_EQ(clears, 1u);
+  const std::vector<pb::TracePacket> p = Parse(&capture);
+  // process, thread, queue's descriptor, 3, free's descriptor, 4096.5, 4.
+  ASSERT_EQ(p.size(), 7u);
+  const uint64_t queue_uuid = CounterTrackUuid("queue_depth");
+  const uint64_t free_uuid = GlobalCounterTrackUuid("free_bytes");
+  EXPECT_NE(queue_uuid, free_uuid);
+
+  const pb::TrackDescriptor& queue = p[2].track_descriptor();
+  EXPECT_EQ(queue.uuid(), queue_uuid);
+  EXPECT_EQ(queue.parent_uuid(), ProcessTrackUuid());
+  EXPECT_EQ(queue.name(), "queue_depth");
+  ASSERT_TRUE(queue.has_counter());
+  EXPECT_EQ(queue.counter().unit(), pb::CounterDescriptor::UNIT_COUNT);
+  EXPECT_EQ(p[3].track_event().type(), pb::TrackEvent::TYPE_COUNTER);
+  EXPECT_EQ(p[3].track_event().track_uuid(), queue_uuid);
+  EXPECT_EQ(p[3].track_event().counter_value(), 3);
+  EXPECT_EQ(p[3].track_event().categories(0), "tracks.a");
+
+  const pb::TrackDescriptor& free = p[4].track_descriptor();
+  EXPECT_EQ(free.uuid(), free_uuid);
+  EXPECT_FALSE(free.has_parent_uuid());
+  EXPECT_EQ(free.name(), "free_bytes");
+  EXPECT_EQ(free.counter().unit(), pb::CounterDescriptor::UNIT_SIZE_BYTES);
+  EXPECT_EQ(p[5].track_event().track_uuid(), free_uuid);
+  EXPECT_EQ(p[5].track_event().double_counter_value(), 4096.5);
+
+  EXPECT_EQ(p[6].track_event().track_uuid(), queue_uuid);
+  EXPECT_EQ(p[6].track_event().counter_value(), 4);
+}
+
+TEST_F(TrackEventTracksTest, CounterTrackDescriptorAgainAfterEveryClear) {
+  SetCategoriesEnabled("tracks.a");
+  const IncrementalStateConfig saved = GetIncrementalStateConfig();
+  SetIncrementalStateConfig({/*period_ms=*/0, /*period_bytes=*/1});
+  constexpr CounterTrack kLoad =
+      CounterTrack::Global("load", CounterTrack::Unit::UNIT_COUNT);
+  PacketCapture capture;
+  uint64_t clears = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    for (int i = 0; i < 3; i++)
+      RT_TRACE_COUNTER("tracks.a", kLoad, i);
+    clears = bind.clears();
+  }
+  SetIncrementalStateConfig(saved);
+  EXPECT_EQ(clears, 3u);
+  const std::vector<pb::TracePacket> p = Parse(&capture);
+  // Per generation: process (CLEARED), thread, the track, the value.
+  ASSERT_EQ(p.size(), 12u);
+  for (size_t g = 0; g < 3; g++) {
+    const size_t base = g * 4;
+    EXPECT_TRUE(p[base].track_descriptor().has_process());
+    EXPECT_EQ(p[base + 2].track_descriptor().uuid(),
+              GlobalCounterTrackUuid("load"));
+    EXPECT_EQ(p[base + 2].track_descriptor().counter().unit(),
+              pb::CounterDescriptor::UNIT_COUNT);
+    EXPECT_EQ(p[base + 3].track_event().counter_value(),
+              static_cast<int64_t>(g));
+  }
+}
+
 }  // namespace
 }  // namespace track_event
 }  // namespace ringtrace
