@@ -33,9 +33,12 @@
 // gets its writer per session from the TrackEvent library. Its |threads|
 // workers run until the end (--duration-ms, or SIGINT/SIGTERM in the
 // program), one cycle every |cycle_interval_us|:
-//   category "example": the five events of a cycle above;
-//   category "io": a slice "read" (argument "bytes") and a COUNTER on the
-//   track "worker-<i> io bytes".
+//   category "example": the five events of a cycle above, each "frame"
+//   begin carrying the worker's flow (Flow::ProcessScoped(i)), which links
+//   its frames in order;
+//   category "io": a slice "read" (argument "bytes") on the app track
+//   Track::Named("reads", i), and a COUNTER on the counter track
+//   "worker-<i> io bytes" (unit: bytes).
 // A cycle of a disabled category costs a load and a branch per macro.
 
 #ifndef SRC_EXAMPLES_EXAMPLE_APP_H_

@@ -36,13 +36,20 @@ void WriteCycle(uint32_t index,
                 const std::string& queue_counter,
                 const std::string& io_counter) {
   const int64_t depth = static_cast<int64_t>((cycle * 37 + index) % 100);
-  RT_TRACE_EVENT_BEGIN("example", "frame", "cycle", cycle);
+  // One flow per worker links its frames, each to the next.
+  RT_TRACE_EVENT_BEGIN("example", "frame", "cycle", cycle,
+                       ringtrace::track_event::Flow::ProcessScoped(index));
   RT_TRACE_EVENT_BEGIN("example", cycle % 2 ? "step_b" : "step_a");
   RT_TRACE_COUNTER("example", queue_counter.c_str(), depth);
   RT_TRACE_EVENT_END("example");
   RT_TRACE_EVENT_END("example");
   const int64_t bytes = static_cast<int64_t>(512 + (cycle * 97 + index) % 4096);
-  { RT_TRACE_EVENT("io", "read", "bytes", bytes); }
+  {
+    // On a track of the worker's reads, beside its thread's.
+    RT_TRACE_EVENT("io", "read",
+                   ringtrace::track_event::Track::Named("reads", index),
+                   "bytes", bytes);
+  }
   RT_TRACE_COUNTER(
       "io",
       ringtrace::track_event::CounterTrack(
