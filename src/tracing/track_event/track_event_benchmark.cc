@@ -13,11 +13,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string.h>
+
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ringtrace/track_event.h"
+#include "src/base/time.h"
 #include "src/tracing/core/encoding/test/bench_writer.h"
 #include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/track_event/track_event_instances.h"
@@ -167,6 +171,57 @@ void BM_TrackEvent_InstanceSlicePair(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 BENCHMARK(BM_TrackEvent_InstanceSlicePair)->Arg(1)->Arg(2);
+
+// A thread's first event for an instance, timed inside a new thread (manual
+// time, CLOCK_MONOTONIC around the macro): it creates the thread's writer
+// through the instance's factory and writes the sequence's first packets
+// (the clear packet, the process and thread descriptors) before the event.
+// Baseline in the same iteration: the thread's second event, the counter
+// "later_event_ns". The thread exits after it, flushing and releasing its
+// writer (not timed).
+void BM_TrackEvent_FirstEventOfAThread(benchmark::State& state) {
+  SetCategoriesEnabled("-*");
+  BenchInstanceRing ring;
+  InstanceConfig config;
+  config.enabled_categories = {"bench.on"};
+  config.new_writer = ring.Factory();
+  base::Status status;
+  const InstanceHandle instance = StartInstance(std::move(config), &status);
+  if (!instance.valid())
+    state.SkipWithError(status.message().c_str());
+  uint64_t later_ns = 0;
+  for (auto _ : state) {
+    uint64_t first = 0, second = 0;
+    std::thread([&first, &second] {
+      const uint64_t t0 = base::MonotonicNs();
+      RT_TRACE_INSTANT("bench.on", "First");
+      const uint64_t t1 = base::MonotonicNs();
+      RT_TRACE_INSTANT("bench.on", "Second");
+      const uint64_t t2 = base::MonotonicNs();
+      first = t1 - t0;
+      second = t2 - t1;
+    }).join();
+    state.SetIterationTime(static_cast<double>(first) * 1e-9);
+    later_ns += second;
+  }
+  StopInstance(instance);
+  ReleaseStoppedInstanceWriters();
+  const size_t threads = static_cast<size_t>(state.iterations());
+  if (ring.losses.size() != threads)
+    state.SkipWithError("one writer per thread expected");
+  for (const auto& losses : ring.losses) {
+    // Relaxed: each thread was joined.
+    if (losses->packets_dropped_before_end.load(std::memory_order_relaxed) +
+            losses->packets_dropped_after_end.load(std::memory_order_relaxed) !=
+        0) {
+      state.SkipWithError("unexpected loss");
+    }
+  }
+  state.counters["later_event_ns"] = benchmark::Counter(
+      static_cast<double>(later_ns) / static_cast<double>(threads));
+}
+// Bounded: each thread takes a WriterID (16 bits) of its own.
+BENCHMARK(BM_TrackEvent_FirstEventOfAThread)->UseManualTime()->Iterations(5000);
 
 }  // namespace
 }  // namespace track_event
