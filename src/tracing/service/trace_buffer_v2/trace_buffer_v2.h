@@ -141,7 +141,14 @@ class TracePacket {
     size_ = 0;
   }
   void AddSlice(const uint8_t* data, size_t size) {
-    slices_.push_back(Slice{data, size});
+    // Not push_back(Slice{data, size}): GCC builds that temporary on the
+    // stack with two 8-byte stores and reloads it as one 16-byte value, a
+    // store-forwarding stall on every packet read (a third of the fast read
+    // path's time). Writing the fields in place avoids it.
+    slices_.emplace_back();
+    Slice& slice = slices_.back();
+    slice.data = data;
+    slice.size = size;
     size_ += size;
   }
 
