@@ -389,6 +389,9 @@ class TraceBufferV2 {
   void DeleteNextChunksFor(size_t bytes);
   void EraseChunkAt(size_t offset);
   void PrefetchAhead(size_t next);
+  // Read side: prefetches the head of the chunk at |offset| (a hint; see
+  // trace_buffer_v2_read.cc).
+  void PrefetchChunkHead(size_t offset) const;
   void WritePadding(size_t offset, size_t size);
 
   SequenceState* GetOrCreateSequence(ProducerID,
