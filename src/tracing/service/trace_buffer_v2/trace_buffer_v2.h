@@ -329,6 +329,13 @@ class TraceBufferV2 {
   // Writes to the clone are rejected. Returns nullptr on allocation failure.
   std::unique_ptr<TraceBufferV2> CloneReadOnly() const;
 
+  // Tests only: with false, readback never takes the per-packet fast path
+  // through a chunk's fragment index (ChunkSeqReader::TakeFromRun()), so that
+  // a test can compare both paths byte for byte. Not copied by clones.
+  void SetReadFastPathForTesting(bool enabled);
+  // Tests only: packets the fast path returned so far.
+  uint64_t ReadFastPathPacketsForTesting() const;
+
   void set_overwrite_observer(OverwriteObserver observer) {
     overwrite_observer_ = std::move(observer);
   }

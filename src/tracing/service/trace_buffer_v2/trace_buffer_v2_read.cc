@@ -155,6 +155,14 @@ void TraceBufferV2::PrefetchChunkHead(size_t offset) const {
     __builtin_prefetch(buf_ + offset + 64, 0);
 }
 
+void TraceBufferV2::SetReadFastPathForTesting(bool enabled) {
+  reader_->set_runs_enabled(enabled);
+}
+
+uint64_t TraceBufferV2::ReadFastPathPacketsForTesting() const {
+  return reader_->run_packets();
+}
+
 // ---- Clone
 // --------------------------------------------------------------------
 
