@@ -44,10 +44,6 @@ constexpr size_t kMaxBufferSize = 0xffff0000u;
 // See LinkChunk().
 constexpr uint32_t kMaxChunkIdDistance = 1u << 29;
 
-uint32_t SeqKey(ProducerID p, WriterID w) {
-  return (static_cast<uint32_t>(p) << 16) | w;
-}
-
 #if RT_DCHECK_IS_ON
 // FNV-1a over the fields a stored chunk never changes (identity, size) and
 // its payload. Debug builds only.
@@ -132,21 +128,14 @@ TraceBufferV2::~TraceBufferV2() {
     munmap(buf_, size_);
 }
 
-TBChunk* TraceBufferV2::ChunkAt(size_t offset) {
-  RT_DCHECK(offset < data_end_ && offset % 4 == 0);
-  return reinterpret_cast<TBChunk*>(buf_ + offset);
-}
-
 // ---- Sequences --------------------------------------------------------------
 
 // Writes, patches and the read walk look the same sequence up many times in
 // a row: the last one found is remembered (map nodes do not move; the cache
 // is dropped wherever a sequence is deleted).
-SequenceState* TraceBufferV2::FindSequence(ProducerID producer_id,
-                                           WriterID writer_id) {
+SequenceState* TraceBufferV2::FindSequenceInMap(ProducerID producer_id,
+                                                WriterID writer_id) {
   const uint32_t key = SeqKey(producer_id, writer_id);
-  if (last_seq_ && last_seq_key_ == key)
-    return last_seq_;
   auto it = sequences_.find(key);
   if (it == sequences_.end())
     return nullptr;
@@ -513,26 +502,20 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
   return bytes;
 }
 
-void TraceBufferV2::DebugSetChecksum(size_t offset) {
 #if RT_DCHECK_IS_ON
+void TraceBufferV2::DebugSetChecksumImpl(size_t offset) {
   debug_checksums_[static_cast<uint32_t>(offset)] =
       DebugChunkChecksum(ChunkAt(offset));
-#else
-  (void)offset;
-#endif
 }
 
-void TraceBufferV2::DebugCheckAndForgetChecksum(size_t offset) {
-#if RT_DCHECK_IS_ON
+void TraceBufferV2::DebugCheckAndForgetChecksumImpl(size_t offset) {
   auto it = debug_checksums_.find(static_cast<uint32_t>(offset));
   RT_CHECK(it != debug_checksums_.end());
   // A stored chunk changed behind our back: a bug in this class.
   RT_CHECK(it->second == DebugChunkChecksum(ChunkAt(offset)));
   debug_checksums_.erase(it);
-#else
-  (void)offset;
-#endif
 }
+#endif
 
 }  // namespace trace_buffer
 }  // namespace ringtrace

@@ -373,7 +373,13 @@ class TraceBufferV2 {
   bool Initialize();
 
   uint8_t* begin() { return buf_; }
-  TBChunk* ChunkAt(size_t offset);
+  // Inline, like FindSequence()'s cache check and the debug checksum hooks
+  // below: they sit on the per-packet read path and on every patch, where
+  // an out-of-line call each was a measurable part of the cost.
+  TBChunk* ChunkAt(size_t offset) {
+    RT_DCHECK(offset < data_end_ && offset % 4 == 0);
+    return reinterpret_cast<TBChunk*>(buf_ + offset);
+  }
 
   // Common prologue of the write paths; false if writes are not allowed.
   bool BeginWrite();
@@ -404,7 +410,16 @@ class TraceBufferV2 {
   SequenceState* GetOrCreateSequence(ProducerID,
                                      WriterID,
                                      const ClientIdentity&);
-  SequenceState* FindSequence(ProducerID, WriterID);
+  static uint32_t SeqKey(ProducerID p, WriterID w) {
+    return (static_cast<uint32_t>(p) << 16) | w;
+  }
+  SequenceState* FindSequence(ProducerID producer_id, WriterID writer_id) {
+    if (last_seq_ && last_seq_key_ == SeqKey(producer_id, writer_id))
+      return last_seq_;
+    return FindSequenceInMap(producer_id, writer_id);
+  }
+  // FindSequence() past its one-entry cache.
+  SequenceState* FindSequenceInMap(ProducerID, WriterID);
   size_t FindChunkIndex(const SequenceState& seq, ChunkID id);
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
@@ -423,8 +438,24 @@ class TraceBufferV2 {
   // every legitimate change of its bytes (recommit, patch); checked when the
   // chunk is consumed (read or erased). A mismatch is a bug of this class
   // (stray write into a stored chunk), hence a DCHECK.
-  void DebugSetChecksum(size_t offset);
-  void DebugCheckAndForgetChecksum(size_t offset);
+  void DebugSetChecksum(size_t offset) {
+#if RT_DCHECK_IS_ON
+    DebugSetChecksumImpl(offset);
+#else
+    (void)offset;
+#endif
+  }
+  void DebugCheckAndForgetChecksum(size_t offset) {
+#if RT_DCHECK_IS_ON
+    DebugCheckAndForgetChecksumImpl(offset);
+#else
+    (void)offset;
+#endif
+  }
+#if RT_DCHECK_IS_ON
+  void DebugSetChecksumImpl(size_t offset);
+  void DebugCheckAndForgetChecksumImpl(size_t offset);
+#endif
   void DeleteStaleEmptySequences(size_t threshold);
   void OnWrite();
 
