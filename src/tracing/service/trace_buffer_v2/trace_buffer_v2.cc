@@ -300,22 +300,15 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
 }
 
 // Index of chunk |id| in the (sorted) queue, or q.size(). A sequence's
-// ChunkIDs are almost always consecutive, so the chunk |d| IDs before the
-// back is tried first at |d| positions before it: one probe of the chunk's
-// own header (which the caller touches next anyway) instead of a binary
-// search whose probes each load another chunk's header, cold in a large
-// buffer. Gaps (lost chunks) and out-of-order commits fall back to the
-// binary search.
-size_t TraceBufferV2::FindChunkIndex(const SequenceState& seq, ChunkID id) {
+// ChunkIDs are almost always consecutive, so FindChunkIndex() (inline, in
+// the header) tries the chunk |d| IDs before the back first at |d|
+// positions before it: one probe of the chunk's own header (which the
+// caller touches next anyway) instead of a binary search whose probes each
+// load another chunk's header, cold in a large buffer. Gaps (lost chunks)
+// and out-of-order commits fall back to this binary search.
+size_t TraceBufferV2::FindChunkIndexSearch(const SequenceState& seq,
+                                           ChunkID id) {
   const OffsetQueue& q = seq.chunks;
-  if (q.empty() || ChunkIdLess(seq.back_chunk_id, id))
-    return q.size();  // Newer than every chunk: usual for a new chunk.
-  const uint32_t from_back = seq.back_chunk_id - id;  // Modulo 2^32.
-  if (from_back < q.size()) {
-    const size_t guess = q.size() - 1 - from_back;
-    if (ChunkAt(q.at(guess))->chunk_id == id)
-      return guess;
-  }
   // The front is often the oldest chunk in the buffer (cold): checked only
   // when the guess failed.
   if (ChunkIdLess(id, ChunkAt(q.front())->chunk_id))

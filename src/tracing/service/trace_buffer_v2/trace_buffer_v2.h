@@ -49,6 +49,7 @@
 #include "ringtrace/logging.h"
 #include "ringtrace/strong_flags.h"
 #include "src/tracing/service/trace_buffer_v2/sequence_state.h"
+#include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
 
 namespace ringtrace {
@@ -213,11 +214,6 @@ struct TraceBufferStats {
 };
 
 class ChunkSeqReader;
-struct TBChunk;
-struct FragIndexEntry;
-// The stored chunks' own flags (defined in tb_chunk.h; the same alias).
-struct TBChunkFlagsTag;
-using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
 
 class TraceBufferV2 {
  public:
@@ -420,7 +416,35 @@ class TraceBufferV2 {
   }
   // FindSequence() past its one-entry cache.
   SequenceState* FindSequenceInMap(ProducerID, WriterID);
-  size_t FindChunkIndex(const SequenceState& seq, ChunkID id);
+  // Index of chunk |id| in |seq|'s queue, or its size if it is not there.
+  // Inline: every v1 write (the recommit check) and every patch calls it,
+  // and almost always one of the first two cases answers (see
+  // FindChunkIndexSearch() in trace_buffer_v2.cc for why the guess works).
+  // If found and |offset| is not null, *offset is the chunk's offset (saves
+  // the caller a second look into the queue).
+  size_t FindChunkIndex(const SequenceState& seq,
+                        ChunkID id,
+                        uint32_t* offset = nullptr) {
+    const OffsetQueue& q = seq.chunks;
+    if (q.empty() || ChunkIdLess(seq.back_chunk_id, id))
+      return q.size();  // Newer than every chunk: usual for a new chunk.
+    const uint32_t from_back = seq.back_chunk_id - id;  // Modulo 2^32.
+    if (from_back < q.size()) {
+      const size_t guess = q.size() - 1 - from_back;
+      const uint32_t guess_offset = q.at(guess);
+      if (ChunkAt(guess_offset)->chunk_id == id) {
+        if (offset)
+          *offset = guess_offset;
+        return guess;
+      }
+    }
+    const size_t idx = FindChunkIndexSearch(seq, id);
+    if (offset && idx != q.size())
+      *offset = q.at(idx);
+    return idx;
+  }
+  // FindChunkIndex() when the guess missed: a binary search.
+  size_t FindChunkIndexSearch(const SequenceState& seq, ChunkID id);
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);

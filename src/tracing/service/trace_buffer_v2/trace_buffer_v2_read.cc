@@ -33,12 +33,12 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
   if (read_only_)
     return false;
   SequenceState* seq = FindSequence(producer_id, writer_id);
-  const size_t idx = seq ? FindChunkIndex(*seq, chunk_id) : 0;
-  if (!seq || idx == seq->chunks.size()) {
+  uint32_t offset = 0;
+  if (!seq || FindChunkIndex(*seq, chunk_id, &offset) == seq->chunks.size()) {
     stats_.patches_failed++;  // The chunk is gone (read or overwritten).
     return false;
   }
-  TBChunk* chunk = ChunkAt(seq->chunks.at(idx));
+  TBChunk* chunk = ChunkAt(offset);
   bool ok = (chunk->flags & kTBNeedsPatching) && (num_patches == 0 || patches);
   for (size_t i = 0; ok && i < num_patches; i++) {
     const size_t off = patches[i].offset_untrusted;
@@ -57,7 +57,7 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
   }
   for (size_t i = 0; i < num_patches; i++)
     memcpy(chunk->payload() + patches[i].offset_untrusted, patches[i].data, 4);
-  DebugSetChecksum(seq->chunks.at(idx));
+  DebugSetChecksum(offset);
   stats_.patches_succeeded += num_patches;
   if (!other_patches_pending) {
     chunk->flags &= ~kTBNeedsPatching;
