@@ -230,6 +230,10 @@ void TraceBufferV2::WriteFragIndex(TBChunk* chunk,
                                    const FragIndexEntry* entries,
                                    size_t n) {
   RT_DCHECK(chunk->has_frag_index() && chunk->frag_index_size() == n);
+  // The entries cover exactly [0, valid_size) (n > 0: WantsFragIndex()).
+  RT_DCHECK(n > 0 && static_cast<size_t>(entries[n - 1].data_offset) +
+                             entries[n - 1].size ==
+                         chunk->valid_size);
   memcpy(chunk->frag_index(), entries, n * sizeof(FragIndexEntry));
 }
 
