@@ -19,6 +19,7 @@ void ChunkSeqReader::Reset(SequenceState* seq,
   mode_ = mode;
   done_ = false;
   last_counted_ = UINT32_MAX;
+  run_end_ = 0;
 }
 
 void ChunkSeqReader::CountOverwrite(uint32_t offset, const TBChunk* chunk) {
@@ -102,6 +103,8 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   packet->Clear();
   *loss = 0;
   last_first_ = false;
+  if (index_hint_ < run_end_ && TakeFromRun(packet, loss))
+    return true;
   // Bounded: every iteration consumes a fragment, pops a chunk or returns.
   for (;;) {
     if (done_ || seq_->chunks.empty())
@@ -146,6 +149,42 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   }
 }
 
+bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
+  RT_DCHECK(mode_ == Mode::kRead);
+  if (done_ || seq_->chunks.empty() ||
+      seq_->chunks.front() != index_hint_chunk_ ||
+      seq_->stalled_generation == tb_->read_generation_) {
+    run_end_ = 0;
+    return false;
+  }
+  TBChunk* chunk = ChunkAt(index_hint_chunk_);
+  const FragIndexEntry* index = chunk->frag_index();
+  // An indexed chunk never has these flags; checked all the same, with
+  // where the previous entry (index_hint_ >= 1: a run starts after the
+  // entry that found it) left read_offset.
+  if (!chunk->has_frag_index() ||
+      (chunk->flags & (kTBNeedsPatching | kTBIncomplete | kTBCorrupted)) ||
+      run_end_ > chunk->frag_index_size() ||
+      chunk->read_offset !=
+          static_cast<size_t>(index[index_hint_ - 1].data_offset) +
+              index[index_hint_ - 1].size) {
+    run_end_ = 0;  // Not where the run left it: the general path decides.
+    return false;
+  }
+  // Bounded by run_end_ (at most kMaxFragIndexEntries).
+  while (index_hint_ < run_end_) {
+    const FragIndexEntry e = index[index_hint_++];
+    chunk->read_offset = static_cast<uint16_t>(e.data_offset + e.size);
+    seq_->drop_continuation = false;
+    if (e.size == 0)
+      continue;  // Empty packets: skipped, no loss.
+    packet->AddSlice(chunk->payload() + e.data_offset, e.size);
+    run_packets_++;
+    return Emit(packet, loss);
+  }
+  return false;
+}
+
 FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,
                                                   TBChunk* chunk,
                                                   FragIterator::Frag* frag,
@@ -185,6 +224,12 @@ FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,
       *frag_end = static_cast<size_t>(index[i].data_offset) + index[i].size;
       index_hint_chunk_ = offset;
       index_hint_ = i + 1;
+      // The entries after this one up to the last (or up to the one before
+      // it, if the last continues on the next chunk) are plain packets.
+      // Entry 0 is never in a run (it may continue from the previous chunk).
+      run_end_ = 0;
+      if (mode_ == Mode::kRead && runs_enabled_)
+        run_end_ = (chunk->flags & kTBLastContinuesOnNext) ? n - 1 : n;
       return FragIterator::Result::kOk;
     }
     // Not a fragment boundary: a bug of this class. The payload is intact,

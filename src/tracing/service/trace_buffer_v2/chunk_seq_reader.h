@@ -96,6 +96,11 @@ class ChunkSeqReader {
   // TraceBufferV2::ReadNextTracePacket()).
   bool last_packet_was_first() const { return last_first_; }
 
+  // Tests only: false disables the fast path (TakeFromRun()).
+  void set_runs_enabled(bool enabled) { runs_enabled_ = enabled; }
+  // Tests only: packets returned by the fast path so far.
+  uint64_t run_packets() const { return run_packets_; }
+
   // kErase fast path, when nobody observes overwritten packets and the target
   // is the front of its sequence: drops it without tokenizing its fragments
   // (cold in cache), reporting OVERWRITE if any of them was unread. The
@@ -132,6 +137,17 @@ class ChunkSeqReader {
                        TBChunk* chunk,
                        FragIterator::Result res);
 
+  // ReadNextPacket's fast path: while the front chunk is the indexed chunk
+  // NextFragment() last found an entry in and read_offset is where that
+  // entry ended, the next entries up to run_end_ are returned straight from
+  // the index, with exactly the effects ConsumeFragment() would have for
+  // them (read_offset, drop_continuation, empty packets skipped, Emit()).
+  // Everything per chunk (stall, entry, patches, first and last fragment)
+  // was checked when the run was found; a fragment that needs more (the
+  // last one, continuing on the next chunk) ends the run. Returns false
+  // when the run does not apply or is used up: the general path goes on.
+  bool TakeFromRun(TracePacket* packet, uint32_t* loss);
+
   TBChunk* ChunkAt(uint32_t offset) const;
   void EnterChunk(TBChunk* chunk);
   void Stall();
@@ -161,6 +177,14 @@ class ChunkSeqReader {
   // fragment probably is. A hint only: checked against read_offset.
   uint32_t index_hint_chunk_ = UINT32_MAX;
   size_t index_hint_ = 0;
+  // kRead only, set by NextFragment() (0: none): the entries
+  // [index_hint_, run_end_) of the chunk index_hint_chunk_ are plain
+  // packets, each one fragment that neither continues from the previous
+  // chunk nor on the next (see TakeFromRun()). Reset with the reader: a
+  // run never outlives the read pass it was found in.
+  size_t run_end_ = 0;
+  bool runs_enabled_ = true;  // See set_runs_enabled().
+  uint64_t run_packets_ = 0;  // See run_packets().
 };
 
 // True if |chunk| holds data a reader has not consumed yet: fragments in

@@ -47,7 +47,7 @@ class OffsetQueue {
 
   uint32_t at(size_t i) const {
     RT_DCHECK(i < size_);
-    return buf_[(head_ + i) & (buf_.size() - 1)];
+    return buf_[(head_ + i) & mask_];
   }
   uint32_t front() const { return at(0); }
   uint32_t back() const { return at(size_ - 1); }
@@ -55,13 +55,13 @@ class OffsetQueue {
   void push_back(uint32_t v) {
     if (size_ == buf_.size())
       Grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = v;
+    buf_[(head_ + size_) & mask_] = v;
     size_++;
   }
 
   void pop_front() {
     RT_DCHECK(size_ > 0);
-    head_ = (head_ + 1) & (buf_.size() - 1);
+    head_ = (head_ + 1) & mask_;
     size_--;
   }
 
@@ -69,7 +69,7 @@ class OffsetQueue {
   void insert(size_t i, uint32_t v) {
     RT_DCHECK(i <= size_);
     push_back(v);
-    const size_t mask = buf_.size() - 1;
+    const size_t mask = mask_;
     for (size_t k = size_ - 1; k > i; k--)
       buf_[(head_ + k) & mask] = buf_[(head_ + k - 1) & mask];
     buf_[(head_ + i) & mask] = v;
@@ -77,7 +77,7 @@ class OffsetQueue {
 
   void set(size_t i, uint32_t v) {
     RT_DCHECK(i < size_);
-    buf_[(head_ + i) & (buf_.size() - 1)] = v;
+    buf_[(head_ + i) & mask_] = v;
   }
 
  private:
@@ -87,9 +87,11 @@ class OffsetQueue {
       grown[i] = at(i);
     buf_.swap(grown);
     head_ = 0;
+    mask_ = buf_.size() - 1;
   }
 
   std::vector<uint32_t> buf_;
+  size_t mask_ = 0;  // buf_.size() - 1: at() runs on every read and patch.
   size_t head_ = 0;
   size_t size_ = 0;
 };

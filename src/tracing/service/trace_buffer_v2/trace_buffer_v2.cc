@@ -44,10 +44,6 @@ constexpr size_t kMaxBufferSize = 0xffff0000u;
 // See LinkChunk().
 constexpr uint32_t kMaxChunkIdDistance = 1u << 29;
 
-uint32_t SeqKey(ProducerID p, WriterID w) {
-  return (static_cast<uint32_t>(p) << 16) | w;
-}
-
 #if RT_DCHECK_IS_ON
 // FNV-1a over the fields a stored chunk never changes (identity, size) and
 // its payload. Debug builds only.
@@ -132,21 +128,14 @@ TraceBufferV2::~TraceBufferV2() {
     munmap(buf_, size_);
 }
 
-TBChunk* TraceBufferV2::ChunkAt(size_t offset) {
-  RT_DCHECK(offset < data_end_ && offset % 4 == 0);
-  return reinterpret_cast<TBChunk*>(buf_ + offset);
-}
-
 // ---- Sequences --------------------------------------------------------------
 
 // Writes, patches and the read walk look the same sequence up many times in
 // a row: the last one found is remembered (map nodes do not move; the cache
 // is dropped wherever a sequence is deleted).
-SequenceState* TraceBufferV2::FindSequence(ProducerID producer_id,
-                                           WriterID writer_id) {
+SequenceState* TraceBufferV2::FindSequenceInMap(ProducerID producer_id,
+                                                WriterID writer_id) {
   const uint32_t key = SeqKey(producer_id, writer_id);
-  if (last_seq_ && last_seq_key_ == key)
-    return last_seq_;
   auto it = sequences_.find(key);
   if (it == sequences_.end())
     return nullptr;
@@ -241,6 +230,10 @@ void TraceBufferV2::WriteFragIndex(TBChunk* chunk,
                                    const FragIndexEntry* entries,
                                    size_t n) {
   RT_DCHECK(chunk->has_frag_index() && chunk->frag_index_size() == n);
+  // The entries cover exactly [0, valid_size) (n > 0: WantsFragIndex()).
+  RT_DCHECK(n > 0 && static_cast<size_t>(entries[n - 1].data_offset) +
+                             entries[n - 1].size ==
+                         chunk->valid_size);
   memcpy(chunk->frag_index(), entries, n * sizeof(FragIndexEntry));
 }
 
@@ -311,22 +304,15 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
 }
 
 // Index of chunk |id| in the (sorted) queue, or q.size(). A sequence's
-// ChunkIDs are almost always consecutive, so the chunk |d| IDs before the
-// back is tried first at |d| positions before it: one probe of the chunk's
-// own header (which the caller touches next anyway) instead of a binary
-// search whose probes each load another chunk's header, cold in a large
-// buffer. Gaps (lost chunks) and out-of-order commits fall back to the
-// binary search.
-size_t TraceBufferV2::FindChunkIndex(const SequenceState& seq, ChunkID id) {
+// ChunkIDs are almost always consecutive, so FindChunkIndex() (inline, in
+// the header) tries the chunk |d| IDs before the back first at |d|
+// positions before it: one probe of the chunk's own header (which the
+// caller touches next anyway) instead of a binary search whose probes each
+// load another chunk's header, cold in a large buffer. Gaps (lost chunks)
+// and out-of-order commits fall back to this binary search.
+size_t TraceBufferV2::FindChunkIndexSearch(const SequenceState& seq,
+                                           ChunkID id) {
   const OffsetQueue& q = seq.chunks;
-  if (q.empty() || ChunkIdLess(seq.back_chunk_id, id))
-    return q.size();  // Newer than every chunk: usual for a new chunk.
-  const uint32_t from_back = seq.back_chunk_id - id;  // Modulo 2^32.
-  if (from_back < q.size()) {
-    const size_t guess = q.size() - 1 - from_back;
-    if (ChunkAt(q.at(guess))->chunk_id == id)
-      return guess;
-  }
   // The front is often the oldest chunk in the buffer (cold): checked only
   // when the guess failed.
   if (ChunkIdLess(id, ChunkAt(q.front())->chunk_id))
@@ -513,26 +499,20 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
   return bytes;
 }
 
-void TraceBufferV2::DebugSetChecksum(size_t offset) {
 #if RT_DCHECK_IS_ON
+void TraceBufferV2::DebugSetChecksumImpl(size_t offset) {
   debug_checksums_[static_cast<uint32_t>(offset)] =
       DebugChunkChecksum(ChunkAt(offset));
-#else
-  (void)offset;
-#endif
 }
 
-void TraceBufferV2::DebugCheckAndForgetChecksum(size_t offset) {
-#if RT_DCHECK_IS_ON
+void TraceBufferV2::DebugCheckAndForgetChecksumImpl(size_t offset) {
   auto it = debug_checksums_.find(static_cast<uint32_t>(offset));
   RT_CHECK(it != debug_checksums_.end());
   // A stored chunk changed behind our back: a bug in this class.
   RT_CHECK(it->second == DebugChunkChecksum(ChunkAt(offset)));
   debug_checksums_.erase(it);
-#else
-  (void)offset;
-#endif
 }
+#endif
 
 }  // namespace trace_buffer
 }  // namespace ringtrace

@@ -122,6 +122,31 @@ TEST_F(TraceBufferV2FragIndexTest, ShortVarintHeaders) {
   EXPECT_EQ(Data(Read()), pkts);
 }
 
+// A drop marker after enough large fragments: the chunk gets no index (an
+// index must cover every fragment up to valid_size; one covering only the
+// fragments before the marker made readers search it and fall back), and
+// reads back with WRITER_ABORT on the packet after the marker.
+TEST_F(TraceBufferV2FragIndexTest, DropMarkerAfterLargeFragmentsNoIndex) {
+  Create(64 * 1024);
+  const std::vector<std::string> before = BigPackets("a", 5);
+  const std::vector<std::string> after = BigPackets("b", 2);
+  std::vector<uint8_t> payload = MakePayload(before);
+  test::AppendDropMarker(&payload);
+  for (const std::string& p : after)
+    test::AppendFragment(&payload, p);
+  ASSERT_TRUE(CommitRaw(1, 1, 0, payload, 8));
+  EXPECT_EQ(tb_->stats().bytes_written,
+            TBChunk::OuterSizeForPayload(payload.size()));
+  const std::vector<ReadPacket> got = Read();
+  ASSERT_EQ(got.size(), 7u);
+  for (size_t i = 0; i < 7; i++) {
+    EXPECT_EQ(got[i].data, i < 5 ? before[i] : after[i - 5]);
+    EXPECT_EQ(got[i].loss,
+              i == 5 ? (kDataLossPresent | kDataLossWriterAbort) : 0u);
+  }
+  EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 1u);
+}
+
 // A read pass interrupted by writes restarts in the middle of an indexed
 // chunk (the reader finds its place from read_offset alone).
 TEST_F(TraceBufferV2FragIndexTest, ReadInterruptedByWrites) {

@@ -105,6 +105,10 @@ size_t ValidFragmentsEnd(const uint8_t* payload,
       ++*packets;
     }
   }
+  // An index must cover every fragment up to *trimmed_end: none if a drop
+  // marker or too many fragments came after the last one recorded.
+  if (recorded > kMaxFragIndexEntries)
+    *index_size = 0;
   return it.pos();
 }
 

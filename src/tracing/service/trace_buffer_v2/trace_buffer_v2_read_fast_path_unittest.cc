@@ -1,0 +1,327 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// TraceBufferV2: the readback fast path (ChunkSeqReader::TakeFromRun(),
+// packets taken straight from a chunk's fragment index) against the general
+// path. Two buffers get the same operations, one with the fast path
+// disabled (SetReadFastPathForTesting(false)); every read must return the
+// same packet byte for byte, with the same sequence, loss bits and
+// first_packet_on_sequence, and both must end with the same stats() and the
+// same packets handed to the overwrite observer. The operations mix what
+// the fast path must leave to the general path: chunks without an index
+// (small fragments, drop markers, pending patches), reassembly across
+// chunks, ChunkID gaps, reads interrupted by writes, overwrites, clones.
+
+#include <gtest/gtest.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_test_utils.h"
+
+namespace ringtrace {
+namespace trace_buffer {
+namespace {
+
+using test::AppendDropMarker;
+using test::AppendFragment;
+
+struct Got {
+  bool ok = false;
+  ProducerID producer_id = 0;
+  WriterID writer_id = 0;
+  std::string data;
+  uint32_t loss = 0;
+  bool first = false;
+
+  bool operator==(const Got& o) const {
+    return ok == o.ok && producer_id == o.producer_id &&
+           writer_id == o.writer_id && data == o.data && loss == o.loss &&
+           first == o.first;
+  }
+};
+
+Got ReadOne(TraceBufferV2* tb) {
+  TracePacket packet;
+  PacketSequenceProperties props;
+  Got g;
+  g.ok = tb->ReadNextTracePacket(&packet, &props, &g.loss, &g.first);
+  if (g.ok) {
+    g.producer_id = props.producer_id_trusted;
+    g.writer_id = props.writer_id;
+    g.data = packet.GetRawBytesForTesting();
+  }
+  return g;
+}
+
+void ExpectSameStats(const TraceBufferStats& a, const TraceBufferStats& b) {
+  static_assert(sizeof(TraceBufferStats) % sizeof(uint64_t) == 0,
+                "only uint64_t fields, no padding");
+  EXPECT_EQ(memcmp(&a, &b, sizeof(a)), 0);
+  EXPECT_EQ(a.bytes_read, b.bytes_read);
+  EXPECT_EQ(a.packets_overwritten, b.packets_overwritten);
+  EXPECT_EQ(a.chunks_read, b.chunks_read);
+}
+
+// One writer's state in the generated stream.
+struct Writer {
+  ProducerID producer_id;
+  WriterID writer_id;
+  ChunkID next_id = 0;
+  bool carry = false;  // Its last chunk ended with a packet cut in two.
+  std::vector<std::pair<ChunkID, uint32_t>> to_patch;  // id, payload size
+};
+
+class FastPathPair {
+ public:
+  FastPathPair(size_t size, TraceBufferV2::OverwritePolicy policy, bool observe)
+      : fast_(TraceBufferV2::Create(size, policy)),
+        slow_(TraceBufferV2::Create(size, policy)) {
+    slow_->SetReadFastPathForTesting(false);
+    if (observe) {
+      fast_->set_overwrite_observer(
+          [this](const PacketSequenceProperties&, const TracePacket& p) {
+            observed_fast_.push_back(p.GetRawBytesForTesting());
+          });
+      slow_->set_overwrite_observer(
+          [this](const PacketSequenceProperties&, const TracePacket& p) {
+            observed_slow_.push_back(p.GetRawBytesForTesting());
+          });
+    }
+  }
+
+  TraceBufferV2* fast() { return fast_.get(); }
+  TraceBufferV2* slow() { return slow_.get(); }
+
+  // Runs |ops| random operations from |seed| on both buffers, comparing
+  // every packet read.
+  void Run(uint32_t seed, size_t ops);
+
+  // Reads both until the end of a pass; the packets must match.
+  void DrainAndCompare(TraceBufferV2* a, TraceBufferV2* b) {
+    // Bounded: every packet read is consumed.
+    for (;;) {
+      const Got ga = ReadOne(a);
+      const Got gb = ReadOne(b);
+      ASSERT_EQ(ga, gb);
+      if (!ga.ok)
+        return;
+      packets_read_++;
+    }
+  }
+
+  void ExpectSameEnd() {
+    ExpectSameStats(fast_->stats(), slow_->stats());
+    EXPECT_EQ(observed_fast_, observed_slow_);
+    EXPECT_EQ(fast_->has_data(), slow_->has_data());
+  }
+
+  size_t packets_read() const { return packets_read_; }
+
+ private:
+  void Commit(std::minstd_rand* rng, Writer* w);
+  void Patch(std::minstd_rand* rng, Writer* w);
+
+  std::unique_ptr<TraceBufferV2> fast_;
+  std::unique_ptr<TraceBufferV2> slow_;
+  std::vector<std::string> observed_fast_;
+  std::vector<std::string> observed_slow_;
+  size_t packets_read_ = 0;
+};
+
+// A chunk of 1-12 fragments: empty, small (under the index threshold) or
+// large ones, sometimes a drop marker, sometimes a ChunkID gap, cut packets
+// at either end, pending patches; half through the v1 path, half through
+// the drainer path.
+void FastPathPair::Commit(std::minstd_rand* rng, Writer* w) {
+  const bool v1 = (*rng)() % 2;
+  std::vector<std::string> frags;
+  const size_t n = 1 + (*rng)() % 12;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t kind = (*rng)() % 10;
+    const size_t len = kind == 0  ? 0
+                       : kind < 4 ? 5 + (*rng)() % 56
+                                  : 64 + (*rng)() % 240;
+    std::string f(len, '\0');
+    for (char& c : f)
+      c = static_cast<char>('a' + (*rng)() % 26);
+    frags.push_back(std::move(f));
+  }
+  if ((*rng)() % 20 == 0)
+    w->next_id++;  // A chunk lost before the buffer.
+  const ChunkID id = w->next_id++;
+  const bool from_prev = w->carry;
+  const bool on_next = (*rng)() % 3 == 0;
+  w->carry = on_next;
+  const ClientIdentity client{1000 + w->producer_id, 2000 + w->producer_id};
+  if (v1) {
+    V1ChunkFlags flags;
+    if (from_prev)
+      flags |= kFirstPacketContinuesFromPrevChunk;
+    if (on_next)
+      flags |= kLastPacketContinuesOnNextChunk;
+    const bool patch = (*rng)() % 8 == 0;
+    if (patch)
+      flags |= kChunkNeedsPatching;
+    std::vector<uint8_t> payload;
+    const size_t drop_at = (*rng)() % 16 == 0 ? (*rng)() % n : n;
+    for (size_t i = 0; i < n; i++) {
+      if (i == drop_at)
+        AppendDropMarker(&payload);
+      else
+        AppendFragment(&payload, frags[i]);
+    }
+    for (TraceBufferV2* tb : {fast_.get(), slow_.get()}) {
+      tb->CopyChunkUntrusted(w->producer_id, client, w->writer_id, id,
+                             static_cast<uint16_t>(n), flags, true,
+                             payload.data(), payload.size());
+    }
+    if (patch)
+      w->to_patch.emplace_back(id, static_cast<uint32_t>(payload.size()));
+    return;
+  }
+  AdmissionFlags flags;
+  if (from_prev)
+    flags |= kChunkContinuesFromPrev;
+  if (on_next)
+    flags |= kChunkContinuesOnNext;
+  std::vector<FragmentRef> refs;
+  for (const std::string& f : frags) {
+    refs.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(f.data()),
+                               static_cast<uint32_t>(f.size())});
+  }
+  for (TraceBufferV2* tb : {fast_.get(), slow_.get()}) {
+    tb->CopyChunkFragments(w->producer_id, client, w->writer_id, id,
+                           refs.data(), refs.size(), flags);
+  }
+}
+
+// Patches the last 4 payload bytes of the oldest chunk waiting for patches
+// (which may corrupt a short last fragment's size header: the same loss
+// for both buffers).
+void FastPathPair::Patch(std::minstd_rand* rng, Writer* w) {
+  if (w->to_patch.empty())
+    return;
+  const auto target = w->to_patch.front();
+  w->to_patch.erase(w->to_patch.begin());
+  TraceBufferV2::Patch patch;
+  patch.offset_untrusted = target.second >= 4 ? target.second - 4 : 0;
+  memcpy(patch.data, "PTCH", 4);
+  const bool more = (*rng)() % 4 == 0;
+  const bool a = fast_->TryPatchChunkContents(w->producer_id, w->writer_id,
+                                              target.first, &patch, 1, more);
+  const bool b = slow_->TryPatchChunkContents(w->producer_id, w->writer_id,
+                                              target.first, &patch, 1, more);
+  EXPECT_EQ(a, b);
+}
+
+void FastPathPair::Run(uint32_t seed, size_t ops) {
+  std::minstd_rand rng(seed);
+  Writer writers[] = {{1, 1}, {1, 2}, {2, 1}};
+  fast_->BeginRead();
+  slow_->BeginRead();
+  for (size_t op = 0; op < ops; op++) {
+    Writer* w = &writers[rng() % 3];
+    const uint32_t what = rng() % 16;
+    if (what < 8) {
+      Commit(&rng, w);
+    } else if (what < 9) {
+      Patch(&rng, w);
+    } else if (what < 14) {
+      // A few packets, possibly in the middle of a chunk; the next write
+      // restarts the pass there.
+      const size_t k = 1 + rng() % 20;
+      for (size_t i = 0; i < k; i++) {
+        const Got a = ReadOne(fast_.get());
+        const Got b = ReadOne(slow_.get());
+        ASSERT_EQ(a, b) << "seed " << seed << " op " << op;
+        if (!a.ok)
+          break;
+        packets_read_++;
+      }
+    } else if (what < 15) {
+      fast_->BeginRead();
+      slow_->BeginRead();
+    } else {
+      std::unique_ptr<TraceBufferV2> ca = fast_->CloneReadOnly();
+      std::unique_ptr<TraceBufferV2> cb = slow_->CloneReadOnly();
+      ASSERT_TRUE(ca && cb);
+      cb->SetReadFastPathForTesting(false);
+      DrainAndCompare(ca.get(), cb.get());
+      ExpectSameStats(ca->stats(), cb->stats());
+    }
+  }
+  fast_->BeginRead();
+  slow_->BeginRead();
+  DrainAndCompare(fast_.get(), slow_.get());
+}
+
+// The fast path is taken (and never by the disabled buffer), and both
+// paths agree on every packet, loss bit and counter.
+TEST(TraceBufferV2ReadFastPathTest, SameOutputAsGeneralPath) {
+  for (uint32_t seed = 1; seed <= 6; seed++) {
+    SCOPED_TRACE(seed);
+    FastPathPair pair(48 * 1024, TraceBufferV2::OverwritePolicy::kOverwrite,
+                      /*observe=*/seed % 2 == 0);
+    pair.Run(seed, 4000);
+    pair.ExpectSameEnd();
+    EXPECT_GT(pair.fast()->ReadFastPathPacketsForTesting(), 100u);
+    EXPECT_EQ(pair.slow()->ReadFastPathPacketsForTesting(), 0u);
+    EXPECT_GT(pair.fast()->stats().chunks_overwritten, 0u);
+    EXPECT_GT(pair.fast()->stats().readaheads_succeeded, 0u);
+    EXPECT_GT(pair.packets_read(), 1000u);
+  }
+}
+
+TEST(TraceBufferV2ReadFastPathTest, SameOutputAsGeneralPathDiscard) {
+  for (uint32_t seed = 11; seed <= 13; seed++) {
+    SCOPED_TRACE(seed);
+    FastPathPair pair(256 * 1024, TraceBufferV2::OverwritePolicy::kDiscard,
+                      /*observe=*/false);
+    pair.Run(seed, 1500);
+    pair.ExpectSameEnd();
+    EXPECT_GT(pair.fast()->ReadFastPathPacketsForTesting(), 50u);
+    EXPECT_GT(pair.fast()->stats().chunks_discarded, 0u);
+    EXPECT_EQ(pair.slow()->ReadFastPathPacketsForTesting(), 0u);
+  }
+}
+
+// A whole indexed chunk read in one pass: all packets but the first come
+// from the fast path, and the output is the written packets.
+TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
+  auto tb = TraceBufferV2::Create(64 * 1024,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::vector<std::string> pkts;
+  for (size_t i = 0; i < 8; i++)
+    pkts.push_back(test::Pkt("p" + std::to_string(i), 100 + 13 * i));
+  pkts.insert(pkts.begin() + 3, std::string());  // An empty packet: skipped.
+  std::vector<uint8_t> payload;
+  for (const std::string& p : pkts)
+    AppendFragment(&payload, p);
+  ASSERT_TRUE(tb->CopyChunkUntrusted(
+      1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
+      kNoV1ChunkFlags, true, payload.data(), payload.size()));
+  tb->BeginRead();
+  std::vector<std::string> got;
+  for (Got g = ReadOne(tb.get()); g.ok; g = ReadOne(tb.get())) {
+    EXPECT_EQ(g.loss, 0u);
+    EXPECT_EQ(g.first, got.empty());
+    got.push_back(g.data);
+  }
+  pkts.erase(pkts.begin() + 3);
+  EXPECT_EQ(got, pkts);
+  EXPECT_EQ(tb->ReadFastPathPacketsForTesting(), 7u);
+  EXPECT_EQ(tb->stats().chunks_read, 1u);
+  EXPECT_FALSE(tb->has_data());
+}
+
+}  // namespace
+}  // namespace trace_buffer
+}  // namespace ringtrace
