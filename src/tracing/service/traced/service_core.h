@@ -338,7 +338,7 @@ struct SessionStats {
 // A session's trace, clone and GetTraceStats carry the session's own; the
 // single-session trace (Finish(), Snapshot()) carries the service-wide sums
 // (SessionStats), since it is the service's trace.
-std::string EncodeSessionCounters(const SessionCounters& c);
+std::string EncodeSessionCounters(const SessionCounters& s);
 
 // The packets |buffers| lost, as TraceStats fields (BufferStats counts
 // chunks only): 1030 packets_overwritten (the buffers' own
