@@ -13,6 +13,7 @@
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
+#include "src/base/scoped_fd.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 
@@ -501,12 +502,12 @@ bool ReadRandom(uint8_t* out, size_t size) {
   }
   if (done == size)
     return true;
-  const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  const base::ScopedFd fd(open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
     return false;
   done = 0;
   while (done < size) {
-    const ssize_t r = read(fd, out + done, size - done);
+    const ssize_t r = read(fd.get(), out + done, size - done);
     if (r > 0) {
       done += static_cast<size_t>(r);
       continue;
@@ -515,7 +516,6 @@ bool ReadRandom(uint8_t* out, size_t size) {
       continue;
     break;
   }
-  close(fd);
   return done == size;
 }
 
