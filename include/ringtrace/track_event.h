@@ -49,8 +49,9 @@
 //     thread and instance, with that instance's interning tables and
 //     incremental state; flushed and released when the thread exits, or at
 //     the thread's next event after its instance stopped.
-// Every sequence starts with the process and thread TrackDescriptors (pid,
-// tid, names from the kernel), the first with SEQ_INCREMENTAL_STATE_CLEARED;
+// Every sequence starts with a clear packet (SEQ_INCREMENTAL_STATE_CLEARED,
+// the sequence's packet defaults and incremental clock), then the process
+// and thread TrackDescriptors (pid, tid, names from the kernel);
 // slices go on the thread's track (or on an app Track given to the macro,
 // see Track), counters on a counter track per name (its descriptor, like an
 // app track's, written once per incremental-state generation, before its
@@ -336,8 +337,9 @@ uint64_t GlobalCounterTrackUuid(std::string_view name);
 
 // Incremental state. Each binding is one packet sequence. Its incremental
 // state (the track descriptors and the interned strings the sequence's
-// events refer to) is cleared, and the process and thread descriptors are
-// written again with SEQ_INCREMENTAL_STATE_CLEARED, when any of these holds
+// events refer to) is cleared, and the clear packet (with
+// SEQ_INCREMENTAL_STATE_CLEARED) and the process and thread descriptors are
+// written again, when any of these holds
 // at an event:
 //   - |period_ms| passed since the last clear (Perfetto's
 //     incremental_state_config.clear_period_ms);
