@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/hash.h"
 #include "src/base/time.h"
 #include "src/base/trace_clock.h"
 #include "src/tracing/track_event/track_event_internal.h"
@@ -37,6 +38,7 @@ namespace rt = perfetto::protos::rtzero;
 constexpr char kEnvVar[] = "RT_TRACE_CATEGORIES";
 constexpr uint64_t kLow62 = (uint64_t{1} << 62) - 1;
 
+using base::Mix64;
 using internal::GetRegistry;
 using internal::Registry;
 
@@ -149,18 +151,6 @@ uint64_t Fnv1a(std::string_view s) {
     h *= 0x100000001b3ull;
   }
   return h;
-}
-
-// A 64-bit bijective mix (splitmix64's finalizer): ids that differ in any
-// bit give unrelated results, so a process-scoped id or a derived track uuid
-// does not collide with nearby ids of another process.
-uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
 }
 
 }  // namespace
@@ -327,40 +317,41 @@ void WriteCounterImpl(TrackEventSequence* sequence,
   else
     event.set_counter_value(value);
 }
+// One counter value into every target of |mask|.
+template <typename Track, typename T>
+void WriteCounterToTargets(uint32_t mask,
+                           NameRef category,
+                           const Track& track,
+                           T value) {
+  EventTargets targets(mask);
+  while (TrackEventSequence* sequence = targets.Next())
+    WriteCounterImpl(sequence, targets.Now(), category, track, value);
+}
 }  // namespace
 
 void WriteCounter(uint32_t mask,
                   NameRef category,
                   const char* name,
                   int64_t value) {
-  EventTargets targets(mask);
-  while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, targets.Now(), category, name, value);
+  WriteCounterToTargets(mask, category, name, value);
 }
 void WriteCounter(uint32_t mask,
                   NameRef category,
                   const char* name,
                   double value) {
-  EventTargets targets(mask);
-  while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, targets.Now(), category, name, value);
+  WriteCounterToTargets(mask, category, name, value);
 }
-
 void WriteCounter(uint32_t mask,
                   NameRef category,
                   const CounterTrack& track,
                   int64_t value) {
-  EventTargets targets(mask);
-  while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, targets.Now(), category, track, value);
+  WriteCounterToTargets(mask, category, track, value);
 }
 void WriteCounter(uint32_t mask,
                   NameRef category,
                   const CounterTrack& track,
                   double value) {
-  EventTargets targets(mask);
-  while (TrackEventSequence* sequence = targets.Next())
-    WriteCounterImpl(sequence, targets.Now(), category, track, value);
+  WriteCounterToTargets(mask, category, track, value);
 }
 
 }  // namespace internal

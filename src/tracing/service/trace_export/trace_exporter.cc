@@ -13,6 +13,7 @@
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
+#include "src/base/hash.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
@@ -519,13 +520,6 @@ bool ReadRandom(uint8_t* out, size_t size) {
   return done == size;
 }
 
-// splitmix64's finalizer: spreads |x| over 64 bits.
-uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 }  // namespace
 
 // static
@@ -534,8 +528,9 @@ TraceExporter::TraceUuid TraceExporter::NewTraceUuid() {
   if (!ReadRandom(reinterpret_cast<uint8_t*>(halves), sizeof(halves))) {
     RT_LOG("no random source for the trace uuid; deriving it from the clocks");
     const ClockReadings c = ReadClocks();
-    halves[0] = Mix64(c.realtime ^ (static_cast<uint64_t>(getpid()) << 32));
-    halves[1] = Mix64(c.boottime ^ Mix64(c.monotonic));
+    halves[0] =
+        base::Mix64(c.realtime ^ (static_cast<uint64_t>(getpid()) << 32));
+    halves[1] = base::Mix64(c.boottime ^ base::Mix64(c.monotonic));
   }
   // RFC 4122: version 4 in the high nibble of the 7th byte, variant 10 in
   // the two high bits of the 9th: the uuid is never all zeros.
