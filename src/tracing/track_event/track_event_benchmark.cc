@@ -6,8 +6,9 @@
 // body (what a disabled event is compared with), the bound-writer path (bit
 // 0) for the instance paths, and the typed writer of
 // src/tracing/core/encoding writing the same slice begin by hand is
-// BM_TypedWriter_TrackEvent. Timestamps (clock_gettime) are included in the
-// enabled figures.
+// BM_TypedWriter_TrackEvent. Timestamps (NowNs(): the TSC where usable,
+// else clock_gettime; RINGTRACE_TRACE_CLOCK=boottime compares the two) are
+// included in the enabled figures.
 
 #define RT_TRACK_EVENT_NAMESPACE rt_track_event_benchmark_categories
 
