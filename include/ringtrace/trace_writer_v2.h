@@ -297,6 +297,11 @@ class TraceWriterV2 {
   // For tests (e.g. RingWriter::SetStepHookForTesting).
   RingWriter* ring_writer_for_testing() { return ring_writer_.get(); }
   bool packet_open() const { return packet_open_; }
+  // The number of losses this writer recorded (RingWriterStats::loss_events
+  // plus packets_refused) as of the latest packet begin or end: it grows
+  // whenever stats().packets_dropped does. Inline, for hot paths that only
+  // ask whether anything was lost since they last looked.
+  uint64_t loss_events() const { return synced_loss_events_; }
 
  private:
   friend class Message;

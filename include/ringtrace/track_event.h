@@ -380,24 +380,45 @@ class TrackEventSequence {
 
   // Returns the uuid of the counter track |name| (CounterTrackUuid()), and
   // writes its descriptor the first time it is used since the last clear.
+  // Returns 0 if that descriptor was lost: the event must not be written
+  // (the lost descriptor is its counted loss, as for MaybeClear()).
   uint64_t EnsureCounterTrack(std::string_view name, uint64_t now_ns);
   // The same for |track|: its uuid, and its descriptor with its unit.
   uint64_t EnsureCounterTrack(const CounterTrack& track, uint64_t now_ns);
   // Returns |track|'s uuid (the thread track's for Track()), and writes its
   // descriptor (uuid, parent, name) at |now_ns| the first time it is used
-  // since the last clear.
+  // since the last clear; 0 if that descriptor was lost, as above.
   uint64_t EnsureTrack(const Track& track, uint64_t now_ns) {
     if (RT_LIKELY(track.uuid() == 0))
       return thread_track_uuid_;
     return EnsureAppTrack(track, now_ns);
   }
 
-  // Number of incremental-state clears written (the first one included).
+  // Number of incremental-state clears written whole (the first one
+  // included); a clear whose packets were lost is not counted.
   uint64_t clears() const { return clears_; }
 
   // Internal, for the macros. Clears the incremental state if due (see
-  // IncrementalStateConfig); call before interning for an event.
-  void MaybeClear(uint64_t now_ns);
+  // IncrementalStateConfig); call before interning for an event. Returns
+  // false when the event must not be written: a packet of the clear was
+  // lost (the ring had no room), so the event could not be resolved. That
+  // lost packet is the event's counted loss (one per event, as if the
+  // event itself had been dropped), and the clear is tried again at the
+  // next event. The loss and period triggers cost a load and two compares;
+  // the byte trigger (the writer's out-of-line stats()) is looked at after
+  // as many events as the bytes left before it, at kBytesPerEventAssumed
+  // bytes each, allow: at most every kBytesCheckEvents events, and at every
+  // event once it is nearer than kBytesPerEventAssumed bytes.
+  bool MaybeClear(uint64_t now_ns) {
+    if (RT_LIKELY(writer_->loss_events() == loss_events_seen_ &&
+                  now_ns - last_clear_ns_ < period_ns_ &&
+                  --bytes_check_countdown_ != 0)) {
+      return true;
+    }
+    return MaybeClearSlow(now_ns);
+  }
+  static constexpr uint32_t kBytesCheckEvents = 16;
+  static constexpr uint32_t kBytesPerEventAssumed = 256;
   // The sequence's iid of |s|; a new one is queued for the next
   // WriteEventPrologue(). A stable NameRef is looked up by address in a
   // direct-mapped cache first; a miss, or any other name, by content.
@@ -440,9 +461,19 @@ class TrackEventSequence {
     return InternSlow(table, s);
   }
   uint64_t InternSlow(InternTable* table, internal::NameRef s);
-  void WriteDescriptors(uint64_t now_ns);
-  // A counter track's descriptor (no unit: UNIT_UNSPECIFIED).
-  void WriteCounterDescriptor(uint64_t uuid,
+  bool MaybeClearSlow(uint64_t now_ns);
+  // The byte trigger is looked at again after the events |bytes_left|
+  // (before it fires) allow; see MaybeClear().
+  void ScheduleBytesCheck(uint64_t bytes_left);
+  // A new generation: the tables emptied, then its packets. Returns false,
+  // and stops there, at the first packet of the generation that is lost.
+  bool WriteDescriptors(uint64_t now_ns);
+  // Has the writer dropped a packet since stats().packets_dropped was
+  // |dropped_before|?
+  bool LostSince(uint64_t dropped_before) const;
+  // A counter track's descriptor (no unit: UNIT_UNSPECIFIED). Returns false
+  // if it was lost.
+  bool WriteCounterDescriptor(uint64_t uuid,
                               std::string_view name,
                               bool global,
                               CounterTrack::Unit unit,
@@ -469,10 +500,14 @@ class TrackEventSequence {
   InternTable arg_names_;
   uint64_t next_iid_ = 1;  // shared by the three tables; 0 is never an iid
   uint64_t last_clear_ns_ = 0;
+  // config_.period_ms in ns; UINT64_MAX when that trigger is off.
+  const uint64_t period_ns_;
   // The incremental clock's value: the latest timestamp written on it.
   uint64_t incremental_clock_ns_ = 0;
   uint64_t bytes_at_clear_ = 0;
-  uint64_t dropped_seen_ = 0;
+  // writer_->loss_events() after the latest clear that was written whole.
+  uint64_t loss_events_seen_ = 0;
+  uint32_t bytes_check_countdown_ = kBytesCheckEvents;
   uint64_t clears_ = 0;
 };
 

@@ -271,8 +271,13 @@ inline void WriteEvent(TrackEventSequence* binding,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
-  binding->MaybeClear(now);
+  // Either returns false when a packet this event needed was lost: that
+  // packet is the event's counted loss, and the event is not written.
+  if (RT_UNLIKELY(!binding->MaybeClear(now)))
+    return;
   const uint64_t track_uuid = binding->EnsureTrack(track, now);
+  if (RT_UNLIKELY(track_uuid == 0))
+    return;
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
   const uint64_t name_iid = name ? binding->InternName(name) : 0;

@@ -302,8 +302,11 @@ void WriteCounterImpl(TrackEventSequence* sequence,
                       NameRef category,
                       const Track& track,
                       T value) {
-  sequence->MaybeClear(now);
+  if (RT_UNLIKELY(!sequence->MaybeClear(now)))
+    return;  // the clear's lost packet is the event's counted loss
   const uint64_t uuid = sequence->EnsureCounterTrack(track, now);
+  if (RT_UNLIKELY(uuid == 0))
+    return;  // as above, its lost descriptor
   const uint64_t category_iid = sequence->InternCategory(category);
   auto handle = sequence->writer()->NewTracePacket();
   rt::TracePacket packet(handle);
@@ -463,12 +466,15 @@ TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
       pid_(static_cast<int32_t>(getpid())),
       process_track_uuid_(ProcessTrackUuid()),
       config_(config),
-      process_name_(GetProcessName()) {
+      process_name_(GetProcessName()),
+      period_ns_(config.period_ms != 0 ? uint64_t{config.period_ms} * 1000000u
+                                       : UINT64_MAX) {
   RT_CHECK(writer != nullptr);
   tid_ = GetTid();
   thread_track_uuid_ = ThreadTrackUuid(tid_);
   prctl(PR_GET_NAME, thread_name_, 0, 0, 0);
   thread_name_[sizeof(thread_name_) - 1] = '\0';
+  // A clear lost here (a full ring) is tried again at the first event.
   WriteDescriptors(now_ns != 0 ? now_ns : NowNs());
 }
 
@@ -489,8 +495,9 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 }
 
 // A new incremental-state generation: the tables emptied, then its first
-// packets (WriteClearPacket(), the process and thread descriptors).
-void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
+// packets (WriteClearPacket(), the process and thread descriptors), each
+// written only if the one before it reached the ring.
+bool TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   tracks_written_.clear();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
     for (InternTable::Slot& slot : table->cache)
@@ -499,7 +506,10 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
     table->pending.clear();
   }
   next_iid_ = 1;
+  const uint64_t dropped_before = writer_->stats().packets_dropped;
   WriteClearPacket(now_ns);
+  if (LostSince(dropped_before))
+    return false;
   {
     auto handle = writer_->NewTracePacket();
     rt::TracePacket packet(handle);
@@ -510,6 +520,8 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
     process.set_pid(pid_);
     process.set_process_name(process_name_);
   }
+  if (LostSince(dropped_before))
+    return false;
   {
     auto handle = writer_->NewTracePacket();
     rt::TracePacket packet(handle);
@@ -522,11 +534,21 @@ void TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
     thread.set_tid(tid_);
     thread.set_thread_name(thread_name_);
   }
+  if (LostSince(dropped_before))
+    return false;
   const shm_ring::TraceWriterV2Stats stats = writer_->stats();
   last_clear_ns_ = now_ns;
   bytes_at_clear_ = stats.bytes_written + stats.bytes_dropped;
-  dropped_seen_ = stats.packets_dropped;
+  ScheduleBytesCheck(config_.period_bytes);
+  loss_events_seen_ = writer_->loss_events();
   clears_++;
+  return true;
+}
+
+bool TrackEventSequence::LostSince(uint64_t dropped_before) const {
+  // Each packet is finished here, so a loss of any part of it is counted.
+  RT_DCHECK(!writer_->packet_open());
+  return writer_->stats().packets_dropped != dropped_before;
 }
 
 // The generation's first packet, SEQ_INCREMENTAL_STATE_CLEARED, at
@@ -572,18 +594,31 @@ void TrackEventSequence::WritePacketPrologue(rt::TracePacket packet,
       rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
 }
 
-void TrackEventSequence::MaybeClear(uint64_t now_ns) {
-  const shm_ring::TraceWriterV2Stats stats = writer_->stats();
-  const bool lost = stats.packets_dropped != dropped_seen_;
+bool TrackEventSequence::MaybeClearSlow(uint64_t now_ns) {
+  const bool lost = writer_->loss_events() != loss_events_seen_;
   const bool period_due =
-      config_.period_ms != 0 && now_ns > last_clear_ns_ &&
-      now_ns - last_clear_ns_ >= uint64_t{config_.period_ms} * 1000000u;
-  const bool bytes_due =
-      config_.period_bytes != 0 &&
-      stats.bytes_written + stats.bytes_dropped - bytes_at_clear_ >=
-          config_.period_bytes;
+      now_ns > last_clear_ns_ && now_ns - last_clear_ns_ >= period_ns_;
+  bool bytes_due = false;
+  bytes_check_countdown_ = kBytesCheckEvents;
+  if (config_.period_bytes != 0) {
+    const shm_ring::TraceWriterV2Stats stats = writer_->stats();
+    const uint64_t since_clear =
+        stats.bytes_written + stats.bytes_dropped - bytes_at_clear_;
+    bytes_due = since_clear >= config_.period_bytes;
+    if (!bytes_due)
+      ScheduleBytesCheck(config_.period_bytes - since_clear);
+  }
   if (RT_UNLIKELY(lost || period_due || bytes_due))
-    WriteDescriptors(now_ns);
+    return WriteDescriptors(now_ns);
+  return true;
+}
+
+void TrackEventSequence::ScheduleBytesCheck(uint64_t bytes_left) {
+  // Events of up to kBytesPerEventAssumed bytes cannot pass the threshold
+  // between two checks; larger ones pass it by less than kBytesCheckEvents
+  // events.
+  bytes_check_countdown_ = static_cast<uint32_t>(std::clamp<uint64_t>(
+      bytes_left / kBytesPerEventAssumed, 1, kBytesCheckEvents));
 }
 
 uint64_t TrackEventSequence::InternSlow(InternTable* table,
@@ -631,24 +666,30 @@ uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
   const uint64_t uuid = track.uuid();
   if (RT_LIKELY(!tracks_written_.insert(uuid).second))
     return uuid;
-  auto handle = writer_->NewTracePacket();
-  rt::TracePacket packet(handle);
-  WritePacketPrologue(packet, now_ns);
-  rt::TrackDescriptor descriptor = packet.set_track_descriptor();
-  descriptor.set_uuid(uuid);
-  if (!track.global())
-    descriptor.set_parent_uuid(process_track_uuid_);
-  if (track.name())
-    descriptor.set_name(track.name());
-  return uuid;
+  const uint64_t dropped_before = writer_->stats().packets_dropped;
+  {
+    auto handle = writer_->NewTracePacket();
+    rt::TracePacket packet(handle);
+    WritePacketPrologue(packet, now_ns);
+    rt::TrackDescriptor descriptor = packet.set_track_descriptor();
+    descriptor.set_uuid(uuid);
+    if (!track.global())
+      descriptor.set_parent_uuid(process_track_uuid_);
+    if (track.name())
+      descriptor.set_name(track.name());
+  }
+  // Lost: the next event clears (the loss), which writes it again.
+  return LostSince(dropped_before) ? 0 : uuid;
 }
 
 uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name,
                                                 uint64_t now_ns) {
   const uint64_t uuid = CounterTrackUuidForPid(name, pid_);
   if (RT_UNLIKELY(tracks_written_.insert(uuid).second)) {
-    WriteCounterDescriptor(uuid, name, /*global=*/false,
-                           CounterTrack::Unit::UNIT_UNSPECIFIED, now_ns);
+    return WriteCounterDescriptor(uuid, name, /*global=*/false,
+                                  CounterTrack::Unit::UNIT_UNSPECIFIED, now_ns)
+               ? uuid
+               : 0;
   }
   return uuid;
 }
@@ -658,27 +699,35 @@ uint64_t TrackEventSequence::EnsureCounterTrack(const CounterTrack& track,
   const std::string_view name(track.name() ? track.name() : "");
   const uint64_t uuid = track.global() ? GlobalCounterTrackUuid(name)
                                        : CounterTrackUuidForPid(name, pid_);
-  if (RT_UNLIKELY(tracks_written_.insert(uuid).second))
-    WriteCounterDescriptor(uuid, name, track.global(), track.unit(), now_ns);
+  if (RT_UNLIKELY(tracks_written_.insert(uuid).second)) {
+    return WriteCounterDescriptor(uuid, name, track.global(), track.unit(),
+                                  now_ns)
+               ? uuid
+               : 0;
+  }
   return uuid;
 }
 
-void TrackEventSequence::WriteCounterDescriptor(uint64_t uuid,
+bool TrackEventSequence::WriteCounterDescriptor(uint64_t uuid,
                                                 std::string_view name,
                                                 bool global,
                                                 CounterTrack::Unit unit,
                                                 uint64_t now_ns) {
-  auto handle = writer_->NewTracePacket();
-  rt::TracePacket packet(handle);
-  WritePacketPrologue(packet, now_ns);
-  rt::TrackDescriptor track = packet.set_track_descriptor();
-  track.set_uuid(uuid);
-  if (!global)
-    track.set_parent_uuid(process_track_uuid_);
-  track.set_name(name);
-  rt::CounterDescriptor counter = track.set_counter();
-  if (unit != CounterTrack::Unit::UNIT_UNSPECIFIED)
-    counter.set_unit(unit);
+  const uint64_t dropped_before = writer_->stats().packets_dropped;
+  {
+    auto handle = writer_->NewTracePacket();
+    rt::TracePacket packet(handle);
+    WritePacketPrologue(packet, now_ns);
+    rt::TrackDescriptor track = packet.set_track_descriptor();
+    track.set_uuid(uuid);
+    if (!global)
+      track.set_parent_uuid(process_track_uuid_);
+    track.set_name(name);
+    rt::CounterDescriptor counter = track.set_counter();
+    if (unit != CounterTrack::Unit::UNIT_UNSPECIFIED)
+      counter.set_unit(unit);
+  }
+  return !LostSince(dropped_before);
 }
 
 }  // namespace track_event

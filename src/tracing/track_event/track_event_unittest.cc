@@ -322,12 +322,16 @@ TEST_F(TrackEventTest, ByteClearPeriodReEmitsDescriptorsAndInternedData) {
 }
 
 // Once the writer loses a packet, the next event clears the incremental
-// state first: exactly one clear per event while the ring stays full.
+// state first. While the ring stays full the clear cannot start: each event
+// then costs exactly one counted loss (the clear's first packet; the event
+// is not written), so the loss reported equals the events missing. Once the
+// reader frees room, the next event writes the whole clear, then itself.
 TEST_F(TrackEventTest, LossClearsIncrementalStateAtTheNextEvent) {
-  SetCategoriesEnabled("test.gfx");
+  SetCategoriesEnabled("test.gfx,test.io");
   const IncrementalStateConfig saved = GetIncrementalStateConfig();
   SetIncrementalStateConfig({0, 0});  // losses only
   PacketCapture capture(256, 4);      // nobody drains: it fills
+  std::vector<std::string> after_loss;
   {
     ScopedThreadWriter bind(capture.writer());
     int written = 0;
@@ -335,13 +339,45 @@ TEST_F(TrackEventTest, LossClearsIncrementalStateAtTheNextEvent) {
       RT_TRACE_INSTANT("test.gfx", "Fill", "i", written);
       written++;
     }
-    ASSERT_GT(capture.writer()->stats().packets_dropped, 0u);
+    const uint64_t dropped = capture.writer()->stats().packets_dropped;
+    ASSERT_EQ(dropped, 1u);
     EXPECT_EQ(bind.clears(), 1u);  // the binding's own
-    for (int i = 0; i < 3; i++)
-      RT_TRACE_INSTANT("test.gfx", "AfterLoss");
-    EXPECT_EQ(bind.clears(), 4u);
+    for (int i = 0; i < 3; i++) {
+      RT_TRACE_INSTANT("test.gfx", "WhileFull");
+      RT_TRACE_COUNTER("test.io", "depth", i);
+    }
+    EXPECT_EQ(capture.writer()->stats().packets_dropped, dropped + 6);
+    EXPECT_EQ(capture.writer()->stats().packets_begun,
+              static_cast<uint64_t>(written) + 3 /* the first clear */ + 6);
+    EXPECT_EQ(bind.clears(), 1u);  // none could be written
+    uint64_t lost = 0;
+    EXPECT_TRUE(capture.Drain(&lost).empty());  // the reader takes it all
+    EXPECT_EQ(lost, dropped + 6);
+    RT_TRACE_INSTANT("test.gfx", "AfterLoss");
+    RT_TRACE_COUNTER("test.io", "depth", 7);
+    EXPECT_EQ(bind.clears(), 2u);
+    EXPECT_EQ(capture.writer()->stats().packets_dropped, dropped + 6);
+    after_loss = capture.DrainWholePackets();
   }
   SetIncrementalStateConfig(saved);
+  std::vector<pb::TracePacket> packets;
+  for (const std::string& grouped : after_loss) {
+    std::string flat;
+    ASSERT_TRUE(PacketCapture::Ungroup(grouped, &flat));
+    packets.emplace_back();
+    ASSERT_TRUE(packets.back().ParseFromString(flat));
+  }
+  // The clear, the process and thread descriptors, the instant, the
+  // counter's descriptor and the counter: all resolved.
+  ASSERT_EQ(packets.size(), 6u);
+  EXPECT_EQ(ResolveIncrementalState(&packets), 1);
+  ASSERT_EQ(packets.size(), 5u);  // the clear packet folded
+  CheckDescriptors(packets);
+  EXPECT_EQ(packets[2].track_event().name(), "AfterLoss");
+  EXPECT_EQ(packets[3].track_descriptor().name(), "depth");
+  EXPECT_EQ(packets[4].track_event().counter_value(), 7);
+  EXPECT_EQ(packets[4].track_event().track_uuid(),
+            packets[3].track_descriptor().uuid());
 }
 
 TEST_F(TrackEventTest, CountersIntAndDoubleWithOneDescriptorPerTrack) {

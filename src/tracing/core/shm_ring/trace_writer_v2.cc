@@ -163,8 +163,9 @@ void TraceWriterV2::FinishTracePacket() {
     stats_.bytes_dropped += static_cast<uint64_t>(span_.wptr - discard_);
     discarding_ = false;
     span_ = RingWriter::Span();
-    if (losses_)
-      SyncLosses();  // the dropped packet's bytes
+    // The dropped packet's bytes for the owner, and loss_events() up to
+    // date even without one (a loss in the middle of the packet).
+    SyncLosses();
     return;
   }
   ring_writer_->EndPacket(span_.wptr);

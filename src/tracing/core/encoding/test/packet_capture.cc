@@ -25,17 +25,22 @@ PacketCapture::PacketCapture(uint32_t chunk_size, uint32_t num_chunks)
 PacketCapture::~PacketCapture() = default;
 
 std::vector<std::string> PacketCapture::Drain(uint64_t* lost_packets) {
-  if (writer_->packet_open())
-    writer_->FinishTracePacket();
-  writer_->Flush();
+  std::vector<std::string> packets = DrainWholePackets();
   const uint64_t lost = writer_->stats().packets_dropped;
   if (lost_packets)
     *lost_packets = lost;
+  if (lost != 0)
+    return {};
+  return packets;
+}
+
+std::vector<std::string> PacketCapture::DrainWholePackets() {
+  if (writer_->packet_open())
+    writer_->FinishTracePacket();
+  writer_->Flush();
   shm_ring::TestRingReader reader(ring_.view());
   std::vector<shm_ring::ReadChunk> chunks;
   reader.DrainAll(&chunks);
-  if (lost != 0)
-    return {};
   return shm_ring::Reassemble(chunks, kWriterId);
 }
 
