@@ -430,7 +430,13 @@ class TrackEventSequence {
   // Writes timestamp, SEQ_NEEDS_INCREMENTAL_STATE and the queued interned
   // strings into |packet|.
   void WriteEventPrologue(perfetto::protos::rtzero::TracePacket packet,
-                          uint64_t now_ns);
+                          uint64_t now_ns) {
+    WritePacketPrologue(packet, now_ns);
+    if (RT_UNLIKELY(!names_.pending.empty() || !categories_.pending.empty() ||
+                    !arg_names_.pending.empty())) {
+      WriteInternedData(packet);
+    }
+  }
 
  private:
   struct InternTable {
@@ -482,7 +488,23 @@ class TrackEventSequence {
   // Timestamp (on the incremental clock when it can) and
   // SEQ_NEEDS_INCREMENTAL_STATE of every packet after the clear packet.
   void WritePacketPrologue(perfetto::protos::rtzero::TracePacket packet,
-                           uint64_t now_ns);
+                           uint64_t now_ns) {
+    if (RT_LIKELY(now_ns >= incremental_clock_ns_)) {
+      packet.set_timestamp(now_ns - incremental_clock_ns_);
+      incremental_clock_ns_ = now_ns;
+    } else {
+      WriteAbsoluteTimestamp(packet, now_ns);
+    }
+    packet.set_sequence_flags(
+        static_cast<uint32_t>(perfetto::protos::rtzero::TracePacket::
+                                  SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+  }
+  // A timestamp before the incremental clock's value, on CLOCK_BOOTTIME.
+  static void WriteAbsoluteTimestamp(
+      perfetto::protos::rtzero::TracePacket packet,
+      uint64_t now_ns);
+  // The queued interned strings, emptying the queues.
+  void WriteInternedData(perfetto::protos::rtzero::TracePacket packet);
   uint64_t EnsureAppTrack(const Track& track, uint64_t now_ns);
 
   shm_ring::TraceWriterV2* writer_;

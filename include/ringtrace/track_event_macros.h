@@ -84,6 +84,13 @@ constexpr size_t FindCategory(const char* const* names,
 
 struct ThreadState;  // track_event_instances.cc
 
+// The calling thread's innermost ScopedThreadWriter (bit 0 of the macros),
+// or null. __thread rather than thread_local: a plain pointer with no
+// initializer to run, so other translation units read it directly instead
+// of through a TLS wrapper call.
+extern __thread TrackEventSequence* t_bound_sequence;
+void CountEventsWithoutWriter(uint64_t n);
+
 // The sequences one event goes to, for the bits of |mask| (a category mask
 // as the macro loaded it): first the thread's binding (bit 0), then the
 // thread's writer of each live instance, in slot order. Lives on the stack
@@ -95,18 +102,39 @@ struct ThreadState;  // track_event_instances.cc
 // (false for slice ends: an end is only written where its begin could be).
 // |generation_limit|: skip instance sequences of a later generation than
 // this (a slice end must not reach an instance started after its begin).
+//
+// The binding alone (bit 0, no instance) is handled inline: no thread state
+// and no announcement are needed for it.
 class EventTargets {
  public:
   explicit EventTargets(uint32_t mask,
                         bool create = true,
-                        uint64_t generation_limit = UINT64_MAX);
-  ~EventTargets();
+                        uint64_t generation_limit = UINT64_MAX)
+      : pending_(mask), generation_limit_(generation_limit), create_(create) {
+    if (RT_UNLIKELY((mask & ~kStaticBit) != 0))
+      EnterInstances();
+  }
+  ~EventTargets() {
+    if (RT_UNLIKELY(state_ != nullptr))
+      LeaveInstances();
+  }
   EventTargets(const EventTargets&) = delete;
   EventTargets& operator=(const EventTargets&) = delete;
 
   // The next sequence, or null when done. A target that has no writer is
   // counted in TrackEventStats::events_without_writer and skipped.
-  TrackEventSequence* Next();
+  TrackEventSequence* Next() {
+    if (RT_LIKELY(pending_ == kStaticBit)) {
+      pending_ = 0;
+      if (TrackEventSequence* binding = t_bound_sequence) {
+        written_mask_ |= kStaticBit;
+        return binding;
+      }
+      CountEventsWithoutWriter(1);
+      return nullptr;
+    }
+    return pending_ != 0 ? NextSlow() : nullptr;
+  }
 
   // The bits of the targets Next() returned, and the largest instance
   // generation among them (0 if none).
@@ -121,6 +149,11 @@ class EventTargets {
   }
 
  private:
+  // The instance paths (track_event_instances.cc).
+  void EnterInstances();
+  void LeaveInstances();
+  TrackEventSequence* NextSlow();
+
   ThreadState* state_ = nullptr;
   uint32_t pending_;
   uint32_t previous_in_event_ = 0;

@@ -47,8 +47,6 @@ std::atomic<uint64_t> g_events_without_writer{0};
 std::atomic<uint64_t> g_instance_writers_created{0};
 std::atomic<uint64_t> g_instance_writers_released{0};
 
-thread_local ScopedThreadWriter* t_binding = nullptr;
-
 // Guarded by the registry's mutex.
 IncrementalStateConfig g_incremental_state_config;
 std::string* g_process_name = nullptr;  // null: the kernel's short name
@@ -178,9 +176,7 @@ void CountInstanceWriterReleased() {
   g_instance_writers_released.fetch_add(1, std::memory_order_relaxed);
 }
 
-ScopedThreadWriter* CurrentBinding() {
-  return t_binding;
-}
+__thread TrackEventSequence* t_bound_sequence = nullptr;
 
 CategoryTable::CategoryTable(const char* const* names_in,
                              std::atomic<uint32_t>* masks_in,
@@ -480,18 +476,20 @@ TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
 
 ScopedThreadWriter::ScopedThreadWriter(shm_ring::TraceWriterV2* writer)
     : TrackEventSequence(writer, GetIncrementalStateConfig()),
-      previous_(t_binding) {
-  t_binding = this;
+      previous_(Current()) {
+  internal::t_bound_sequence = this;
 }
 
 ScopedThreadWriter::~ScopedThreadWriter() {
-  RT_CHECK(t_binding == this);  // destroyed on its thread, innermost first
-  t_binding = previous_;
+  // Destroyed on its thread, innermost first.
+  RT_CHECK(internal::t_bound_sequence == this);
+  internal::t_bound_sequence = previous_;
   writer()->Flush();
 }
 
 ScopedThreadWriter* ScopedThreadWriter::Current() {
-  return t_binding;
+  // Only a ScopedThreadWriter stores itself there.
+  return static_cast<ScopedThreadWriter*>(internal::t_bound_sequence);
 }
 
 // A new incremental-state generation: the tables emptied, then its first
@@ -578,20 +576,13 @@ void TrackEventSequence::WriteClearPacket(uint64_t now_ns) {
   incremental_clock_ns_ = now_ns;
 }
 
-void TrackEventSequence::WritePacketPrologue(rt::TracePacket packet,
-                                             uint64_t now_ns) {
-  if (RT_LIKELY(now_ns >= incremental_clock_ns_)) {
-    packet.set_timestamp(now_ns - incremental_clock_ns_);
-    incremental_clock_ns_ = now_ns;
-  } else {
-    // Before the clock's value (a timestamp read before one written
-    // already): absolute, which leaves the incremental clock as it is.
-    packet.set_timestamp(now_ns);
-    packet.set_timestamp_clock_id(
-        static_cast<uint32_t>(rt::BuiltinClock::BUILTIN_CLOCK_BOOTTIME));
-  }
-  packet.set_sequence_flags(static_cast<uint32_t>(
-      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE));
+void TrackEventSequence::WriteAbsoluteTimestamp(rt::TracePacket packet,
+                                                uint64_t now_ns) {
+  // Before the clock's value (a timestamp read before one written
+  // already): absolute, which leaves the incremental clock as it is.
+  packet.set_timestamp(now_ns);
+  packet.set_timestamp_clock_id(
+      static_cast<uint32_t>(rt::BuiltinClock::BUILTIN_CLOCK_BOOTTIME));
 }
 
 bool TrackEventSequence::MaybeClearSlow(uint64_t now_ns) {
@@ -633,13 +624,7 @@ uint64_t TrackEventSequence::InternSlow(InternTable* table,
   return it->second;
 }
 
-void TrackEventSequence::WriteEventPrologue(rt::TracePacket packet,
-                                            uint64_t now_ns) {
-  WritePacketPrologue(packet, now_ns);
-  if (RT_LIKELY(names_.pending.empty() && categories_.pending.empty() &&
-                arg_names_.pending.empty())) {
-    return;
-  }
+void TrackEventSequence::WriteInternedData(rt::TracePacket packet) {
   rt::InternedData interned = packet.set_interned_data();
   for (const auto& [iid, text] : categories_.pending) {
     rt::EventCategory c = interned.add_event_categories();

@@ -92,6 +92,54 @@ void BM_TrackEvent_ScopedSlicePair(benchmark::State& state) {
 }
 BENCHMARK(BM_TrackEvent_ScopedSlicePair);
 
+// The floor of BM_TrackEvent_ScopedSlicePair: the same two packets, byte
+// for byte (timestamp delta, sequence flags, the event with its type,
+// category and name iids and one interned-name annotation; the end with its
+// type), written with the typed writer straight into the same kind of
+// writer, with the same two NowNs() readings; no category check, no
+// target, no interning, no incremental-state check. What ScopedSlicePair
+// costs above this is the TrackEvent layer's own.
+void BM_TrackEvent_SlicePairFloor(benchmark::State& state) {
+  namespace rt = perfetto::protos::rtzero;
+  constexpr uint32_t kNeedsState = static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE);
+  encoding::BenchWriter bench;
+  uint64_t clock = NowNs();
+  int64_t i = 0;
+  for (auto _ : state) {
+    {
+      const uint64_t now = NowNs();
+      auto handle = bench.writer->NewTracePacket();
+      rt::TracePacket packet(handle);
+      packet.set_timestamp(now - clock);
+      clock = now;
+      packet.set_sequence_flags(kNeedsState);
+      rt::TrackEvent event = packet.set_track_event();
+      event.set_type(rt::TrackEvent::Type::TYPE_SLICE_BEGIN);
+      event.add_category_iids(1);
+      event.set_name_iid(2);
+      rt::DebugAnnotation annotation = event.add_debug_annotations();
+      annotation.set_name_iid(3);
+      annotation.set_int_value(i);
+    }
+    {
+      const uint64_t now = NowNs();
+      auto handle = bench.writer->NewTracePacket();
+      rt::TracePacket packet(handle);
+      packet.set_timestamp(now - clock);
+      clock = now;
+      packet.set_sequence_flags(kNeedsState);
+      packet.set_track_event().set_type(rt::TrackEvent::Type::TYPE_SLICE_END);
+    }
+    i++;
+  }
+  bench.writer->Flush();
+  if (bench.writer->stats().packets_dropped != 0)
+    state.SkipWithError("unexpected loss");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_TrackEvent_SlicePairFloor);
+
 void BM_TrackEvent_Counter(benchmark::State& state) {
   SetCategoriesEnabled("bench.on");
   encoding::BenchWriter bench;

@@ -226,13 +226,8 @@ void ApplyInstancesLocked(const CategoryTable* table) {
   }
 }
 
-EventTargets::EventTargets(uint32_t mask,
-                           bool create,
-                           uint64_t generation_limit)
-    : pending_(mask), generation_limit_(generation_limit), create_(create) {
-  const uint32_t instances = mask & ~kStaticBit;
-  if (instances == 0)
-    return;
+void EventTargets::EnterInstances() {
+  const uint32_t instances = pending_ & ~kStaticBit;
   state_ = GetOrCreateThreadState();
   if (RT_UNLIKELY(!state_)) {
     if (create_)
@@ -254,9 +249,7 @@ EventTargets::EventTargets(uint32_t mask,
                          std::memory_order_seq_cst);
 }
 
-EventTargets::~EventTargets() {
-  if (!state_)
-    return;
+void EventTargets::LeaveInstances() {
   // W3: pairs with StopInstance's seq_cst load (S2), which then knows this
   // event's writes are done.
   state_->in_event.store(previous_in_event_, std::memory_order_release);
@@ -267,11 +260,10 @@ EventTargets::~EventTargets() {
   }
 }
 
-TrackEventSequence* EventTargets::Next() {
+TrackEventSequence* EventTargets::NextSlow() {
   if (pending_ & kStaticBit) {
     pending_ &= ~kStaticBit;
-    ScopedThreadWriter* binding = CurrentBinding();
-    if (RT_LIKELY(binding != nullptr)) {
+    if (TrackEventSequence* binding = t_bound_sequence) {
       written_mask_ |= kStaticBit;
       return binding;
     }

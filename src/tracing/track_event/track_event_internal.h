@@ -36,12 +36,10 @@ struct Registry {
 // Never destroyed (thread exit handlers and static destructors may trace).
 Registry& GetRegistry();
 
-void CountEventsWithoutWriter(uint64_t n);
+// CountEventsWithoutWriter() and t_bound_sequence are declared in
+// ringtrace/track_event_macros.h (the inline event paths use them).
 void CountInstanceWriterCreated();
 void CountInstanceWriterReleased();
-
-// The calling thread's innermost ScopedThreadWriter, or null.
-ScopedThreadWriter* CurrentBinding();
 
 // Sets, in |table|'s masks, the bit of every running instance that enables
 // the category (a table registered after instances started). The registry
