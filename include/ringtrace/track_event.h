@@ -385,6 +385,17 @@ class TrackEventSequence {
   uint64_t EnsureCounterTrack(std::string_view name, uint64_t now_ns);
   // The same for |track|: its uuid, and its descriptor with its unit.
   uint64_t EnsureCounterTrack(const CounterTrack& track, uint64_t now_ns);
+  // Internal, for the macros: EnsureCounterTrack(name), with a stable name
+  // found by its address first (a direct-mapped cache emptied at every
+  // clear, so a hit means its descriptor is in this generation).
+  uint64_t EnsureNamedCounterTrack(internal::NameRef name, uint64_t now_ns) {
+    if (RT_LIKELY(name.stable())) {
+      const CounterSlot& slot = counter_cache_[CounterCacheIndex(name.str())];
+      if (RT_LIKELY(slot.name == name.str()))
+        return slot.uuid;
+    }
+    return EnsureNamedCounterTrackSlow(name, now_ns);
+  }
   // Returns |track|'s uuid (the thread track's for Track()), and writes its
   // descriptor (uuid, parent, name) at |now_ns| the first time it is used
   // since the last clear; 0 if that descriptor was lost, as above.
@@ -467,6 +478,17 @@ class TrackEventSequence {
     return InternSlow(table, s);
   }
   uint64_t InternSlow(InternTable* table, internal::NameRef s);
+  struct CounterSlot {
+    const char* name = nullptr;
+    uint64_t uuid = 0;
+  };
+  static constexpr size_t kCounterCacheBits = 4;
+  static size_t CounterCacheIndex(const char* s) {
+    return static_cast<size_t>(
+        (reinterpret_cast<uintptr_t>(s) * uint64_t{0x9e3779b97f4a7c15}) >>
+        (64 - kCounterCacheBits));
+  }
+  uint64_t EnsureNamedCounterTrackSlow(internal::NameRef name, uint64_t now_ns);
   bool MaybeClearSlow(uint64_t now_ns);
   // The byte trigger is looked at again after the events |bytes_left|
   // (before it fires) allow; see MaybeClear().
@@ -517,6 +539,9 @@ class TrackEventSequence {
   char thread_name_[17] = {};
   // Counter and app tracks whose descriptor this generation wrote.
   std::unordered_set<uint64_t> tracks_written_;
+  // Counter tracks named by a stable name whose descriptor this generation
+  // wrote, by the name's address.
+  CounterSlot counter_cache_[size_t{1} << kCounterCacheBits];
   InternTable names_;
   InternTable categories_;
   InternTable arg_names_;

@@ -512,14 +512,8 @@ inline void WriteSliceEndFor(uint32_t mask, Args&&... args) {
   }
 }
 
-void WriteCounter(uint32_t mask,
-                  NameRef category,
-                  const char* name,
-                  int64_t value);
-void WriteCounter(uint32_t mask,
-                  NameRef category,
-                  const char* name,
-                  double value);
+void WriteCounter(uint32_t mask, NameRef category, NameRef name, int64_t value);
+void WriteCounter(uint32_t mask, NameRef category, NameRef name, double value);
 void WriteCounter(uint32_t mask,
                   NameRef category,
                   const CounterTrack& track,
@@ -528,15 +522,18 @@ void WriteCounter(uint32_t mask,
                   NameRef category,
                   const CounterTrack& track,
                   double value);
-// |track|: the counter's name (a string) or a CounterTrack.
+// |track|: the counter's name (a string: a string literal is a stable
+// NameRef, found by address) or a CounterTrack. A forwarding reference, so
+// that a literal and a char buffer keep their own types.
 template <typename Track, typename T>
 inline void WriteCounterValue(uint32_t mask,
                               NameRef category,
-                              const Track& track,
+                              Track&& track,
                               T value) {
   static_assert(std::is_arithmetic<T>::value, "counters are numbers");
-  using Target = std::conditional_t<std::is_same<Track, CounterTrack>::value,
-                                    const CounterTrack&, const char*>;
+  using Target =
+      std::conditional_t<std::is_same<std::decay_t<Track>, CounterTrack>::value,
+                         const CounterTrack&, NameRef>;
   if constexpr (std::is_floating_point<T>::value)
     WriteCounter(mask, category, static_cast<Target>(track),
                  static_cast<double>(value));

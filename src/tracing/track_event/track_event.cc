@@ -291,7 +291,18 @@ void WriteSliceEnd(uint32_t mask, const Track& track) {
 }
 
 namespace {
-// |track|: a counter's name (const char*) or a CounterTrack.
+uint64_t EnsureCounterUuid(TrackEventSequence* sequence,
+                           NameRef name,
+                           uint64_t now) {
+  return sequence->EnsureNamedCounterTrack(name, now);
+}
+uint64_t EnsureCounterUuid(TrackEventSequence* sequence,
+                           const CounterTrack& track,
+                           uint64_t now) {
+  return sequence->EnsureCounterTrack(track, now);
+}
+
+// |track|: a counter's name (NameRef) or a CounterTrack.
 template <typename Track, typename T>
 void WriteCounterImpl(TrackEventSequence* sequence,
                       uint64_t now,
@@ -300,7 +311,7 @@ void WriteCounterImpl(TrackEventSequence* sequence,
                       T value) {
   if (RT_UNLIKELY(!sequence->MaybeClear(now)))
     return;  // the clear's lost packet is the event's counted loss
-  const uint64_t uuid = sequence->EnsureCounterTrack(track, now);
+  const uint64_t uuid = EnsureCounterUuid(sequence, track, now);
   if (RT_UNLIKELY(uuid == 0))
     return;  // as above, its lost descriptor
   const uint64_t category_iid = sequence->InternCategory(category);
@@ -330,14 +341,11 @@ void WriteCounterToTargets(uint32_t mask,
 
 void WriteCounter(uint32_t mask,
                   NameRef category,
-                  const char* name,
+                  NameRef name,
                   int64_t value) {
   WriteCounterToTargets(mask, category, name, value);
 }
-void WriteCounter(uint32_t mask,
-                  NameRef category,
-                  const char* name,
-                  double value) {
+void WriteCounter(uint32_t mask, NameRef category, NameRef name, double value) {
   WriteCounterToTargets(mask, category, name, value);
 }
 void WriteCounter(uint32_t mask,
@@ -497,6 +505,8 @@ ScopedThreadWriter* ScopedThreadWriter::Current() {
 // written only if the one before it reached the ring.
 bool TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   tracks_written_.clear();
+  for (CounterSlot& slot : counter_cache_)
+    slot = CounterSlot();
   for (InternTable* table : {&names_, &categories_, &arg_names_}) {
     for (InternTable::Slot& slot : table->cache)
       slot = InternTable::Slot();
@@ -676,6 +686,16 @@ uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name,
                ? uuid
                : 0;
   }
+  return uuid;
+}
+
+uint64_t TrackEventSequence::EnsureNamedCounterTrackSlow(internal::NameRef name,
+                                                         uint64_t now_ns) {
+  const uint64_t uuid =
+      EnsureCounterTrack(std::string_view(name.str()), now_ns);
+  if (uuid != 0 && name.stable())
+    counter_cache_[CounterCacheIndex(name.str())] =
+        CounterSlot{name.str(), uuid};
   return uuid;
 }
 

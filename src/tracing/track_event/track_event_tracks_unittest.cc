@@ -9,6 +9,7 @@
 #define RT_TRACK_EVENT_NAMESPACE rt_track_event_tracks_unittest_categories
 
 #include <gtest/gtest.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -507,6 +508,42 @@ TEST_F(TrackEventTracksTest, CounterTrackDescriptorAgainAfterEveryClear) {
               pb::CounterDescriptor::UNIT_COUNT);
     EXPECT_EQ(p[base + 3].track_event().counter_value(),
               static_cast<int64_t>(g));
+  }
+}
+
+// A counter named by a string literal is found by its address; one named
+// by a buffer is found by its text, so a buffer reused for another name
+// gets that name's track, and its descriptor first.
+TEST_F(TrackEventTracksTest, CounterNamesByLiteralAndByReusedBuffer) {
+  SetCategoriesEnabled("tracks.a");
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    char name[16] = "rx";
+    RT_TRACE_COUNTER("tracks.a", name, 1);
+    RT_TRACE_COUNTER("tracks.a", "rx", 2);  // the same track, by text
+    snprintf(name, sizeof(name), "tx");
+    RT_TRACE_COUNTER("tracks.a", name, 3);
+    RT_TRACE_COUNTER("tracks.a", "rx", 4);  // by address now
+    const char* dynamic = name;
+    RT_TRACE_COUNTER("tracks.a", dynamic, 5);
+  }
+  const std::vector<pb::TracePacket> p = Parse(&capture);
+  // Process, thread, rx's descriptor, 1, 2, tx's descriptor, 3, 4, 5.
+  ASSERT_EQ(p.size(), 9u);
+  EXPECT_EQ(p[2].track_descriptor().name(), "rx");
+  EXPECT_EQ(p[2].track_descriptor().uuid(), CounterTrackUuid("rx"));
+  EXPECT_EQ(p[5].track_descriptor().name(), "tx");
+  EXPECT_EQ(p[5].track_descriptor().uuid(), CounterTrackUuid("tx"));
+  const uint64_t expected_tracks[] = {
+      CounterTrackUuid("rx"), CounterTrackUuid("rx"), CounterTrackUuid("tx"),
+      CounterTrackUuid("rx"), CounterTrackUuid("tx")};
+  const size_t value_packets[] = {3, 4, 6, 7, 8};
+  for (size_t i = 0; i < 5; i++) {
+    const pb::TrackEvent& event = p[value_packets[i]].track_event();
+    EXPECT_EQ(event.type(), pb::TrackEvent::TYPE_COUNTER) << i;
+    EXPECT_EQ(event.counter_value(), static_cast<int64_t>(i + 1));
+    EXPECT_EQ(event.track_uuid(), expected_tracks[i]) << i;
   }
 }
 
