@@ -161,8 +161,9 @@ void SendWithRing(UnixSocket* s, const std::string& bytes) {
   SendRaw(s, bytes, {ring.get()});
 }  // our copy is closed; the one in flight is the producer's to close
 
-std::vector<BrokenReply> BrokenReplies() {
-  std::vector<BrokenReply> cases;
+// Replies whose bytes are wrong.
+void AddMalformedReplies(std::vector<BrokenReply>* cases_out) {
+  std::vector<BrokenReply>& cases = *cases_out;
   cases.push_back({"bad magic",
                    [](UnixSocket* s) {
                      SendWithRing(s, Corrupt(EncodeReply(GoodReply()), 0));
@@ -210,6 +211,11 @@ std::vector<BrokenReply> BrokenReplies() {
                      SendWithRing(s, EncodeReply(r));
                    },
                    "refused the producer"});
+}
+
+// Replies whose ring fd is missing, doubled or not a usable ring.
+void AddBadRingFds(std::vector<BrokenReply>* cases_out) {
+  std::vector<BrokenReply>& cases = *cases_out;
   cases.push_back(
       {"no fd", [](UnixSocket* s) { SendRaw(s, EncodeReply(GoodReply()), {}); },
        "no ring fd"});
@@ -241,6 +247,11 @@ std::vector<BrokenReply> BrokenReplies() {
                      SendRaw(s, EncodeReply(GoodReply()), {r.get()});
                    },
                    "cannot map the ring"});
+}
+
+// Well-formed replies with values out of range, and no reply at all.
+void AddBadValuesAndSilence(std::vector<BrokenReply>* cases_out) {
+  std::vector<BrokenReply>& cases = *cases_out;
   cases.push_back({"invalid chunk size",
                    [](UnixSocket* s) {
                      HelloReplyMsg r = GoodReply();
@@ -282,6 +293,13 @@ std::vector<BrokenReply> BrokenReplies() {
                    "closed the connection"});
   cases.push_back({"no reply at all", [](UnixSocket*) {},
                    "did not answer the Hello within 20 ms", 20});
+}
+
+std::vector<BrokenReply> BrokenReplies() {
+  std::vector<BrokenReply> cases;
+  AddMalformedReplies(&cases);
+  AddBadRingFds(&cases);
+  AddBadValuesAndSilence(&cases);
   return cases;
 }
 
