@@ -304,8 +304,9 @@ inline void WriteEvent(TrackEventSequence* binding,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
-  // Either returns false when a packet this event needed was lost: that
-  // packet is the event's counted loss, and the event is not written.
+  // MaybeClear() (false) and EnsureTrack() (0) report a lost packet that
+  // this event needed: that packet is the event's counted loss, and the
+  // event is not written.
   if (RT_UNLIKELY(!binding->MaybeClear(now)))
     return;
   const uint64_t track_uuid = binding->EnsureTrack(track, now);

@@ -691,8 +691,8 @@ uint64_t TrackEventSequence::EnsureCounterTrack(std::string_view name,
 
 uint64_t TrackEventSequence::EnsureNamedCounterTrackSlow(internal::NameRef name,
                                                          uint64_t now_ns) {
-  const uint64_t uuid =
-      EnsureCounterTrack(std::string_view(name.str()), now_ns);
+  const uint64_t uuid = EnsureCounterTrack(
+      std::string_view(name.str() ? name.str() : ""), now_ns);
   if (uuid != 0 && name.stable())
     counter_cache_[CounterCacheIndex(name.str())] =
         CounterSlot{name.str(), uuid};
