@@ -140,6 +140,39 @@ void BM_TrackEvent_SlicePairFloor(benchmark::State& state) {
 }
 BENCHMARK(BM_TrackEvent_SlicePairFloor);
 
+// The floor of BM_TrackEvent_Counter, as SlicePairFloor for the pair: the
+// same packet (timestamp delta, sequence flags, the event with its type,
+// track uuid, category iid and value) with one NowNs() reading, and nothing
+// else.
+void BM_TrackEvent_CounterFloor(benchmark::State& state) {
+  namespace rt = perfetto::protos::rtzero;
+  constexpr uint32_t kNeedsState = static_cast<uint32_t>(
+      rt::TracePacket::SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE);
+  const uint64_t track = CounterTrackUuid("value");
+  encoding::BenchWriter bench;
+  uint64_t clock = NowNs();
+  int64_t i = 0;
+  for (auto _ : state) {
+    const uint64_t now = NowNs();
+    auto handle = bench.writer->NewTracePacket();
+    rt::TracePacket packet(handle);
+    packet.set_timestamp(now - clock);
+    clock = now;
+    packet.set_sequence_flags(kNeedsState);
+    rt::TrackEvent event = packet.set_track_event();
+    event.set_type(rt::TrackEvent::Type::TYPE_COUNTER);
+    event.set_track_uuid(track);
+    event.add_category_iids(1);
+    event.set_counter_value(i);
+    i++;
+  }
+  bench.writer->Flush();
+  if (bench.writer->stats().packets_dropped != 0)
+    state.SkipWithError("unexpected loss");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_TrackEvent_CounterFloor);
+
 void BM_TrackEvent_Counter(benchmark::State& state) {
   SetCategoriesEnabled("bench.on");
   encoding::BenchWriter bench;
