@@ -271,6 +271,7 @@ base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
     for (std::thread& t : workers)
       t.join();
   }
+  result->main_thread_events = 2;  // "run": begin and end ("example" is on)
   // Every worker writer is gone (each worker destroyed its own).
   std::vector<shm_ring::TraceWriterV2Stats> all_stats;
   for (const ThreadResult& t : threads) {
@@ -299,15 +300,18 @@ std::string FormatExampleSummary(const ExampleConfig& config,
   snprintf(buf, sizeof(buf),
            "ringtrace_example_app: producer %u on %s, ring %u x %u B, "
            "policy %s\n"
-           "  threads %u, TrackEvents %llu, packets written %llu "
-           "(committed %llu, dropped %llu)\n"
+           "  threads %u, TrackEvents %llu (workers %llu, main thread "
+           "%llu), packets written %llu (committed %llu, dropped %llu)\n"
            "  bytes written %llu, dropped %llu\n"
            "  drain requests sent %llu, coalesced %llu, dropped (socket "
            "full) %llu\n",
            r.producer_id, config.socket_path.c_str(), r.geometry.num_chunks,
            r.geometry.chunk_size,
            shm_ring::BufferExhaustedPolicyName(config.policy), config.threads,
+           static_cast<unsigned long long>(r.events_written) +
+               static_cast<unsigned long long>(r.main_thread_events),
            static_cast<unsigned long long>(r.events_written),
+           static_cast<unsigned long long>(r.main_thread_events),
            static_cast<unsigned long long>(r.packets_written),
            static_cast<unsigned long long>(r.packets_committed),
            static_cast<unsigned long long>(r.packets_dropped),

@@ -82,7 +82,9 @@ struct ExampleConfig {
 struct ExampleResult {
   ProducerID producer_id = 0;
   shm_ring::RingGeometry geometry;
-  uint64_t events_written = 0;   // the workers' TrackEvents
+  uint64_t events_written = 0;  // the workers' TrackEvents
+  // The main thread's TrackEvents: its "run" slice's begin and end.
+  uint64_t main_thread_events = 0;
   uint64_t packets_written = 0;  // all packets begun
   uint64_t packets_committed = 0;
   uint64_t packets_dropped = 0;

@@ -188,6 +188,12 @@ TEST(ProducerExampleAppTest, WritesBalancedTrackEventsToTheService) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_TRUE(result.connected_at_end);
     EXPECT_EQ(result.events_written, kThreads * events);
+    EXPECT_EQ(result.main_thread_events, 2u);
+    EXPECT_NE(FormatExampleSummary(config, result)
+                  .find("TrackEvents " + std::to_string(kThreads * events + 2) +
+                        " (workers " + std::to_string(kThreads * events) +
+                        ", main thread 2)"),
+              std::string::npos);
     // Per worker: the clear packet, two descriptors, the events, and a
     // counter descriptor if the cycles hold a counter; the main thread: the
     // clear packet, two descriptors and the "run" slice.
