@@ -33,6 +33,15 @@ namespace ringtrace {
 namespace track_event {
 namespace {
 
+// The end of a benchmark on the bound writer: flushes it, fails the run if
+// it lost a packet, and reports one item per iteration.
+void FinishBound(benchmark::State& state, encoding::BenchWriter* bench) {
+  bench->writer->Flush();
+  if (bench->writer->stats().packets_dropped != 0)
+    state.SkipWithError("unexpected loss");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void BM_TrackEvent_EmptyLoopBaseline(benchmark::State& state) {
   int64_t i = 0;
   for (auto _ : state) {
@@ -85,10 +94,7 @@ void BM_TrackEvent_ScopedSlicePair(benchmark::State& state) {
     RT_TRACE_EVENT("bench.on", "Slice", "i", i);
     i++;
   }
-  bench.writer->Flush();
-  if (bench.writer->stats().packets_dropped != 0)
-    state.SkipWithError("unexpected loss");
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  FinishBound(state, &bench);
 }
 BENCHMARK(BM_TrackEvent_ScopedSlicePair);
 
@@ -133,10 +139,7 @@ void BM_TrackEvent_SlicePairFloor(benchmark::State& state) {
     }
     i++;
   }
-  bench.writer->Flush();
-  if (bench.writer->stats().packets_dropped != 0)
-    state.SkipWithError("unexpected loss");
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  FinishBound(state, &bench);
 }
 BENCHMARK(BM_TrackEvent_SlicePairFloor);
 
@@ -166,10 +169,7 @@ void BM_TrackEvent_CounterFloor(benchmark::State& state) {
     event.set_counter_value(i);
     i++;
   }
-  bench.writer->Flush();
-  if (bench.writer->stats().packets_dropped != 0)
-    state.SkipWithError("unexpected loss");
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  FinishBound(state, &bench);
 }
 BENCHMARK(BM_TrackEvent_CounterFloor);
 
@@ -182,10 +182,7 @@ void BM_TrackEvent_Counter(benchmark::State& state) {
     RT_TRACE_COUNTER("bench.on", "value", i);
     i++;
   }
-  bench.writer->Flush();
-  if (bench.writer->stats().packets_dropped != 0)
-    state.SkipWithError("unexpected loss");
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  FinishBound(state, &bench);
 }
 BENCHMARK(BM_TrackEvent_Counter);
 
