@@ -463,11 +463,16 @@ class TrackEventSequence {
     // until then: the event that interned them writes it).
     std::vector<std::pair<uint64_t, const char*>> pending;
   };
-  static size_t CacheIndex(const char* s) {
-    // Fibonacci hashing: the top bits of the address times 2^64 / phi.
+  // The slot of |s| in a direct-mapped cache of 2^kBits slots keyed by
+  // address. Fibonacci hashing: the top bits of the address times 2^64/phi.
+  template <size_t kBits>
+  static size_t AddressSlot(const char* s) {
     return static_cast<size_t>(
         (reinterpret_cast<uintptr_t>(s) * uint64_t{0x9e3779b97f4a7c15}) >>
-        (64 - InternTable::kCacheBits));
+        (64 - kBits));
+  }
+  static size_t CacheIndex(const char* s) {
+    return AddressSlot<InternTable::kCacheBits>(s);
   }
   uint64_t Intern(InternTable* table, internal::NameRef s) {
     if (RT_LIKELY(s.stable())) {
@@ -484,9 +489,7 @@ class TrackEventSequence {
   };
   static constexpr size_t kCounterCacheBits = 4;
   static size_t CounterCacheIndex(const char* s) {
-    return static_cast<size_t>(
-        (reinterpret_cast<uintptr_t>(s) * uint64_t{0x9e3779b97f4a7c15}) >>
-        (64 - kCounterCacheBits));
+    return AddressSlot<kCounterCacheBits>(s);
   }
   uint64_t EnsureNamedCounterTrackSlow(internal::NameRef name, uint64_t now_ns);
   bool MaybeClearSlow(uint64_t now_ns);
