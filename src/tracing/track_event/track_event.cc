@@ -547,7 +547,10 @@ bool TrackEventSequence::WriteDescriptors(uint64_t now_ns) {
   const shm_ring::TraceWriterV2Stats stats = writer_->stats();
   last_clear_ns_ = now_ns;
   bytes_at_clear_ = stats.bytes_written + stats.bytes_dropped;
-  ScheduleBytesCheck(config_.period_bytes);
+  if (config_.period_bytes != 0)
+    ScheduleBytesCheck(config_.period_bytes);
+  else
+    bytes_check_countdown_ = kBytesCheckEvents;  // the trigger is off
   loss_events_seen_ = writer_->loss_events();
   clears_++;
   return true;
