@@ -12,6 +12,14 @@
 //  BM_Drain_FullChunks_Memcpy     the same fragments memcpy'd from the same
 //                                 ring into a 64 MiB destination: the copy
 //                                 limit the drain is read against.
+//  BM_Drain_FullChunks_FlatSink   the same drain into a sink that only hands
+//                                 out consecutive room: the reader's share.
+//  BM_Drain_SmallFragments[...]   the three above with 16-48 byte fragments
+//                                 (TrackEvent-sized, ~130 per chunk), where
+//                                 the per-fragment costs dominate; _Memcpy
+//                                 copies fragment by fragment, _ChunkMemcpy
+//                                 each chunk's payload in one copy (what a
+//                                 drain that never split a chunk would pay).
 //  BM_EndToEnd_WriterThenDrain    one thread: a RingWriter fills a 512 KiB
 //                                 ring with 50-500 byte packets, then the
 //                                 drainer empties it into TraceBufferV2.
@@ -58,9 +66,20 @@ uint32_t NextRand(uint32_t* s) {
   return *s;
 }
 
-// Fills every chunk of |ring| with 50-500 byte fragments (Complete words are
+// Fragment sizes, uniform in [min, max].
+struct FragMix {
+  uint32_t min;
+  uint32_t max;
+};
+// Upstream's benchmark range.
+constexpr FragMix kMixedFragments{50, 500};
+// TrackEvent-sized: a slice begin or end, a counter value.
+constexpr FragMix kSmallFragments{16, 48};
+
+// Fills every chunk of |ring| with fragments of |mix| (Complete words are
 // stored by Arm()). Returns the fragment sizes of each chunk.
-std::vector<std::vector<uint32_t>> FillChunks(shm_ring::TestRing* ring) {
+std::vector<std::vector<uint32_t>> FillChunks(shm_ring::TestRing* ring,
+                                              FragMix mix) {
   const shm_ring::RingGeometry& g = ring->geometry();
   std::vector<std::vector<uint32_t>> sizes(g.num_chunks);
   uint32_t rng = 0x1234'5678u;
@@ -68,10 +87,12 @@ std::vector<std::vector<uint32_t>> FillChunks(shm_ring::TestRing* ring) {
     std::vector<std::string> frags;
     uint32_t used = shm_ring::kPayloadStartFormat00;
     for (;;) {
-      const uint32_t size = 50 + NextRand(&rng) % 451;
+      const uint32_t size = mix.min + NextRand(&rng) % (mix.max - mix.min + 1);
       const uint32_t entries = static_cast<uint32_t>(frags.size()) + 1;
-      if (used + size + entries * 2 > g.chunk_size)
+      if (used + size + entries * 2 > g.chunk_size ||
+          entries > shm_ring::kMaxFragmentsPerChunk) {
         break;
+      }
       frags.push_back(std::string(size, static_cast<char>('a' + i % 26)));
       sizes[i].push_back(size);
       used += size;
@@ -100,15 +121,35 @@ uint32_t NumChunksForBench() {
   return bench::IsBenchmarkFunctionalOnly() ? 8 : 256;
 }
 
+// Bytes moved, and fragments per second (the rate that matters for small
+// packets): |bytes| is a whole number of passes over the ring's |sizes|.
+void SetFragmentCounters(benchmark::State& state,
+                         uint64_t bytes,
+                         const std::vector<std::vector<uint32_t>>& sizes) {
+  uint64_t ring_bytes = 0;
+  uint64_t ring_frags = 0;
+  for (const auto& chunk : sizes) {
+    ring_frags += chunk.size();
+    for (uint32_t size : chunk)
+      ring_bytes += size;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  const uint64_t passes = ring_bytes ? bytes / ring_bytes : 0;
+  const double frags = static_cast<double>(passes * ring_frags);
+  state.counters["frags_per_s"] =
+      benchmark::Counter(frags, benchmark::Counter::kIsRate);
+}
+
 // Arg 0: a trace reader keeps up (an untimed read pass consumes the buffer
 // every 32 MiB), so wrapping around only reclaims consumed chunks. Arg 1: the
 // buffer wraps over unread data, and every overwritten chunk pays
 // TraceBufferV2's erase walk.
-void BM_Drain_FullChunks(benchmark::State& state) {
-  const bool overwrite_unread = state.range(0) == 1;
+void DrainIntoTraceBuffer(benchmark::State& state,
+                          FragMix mix,
+                          bool overwrite_unread) {
   const uint32_t num_chunks = NumChunksForBench();
   shm_ring::TestRing ring(kChunkSize, num_chunks);
-  const auto sizes = FillChunks(&ring);
+  const auto sizes = FillChunks(&ring, mix);
   auto tb = TraceBufferV2::Create(kTraceBufferSize,
                                   TraceBufferV2::OverwritePolicy::kOverwrite);
   traced::TraceBufferV2Sink sink(tb.get());
@@ -144,26 +185,48 @@ void BM_Drain_FullChunks(benchmark::State& state) {
     bytes += r.bytes_emitted;
     since_read += r.bytes_emitted;
   }
-  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  SetFragmentCounters(state, bytes, sizes);
   state.counters["chunks_overwritten"] =
       static_cast<double>(tb->stats().chunks_overwritten);
 }
+
+void BM_Drain_FullChunks(benchmark::State& state) {
+  DrainIntoTraceBuffer(state, kMixedFragments, state.range(0) == 1);
+}
 BENCHMARK(BM_Drain_FullChunks)->Arg(0)->Arg(1);
 
-void BM_Drain_FullChunks_Memcpy(benchmark::State& state) {
+void BM_Drain_SmallFragments(benchmark::State& state) {
+  DrainIntoTraceBuffer(state, kSmallFragments, /*overwrite_unread=*/false);
+}
+BENCHMARK(BM_Drain_SmallFragments);
+
+void CopyFragments(benchmark::State& state, FragMix mix, bool whole_chunks) {
   const uint32_t num_chunks = NumChunksForBench();
   shm_ring::TestRing ring(kChunkSize, num_chunks);
-  const auto sizes = FillChunks(&ring);
+  const auto sizes = FillChunks(&ring, mix);
   std::unique_ptr<uint8_t[]> dst(new uint8_t[kTraceBufferSize]);
   memset(dst.get(), 0, kTraceBufferSize);
   size_t dst_off = 0;
   uint64_t bytes = 0;
+  std::vector<uint32_t> chunk_bytes;
+  for (const auto& chunk : sizes) {
+    uint32_t total = 0;
+    for (uint32_t size : chunk)
+      total += size;
+    chunk_bytes.push_back(total);
+  }
   for (auto _ : state) {
     for (uint32_t i = 0; i < num_chunks; ++i) {
       const uint8_t* src = ring.chunk(i) + shm_ring::kPayloadStartFormat00;
+      if (dst_off + kChunkSize > kTraceBufferSize)
+        dst_off = 0;
+      if (whole_chunks) {
+        memcpy(dst.get() + dst_off, src, chunk_bytes[i]);
+        dst_off += chunk_bytes[i];
+        bytes += chunk_bytes[i];
+        continue;
+      }
       for (uint32_t size : sizes[i]) {
-        if (dst_off + size > kTraceBufferSize)
-          dst_off = 0;
         memcpy(dst.get() + dst_off, src, size);
         src += size;
         dst_off += size;
@@ -172,9 +235,23 @@ void BM_Drain_FullChunks_Memcpy(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  SetFragmentCounters(state, bytes, sizes);
+}
+
+void BM_Drain_FullChunks_Memcpy(benchmark::State& state) {
+  CopyFragments(state, kMixedFragments, /*whole_chunks=*/false);
 }
 BENCHMARK(BM_Drain_FullChunks_Memcpy);
+
+void BM_Drain_SmallFragments_Memcpy(benchmark::State& state) {
+  CopyFragments(state, kSmallFragments, /*whole_chunks=*/false);
+}
+BENCHMARK(BM_Drain_SmallFragments_Memcpy);
+
+void BM_Drain_SmallFragments_ChunkMemcpy(benchmark::State& state) {
+  CopyFragments(state, kSmallFragments, /*whole_chunks=*/true);
+}
+BENCHMARK(BM_Drain_SmallFragments_ChunkMemcpy);
 
 // The drainer alone: the same drain into a sink that only hands out
 // consecutive room in a flat 64 MiB region (no TraceBufferV2 bookkeeping).
@@ -209,10 +286,10 @@ class FlatSink : public ChunkSink {
   size_t off_ = 0;
 };
 
-void BM_Drain_FullChunks_FlatSink(benchmark::State& state) {
+void DrainIntoFlatSink(benchmark::State& state, FragMix mix) {
   const uint32_t num_chunks = NumChunksForBench();
   shm_ring::TestRing ring(kChunkSize, num_chunks);
-  const auto sizes = FillChunks(&ring);
+  const auto sizes = FillChunks(&ring, mix);
   FlatSink sink;
   RingDrainerOptions opts;
   opts.max_positions_per_pass = num_chunks;
@@ -233,9 +310,18 @@ void BM_Drain_FullChunks_FlatSink(benchmark::State& state) {
     bytes += r.bytes_emitted;
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  SetFragmentCounters(state, bytes, sizes);
+}
+
+void BM_Drain_FullChunks_FlatSink(benchmark::State& state) {
+  DrainIntoFlatSink(state, kMixedFragments);
 }
 BENCHMARK(BM_Drain_FullChunks_FlatSink);
+
+void BM_Drain_SmallFragments_FlatSink(benchmark::State& state) {
+  DrainIntoFlatSink(state, kSmallFragments);
+}
+BENCHMARK(BM_Drain_SmallFragments_FlatSink);
 
 // What WritePackets() wrote: packets begun (lost ones included), their
 // bytes, and how many the writer lost.
