@@ -8,7 +8,8 @@
 // src/tracing/service/trace_buffer_v2/trace_buffer_v2.h) without depending
 // on it: the drainer reserves room for the
 // fragments (Begin), the ring reader copies them straight from shared memory
-// into that room, and the drainer then either commits the chunk (the reader
+// into that room (one copy: a ring chunk's fragments lie back to back, and
+// so they go), and the drainer then either commits the chunk (the reader
 // won the ownership CAS) or aborts it (the CAS lost; the copy was
 // speculative). At most one chunk is pending per sink at a time.
 //
@@ -41,18 +42,18 @@ class ChunkSink {
  public:
   virtual ~ChunkSink();
 
-  // Reserves room for |num_fragments| fragments of |sizes[i]| bytes and sets
-  // frag_dst[i] to where fragment i goes. |flags| are the chunk's state word
-  // flags (continues-from-prev, continues-on-next, data-loss). Returns false if
+  // Reserves room for |num_fragments| fragments of |sizes[i]| bytes and
+  // returns where they go, back to back (the sum of |sizes| bytes: fragment
+  // 0's, then fragment 1's, ...). |flags| are the chunk's state word flags
+  // (continues-from-prev, continues-on-next, data-loss). Returns nullptr if
   // the chunk is rejected (the sink counts it; nothing is pending then).
-  virtual bool BeginChunkFragments(ProducerID producer_id,
-                                   const ClientIdentity& identity,
-                                   WriterID writer_id,
-                                   ChunkID chunk_id,
-                                   const uint32_t* sizes,
-                                   size_t num_fragments,
-                                   shm_ring::ChunkFlags flags,
-                                   uint8_t** frag_dst) = 0;
+  virtual uint8_t* BeginChunkFragments(ProducerID producer_id,
+                                       const ClientIdentity& identity,
+                                       WriterID writer_id,
+                                       ChunkID chunk_id,
+                                       const uint32_t* sizes,
+                                       size_t num_fragments,
+                                       shm_ring::ChunkFlags flags) = 0;
 
   // The pending chunk becomes readable.
   virtual void CommitPendingChunk() = 0;

@@ -86,26 +86,25 @@ class RingDrainer::Ring : public ChunkConsumer {
   uint64_t deferred_since_ns = 0;
 
   // ChunkConsumer.
-  bool BeginChunk(const ChunkDescriptor& desc,
-                  const uint32_t* sizes,
-                  uint8_t** frag_dst) override {
+  uint8_t* BeginChunk(const ChunkDescriptor& desc,
+                      const uint32_t* sizes) override {
     RT_DCHECK(pending_ == Pending::kNone);
     pending_chunk_id_ = ChunkIdSlot(desc.writer_id);
     ChunkSink* sink = FindSink(desc.target_buffer);
     if (!sink) {
       pending_ = Pending::kUnroutable;
-      return false;
+      return nullptr;
     }
-    if (!sink->BeginChunkFragments(config_.producer_id, config_.identity,
-                                   desc.writer_id, *pending_chunk_id_, sizes,
-                                   desc.num_fragments, desc.abi_flags,
-                                   frag_dst)) {
+    uint8_t* const dst = sink->BeginChunkFragments(
+        config_.producer_id, config_.identity, desc.writer_id,
+        *pending_chunk_id_, sizes, desc.num_fragments, desc.abi_flags);
+    if (!dst) {
       pending_ = Pending::kRejected;
-      return false;
+      return nullptr;
     }
     pending_ = Pending::kBegun;
     pending_sink_ = sink;
-    return true;
+    return dst;
   }
 
   void CommitChunk() override {

@@ -7,7 +7,7 @@
 //
 //  BM_Drain_FullChunks/0|1        a ring of Complete 4 KiB chunks holding
 //                                 50-500 byte fragments, drained into a
-//                                 TraceBufferV2 (one copy per fragment); /1
+//                                 TraceBufferV2 (one copy per chunk); /1
 //                                 overwrites unread data (see below).
 //  BM_Drain_FullChunks_Memcpy     the same fragments memcpy'd from the same
 //                                 ring into a 64 MiB destination: the copy
@@ -262,21 +262,19 @@ class FlatSink : public ChunkSink {
   FlatSink() : mem_(new uint8_t[kTraceBufferSize]) {
     memset(mem_.get(), 0, kTraceBufferSize);
   }
-  bool BeginChunkFragments(ProducerID,
-                           const ClientIdentity&,
-                           WriterID,
-                           ChunkID,
-                           const uint32_t* sizes,
-                           size_t num_fragments,
-                           shm_ring::ChunkFlags,
-                           uint8_t** frag_dst) override {
+  uint8_t* BeginChunkFragments(ProducerID,
+                               const ClientIdentity&,
+                               WriterID,
+                               ChunkID,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               shm_ring::ChunkFlags) override {
     if (off_ + kChunkSize > kTraceBufferSize)
       off_ = 0;
-    for (size_t i = 0; i < num_fragments; ++i) {
-      frag_dst[i] = mem_.get() + off_;
+    uint8_t* const dst = mem_.get() + off_;
+    for (size_t i = 0; i < num_fragments; ++i)
       off_ += sizes[i];
-    }
-    return true;
+    return dst;
   }
   void CommitPendingChunk() override {}
   void AbortPendingChunk() override {}

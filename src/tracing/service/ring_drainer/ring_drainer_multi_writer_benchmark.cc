@@ -62,26 +62,23 @@ uint64_t PacketsPerWriter(size_t size) {
 class CountingSink : public ChunkSink {
  public:
   CountingSink() : scratch_(new uint8_t[kChunkSize]) {}
-  bool BeginChunkFragments(ProducerID,
-                           const ClientIdentity&,
-                           WriterID,
-                           ChunkID,
-                           const uint32_t* sizes,
-                           size_t num_fragments,
-                           shm_ring::ChunkFlags flags,
-                           uint8_t** frag_dst) override {
+  uint8_t* BeginChunkFragments(ProducerID,
+                               const ClientIdentity&,
+                               WriterID,
+                               ChunkID,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               shm_ring::ChunkFlags flags) override {
     uint64_t off = 0;
-    for (size_t i = 0; i < num_fragments; ++i) {
-      if (off + sizes[i] > kChunkSize)
-        return false;  // cannot happen for a validated 4 KiB chunk
-      frag_dst[i] = scratch_.get() + off;
+    for (size_t i = 0; i < num_fragments; ++i)
       off += sizes[i];
-    }
+    if (off > kChunkSize)
+      return nullptr;  // cannot happen for a validated 4 KiB chunk
     pending_bytes_ = off;
     pending_packets_ =
         num_fragments -
         ((flags & shm_ring::kFlagContinuesOnNext) && num_fragments ? 1 : 0);
-    return true;
+    return scratch_.get();
   }
   void CommitPendingChunk() override {
     packets += pending_packets_;

@@ -222,7 +222,6 @@ RingReader::Payload RingReader::CopyPayload(uint32_t position,
   // Deliberately uninitialized: only the first num_fragments entries are
   // written and read.
   uint32_t sizes[shm_ring::kMaxFragmentsPerChunk];
-  uint8_t* frag_dst[shm_ring::kMaxFragmentsPerChunk];
 
   if (GetFormat(snapshot) != shm_ring::kFormatTargetBuffer) {
     // Spec 3.4: arbitrate ownership, but do not read the header or payload.
@@ -247,23 +246,20 @@ RingReader::Payload RingReader::CopyPayload(uint32_t position,
   desc->num_fragments = num_fragments;
   desc->scraped = scrape;
   *consumer_began = true;
-  if (!consumer->BeginChunk(*desc, sizes, frag_dst))
+  uint8_t* const dst = consumer->BeginChunk(*desc, sizes);
+  if (!dst)
     return Payload::kRejected;
-  // The one copy: shared memory -> destination. CopyDirectory proved
-  // [payload_start, payload_start + payload_size) lies inside the chunk.
-  const uint8_t* src = chunk + shm_ring::kPayloadStartFormat00;
-  for (uint32_t i = 0; i < num_fragments; ++i) {
-    if (sizes[i] != 0)
-      memcpy(frag_dst[i], src, sizes[i]);
-    src += sizes[i];
-  }
+  // The one copy, shared memory -> destination, of every fragment at once:
+  // they lie back to back in the chunk and go back to back. CopyDirectory
+  // proved [payload_start, payload_start + payload_size) lies inside the
+  // chunk.
+  memcpy(dst, chunk + shm_ring::kPayloadStartFormat00, desc->payload_size);
   // Sinks lay chunks out back to back (TraceBufferV2 does), so the next
   // chunk most likely goes right after this one. Prefetch that room for
   // writing now: its write-allocate misses then overlap with the
   // ownership CAS that follows, which (a locked RMW on x86) waits for every
   // store of this copy to commit. A hint only: prefetches never fault.
-  PrefetchForWrite(frag_dst[num_fragments - 1] + sizes[num_fragments - 1],
-                   geometry_.chunk_size);
+  PrefetchForWrite(dst + desc->payload_size, geometry_.chunk_size);
   return Payload::kCopied;
 }
 
@@ -357,15 +353,29 @@ bool RingReader::CopyDirectory(const uint8_t* chunk,
 
   // Entry i sits at [chunk_size - (i + 1) * w, chunk_size - i * w), i.e. at
   // directory_bytes - (i + 1) * w in the copy: walk down in payload order.
+  // The sum cannot wrap (at most 255 entries of at most 16 bits), so it is
+  // checked once, at the end.
+  static_assert(
+      static_cast<uint64_t>(shm_ring::kMaxFragmentsPerChunk) * 0xffffu <=
+          UINT32_MAX,
+      "the directory's sum fits 32 bits");
   const uint32_t limit = capacity - directory_bytes;
   uint32_t total = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t size =
-        shm_ring::ReadSizeEntry(&dir[directory_bytes - (i + 1) * w], w);
-    if (!base::CheckedAdd(total, size, &total) || total > limit)
-      return false;
-    sizes[i] = size;
+  if (w == 2) {
+    for (uint32_t i = 0; i < n; ++i) {
+      sizes[i] = shm_ring::ReadSizeEntry(&dir[directory_bytes - (i + 1) * 2],
+                                         /*width=*/2);
+      total += sizes[i];
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      sizes[i] = shm_ring::ReadSizeEntry(&dir[directory_bytes - (i + 1)],
+                                         /*width=*/1);
+      total += sizes[i];
+    }
   }
+  if (total > limit)
+    return false;
   *total_out = total;
   return true;
 }

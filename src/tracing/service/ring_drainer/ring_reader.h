@@ -176,16 +176,16 @@ class ChunkConsumer {
 
   // Called once the directory has been copied and validated, BEFORE the
   // ownership CAS. |sizes| has desc.num_fragments entries (all of them fit the
-  // chunk). Return true after setting frag_dst[i] to room for sizes[i] bytes
-  // (frag_dst has desc.num_fragments slots); return false to drop the payload
-  // (the reader still performs the ownership transition). Exactly one of
-  // CommitChunk() or AbortChunk() follows, whatever this returned.
-  virtual bool BeginChunk(const ChunkDescriptor& desc,
-                          const uint32_t* sizes,
-                          uint8_t** frag_dst) = 0;
+  // chunk; they add up to desc.payload_size). Return room for
+  // desc.payload_size bytes, where the reader copies the fragments back to
+  // back in one go, as they lie in the chunk; return nullptr to drop the
+  // payload (the reader still performs the ownership transition). Exactly
+  // one of CommitChunk() or AbortChunk() follows, whatever this returned.
+  virtual uint8_t* BeginChunk(const ChunkDescriptor& desc,
+                              const uint32_t* sizes) = 0;
 
-  // The reader's CAS succeeded: the chunk (and the bytes copied into
-  // frag_dst, if BeginChunk returned true) belongs to the reader exactly once.
+  // The reader's CAS succeeded: the chunk (and the bytes copied into the
+  // room BeginChunk returned, if any) belongs to the reader exactly once.
   virtual void CommitChunk() = 0;
 
   // The reader's CAS failed: the copy was speculative and must be discarded.

@@ -173,15 +173,14 @@ class RewritingConsumer : public RecordingConsumer {
  public:
   RewritingConsumer(TestRing* ring, uint32_t index)
       : ring_(ring), index_(index) {}
-  bool BeginChunk(const ChunkDescriptor& desc,
-                  const uint32_t* sizes,
-                  uint8_t** frag_dst) override {
+  uint8_t* BeginChunk(const ChunkDescriptor& desc,
+                      const uint32_t* sizes) override {
     uint8_t* c = ring_->chunk(index_);
     const uint32_t chunk_size = ring_->geometry().chunk_size;
     memset(c + chunk_size - 64, 0xff, 64);  // Every size entry: huge.
     c[shm_ring::kBufferIdOffset] = 0xee;
     c[shm_ring::kBufferIdOffset + 1] = 0xee;
-    return RecordingConsumer::BeginChunk(desc, sizes, frag_dst);
+    return RecordingConsumer::BeginChunk(desc, sizes);
   }
 
  private:

@@ -33,16 +33,13 @@ class CheckingConsumer : public ChunkConsumer {
   explicit CheckingConsumer(uint32_t chunk_size)
       : chunk_size_(chunk_size), room_(chunk_size) {}
 
-  bool BeginChunk(const ChunkDescriptor& desc,
-                  const uint32_t* sizes,
-                  uint8_t** frag_dst) override {
+  uint8_t* BeginChunk(const ChunkDescriptor& desc,
+                      const uint32_t* sizes) override {
     RT_CHECK(!pending_);
     pending_ = true;
     uint64_t total = 0;
-    for (uint32_t i = 0; i < desc.num_fragments; ++i) {
-      frag_dst[i] = room_.data() + total;
+    for (uint32_t i = 0; i < desc.num_fragments; ++i)
       total += sizes[i];
-    }
     RT_CHECK(total == desc.payload_size);
     RT_CHECK(desc.num_fragments >= 1 &&
              desc.num_fragments <= shm_ring::kMaxFragmentsPerChunk);
@@ -52,7 +49,7 @@ class CheckingConsumer : public ChunkConsumer {
                  static_cast<uint64_t>(desc.num_fragments) * w <=
              chunk_size_);
     // Every other call rejects, to cover both admission outcomes.
-    return (++begins_ & 1) != 0;
+    return (++begins_ & 1) != 0 ? room_.data() : nullptr;
   }
   void CommitChunk() override {
     RT_CHECK(pending_);

@@ -7,6 +7,37 @@
 namespace ringtrace {
 namespace trace_buffer {
 
+FragIterator::Result StoredFragmentAt(const TBChunk* chunk,
+                                      size_t pos,
+                                      StoredFrag* frag) {
+  frag->pos = pos;
+  if (chunk->has_frag_index()) {
+    // [TB-IDX]: |pos| is an entry number.
+    if (pos >= chunk->valid_size)
+      return FragIterator::Result::kEnd;
+    const FragIndexEntry e = chunk->frag_index()[pos];
+    // Written by the buffer (BeginChunkFragments, CopyChunkUntrusted), out
+    // of any producer's reach: inside the payload by construction.
+    RT_DCHECK(static_cast<size_t>(e.data_offset) + e.size <=
+              chunk->payload_size());
+    frag->end = pos + 1;
+    frag->data_offset = e.data_offset;
+    frag->size = e.size;
+    frag->dropped = false;
+    return FragIterator::Result::kOk;
+  }
+  FragIterator it(chunk->payload(), pos, chunk->valid_size);
+  FragIterator::Frag f;
+  const FragIterator::Result res = it.Next(&f);
+  if (res == FragIterator::Result::kOk) {
+    frag->data_offset = f.data_offset;
+    frag->size = f.size;
+    frag->dropped = f.dropped;
+  }
+  frag->end = it.pos();
+  return res;
+}
+
 TBChunk* ChunkSeqReader::ChunkAt(uint32_t offset) const {
   return reinterpret_cast<TBChunk*>(tb_->begin() + offset);
 }
@@ -129,12 +160,10 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
       return false;
     }
 
-    FragIterator::Frag frag;
-    size_t frag_end = 0;
-    const FragIterator::Result res =
-        NextFragment(offset, chunk, &frag, &frag_end);
+    StoredFrag frag;
+    const FragIterator::Result res = NextFragment(offset, chunk, &frag);
     if (res == FragIterator::Result::kOk) {
-      switch (ConsumeFragment(chunk, frag, frag_end, needs_patching, packet)) {
+      switch (ConsumeFragment(chunk, frag, needs_patching, packet)) {
         case FragStep::kNextFragment:
           continue;
         case FragStep::kEmit:
@@ -160,21 +189,18 @@ bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
   TBChunk* chunk = ChunkAt(index_hint_chunk_);
   const FragIndexEntry* index = chunk->frag_index();
   // An indexed chunk never has these flags; checked all the same, with
-  // where the previous entry (index_hint_ >= 1: a run starts after the
-  // entry that found it) left read_offset.
+  // where the previous entry left read_offset ([TB-IDX]: entries).
   if (!chunk->has_frag_index() ||
       (chunk->flags & (kTBNeedsPatching | kTBIncomplete | kTBCorrupted)) ||
       run_end_ > chunk->frag_index_size() ||
-      chunk->read_offset !=
-          static_cast<size_t>(index[index_hint_ - 1].data_offset) +
-              index[index_hint_ - 1].size) {
+      chunk->read_offset != index_hint_) {
     run_end_ = 0;  // Not where the run left it: the general path decides.
     return false;
   }
-  // Bounded by run_end_ (at most kMaxFragIndexEntries).
+  // Bounded by run_end_ (at most the chunk's entries).
   while (index_hint_ < run_end_) {
     const FragIndexEntry e = index[index_hint_++];
-    chunk->read_offset = static_cast<uint16_t>(e.data_offset + e.size);
+    chunk->read_offset = static_cast<uint16_t>(index_hint_);
     seq_->drop_continuation = false;
     if (e.size == 0)
       continue;  // Empty packets: skipped, no loss.
@@ -187,77 +213,37 @@ bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
 
 FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,
                                                   TBChunk* chunk,
-                                                  FragIterator::Frag* frag,
-                                                  size_t* frag_end) {
-  const size_t pos = chunk->read_offset;
-  if (chunk->has_frag_index()) {
-    if (pos >= chunk->valid_size)
-      return FragIterator::Result::kEnd;
-    const FragIndexEntry* index = chunk->frag_index();
+                                                  StoredFrag* frag) {
+  const FragIterator::Result res =
+      StoredFragmentAt(chunk, chunk->read_offset, frag);
+  if (res == FragIterator::Result::kOk && chunk->has_frag_index()) {
+    index_hint_chunk_ = offset;
+    index_hint_ = frag->end;
+    // The entries after this one up to the last (or up to the one before
+    // it, if the last continues on the next chunk) are plain packets.
+    // Entry 0 is never in a run (it may continue from the previous chunk).
     const size_t n = chunk->frag_index_size();
-    // The next fragment's header starts at |pos|, the end of the previous
-    // one (read_offset is only ever set to fragment boundaries).
-    size_t i = index_hint_;
-    auto starts_at_pos = [&](size_t k) {
-      return k < n && (k == 0 ? pos == 0
-                              : static_cast<size_t>(index[k - 1].data_offset) +
-                                        index[k - 1].size ==
-                                    pos);
-    };
-    if (offset != index_hint_chunk_ || !starts_at_pos(i)) {
-      // Entries are sorted: the first fragment whose bytes start after pos.
-      size_t lo = 0, hi = n;
-      while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (index[mid].data_offset <= pos)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      i = lo;
-    }
-    if (RT_LIKELY(starts_at_pos(i))) {
-      frag->header_offset = static_cast<uint32_t>(pos);
-      frag->data_offset = index[i].data_offset;
-      frag->size = index[i].size;
-      frag->dropped = false;
-      *frag_end = static_cast<size_t>(index[i].data_offset) + index[i].size;
-      index_hint_chunk_ = offset;
-      index_hint_ = i + 1;
-      // The entries after this one up to the last (or up to the one before
-      // it, if the last continues on the next chunk) are plain packets.
-      // Entry 0 is never in a run (it may continue from the previous chunk).
-      run_end_ = 0;
-      if (mode_ == Mode::kRead && runs_enabled_)
-        run_end_ = (chunk->flags & kTBLastContinuesOnNext) ? n - 1 : n;
-      return FragIterator::Result::kOk;
-    }
-    // Not a fragment boundary: a bug of this class. The payload is intact,
-    // so read it the slow way.
-    RT_DCHECK(false);
+    run_end_ = 0;
+    if (mode_ == Mode::kRead && runs_enabled_)
+      run_end_ = (chunk->flags & kTBLastContinuesOnNext) ? n - 1 : n;
   }
-  FragIterator it(chunk->payload(), pos, chunk->valid_size);
-  const FragIterator::Result res = it.Next(frag);
-  *frag_end = it.pos();
   return res;
 }
 
-ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(
-    TBChunk* chunk,
-    const FragIterator::Frag& frag,
-    size_t frag_end,
-    bool needs_patching,
-    TracePacket* packet) {
-  const bool is_first = frag.header_offset == 0;
+ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(TBChunk* chunk,
+                                                         const StoredFrag& frag,
+                                                         bool needs_patching,
+                                                         TracePacket* packet) {
+  const bool is_first = frag.pos == 0;
   // valid_size ends at the last fragment unless the chunk is scraped
   // (last fragment excluded) or corrupted (cut at the bad fragment).
-  const bool is_last = frag_end == chunk->valid_size &&
+  const bool is_last = frag.end == chunk->valid_size &&
                        !(chunk->flags & (kTBIncomplete | kTBCorrupted));
   const bool continues_from_prev =
       is_first && (chunk->flags & kTBFirstContinuesFromPrev);
   const bool continues_on_next =
       is_last && (chunk->flags & kTBLastContinuesOnNext);
-  chunk->read_offset = static_cast<uint16_t>(frag_end);
+  chunk->read_offset = static_cast<uint16_t>(frag.end);
 
   if (continues_from_prev) {
     // A continuation reached outside of a reassembly: its start is gone.
@@ -287,7 +273,7 @@ ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(
   }
 
   if (continues_on_next) {
-    chunk->read_offset = static_cast<uint16_t>(frag.header_offset);
+    chunk->read_offset = static_cast<uint16_t>(frag.pos);
     switch (Reassemble(chunk, frag, packet)) {
       case ReassemblyResult::kSuccess:
         return FragStep::kEmit;
@@ -384,11 +370,13 @@ void ChunkSeqReader::DropFront() {
 // trace_buffer_v2.cc must match this.
 void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
   const bool final_last = !(chunk->flags & (kTBIncomplete | kTBCorrupted));
-  FragIterator it(chunk->payload(), chunk->read_offset, chunk->valid_size);
-  FragIterator::Frag frag;
-  // Bounded by valid_size: every fragment has a header byte.
-  while (it.Next(&frag) == FragIterator::Result::kOk) {
-    if (frag.header_offset == 0 && (chunk->flags & kTBFirstContinuesFromPrev))
+  StoredFrag frag;
+  // Bounded by valid_size: every fragment moves the position forward (an
+  // entry, or at least a header byte).
+  for (size_t pos = chunk->read_offset;
+       StoredFragmentAt(chunk, pos, &frag) == FragIterator::Result::kOk;
+       pos = frag.end) {
+    if (frag.pos == 0 && (chunk->flags & kTBFirstContinuesFromPrev))
       continue;  // The end of a packet started earlier.
     if (frag.dropped) {
       tb_->stats_.trace_writer_packet_loss++;
@@ -397,7 +385,7 @@ void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
     }
     // The last fragment of an unpatched chunk is lost whatever its size,
     // as in ReadNextPacket().
-    const bool is_last = it.at_end() && final_last;
+    const bool is_last = frag.end == chunk->valid_size && final_last;
     if (frag.size != 0 || (is_last && (chunk->flags & (kTBLastContinuesOnNext |
                                                        kTBNeedsPatching)))) {
       CountPacketOverwritten();
@@ -413,7 +401,7 @@ void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
 // continuations already in the buffer are dropped without further reports.
 ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     TBChunk* first,
-    const FragIterator::Frag& first_frag,
+    const StoredFrag& first_frag,
     TracePacket* packet) {
   packet->Clear();
   if (first_frag.size)
@@ -421,8 +409,7 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
                      first_frag.size);
 
   auto fail = [&](uint32_t bits) {
-    first->read_offset =
-        static_cast<uint16_t>(first_frag.data_offset + first_frag.size);
+    first->read_offset = static_cast<uint16_t>(first_frag.end);
     seq_->drop_continuation = true;
     seq_->past_first_packet = true;
     AddLoss(bits);
@@ -454,9 +441,8 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     }
     if (!(next->flags & kTBFirstContinuesFromPrev) || next->read_offset != 0)
       return fail(kDataLossReassemblyBrokenChain);
-    FragIterator it(next->payload(), 0, next->valid_size);
-    FragIterator::Frag frag;
-    const FragIterator::Result res = it.Next(&frag);
+    StoredFrag frag;
+    const FragIterator::Result res = StoredFragmentAt(next, 0, &frag);
     if (res == FragIterator::Result::kCorrupted ||
         (res == FragIterator::Result::kEnd && (next->flags & kTBCorrupted))) {
       return fail(kDataLossReassemblyBrokenChain | kDataLossChunkCorrupted);
@@ -477,8 +463,8 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     }
     if (frag.size)
       packet->AddSlice(next->payload() + frag.data_offset, frag.size);
-    const bool is_last =
-        it.at_end() && !(next->flags & (kTBIncomplete | kTBCorrupted));
+    const bool is_last = frag.end == next->valid_size &&
+                         !(next->flags & (kTBIncomplete | kTBCorrupted));
     if (is_last && (next->flags & kTBLastContinuesOnNext))
       continue;  // A middle fragment: the packet goes on.
     break;
@@ -486,8 +472,7 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
 
   // Success: consume the first fragment of every chunk after |first| up to
   // the one that ended the packet ([SEQ-3]).
-  first->read_offset =
-      static_cast<uint16_t>(first_frag.data_offset + first_frag.size);
+  first->read_offset = static_cast<uint16_t>(first_frag.end);
   for (size_t i = 1; i <= iter.index(); i++) {
     TBChunk* c = ChunkAt(seq_->chunks.at(i));
     if (!(c->flags & kTBEntered)) {
@@ -496,12 +481,11 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
       if (c->flags & kTBDataLoss)
         AddLoss(kDataLossSmbFull);
     }
-    FragIterator it(c->payload(), 0, c->valid_size);
-    FragIterator::Frag frag;
-    const FragIterator::Result res = it.Next(&frag);
+    StoredFrag frag;
+    const FragIterator::Result res = StoredFragmentAt(c, 0, &frag);
     RT_DCHECK(res == FragIterator::Result::kOk);
     (void)res;
-    c->read_offset = static_cast<uint16_t>(it.pos());
+    c->read_offset = static_cast<uint16_t>(frag.end);
   }
   tb_->stats_.readaheads_succeeded++;
   if (packet->size() == 0) {

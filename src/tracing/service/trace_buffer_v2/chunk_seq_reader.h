@@ -72,6 +72,23 @@ class ChunkSeqIterator {
   size_t index_;
 };
 
+// A fragment of a stored chunk, found at a read position ([TB-IDX] in
+// tb_chunk.h: an entry number in an indexed chunk, a byte offset otherwise).
+struct StoredFrag {
+  size_t pos;            // The read position it starts at.
+  size_t end;            // The read position just after it.
+  uint32_t data_offset;  // Where its bytes are in the payload.
+  uint32_t size;         // 0 for a drop marker.
+  bool dropped;          // A writer's drop marker (never indexed).
+};
+
+// The fragment of |chunk| at read position |pos| (< valid_size, else kEnd):
+// from the index if the chunk has one, else tokenized (FragIterator, which
+// reports a malformed fragment as kCorrupted).
+FragIterator::Result StoredFragmentAt(const TBChunk* chunk,
+                                      size_t pos,
+                                      StoredFrag* frag);
+
 class ChunkSeqReader {
  public:
   enum class Mode { kRead, kErase };
@@ -115,18 +132,16 @@ class ChunkSeqReader {
   enum class FragStep { kNextFragment, kEmit, kStall };
 
   // The fragment of the front |chunk| (at |offset|) that starts at its
-  // read_offset, and its end: from the chunk's fragment index if it has one
-  // (no dependent loads of size headers), else tokenized (FragIterator).
+  // read_offset (StoredFragmentAt()); in an indexed chunk, also where a run
+  // of plain packets after it ends (run_end_).
   FragIterator::Result NextFragment(uint32_t offset,
                                     TBChunk* chunk,
-                                    FragIterator::Frag* frag,
-                                    size_t* frag_end);
+                                    StoredFrag* frag);
   // ReadNextPacket's step for one readable fragment |frag| of the front
-  // |chunk|, ending at |frag_end|: skips it with its loss accounted,
-  // reassembles a packet continuing on the next chunk, or fills |packet|.
+  // |chunk|: skips it with its loss accounted, reassembles a packet
+  // continuing on the next chunk, or fills |packet|.
   FragStep ConsumeFragment(TBChunk* chunk,
-                           const FragIterator::Frag& frag,
-                           size_t frag_end,
+                           const StoredFrag& frag,
                            bool needs_patching,
                            TracePacket* packet);
   // ReadNextPacket's step when the front chunk has no readable fragment left
@@ -138,8 +153,8 @@ class ChunkSeqReader {
                        FragIterator::Result res);
 
   // ReadNextPacket's fast path: while the front chunk is the indexed chunk
-  // NextFragment() last found an entry in and read_offset is where that
-  // entry ended, the next entries up to run_end_ are returned straight from
+  // NextFragment() last found an entry in and read_offset is the entry after
+  // it, the next entries up to run_end_ are returned straight from
   // the index, with exactly the effects ConsumeFragment() would have for
   // them (read_offset, drop_continuation, empty packets skipped, Emit()).
   // Everything per chunk (stall, entry, patches, first and last fragment)
@@ -155,7 +170,7 @@ class ChunkSeqReader {
   // Pops the (fully consumed) front chunk.
   void PopFront(TBChunk* chunk);
   ReassemblyResult Reassemble(TBChunk* first,
-                              const FragIterator::Frag& first_frag,
+                              const StoredFrag& first_frag,
                               TracePacket* packet);
   bool Emit(TracePacket* packet, uint32_t* loss);
   // kErase: counts the front chunk in chunks_overwritten / bytes_overwritten
@@ -173,8 +188,9 @@ class ChunkSeqReader {
   bool done_ = false;
   uint32_t last_counted_ = UINT32_MAX;  // See CountOverwrite().
   bool last_first_ = false;             // See last_packet_was_first().
-  // NextFragment(): the chunk (offset) and index entry where the next
-  // fragment probably is. A hint only: checked against read_offset.
+  // TakeFromRun(): the indexed chunk (offset) and the entry after the one
+  // NextFragment() last returned. A hint only: checked against the front
+  // chunk and its read_offset.
   uint32_t index_hint_chunk_ = UINT32_MAX;
   size_t index_hint_ = 0;
   // kRead only, set by NextFragment() (0: none): the entries
@@ -188,9 +204,9 @@ class ChunkSeqReader {
 };
 
 // True if |chunk| holds data a reader has not consumed yet: fragments in
-// [read_offset, valid_size), or a last fragment not readable yet (scraped or
-// pending patches). Trailing empty packets are not data (see
-// ValidFragmentsEnd() in trace_buffer_v2.cc).
+// [read_offset, valid_size) ([TB-IDX]: entries or bytes), or a last fragment
+// not readable yet (scraped or pending patches). Trailing empty packets are not
+// data (see ValidFragmentsEnd() in trace_buffer_v2.cc).
 inline bool HasUnreadData(const TBChunk* chunk) {
   return chunk->read_offset < chunk->valid_size ||
          (chunk->flags & (kTBIncomplete | kTBNeedsPatching));

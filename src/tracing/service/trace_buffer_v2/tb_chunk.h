@@ -10,10 +10,10 @@
 //   padding chunk: only the first 4 bytes (flags, size_field) are meaningful;
 //                  its outer size is size_field * 4 (>= 4 bytes), so any
 //                  4-byte-aligned remainder can become padding.
-// The payload is in the v1 format: fragments, each prefixed by a varint size
-// (the buffer itself writes 4-byte redundant varints). Only the bytes of
-// [0, valid_size) are ever tokenized by readers; they are still treated as
-// untrusted (patches may rewrite them), see FragIterator.
+// Without an index the payload is in the v1 format: fragments, each prefixed
+// by a varint size. Only the bytes of [0, valid_size) are ever tokenized by
+// readers; they are still treated as untrusted (patches may rewrite them),
+// see FragIterator. With an index, see FragIndexEntry below.
 //
 // The layout is an implementation detail, not an ABI.
 
@@ -72,42 +72,55 @@ constexpr uint16_t kPacketCountUnknown = 31;
 constexpr TBChunkFlags kPacketCountMask =
     TBChunkFlags::FromBits(kPacketCountUnknown << kPacketCountShift);
 
-// Fragment index. A chunk whose fragments are final when it is admitted
-// (complete, well-formed, no pending patches, no drop marker) and large
-// enough to be worth it stores, between its header and its payload, one
-// entry per fragment of [0, valid_size), in order: where its bytes are.
-// Its payload then holds exactly [0, valid_size) and the number of entries
-// is (size_field - valid_size) / 4: the header needs no other field. The
-// index sits next to the header, so a reader that enters the chunk finds
-// both in the same or adjacent cache lines, and a reader that copies the
-// packets still streams the chunk forward. The main read path walks these
-// entries instead of the chain of varint size headers, each of which depends on
-// the previous one (a cache miss per fragment in a large buffer). The entries
+// Fragment index. A chunk admitted with an index stores, between its header
+// and its payload, one entry per stored fragment, in order: where its bytes
+// are in the payload and how many. Two writers make such chunks:
+//  - the ring drainer's path (BeginChunkFragments), always: its payload is
+//    the fragments' bytes back to back, exactly as they lie in the ring
+//    chunk, with no size headers (the entries take their place, 4 bytes per
+//    fragment either way), so the drainer moves a chunk in one copy;
+//  - the v1 path (CopyChunkUntrusted), for a chunk whose fragments are final
+//    when it is admitted (complete, well-formed, no pending patches, no drop
+//    marker) and large enough to be worth it (WantsFragIndex): its payload
+//    keeps the producer's bytes, varint size headers included, and each
+//    entry points past its header.
+// Every reader of an indexed chunk goes through the entries, never through
+// the payload's headers, so the two layouts read the same. The index sits
+// next to the header, so a reader that enters the chunk finds both in the
+// same or adjacent cache lines and copies the packets streaming forward,
+// instead of walking a chain of varint headers, each of which depends on the
+// previous one (a cache miss per fragment in a large buffer). The entries
 // are written by the buffer, never by a producer: no patch or recommit can
-// reach such a chunk (it needs neither), and they lie outside the range a
-// patch may touch. The varint headers stay in the payload, byte-identical
-// to what the producer sent, for every other path (erase, reassembly,
-// debug checksum).
+// reach an indexed chunk (it needs neither).
+//
+// [TB-IDX] In an indexed chunk, valid_size and read_offset count FRAGMENTS
+// (entries), not bytes: valid_size is the number of entries, read_offset the
+// number already consumed. In any other chunk they are byte offsets into the
+// payload, at fragment-header boundaries. Either way read_offset <=
+// valid_size and "read_offset < valid_size" means "unread fragments".
+// Counting entries keeps empty fragments (whose bytes have no extent in a
+// bare payload) distinct positions.
 struct FragIndexEntry {
   uint16_t data_offset;  // Offset of the fragment bytes in the payload.
   uint16_t size;
 };
 static_assert(sizeof(FragIndexEntry) == 4, "4 bytes per fragment");
-// A chunk gets an index only if it has at least this many fragments in
-// [0, valid_size) ...
+// The v1 path gives a chunk an index only if it has at least this many
+// fragments to store ...
 constexpr size_t kFragIndexMinFragments = 4;
 // ... and at least this many fragment bytes per entry: the index costs at
 // most 1/16 of the chunk's bytes. With smaller fragments several headers
 // share each cache line and the varint walk is cheap anyway.
 constexpr size_t kFragIndexBytesPerEntry = 64;
-// Most entries a chunk can have (kMaxChunkPayloadSize / 64).
+// Most entries a v1 chunk can have (kMaxChunkPayloadSize / 64). A drainer
+// chunk has at most one per 4 bytes of its payload limit.
 constexpr size_t kMaxFragIndexEntries = 1023;
 
-// Whether an index is worth it for a chunk with |n| fragments in
-// [0, valid_size) (the buffer also checks that the chunk still fits).
-constexpr bool WantsFragIndex(size_t n, size_t valid_size) {
+// Whether the v1 path gives an index to a chunk with |n| fragments in its
+// first |payload_bytes| bytes (the buffer also checks that it still fits).
+constexpr bool WantsFragIndex(size_t n, size_t payload_bytes) {
   return n >= kFragIndexMinFragments && n <= kMaxFragIndexEntries &&
-         n * kFragIndexBytesPerEntry <= valid_size;
+         n * kFragIndexBytesPerEntry <= payload_bytes;
 }
 
 struct TBChunk {
@@ -116,8 +129,11 @@ struct TBChunk {
   uint32_t chunk_id;
   uint16_t producer_id;
   uint16_t writer_id;
-  uint16_t valid_size;   // End of the readable fragments (<= payload_size).
-  uint16_t read_offset;  // Bytes of [0, valid_size) already consumed.
+  // End of the readable fragments: a byte offset (<= payload_size), or with
+  // an index the number of entries ([TB-IDX]).
+  uint16_t valid_size;
+  // What of [0, valid_size) was consumed, in valid_size's unit ([TB-IDX]).
+  uint16_t read_offset;
 
   bool is_padding() const { return static_cast<bool>(flags & kTBPadding); }
   bool has_frag_index() const {
@@ -125,27 +141,23 @@ struct TBChunk {
   }
   // Bytes after the header: the fragment index if any, then the payload.
   uint16_t stored_size() const { return size_field; }
-  // The payload (fragments) the producer sent. A chunk with an index keeps
-  // only [0, valid_size) of it.
+  // The payload bytes stored after the index (if any).
   uint16_t payload_size() const {
-    return has_frag_index() ? valid_size : size_field;
+    return static_cast<uint16_t>(size_field - PayloadOffset());
   }
   // Only if has_frag_index(). valid_size and size_field never change once
   // such a chunk is written.
-  size_t frag_index_size() const {
-    return static_cast<size_t>(size_field - valid_size) /
-           sizeof(FragIndexEntry);
-  }
+  size_t frag_index_size() const { return valid_size; }
   const FragIndexEntry* frag_index() const {
     return reinterpret_cast<const FragIndexEntry*>(this + 1);
   }
   FragIndexEntry* frag_index() {
     return reinterpret_cast<FragIndexEntry*>(this + 1);
   }
-  // Stored size of a chunk keeping |valid_size| payload bytes and |n| index
-  // entries.
-  static constexpr size_t StoredSizeWithIndex(size_t valid_size, size_t n) {
-    return n * sizeof(FragIndexEntry) + valid_size;
+  // Stored size of a chunk keeping |payload_bytes| payload bytes and |n|
+  // index entries.
+  static constexpr size_t StoredSizeWithIndex(size_t payload_bytes, size_t n) {
+    return n * sizeof(FragIndexEntry) + payload_bytes;
   }
 
   // After the fragment index, if any (set flags, size_field and valid_size
@@ -157,7 +169,9 @@ struct TBChunk {
     return reinterpret_cast<const uint8_t*>(this + 1) + PayloadOffset();
   }
   size_t PayloadOffset() const {
-    return has_frag_index() ? static_cast<size_t>(size_field - valid_size) : 0;
+    return has_frag_index()
+               ? static_cast<size_t>(valid_size) * sizeof(FragIndexEntry)
+               : 0;
   }
 
   uint16_t packet_count() const {

@@ -230,10 +230,10 @@ void TraceBufferV2::WriteFragIndex(TBChunk* chunk,
                                    const FragIndexEntry* entries,
                                    size_t n) {
   RT_DCHECK(chunk->has_frag_index() && chunk->frag_index_size() == n);
-  // The entries cover exactly [0, valid_size) (n > 0: WantsFragIndex()).
+  // The entries cover the whole stored payload (n > 0: WantsFragIndex()).
   RT_DCHECK(n > 0 && static_cast<size_t>(entries[n - 1].data_offset) +
                              entries[n - 1].size ==
-                         chunk->valid_size);
+                         chunk->payload_size());
   memcpy(chunk->frag_index(), entries, n * sizeof(FragIndexEntry));
 }
 
@@ -489,7 +489,6 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +
-           scratch_dst_.capacity() * sizeof(uint8_t*) +
            scratch_index_.capacity() * sizeof(FragIndexEntry);
 #if RT_DCHECK_IS_ON
   bytes += debug_checksums_.bucket_count() * sizeof(void*) +

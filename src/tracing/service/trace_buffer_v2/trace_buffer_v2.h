@@ -13,16 +13,19 @@
 // implementation choices: docs/trace_buffer_v2.md.
 //
 // Storage: chunks are stored back to back, 4-byte aligned, with a 16-byte
-// TBChunk header (tb_chunk.h) followed by the chunk payload in the v1
-// "varint size + fragment bytes" format. Every piece of state refers to chunks
-// by offset, never by pointer, so CloneReadOnly() is a plain copy.
+// TBChunk header (tb_chunk.h) followed by the chunk's fragments. Every piece
+// of state refers to chunks by offset, never by pointer, so CloneReadOnly()
+// is a plain copy.
 //
-// Two write paths share that storage format:
+// Two write paths:
 //  - CopyChunkUntrusted(): the v1 CommitData / SMB-scraping form, payload
-//    already in v1 format (one memcpy).
+//    in the v1 "varint size + fragment bytes" format, stored as it came (one
+//    memcpy), with a fragment index when the chunk is final and large enough.
 //  - CopyChunkFragments() / BeginChunkFragments(): the ring drainer form, a
-//    list of fragments; the buffer writes each 4-byte varint size header and
-//    the fragment bytes are copied once, straight into the buffer.
+//    list of fragment sizes; the buffer writes a fragment index and the
+//    fragments' bytes are copied once, back to back, straight into the buffer
+//    (a ring chunk's payload in one memcpy).
+// Readers see both layouts alike (tb_chunk.h, [TB-IDX]).
 //
 // Thread model: NOT thread-safe. One thread (the service's task runner) calls
 // every method. Pointers returned to the caller (TracePacket slices,
@@ -247,7 +250,8 @@ class TraceBufferV2 {
                           const uint8_t* src,
                           size_t size);
 
-  // Ring drainer path, one shot: copies each fragment once. |flags| are
+  // Ring drainer path, one shot: copies each fragment once, back to back
+  // (BeginChunkFragments, then CommitPendingChunk). |flags| are
   // kChunkContinuesFromPrev / kChunkContinuesOnNext / kChunkDataLoss.
   bool CopyChunkFragments(ProducerID producer_id,
                           const ClientIdentity& client_identity,
@@ -258,19 +262,20 @@ class TraceBufferV2 {
                           AdmissionFlags flags);
 
   // Ring drainer path, two phases: reserves space (overwriting as needed) for
-  // fragments of |sizes|, and sets frag_dst[i] to where the |sizes[i]| bytes of
-  // fragment i go. The caller copies, then calls exactly one of
+  // fragments of |sizes| and returns where their bytes go, back to back
+  // (fragment 0's |sizes[0]| bytes, then fragment 1's, ...: a ring chunk's
+  // payload as it lies in the ring), or nullptr if the chunk is rejected
+  // (counted). The caller copies, then calls exactly one of
   // CommitPendingChunk() (the chunk becomes readable) or AbortPendingChunk()
   // (the space becomes padding). At most one pending chunk at a time; no other
   // method may be called while one is pending.
-  bool BeginChunkFragments(ProducerID producer_id,
-                           const ClientIdentity& client_identity,
-                           WriterID writer_id,
-                           ChunkID chunk_id,
-                           const uint32_t* sizes,
-                           size_t num_fragments,
-                           AdmissionFlags flags,
-                           uint8_t** frag_dst);
+  uint8_t* BeginChunkFragments(ProducerID producer_id,
+                               const ClientIdentity& client_identity,
+                               WriterID writer_id,
+                               ChunkID chunk_id,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               AdmissionFlags flags);
   void CommitPendingChunk();
   void AbortPendingChunk();
 
@@ -448,8 +453,9 @@ class TraceBufferV2 {
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
-  // Whether a final chunk whose |index_size| fragments end at |valid_size|
-  // gets a fragment index (tb_chunk.h): worth it, and the chunk still fits.
+  // Whether a final v1 chunk whose |index_size| fragments end at byte
+  // |valid_size| gets a fragment index (tb_chunk.h): worth it, and the chunk
+  // still fits.
   bool GetsFragIndex(size_t valid_size, size_t index_size) const;
   // Writes the |n| index entries of a chunk flagged kTBFragIndex.
   void WriteFragIndex(TBChunk* chunk, const FragIndexEntry* entries, size_t n);
@@ -501,7 +507,6 @@ class TraceBufferV2 {
   bool has_pending_ = false;
   size_t pending_offset_ = 0;
   std::vector<uint32_t> scratch_sizes_;
-  std::vector<uint8_t*> scratch_dst_;
   // Fragment index entries gathered while a v1 chunk is tokenized (at most
   // kMaxFragIndexEntries).
   std::vector<FragIndexEntry> scratch_index_;

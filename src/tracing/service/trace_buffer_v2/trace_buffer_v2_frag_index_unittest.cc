@@ -2,11 +2,13 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// TraceBufferV2: the fragment index (tb_chunk.h) that final chunks with
-// large enough fragments store before their fragments. Which chunks get one
-// (and what it costs in buffer bytes), and that reading through it returns
-// exactly what tokenizing returns: whole chunks, reads interrupted by writes,
-// reassembly into an indexed chunk, the drainer path, erase, clone.
+// TraceBufferV2: the fragment index (tb_chunk.h) that final v1 chunks with
+// large enough fragments, and every chunk of the drainer path, store before
+// their fragments. Which chunks get one (and what it costs in buffer bytes),
+// and that reading through it returns exactly what tokenizing returns: whole
+// chunks, reads interrupted by writes, reassembly into an indexed chunk, the
+// drainer's bare payloads with empty fragments, erase (whole and after a
+// partial read), clone.
 
 #include <gtest/gtest.h>
 
@@ -49,8 +51,17 @@ std::vector<std::string> BigPackets(const std::string& tag, size_t n) {
   return v;
 }
 
+// The v1 payload: every fragment with its size header.
 size_t PayloadBytes(const std::vector<std::string>& frags) {
   return MakePayload(frags).size();
+}
+
+// A drainer chunk's bare payload: the fragments' bytes only.
+size_t BareBytes(const std::vector<std::string>& frags) {
+  size_t n = 0;
+  for (const std::string& f : frags)
+    n += f.size();
+  return n;
 }
 
 class TraceBufferV2FragIndexTest : public test::TraceBufferV2TestBase {
@@ -209,13 +220,104 @@ TEST_F(TraceBufferV2FragIndexTest, ReassemblyIntoIndexedChunk) {
 TEST_F(TraceBufferV2FragIndexTest, DrainerChunkWithTrailingEmptyFragments) {
   Create(64 * 1024);
   std::vector<std::string> frags = BigPackets("d", 5);
-  const size_t payload = PayloadBytes(frags);
+  const size_t payload = BareBytes(frags);
   frags.push_back("");
   frags.push_back("");
   ASSERT_TRUE(CommitFrags(1, 1, 0, frags));
   EXPECT_EQ(tb_->stats().bytes_written, IndexedOuterSize(payload, 5));
   EXPECT_EQ(Data(Read()), BigPackets("d", 5));
   EXPECT_FALSE(tb_->has_data());
+}
+
+// Every drainer chunk is indexed, however small its fragments, and costs
+// exactly what the v1 format would (an entry instead of a 4-byte header).
+// Its fragments lie back to back, as in the ring: packets are read in place.
+TEST_F(TraceBufferV2FragIndexTest, DrainerChunksAreIndexedWithBarePayloads) {
+  Create(64 * 1024);
+  const std::vector<std::string> small = {Pkt("s0", 10), Pkt("s1", 20),
+                                          Pkt("s2", 7)};
+  ASSERT_TRUE(CommitFrags(1, 1, 0, small));
+  EXPECT_EQ(tb_->stats().bytes_written, IndexedOuterSize(BareBytes(small), 3));
+  EXPECT_EQ(tb_->stats().bytes_written, OuterSize(small));
+  std::vector<const uint8_t*> where;
+  TracePacket packet;
+  PacketSequenceProperties props;
+  uint32_t loss = 0;
+  tb_->BeginRead();
+  std::vector<std::string> got;
+  while (tb_->ReadNextTracePacket(&packet, &props, &loss)) {
+    ASSERT_EQ(packet.slices().size(), 1u);
+    where.push_back(packet.slices()[0].data);
+    got.push_back(packet.GetRawBytesForTesting());
+    EXPECT_EQ(loss, 0u);
+  }
+  EXPECT_EQ(got, small);
+  ASSERT_EQ(where.size(), 3u);
+  EXPECT_EQ(where[1], where[0] + 10);
+  EXPECT_EQ(where[2], where[1] + 20);
+}
+
+// Empty fragments have no bytes in a bare payload but keep their place
+// ([TB-IDX]: positions count entries): an empty packet between two others
+// is skipped, and an empty first fragment still ends the packet continued
+// from the previous chunk.
+TEST_F(TraceBufferV2FragIndexTest, DrainerEmptyFragmentsKeepTheirPlace) {
+  Create(64 * 1024);
+  ASSERT_TRUE(CommitFrags(1, 1, 0, {"", Pkt("a", 30), "", Pkt("head", 40)},
+                          kChunkContinuesOnNext));
+  ASSERT_TRUE(CommitFrags(1, 1, 1, {"", "", Pkt("b", 12), Pkt("mid", 9)},
+                          kChunkContinuesFromPrev | kChunkContinuesOnNext));
+  ASSERT_TRUE(
+      CommitFrags(1, 1, 2, {Pkt("tail", 5), ""}, kChunkContinuesFromPrev));
+  const std::vector<ReadPacket> got = Read();
+  EXPECT_EQ(Data(got), (std::vector<std::string>{
+                           Pkt("a", 30), Pkt("head", 40), Pkt("b", 12),
+                           Pkt("mid", 9) + Pkt("tail", 5)}));
+  for (const ReadPacket& rp : got)
+    EXPECT_EQ(rp.loss, 0u);
+  EXPECT_FALSE(tb_->has_data());
+}
+
+// A drainer chunk erased after part of it was read: exactly its unread
+// packets are counted, and handed to the observer, from where the reader
+// stopped.
+TEST_F(TraceBufferV2FragIndexTest, DrainerChunkErasedAfterPartialRead) {
+  for (const bool observe : {false, true}) {
+    SCOPED_TRACE(observe);
+    Create(8192);
+    std::vector<std::string> observed;
+    if (observe) {
+      tb_->set_overwrite_observer(
+          [&observed](const PacketSequenceProperties&, const TracePacket& p) {
+            observed.push_back(p.GetRawBytesForTesting());
+          });
+    }
+    std::vector<std::string> a = {Pkt("a0", 30), "", Pkt("a1", 60),
+                                  Pkt("a2", 90), "", Pkt("a3", 20)};
+    ASSERT_TRUE(CommitFrags(1, 1, 0, a));
+    TracePacket packet;
+    PacketSequenceProperties props;
+    uint32_t loss = 0;
+    tb_->BeginRead();
+    ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+    EXPECT_EQ(packet.GetRawBytesForTesting(), a[0]);
+    ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
+    EXPECT_EQ(packet.GetRawBytesForTesting(), a[2]);
+    // Sequence 2 fills the buffer; the 8th of its ~1.1 KiB chunks erases
+    // chunk 0 of sequence 1 (2 packets unread) and its own chunk 0 (6).
+    const std::vector<std::string> b = BigPackets("b", 6);
+    for (ChunkID id = 0; id < 8; id++) {
+      EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
+      ASSERT_TRUE(CommitFrags(2, 1, id, b));
+    }
+    EXPECT_EQ(tb_->stats().chunks_overwritten, 2u);
+    EXPECT_EQ(tb_->stats().packets_overwritten, 2u + 6u);
+    if (observe) {
+      std::vector<std::string> want = {a[3], a[5]};
+      want.insert(want.end(), b.begin(), b.end());
+      EXPECT_EQ(observed, want);
+    }
+  }
 }
 
 // An indexed chunk never needed patches: a patch on it fails and changes

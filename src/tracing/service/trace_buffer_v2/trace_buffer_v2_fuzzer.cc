@@ -147,12 +147,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 5: {
         const uint32_t sizes[2] = {in.U8(), in.U16() % 4096u};
-        uint8_t* dst[2] = {};
-        if (tb->BeginChunkFragments(
-                producer, ClientIdentity{}, writer, chunk_id, sizes, 2,
-                AdmissionFlags::FromBits(in.U8() & 7), dst)) {
-          memset(dst[0], 0x5a, sizes[0]);
-          memset(dst[1], 0xa5, sizes[1]);
+        uint8_t* dst = tb->BeginChunkFragments(
+            producer, ClientIdentity{}, writer, chunk_id, sizes, 2,
+            AdmissionFlags::FromBits(in.U8() & 7));
+        if (dst) {
+          memset(dst, 0x5a, sizes[0]);
+          memset(dst + sizes[0], 0xa5, sizes[1]);
           if (in.U8() & 1)
             tb->CommitPendingChunk();
           else

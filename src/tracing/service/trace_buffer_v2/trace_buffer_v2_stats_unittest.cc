@@ -274,9 +274,8 @@ TEST_F(TraceBufferV2StatsTest, PaddingBytesWrittenAndCleared) {
   EXPECT_EQ(tb_->stats().padding_bytes_written, 2048u);
   // An aborted two-phase chunk becomes padding too.
   uint32_t size = 10;  // 16 + 4 + 10 -> 32 bytes.
-  uint8_t* dst = nullptr;
-  ASSERT_TRUE(
-      tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, kNoAdmissionFlags, &dst));
+  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, kNoAdmissionFlags),
+            nullptr);
   const uint64_t before_abort = tb_->stats().padding_bytes_written;
   tb_->AbortPendingChunk();
   EXPECT_EQ(tb_->stats().padding_bytes_written, before_abort + 32u);

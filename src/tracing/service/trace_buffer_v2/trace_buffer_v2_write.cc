@@ -47,6 +47,77 @@ bool StartsCountedPacket(size_t index,
   return size != 0 || (index + 1 == num_frags && continues_on_next);
 }
 
+// What BeginChunkFragments() needs to know of a drainer chunk's fragment
+// sizes, in one pass over them.
+struct DrainerChunkShape {
+  // Every fragment's bytes plus 4 (its index entry, as much as its size
+  // header in the v1 format): the v1 limits apply to this.
+  size_t limit_size = 0;
+  // All the fragments' bytes: those of the first |index_size| (the ones
+  // after are empty).
+  size_t payload_bytes = 0;
+  // The fragments up to the last that matters (FragmentMatters()), as in
+  // CopyChunkUntrusted(): the empty ones after it are never read and not
+  // stored.
+  size_t index_size = 0;
+  // StartsCountedPacket() fragments.
+  size_t packets = 0;
+};
+
+// Measures |n| fragment sizes. False if one is a drop marker or more (the
+// drainer never sends those) or the chunk exceeds kMaxChunkPayloadSize.
+bool MeasureDrainerChunk(const uint32_t* sizes,
+                         size_t n,
+                         bool from_prev,
+                         bool on_next,
+                         DrainerChunkShape* shape) {
+  size_t limit_size = 0;
+  size_t nonempty = 0;
+  size_t last_nonempty = 0;  // Index + 1; 0: none.
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t size = sizes[i];
+    // No overflow: limit_size <= kMaxChunkPayloadSize before the add, and
+    // size < 2^28.
+    if (size >= kPacketSizeDropPacket)
+      return false;
+    limit_size += 4u + size;
+    if (limit_size > kMaxChunkPayloadSize)
+      return false;
+    nonempty += size != 0;
+    last_nonempty = size != 0 ? i + 1 : last_nonempty;
+  }
+  shape->limit_size = limit_size;
+  shape->payload_bytes = limit_size - 4 * n;
+  // FragmentMatters(): a fragment with bytes, and the chain links at both
+  // ends whatever their size.
+  size_t index_size = last_nonempty;
+  if (n && from_prev)
+    index_size = std::max<size_t>(index_size, 1);
+  if (n && on_next)
+    index_size = n;
+  shape->index_size = index_size;
+  // StartsCountedPacket(): every fragment with bytes except a first one
+  // continuing from the previous chunk, plus an empty last one continuing on
+  // the next chunk (unless that is the same first fragment).
+  size_t packets = nonempty;
+  if (n && from_prev && sizes[0] != 0)
+    packets--;
+  if (n && on_next && sizes[n - 1] == 0 && !(n == 1 && from_prev))
+    packets++;
+  shape->packets = packets;
+#if RT_DCHECK_IS_ON
+  size_t want_index = 0;
+  size_t want_packets = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (FragmentMatters(i, n, sizes[i], from_prev, on_next))
+      want_index = i + 1;
+    want_packets += StartsCountedPacket(i, n, sizes[i], from_prev, on_next);
+  }
+  RT_DCHECK(want_index == index_size && want_packets == packets);
+#endif
+  return true;
+}
+
 // Tokenizes the first |num_frags| fragments of payload[0, size). Returns the
 // end of the last complete one; *corrupted if one was malformed.
 // *trimmed_end: the end of the last fragment that matters (FragmentMatters,
@@ -206,7 +277,9 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
-  chunk->valid_size = static_cast<uint16_t>(valid_size);
+  // [TB-IDX]: an indexed chunk counts its entries; payload() depends on it.
+  chunk->valid_size =
+      static_cast<uint16_t>(with_index ? index_size : valid_size);
   chunk->read_offset = 0;
   if (payload_size)
     memcpy(chunk->payload(), src, payload_size);
@@ -275,100 +348,68 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
 
 // ---- Ring drainer write path ------------------------------------------------
 
-bool TraceBufferV2::BeginChunkFragments(ProducerID producer_id,
-                                        const ClientIdentity& client_identity,
-                                        WriterID writer_id,
-                                        ChunkID chunk_id,
-                                        const uint32_t* sizes,
-                                        size_t num_fragments,
-                                        AdmissionFlags flags,
-                                        uint8_t** frag_dst) {
+uint8_t* TraceBufferV2::BeginChunkFragments(
+    ProducerID producer_id,
+    const ClientIdentity& client_identity,
+    WriterID writer_id,
+    ChunkID chunk_id,
+    const uint32_t* sizes,
+    size_t num_fragments,
+    AdmissionFlags flags) {
   if (!BeginWrite())
-    return false;
-  size_t payload_size = 0;
-  bool ok = num_fragments == 0 || (sizes && frag_dst);
-  for (size_t i = 0; ok && i < num_fragments; i++) {
-    ok = sizes[i] < kPacketSizeDropPacket &&
-         base::CheckedAdd<size_t>(payload_size, 4u + sizes[i], &payload_size) &&
-         payload_size <= kMaxChunkPayloadSize;
-  }
-  if (!ok || TBChunk::OuterSizeForPayload(payload_size) > size_) {
+    return nullptr;
+  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
+  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
+  DrainerChunkShape shape;
+  if ((num_fragments && !sizes) ||
+      !MeasureDrainerChunk(sizes, num_fragments, from_prev, on_next, &shape) ||
+      TBChunk::OuterSizeForPayload(shape.limit_size) > size_) {
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
-    return false;
+    return nullptr;
   }
   SequenceState* seq =
       GetOrCreateSequence(producer_id, writer_id, client_identity);
   if (FindChunkIndex(*seq, chunk_id) != seq->chunks.size()) {
     // The drainer never recommits (its chunks are always complete).
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
-    return false;
+    return nullptr;
   }
-  // As in CopyChunkUntrusted(): the fragments that matter end at
-  // |trimmed_end|; |index_size| of them. Sizes are trusted to be below
-  // kPacketSizeDropPacket here (checked above): no drop markers.
-  const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
-  const bool on_next = static_cast<bool>(flags & kChunkContinuesOnNext);
-  size_t trimmed_end = 0;
-  size_t index_size = 0;
-  size_t packets = 0;
-  {
-    size_t end = 0;
-    for (size_t i = 0; i < num_fragments; i++) {
-      end += 4 + sizes[i];
-      if (FragmentMatters(i, num_fragments, sizes[i], from_prev, on_next)) {
-        trimmed_end = end;
-        index_size = i + 1;
-      }
-      packets +=
-          StartsCountedPacket(i, num_fragments, sizes[i], from_prev, on_next);
-    }
-  }
-  // With an index, only the fragments up to |trimmed_end| are stored (the
-  // empty ones after it are never read), then the index.
-  const bool with_index = GetsFragIndex(trimmed_end, index_size);
+  const size_t index_size = shape.index_size;
+  const size_t payload_bytes = shape.payload_bytes;
+  const size_t packets = shape.packets;
+  // Always indexed, with a bare payload (tb_chunk.h).
   const size_t stored_size =
-      with_index ? TBChunk::StoredSizeWithIndex(trimmed_end, index_size)
-                 : payload_size;
+      TBChunk::StoredSizeWithIndex(payload_bytes, index_size);
   size_t offset = 0;
   if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
-    return false;
+    return nullptr;
   TBChunk* chunk = ChunkAt(offset);
-  TBChunkFlags tb_flags = kTBPending;
+  TBChunkFlags tb_flags = kTBPending | kTBFragIndex;
   if (flags & kChunkContinuesFromPrev)
     tb_flags |= kTBFirstContinuesFromPrev;
   if (flags & kChunkContinuesOnNext)
     tb_flags |= kTBLastContinuesOnNext;
   if (flags & kChunkDataLoss)
     tb_flags |= kTBDataLoss;
-  if (with_index)
-    tb_flags |= kTBFragIndex;
   chunk->flags = tb_flags;
+  chunk->SetPacketCount(packets);
   chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
   chunk->producer_id = producer_id;
   chunk->writer_id = writer_id;
-  chunk->valid_size = static_cast<uint16_t>(trimmed_end);
+  chunk->valid_size = static_cast<uint16_t>(index_size);  // [TB-IDX]
   chunk->read_offset = 0;
-  uint8_t* const payload = chunk->payload();
-  FragIndexEntry* index = with_index ? chunk->frag_index() : nullptr;
-  const size_t stored_frags = with_index ? index_size : num_fragments;
+  FragIndexEntry* const index = chunk->frag_index();
+  // Offsets fit in 16 bits: payload_bytes <= kMaxChunkPayloadSize.
   size_t pos = 0;
-  for (size_t i = 0; i < stored_frags; i++) {
-    WriteRedundantVarint(sizes[i], payload + pos);
-    frag_dst[i] = payload + pos + 4;
-    if (index) {
-      index[i] = FragIndexEntry{static_cast<uint16_t>(pos + 4),
-                                static_cast<uint16_t>(sizes[i])};
-    }
-    pos += 4 + sizes[i];
+  for (size_t i = 0; i < index_size; i++) {
+    index[i] = FragIndexEntry{static_cast<uint16_t>(pos),
+                              static_cast<uint16_t>(sizes[i])};
+    pos += sizes[i];
   }
-  // Not stored (empty fragments after the index's last): nothing to copy.
-  for (size_t i = stored_frags; i < num_fragments; i++)
-    frag_dst[i] = payload + pos;
-  chunk->SetPacketCount(packets);
   has_pending_ = true;
   pending_offset_ = offset;
-  return true;
+  return chunk->payload();
 }
 
 void TraceBufferV2::CommitPendingChunk() {
@@ -411,17 +452,17 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
     return false;
   }
   scratch_sizes_.resize(num_fragments);  // Bounded above.
-  scratch_dst_.resize(num_fragments);
   for (size_t i = 0; i < num_fragments; i++)
     scratch_sizes_[i] = fragments[i].size;
-  if (!BeginChunkFragments(producer_id, client_identity, writer_id, chunk_id,
-                           scratch_sizes_.data(), num_fragments, flags,
-                           scratch_dst_.data())) {
+  uint8_t* dst =
+      BeginChunkFragments(producer_id, client_identity, writer_id, chunk_id,
+                          scratch_sizes_.data(), num_fragments, flags);
+  if (!dst)
     return false;
-  }
   for (size_t i = 0; i < num_fragments; i++) {
     if (scratch_sizes_[i])
-      memcpy(scratch_dst_[i], fragments[i].data, scratch_sizes_[i]);
+      memcpy(dst, fragments[i].data, scratch_sizes_[i]);
+    dst += scratch_sizes_[i];
   }
   CommitPendingChunk();
   return true;

@@ -337,11 +337,11 @@ TEST_F(TraceBufferV2WriteTest, DrainerDataLossFlagReportsSmbFull) {
 TEST_F(TraceBufferV2WriteTest, BeginCommitCopiesStraightIntoTheBuffer) {
   Create(4096);
   const uint32_t sizes[] = {3, 5};
-  uint8_t* dst[2] = {};
-  ASSERT_TRUE(
-      tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, kNoAdmissionFlags, dst));
-  memcpy(dst[0], "abc", 3);
-  memcpy(dst[1], "defgh", 5);
+  uint8_t* dst =
+      tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, kNoAdmissionFlags);
+  ASSERT_NE(dst, nullptr);
+  // Back to back, as in a ring chunk: one copy.
+  memcpy(dst, "abcdefgh", 8);
   tb_->CommitPendingChunk();
   tb_->BeginRead();
   TracePacket packet;
@@ -350,21 +350,22 @@ TEST_F(TraceBufferV2WriteTest, BeginCommitCopiesStraightIntoTheBuffer) {
   ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
   ASSERT_EQ(packet.slices().size(), 1u);
   // The packet is read in place, where the drainer copied it.
-  EXPECT_EQ(packet.slices()[0].data, dst[0]);
+  EXPECT_EQ(packet.slices()[0].data, dst);
   EXPECT_EQ(packet.GetRawBytesForTesting(), "abc");
   ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &props, &loss));
-  EXPECT_EQ(packet.slices()[0].data, dst[1]);
+  EXPECT_EQ(packet.slices()[0].data, dst + 3);
+  EXPECT_EQ(packet.GetRawBytesForTesting(), "defgh");
+  EXPECT_FALSE(tb_->ReadNextTracePacket(&packet, &props, &loss));
 }
 
 TEST_F(TraceBufferV2WriteTest, AbortedChunkBecomesPaddingAndLeavesAGap) {
   Create(4096);
   const uint32_t sizes[] = {100};
-  uint8_t* dst[1] = {};
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
-  ASSERT_TRUE(
-      tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, kNoAdmissionFlags, dst));
+  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, kNoAdmissionFlags),
+            nullptr);
   tb_->AbortPendingChunk();
   EXPECT_EQ(tb_->stats().padding_bytes_written, 16u + 104u);
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, fa, 1, kNoAdmissionFlags));
@@ -376,12 +377,13 @@ TEST_F(TraceBufferV2WriteTest, AbortedChunkBecomesPaddingAndLeavesAGap) {
 TEST_F(TraceBufferV2WriteTest, DrainerPathRejectsOversizedAndDuplicates) {
   Create(4096);
   const uint32_t too_big[] = {kMaxChunkPayloadSize};
-  uint8_t* dst[1] = {};
-  EXPECT_FALSE(tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1,
-                                        kNoAdmissionFlags, dst));
+  EXPECT_EQ(
+      tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1, kNoAdmissionFlags),
+      nullptr);
   const uint32_t bigger_than_buffer[] = {5000};
-  EXPECT_FALSE(tb_->BeginChunkFragments(1, {}, 1, 0, bigger_than_buffer, 1,
-                                        kNoAdmissionFlags, dst));
+  EXPECT_EQ(tb_->BeginChunkFragments(1, {}, 1, 0, bigger_than_buffer, 1,
+                                     kNoAdmissionFlags),
+            nullptr);
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));

@@ -11,29 +11,28 @@ namespace traced {
 
 TraceBufferV2Sink::~TraceBufferV2Sink() = default;
 
-bool TraceBufferV2Sink::BeginChunkFragments(
+uint8_t* TraceBufferV2Sink::BeginChunkFragments(
     ProducerID producer_id,
     const trace_buffer::ClientIdentity& identity,
     WriterID writer_id,
     ChunkID chunk_id,
     const uint32_t* sizes,
     size_t num_fragments,
-    shm_ring::ChunkFlags flags,
-    uint8_t** frag_dst) {
+    shm_ring::ChunkFlags flags) {
   const uint64_t discarded_before = buffer_->stats().chunks_discarded;
-  const bool admitted = buffer_->BeginChunkFragments(
-      producer_id, identity, writer_id, chunk_id, sizes, num_fragments,
-      MapChunkFlags(flags), frag_dst);
+  uint8_t* const dst =
+      buffer_->BeginChunkFragments(producer_id, identity, writer_id, chunk_id,
+                                   sizes, num_fragments, MapChunkFlags(flags));
   if (!discard_)
-    return admitted;
+    return dst;
   const uint64_t key = Key(producer_id, writer_id);
-  if (admitted) {
+  if (dst) {
     pending_key_ = key;
     pending_ = LastChunk{chunk_id, num_fragments, false};
-    return true;
+    return dst;
   }
   if (buffer_->stats().chunks_discarded == discarded_before)
-    return false;  // refused for another reason, counted by the buffer
+    return nullptr;  // refused for another reason, counted by the buffer
   // Fragments whose packets are counted already (lost or in the buffer).
   size_t seen = 0;
   auto it = last_chunks_.find(key);
@@ -49,7 +48,7 @@ bool TraceBufferV2Sink::BeginChunkFragments(
   if (num_fragments > seen)
     packets_discarded_ += num_fragments - seen;
   last_chunks_[key] = LastChunk{chunk_id, std::max(num_fragments, seen), true};
-  return false;
+  return nullptr;
 }
 
 void TraceBufferV2Sink::CommitPendingChunk() {

@@ -68,14 +68,13 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
                  trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard) {}
   ~TraceBufferV2Sink() override;
 
-  bool BeginChunkFragments(ProducerID producer_id,
-                           const trace_buffer::ClientIdentity& identity,
-                           WriterID writer_id,
-                           ChunkID chunk_id,
-                           const uint32_t* sizes,
-                           size_t num_fragments,
-                           shm_ring::ChunkFlags flags,
-                           uint8_t** frag_dst) override;
+  uint8_t* BeginChunkFragments(ProducerID producer_id,
+                               const trace_buffer::ClientIdentity& identity,
+                               WriterID writer_id,
+                               ChunkID chunk_id,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               shm_ring::ChunkFlags flags) override;
   void CommitPendingChunk() override;
   void AbortPendingChunk() override;
 

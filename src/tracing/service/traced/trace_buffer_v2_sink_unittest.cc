@@ -62,13 +62,11 @@ bool Offer(TraceBufferV2Sink* sink,
            ChunkFlags flags,
            bool abort = false) {
   std::vector<uint32_t> sizes(n, 64);
-  std::vector<uint8_t*> dst(n);
-  if (!sink->BeginChunkFragments(1, trace_buffer::ClientIdentity(), writer,
-                                 chunk, sizes.data(), n, flags, dst.data())) {
+  uint8_t* const dst = sink->BeginChunkFragments(
+      1, trace_buffer::ClientIdentity(), writer, chunk, sizes.data(), n, flags);
+  if (!dst)
     return false;
-  }
-  for (uint8_t* d : dst)
-    std::fill(d, d + 64, 0x08);
+  std::fill(dst, dst + 64 * n, 0x08);
   if (abort)
     sink->AbortPendingChunk();
   else

@@ -12,21 +12,40 @@ namespace ringtrace {
 namespace ring_drainer {
 namespace test {
 
+uint8_t* PendingPayload::Reset(const uint32_t* sizes, size_t num_fragments) {
+  sizes_.assign(sizes, sizes + num_fragments);
+  size_t total = 0;
+  for (uint32_t size : sizes_)
+    total += size;
+  // One byte more, so that an all-empty chunk still gets a valid pointer.
+  bytes_.assign(total + 1, '\0');
+  return reinterpret_cast<uint8_t*>(&bytes_[0]);
+}
+
+std::vector<std::string> PendingPayload::Split() const {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  for (uint32_t size : sizes_) {
+    out.push_back(bytes_.substr(pos, size));
+    pos += size;
+  }
+  return out;
+}
+
 RecordingSink::~RecordingSink() = default;
 
-bool RecordingSink::BeginChunkFragments(ProducerID producer_id,
-                                        const ClientIdentity& identity,
-                                        WriterID writer_id,
-                                        ChunkID chunk_id,
-                                        const uint32_t* sizes,
-                                        size_t num_fragments,
-                                        shm_ring::ChunkFlags flags,
-                                        uint8_t** frag_dst) {
+uint8_t* RecordingSink::BeginChunkFragments(ProducerID producer_id,
+                                            const ClientIdentity& identity,
+                                            WriterID writer_id,
+                                            ChunkID chunk_id,
+                                            const uint32_t* sizes,
+                                            size_t num_fragments,
+                                            shm_ring::ChunkFlags flags) {
   RT_CHECK(!pending_);  // Contract: at most one pending chunk.
   ++begins;
   if (reject_all) {
     ++rejects;
-    return false;
+    return nullptr;
   }
   pending_ = true;
   pending_chunk_ = RecordedChunk();
@@ -35,17 +54,13 @@ bool RecordingSink::BeginChunkFragments(ProducerID producer_id,
   pending_chunk_.writer_id = writer_id;
   pending_chunk_.chunk_id = chunk_id;
   pending_chunk_.flags = flags;
-  pending_chunk_.fragments.resize(num_fragments);
-  for (size_t i = 0; i < num_fragments; ++i) {
-    pending_chunk_.fragments[i].resize(sizes[i]);
-    frag_dst[i] = reinterpret_cast<uint8_t*>(&pending_chunk_.fragments[i][0]);
-  }
-  return true;
+  return pending_payload_.Reset(sizes, num_fragments);
 }
 
 void RecordingSink::CommitPendingChunk() {
   RT_CHECK(pending_);
   pending_ = false;
+  pending_chunk_.fragments = pending_payload_.Split();
   chunks.push_back(std::move(pending_chunk_));
 }
 
@@ -57,31 +72,27 @@ void RecordingSink::AbortPendingChunk() {
 
 RecordingConsumer::~RecordingConsumer() = default;
 
-bool RecordingConsumer::BeginChunk(const ChunkDescriptor& desc,
-                                   const uint32_t* sizes,
-                                   uint8_t** frag_dst) {
+uint8_t* RecordingConsumer::BeginChunk(const ChunkDescriptor& desc,
+                                       const uint32_t* sizes) {
   RT_CHECK(!pending_);
   ++begins;
   pending_ = true;
   pending_accepted_ = !reject_all;
   if (!pending_accepted_)
-    return false;
+    return nullptr;
   pending_chunk_ = ConsumedChunk();
   pending_chunk_.desc = desc;
-  pending_chunk_.fragments.resize(desc.num_fragments);
-  for (uint32_t i = 0; i < desc.num_fragments; ++i) {
-    pending_chunk_.fragments[i].resize(sizes[i]);
-    frag_dst[i] = reinterpret_cast<uint8_t*>(&pending_chunk_.fragments[i][0]);
-  }
-  return true;
+  return pending_payload_.Reset(sizes, desc.num_fragments);
 }
 
 void RecordingConsumer::CommitChunk() {
   RT_CHECK(pending_);
   pending_ = false;
   ++commits;
-  if (pending_accepted_)
+  if (pending_accepted_) {
+    pending_chunk_.fragments = pending_payload_.Split();
     chunks.push_back(std::move(pending_chunk_));
+  }
 }
 
 void RecordingConsumer::AbortChunk() {

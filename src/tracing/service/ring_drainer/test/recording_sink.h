@@ -29,19 +29,30 @@ struct RecordedChunk {
   std::vector<std::string> fragments;
 };
 
+// Room for a pending chunk's fragments, back to back, cut into one string
+// per fragment when the chunk is committed.
+class PendingPayload {
+ public:
+  uint8_t* Reset(const uint32_t* sizes, size_t num_fragments);
+  std::vector<std::string> Split() const;
+
+ private:
+  std::string bytes_;
+  std::vector<uint32_t> sizes_;
+};
+
 // A ChunkSink that keeps every committed chunk.
 class RecordingSink : public ChunkSink {
  public:
   ~RecordingSink() override;
 
-  bool BeginChunkFragments(ProducerID producer_id,
-                           const ClientIdentity& identity,
-                           WriterID writer_id,
-                           ChunkID chunk_id,
-                           const uint32_t* sizes,
-                           size_t num_fragments,
-                           shm_ring::ChunkFlags flags,
-                           uint8_t** frag_dst) override;
+  uint8_t* BeginChunkFragments(ProducerID producer_id,
+                               const ClientIdentity& identity,
+                               WriterID writer_id,
+                               ChunkID chunk_id,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               shm_ring::ChunkFlags flags) override;
   void CommitPendingChunk() override;
   void AbortPendingChunk() override;
 
@@ -54,6 +65,8 @@ class RecordingSink : public ChunkSink {
  private:
   bool pending_ = false;
   RecordedChunk pending_chunk_;
+  // The pending payload, fragments back to back, and their sizes.
+  PendingPayload pending_payload_;
 };
 
 struct ConsumedChunk {
@@ -72,9 +85,8 @@ class RecordingConsumer : public ChunkConsumer {
  public:
   ~RecordingConsumer() override;
 
-  bool BeginChunk(const ChunkDescriptor& desc,
-                  const uint32_t* sizes,
-                  uint8_t** frag_dst) override;
+  uint8_t* BeginChunk(const ChunkDescriptor& desc,
+                      const uint32_t* sizes) override;
   void CommitChunk() override;
   void AbortChunk() override;
   void OnChunkDropped(uint32_t position,
@@ -92,6 +104,7 @@ class RecordingConsumer : public ChunkConsumer {
   bool pending_ = false;
   bool pending_accepted_ = false;
   ConsumedChunk pending_chunk_;
+  PendingPayload pending_payload_;
 };
 
 }  // namespace test
