@@ -336,6 +336,12 @@ class TraceBufferV2 {
   void SetReadFastPathForTesting(bool enabled);
   // Tests only: packets the fast path returned so far.
   uint64_t ReadFastPathPacketsForTesting() const;
+  // Tests and benchmarks only: with false, pages are committed by the first
+  // write to each (the kernel's page fault) instead of ahead of the writes
+  // (CommitAhead()). Call before the first write.
+  void SetCommitAheadForTesting(bool enabled) { commit_ahead_ = enabled; }
+  // Bytes of the mapping committed ahead of the writes so far.
+  size_t committed_ahead() const { return committed_; }
 
   void set_overwrite_observer(OverwriteObserver observer) {
     overwrite_observer_ = std::move(observer);
@@ -403,6 +409,9 @@ class TraceBufferV2 {
   void DeleteNextChunksFor(size_t bytes);
   void EraseChunkAt(size_t offset);
   void PrefetchAhead(size_t next);
+  // First pass over the memory: commits the pages the next writes reach,
+  // kCommitStep at a time (see the .cc).
+  void CommitAhead();
   // Read side: prefetches the head of the chunk at |offset| (a hint; see
   // trace_buffer_v2_read.cc).
   void PrefetchChunkHead(size_t offset) const;
@@ -502,6 +511,10 @@ class TraceBufferV2 {
   size_t data_end_ = 0;
   size_t used_size_ = 0;
   size_t pf_ = 0;  // Prefetch cursor (a hint, see PrefetchAhead()).
+  // [0, committed_) was committed by CommitAhead(); false once the kernel
+  // refused (then pages are committed by the writes themselves).
+  size_t committed_ = 0;
+  bool commit_ahead_ = true;
 
   // Pending two-phase chunk.
   bool has_pending_ = false;

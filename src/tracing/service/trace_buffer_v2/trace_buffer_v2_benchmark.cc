@@ -10,6 +10,12 @@
 // BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
 // of the same chunk bytes into a 64 MiB ring, nothing else.
 //
+// BM_TraceBuffer_FirstPass/commit_ahead:0|1 writes the same chunks into a
+// fresh 64 MiB buffer, whose pages are committed as the writes reach them:
+// with 1 ahead of the writes (TraceBufferV2::CommitAhead()), with 0 by a
+// page fault per 4 KiB page. Its baseline is BM_TraceBuffer_WR_SingleWriter
+// (the same writes into memory committed long ago).
+//
 // BM_TraceBuffer_Upstream_* reproduce the workload of Perfetto's
 // trace_buffer_benchmark instead (see UpstreamChunks()): write, readback and
 // patches, each with its same-binary baseline (_WR_CopyLimit, _RD_CopyLimit).
@@ -161,6 +167,37 @@ void BM_TraceBuffer_WR_SingleWriter(benchmark::State& state) {
 
 void BM_TraceBuffer_WR_MultipleWriters(benchmark::State& state) {
   WriteBenchmark(state, 1000);
+}
+
+void BM_TraceBuffer_FirstPass(benchmark::State& state) {
+  const bool commit_ahead = state.range(0) == 1;
+  const std::vector<ChunkTemplate>& templates = MixedTemplates();
+  const size_t buffer_size =
+      bench::IsBenchmarkFunctionalOnly() ? (1 << 20) : kWriteBufferSize;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto tb = TraceBufferV2::Create(buffer_size,
+                                    TraceBufferV2::OverwritePolicy::kOverwrite);
+    tb->SetCommitAheadForTesting(commit_ahead);
+    state.ResumeTiming();
+    ChunkID id = 0;
+    size_t written = 0;
+    // Stops before the first wrap: every write lands on fresh memory.
+    for (size_t i = 0;; i++) {
+      const ChunkTemplate& t = templates[i % templates.size()];
+      written += TBChunkOuterSize(t.used);
+      if (written >= buffer_size)
+        break;
+      Commit(tb.get(), 1, id++, t);
+      bytes += t.used;
+    }
+    benchmark::ClobberMemory();
+    state.PauseTiming();
+    tb.reset();  // munmap: not timed.
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
 size_t ReadBufferSize() {
@@ -543,6 +580,7 @@ BENCHMARK(BM_TraceBuffer_CloneReadOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_CloneMemcpyBaseline)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_WR_SingleWriter);
 BENCHMARK(BM_TraceBuffer_WR_MultipleWriters);
+BENCHMARK(BM_TraceBuffer_FirstPass)->ArgName("commit_ahead")->Arg(0)->Arg(1);
 BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);
