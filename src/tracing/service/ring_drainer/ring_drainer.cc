@@ -31,7 +31,7 @@ ChunkSink::~ChunkSink() = default;
 static_assert(sizeof(RingReaderStats) == 13 * sizeof(uint64_t),
               "a RingReaderStats counter was added: update AddRingStats");
 static_assert(sizeof(RingStats) ==
-                  sizeof(RingReaderStats) + 5 * sizeof(uint64_t),
+                  sizeof(RingReaderStats) + 6 * sizeof(uint64_t),
               "a RingStats counter was added: update AddRingStats");
 
 void AddRingStats(const RingStats& s, RingStats* t) {
@@ -54,6 +54,7 @@ void AddRingStats(const RingStats& s, RingStats* t) {
   t->chunks_aborted += s.chunks_aborted;
   t->passes += s.passes;
   t->writer_wakeups += s.writer_wakeups;
+  t->early_writer_wakeups += s.early_writer_wakeups;
 }
 
 // One registered ring: its reader, routing table and the consumer side of
@@ -255,16 +256,66 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
   RingStats& stats = ring->stats();
   ++stats.passes;
 
-  const HeadPolicy head_policy = ChooseHeadPolicy(ring, mode);
+  // The head policy without writers waiting: the grace, or a flush.
+  const HeadPolicy calm_policy = ChooseHeadPolicy(ring, mode);
+  HeadPolicy head_policy = calm_policy;
+  // Writers waiting for room make the pass resolve the head at once (they
+  // want room now), but only for the positions they are blocked behind:
+  // those reserved when the pass began, and only until the early wake below
+  // released them. A released writer claims fresh chunks while the pass goes
+  // on, and resolving those at once would scrape each chunk it opens; from
+  // then on the head is treated as if nobody waited.
+  uint32_t write_pos_at_start = 0;
+  if (calm_policy != HeadPolicy::kResolve && WritersWaiting(ring)) {
+    // relaxed; a hint like the waiters' count (a hostile value changes only
+    // how eagerly its own ring is drained). Loaded before the count is read
+    // again, and before the pass's first release store of read_pos: a writer
+    // that left the wait (W6, its count decremented) and then reserved
+    // cannot be counted as waiting by this pass if its reservation is
+    // already below the value. Where loads may be reordered the worst a
+    // stale value does is one scrape of an open chunk, which the protocol
+    // makes safe (spec 7).
+    write_pos_at_start =
+        reader.view().write_pos()->load(std::memory_order_relaxed);
+    if (WritersWaiting(ring))
+      head_policy = HeadPolicy::kResolve;
+  }
   PassResult result;
   const uint64_t bytes_before = reader.stats().bytes_emitted;
   bool stopped_by_budget = true;
+  bool woke_early = false;
+  // positions_resolved when the pass last woke stalled writers.
+  uint32_t resolved_at_wake = 0;
   // Bounded by max_positions_per_pass.
   for (uint32_t i = 0; i < options_.max_positions_per_pass; ++i) {
+    if (head_policy != calm_policy) {
+      // Unsigned distance (spec 4.1): 0 at write_pos_at_start, above
+      // num_chunks past it (or for a hostile write_pos).
+      const uint32_t to_start_pos = write_pos_at_start - reader.read_pos();
+      if (woke_early || to_start_pos == 0 ||
+          to_start_pos > reader.view().geometry().num_chunks) {
+        head_policy = calm_policy;
+      }
+    }
     const ReadResult r = reader.ReadOne(ring, head_policy);
     if (r == ReadResult::kSkipped || r == ReadResult::kEmitted) {
       ++result.positions_resolved;
       ring->deferring = false;
+      // The early wake: a writer stalled for room gets it as soon as the
+      // pass frees a position, not when the pass ends, so its wake-up
+      // latency overlaps the rest of the pass. Once per pass: the woken
+      // writer stays registered until it runs, and one FUTEX_WAKE per
+      // resolved position meanwhile would only cost system calls.
+      // The wake that the protocol relies on is the one after the pass's
+      // last store (below).
+      if (options_.wake_writers_early && !woke_early && WritersWaiting(ring)) {
+        woke_early = true;
+        if (shm_ring::WakeStalledWriters(reader.view())) {
+          resolved_at_wake = result.positions_resolved;
+          ++stats.writer_wakeups;
+          ++stats.early_writer_wakeups;
+        }
+      }
       if (reader.stats().bytes_emitted - bytes_before >=
           options_.max_bytes_per_pass) {
         break;
@@ -276,11 +327,7 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
       result.more = true;
     if (r == ReadResult::kDeferred) {
       result.deferred = true;
-      if (!ring->deferring || ring->deferred_position != reader.read_pos()) {
-        ring->deferring = true;
-        ring->deferred_position = reader.read_pos();
-        ring->deferred_since_ns = NowNs();
-      }
+      NoteDeferral(ring);
     }
     break;
   }
@@ -291,15 +338,7 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
   if (reader.stopped()) {
     ++result.rings_stopped;
     result.more = false;
-    if (!ring->error_logged) {
-      const ProtocolError& e = reader.protocol_error();
-      RT_ELOG("ring %u (producer %u) stopped: %s at position %u, word 0x%08x",
-              id, ring->config().producer_id, ProtocolErrorKindToString(e.kind),
-              e.position, e.word);
-      ring->error_logged = true;
-      if (options_.on_ring_stopped)
-        options_.on_ring_stopped(id, ring->config().producer_id, e);
-    }
+    ReportStopped(id, ring);
   }
 
   // The writer-wait protocol (shm_ring/ring_wait.h): after the release
@@ -308,12 +347,35 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
   // enough: a writer waits for read_pos to differ from the value it sampled,
   // and the last store of the pass is ordered before the fence like all
   // earlier ones (docs/ring-model.md, decision D8: the model checks this
-  // weakest schedule for lost wake-ups).
-  if (result.positions_resolved > 0 &&
+  // weakest schedule for lost wake-ups). The early wake above only adds a
+  // wake; it replaces this one when it followed the pass's last store.
+  if (result.positions_resolved > resolved_at_wake &&
       shm_ring::WakeStalledWriters(reader.view())) {
     ++stats.writer_wakeups;
   }
   return result;
+}
+
+void RingDrainer::NoteDeferral(Ring* ring) {
+  // The grace runs from when this position was first deferred.
+  const uint32_t read_pos = ring->reader().read_pos();
+  if (!ring->deferring || ring->deferred_position != read_pos) {
+    ring->deferring = true;
+    ring->deferred_position = read_pos;
+    ring->deferred_since_ns = NowNs();
+  }
+}
+
+void RingDrainer::ReportStopped(RingId id, Ring* ring) {
+  if (ring->error_logged)
+    return;
+  const ProtocolError& e = ring->reader().protocol_error();
+  RT_ELOG("ring %u (producer %u) stopped: %s at position %u, word 0x%08x", id,
+          ring->config().producer_id, ProtocolErrorKindToString(e.kind),
+          e.position, e.word);
+  ring->error_logged = true;
+  if (options_.on_ring_stopped)
+    options_.on_ring_stopped(id, ring->config().producer_id, e);
 }
 
 uint64_t RingDrainer::NowNs() const {
@@ -323,18 +385,20 @@ uint64_t RingDrainer::NowNs() const {
 HeadPolicy RingDrainer::ChooseHeadPolicy(Ring* ring, DrainMode mode) const {
   if (mode == DrainMode::kFlush || options_.head_grace_ns == 0)
     return HeadPolicy::kResolve;
-  // relaxed; only a hint (a stalled writer wants room now), the count the
-  // writers' registration in shm_ring::WaitForReadPosChange maintains; a
-  // hostile value only changes how eagerly its own ring is drained.
-  if (ring->reader().view().num_writers_waiting()->load(
-          std::memory_order_relaxed) != 0) {
-    return HeadPolicy::kResolve;
-  }
   if (ring->deferring &&
       NowNs() - ring->deferred_since_ns >= options_.head_grace_ns) {
     return HeadPolicy::kResolve;
   }
   return HeadPolicy::kDeferUnpublished;
+}
+
+bool RingDrainer::WritersWaiting(Ring* ring) {
+  // relaxed; only a hint (a stalled writer wants room now), the count the
+  // writers' registration in shm_ring::WaitForReadPosChange maintains; a
+  // hostile value only changes how eagerly its own ring is drained, and
+  // costs at most one more FUTEX_WAKE per pass.
+  return ring->reader().view().num_writers_waiting()->load(
+             std::memory_order_relaxed) != 0;
 }
 
 PassResult RingDrainer::DrainAll(DrainMode mode) {

@@ -39,6 +39,10 @@
 // runs the reader half of the writer-wait protocol
 // (shm_ring::WakeStalledWriters, src/tracing/core/shm_ring/ring_wait.h): a
 // fence, then a FUTEX_WAKE on read_pos only if num_writers_waiting > 0.
+// It also wakes them early, once per pass: at the first position the pass
+// frees while num_writers_waiting > 0, so a stalled writer's wake-up latency
+// overlaps the rest of the pass instead of following it. A hostile count
+// costs at most that one more system call per pass.
 //
 // Thread model: single-threaded (the service's drain thread). Writers run
 // concurrently in other threads / processes and interact only through the
@@ -78,6 +82,13 @@ struct RingDrainerOptions {
   // the writers then stops burning their reservations and splitting their
   // chunks. See docs/ring_drainer.md.
   uint64_t head_grace_ns = 0;
+  // Writers stalled for room (policy kStall, asleep on read_pos): true, a
+  // pass wakes them at the first position it frees, so their wake-up
+  // latency overlaps the rest of the pass and they write while it runs;
+  // false, only after the pass's last store, so a stalled writer sleeps
+  // through the whole pass (tests that drain in lock step with a stalled
+  // writer rely on that). The wake after the pass is issued either way.
+  bool wake_writers_early = true;
   // Monotonic clock in ns for the head grace; null: std::chrono's
   // steady_clock. Tests inject their own.
   uint64_t (*now_ns)() = nullptr;
@@ -121,6 +132,9 @@ struct RingStats {
   uint64_t chunks_aborted = 0;  // Speculative copies discarded (CAS lost).
   uint64_t passes = 0;
   uint64_t writer_wakeups = 0;  // Futex wakes issued.
+  // Of those, wakes issued mid-pass, at the first position the pass freed
+  // while a writer was waiting for room.
+  uint64_t early_writer_wakeups = 0;
 };
 
 // Accumulates |s| into |total|.
@@ -177,7 +191,16 @@ class RingDrainer {
   class Ring;
 
   Ring* FindRing(RingId id) const;
+  // The head policy of a pass when no writer waits for room: kResolve for
+  // a flush, without a head grace, or once the grace ran out.
   HeadPolicy ChooseHeadPolicy(Ring* ring, DrainMode mode) const;
+  // Whether writers of |ring| are waiting for room (a hint).
+  static bool WritersWaiting(Ring* ring);
+  // A pass stopped at a head position under grace: starts its grace
+  // period unless that position was already being deferred.
+  void NoteDeferral(Ring* ring);
+  // Logs the ring's protocol error and tells on_ring_stopped, once.
+  void ReportStopped(RingId id, Ring* ring);
   uint64_t NowNs() const;
   // The next ChunkID slot for {producer, writer}; stable address.
   // |*inserted|: the slot was created by this call.

@@ -122,6 +122,8 @@ TEST(RingDrainerCrossProcessTest, StallIsLosslessAndWokenAcrossProcesses) {
   // stalled.
   RingDrainerOptions options;
   options.head_grace_ns = kDeadlineNs * 3;
+  // Lock step: the writer sleeps through every pass (no early wake).
+  options.wake_writers_early = false;
   Service service(region->fd(), region->view().geometry(), options);
   SharedObject<SharedResults> results;
 
@@ -290,6 +292,8 @@ TEST(RingDrainerCrossProcessTest, KilledProducerLeavesHolesNotAHang) {
   const RingGeometry g = region->view().geometry();
   RingDrainerOptions options;
   options.head_grace_ns = kDeadlineNs * 3;  // no scrape while writers live
+  // Lock step: the writer sleeps through every pass (no early wake).
+  options.wake_writers_early = false;
   Service service(region->fd(), g, options);
   const RingView& view = service.view();
   SharedObject<SharedResults> results;

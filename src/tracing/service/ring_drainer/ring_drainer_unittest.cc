@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -433,6 +434,19 @@ TEST(RingDrainerTest, InitialReadPosComesFromTheService) {
             MakeFreeForWrap(ring.geometry().NextWrap(0x7fff'fffeu)));
 }
 
+// Bounded wait until a writer thread registered in num_writers_waiting
+// (W1 of ring_wait.h); true if exactly one did.
+bool WaitUntilAWriterRegistered(const TestRing& ring) {
+  for (int i = 0; i < 10'000'000 && ring.view().num_writers_waiting()->load(
+                                        std::memory_order_relaxed) == 0;
+       ++i) {
+    std::this_thread::yield();
+  }
+  // relaxed: the count alone is asserted.
+  return ring.view().num_writers_waiting()->load(std::memory_order_relaxed) ==
+         1u;
+}
+
 TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
   // A real writer thread blocked in shm_ring::WaitForReadPosChange (the
   // writer half of ring_wait.h) is released by the drainer's pass.
@@ -448,13 +462,7 @@ TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
     moved = shm_ring::WaitForReadPosChange(
         ring.view(), 0, base::MonotonicNs() + 60'000'000'000ull);
   });
-  // Bounded wait until the writer registered (W1).
-  for (int i = 0; i < 10'000'000 && ring.view().num_writers_waiting()->load(
-                                        std::memory_order_relaxed) == 0;
-       ++i) {
-    std::this_thread::yield();
-  }
-  ASSERT_EQ(ring.view().num_writers_waiting()->load(), 1u);
+  ASSERT_TRUE(WaitUntilAWriterRegistered(ring));
   EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
   waiter.join();
   EXPECT_TRUE(moved);
@@ -465,6 +473,140 @@ TEST(RingDrainerTest, WakesAWriterBlockedInTheWaitProtocol) {
 uint64_t g_fake_now_ns = 0;
 uint64_t FakeNowNs() {
   return g_fake_now_ns;
+}
+
+TEST(RingDrainerTest, WakesStalledWritersEarlyOncePerPass) {
+  // A writer waiting for room is woken at the first position a pass frees
+  // and again after the pass's last store (the wake the protocol relies
+  // on); nobody waiting, no wake at all.
+  TestRing ring(256, 8);
+  RecordingSink sink;
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  for (const char* payload : {"a", "b", "c"})
+    WriteChunk(&w, {payload});
+  ring.view().num_writers_waiting()->store(1, std::memory_order_relaxed);
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 3u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 2u);
+  EXPECT_EQ(drainer.ring_stats(id).early_writer_wakeups, 1u);
+
+  // A pass of one position: the early wake is also the last one.
+  WriteChunk(&w, {"d"});
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 3u);
+  EXPECT_EQ(drainer.ring_stats(id).early_writer_wakeups, 2u);
+
+  ring.view().num_writers_waiting()->store(0, std::memory_order_relaxed);
+  WriteChunk(&w, {"e"});
+  WriteChunk(&w, {"f"});
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 2u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 3u);
+  EXPECT_EQ(drainer.ring_stats(id).early_writer_wakeups, 2u);
+  EXPECT_EQ(sink.chunks.size(), 6u);
+}
+
+// Runs |hook| inside the drain pass, when the pass begins the copy of its
+// |at|-th chunk, then records the chunk.
+class HookedSink : public ChunkSink {
+ public:
+  HookedSink(uint32_t at, std::function<void()> hook)
+      : at_(at), hook_(std::move(hook)) {}
+  uint8_t* BeginChunkFragments(ProducerID producer_id,
+                               const ClientIdentity& identity,
+                               WriterID writer_id,
+                               ChunkID chunk_id,
+                               const uint32_t* sizes,
+                               size_t num_fragments,
+                               shm_ring::ChunkFlags flags) override {
+    if (++begins_ == at_)
+      hook_();
+    return inner.BeginChunkFragments(producer_id, identity, writer_id, chunk_id,
+                                     sizes, num_fragments, flags);
+  }
+  void CommitPendingChunk() override { inner.CommitPendingChunk(); }
+  void AbortPendingChunk() override { inner.AbortPendingChunk(); }
+
+  RecordingSink inner;
+
+ private:
+  const uint32_t at_;
+  const std::function<void()> hook_;
+  uint32_t begins_ = 0;
+};
+
+TEST(RingDrainerTest, ReleasesAStalledWriterBeforeThePassEnds) {
+  // A real writer blocked in shm_ring::WaitForReadPosChange returns while
+  // the pass that freed room for it is still copying: the pass is held in
+  // its second chunk until the writer has returned, so without the early
+  // wake this test fails at the safety deadline.
+  TestRing ring(256, 4);
+  std::atomic<bool> writer_returned{false};
+  bool returned_mid_pass = false;
+  HookedSink sink(/*at=*/2, [&] {
+    const uint64_t deadline = base::MonotonicNs() + 60'000'000'000ull;
+    // acquire; pairs with the waiter thread's release store.
+    while (!writer_returned.load(std::memory_order_acquire) &&
+           base::MonotonicNs() < deadline) {
+      std::this_thread::yield();
+    }
+    returned_mid_pass = writer_returned.load(std::memory_order_acquire);
+  });
+  RingDrainer drainer;
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  FakeWriter w(ring.view(), 1, 1);
+  WriteChunk(&w, {"x"});
+  WriteChunk(&w, {"y"});
+  bool moved = false;
+  std::thread waiter([&] {
+    moved = shm_ring::WaitForReadPosChange(
+        ring.view(), 0, base::MonotonicNs() + 60'000'000'000ull);
+    // release; pairs with the hook's acquire load.
+    writer_returned.store(true, std::memory_order_release);
+  });
+  ASSERT_TRUE(WaitUntilAWriterRegistered(ring));
+  EXPECT_EQ(drainer.DrainRing(id).positions_resolved, 2u);
+  waiter.join();
+  EXPECT_TRUE(moved);
+  EXPECT_TRUE(returned_mid_pass);
+  // The writer deregistered before the pass's last check: one wake only.
+  EXPECT_EQ(drainer.ring_stats(id).early_writer_wakeups, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).writer_wakeups, 1u);
+  EXPECT_EQ(sink.inner.chunks.size(), 2u);
+}
+
+TEST(RingDrainerTest, WaitersDoNotMakeAPassScrapeChunksOpenedDuringIt) {
+  // A pass that starts while a writer waits for room resolves at once the
+  // positions reserved before it began; a chunk opened while it runs (here
+  // by a writer claiming in the middle of the pass, as a woken writer does)
+  // gets the head grace like any other.
+  TestRing ring(256, 8);
+  FakeWriter early(ring.view(), 1, 1);
+  FakeWriter late(ring.view(), 2, 1);
+  HookedSink sink(/*at=*/1, [&] {
+    late.ReserveAndClaim();
+    late.Append("open");
+  });
+  RingDrainerOptions opts;
+  opts.head_grace_ns = 1000;
+  opts.now_ns = &FakeNowNs;
+  g_fake_now_ns = 5000;
+  RingDrainer drainer(opts);
+  const RingId id = drainer.AddRing(MakeConfig(ring, 1, {{1, &sink}}));
+  WriteChunk(&early, {"a"});
+  WriteChunk(&early, {"b"});
+  ring.view().num_writers_waiting()->store(1, std::memory_order_relaxed);
+  const PassResult r = drainer.DrainRing(id);
+  EXPECT_EQ(r.positions_resolved, 2u);
+  EXPECT_TRUE(r.deferred);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 0u);
+  EXPECT_EQ(sink.inner.chunks.size(), 2u);
+
+  // The next pass starts with the open chunk reserved and the writer still
+  // counted as waiting: that chunk is resolved at once.
+  const PassResult r2 = drainer.DrainRing(id);
+  EXPECT_EQ(r2.positions_resolved, 1u);
+  EXPECT_EQ(drainer.ring_stats(id).reader.scrapes, 1u);
 }
 
 TEST(RingDrainerTest, HeadGraceDefersThenInsists) {

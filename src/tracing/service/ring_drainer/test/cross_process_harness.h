@@ -212,7 +212,8 @@ class Service {
   //
   // While the child has begun fewer than |lock_step_packets| packets (or
   // always, with kAlwaysLockStep), drains ONLY while the child sleeps in
-  // FUTEX_WAIT (registered in num_writers_waiting, and asleep), and counts
+  // FUTEX_WAIT (registered in num_writers_waiting, and asleep; the drainer
+  // needs RingDrainerOptions::wake_writers_early = false), and counts
   // the drains that moved read_pos then in *sleeping_wakes: each of them
   // ended with a FUTEX_WAKE for the sleeper. Such a drain cannot race the
   // writer: a stalled writer holds no Acquired chunk, so every reserved
