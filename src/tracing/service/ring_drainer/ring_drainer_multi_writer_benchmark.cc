@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -111,9 +112,10 @@ class CountingTraceBufferSink : public ChunkSink {
       last_.resize(pending_.writer_id + 1u);
     Counted& last = last_[pending_.writer_id];
     if (last.chunk_id == pending_.chunk_id && last.fragments != 0) {
-      // A re-offer: its first fragments were counted before.
-      packets += pending_.packets - last.packets;
-      bytes += pending_.bytes - last.bytes;
+      // A re-offer: its first fragments were counted before (and it never
+      // holds fewer).
+      packets += pending_.packets - std::min(pending_.packets, last.packets);
+      bytes += pending_.bytes - std::min(pending_.bytes, last.bytes);
     } else {
       packets += pending_.packets;
       bytes += pending_.bytes;
