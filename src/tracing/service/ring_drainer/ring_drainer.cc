@@ -307,7 +307,9 @@ PassResult RingDrainer::DrainRing(RingId id, DrainMode mode) {
       // writer stays registered until it runs, and one FUTEX_WAKE per
       // resolved position meanwhile would only cost system calls.
       // The wake that the protocol relies on is the one after the pass's
-      // last store (below).
+      // last store (below). Until a writer waits, this costs a load of the
+      // cache line ReadOne() just loaded write_pos from (the count shares
+      // it, see shm_ring_abi.h).
       if (options_.wake_writers_early && !woke_early && WritersWaiting(ring)) {
         woke_early = true;
         if (shm_ring::WakeStalledWriters(reader.view())) {

@@ -78,9 +78,10 @@ struct RingDrainerOptions {
   // is scraped). > 0: such a position at the head is left alone (the pass
   // ends there, PassResult::deferred) until it has been seen for this long,
   // unless more than half the ring is reserved, a writer is stalled waiting
-  // for room, or the pass is a DrainMode::kFlush. A drain loop that chases
-  // the writers then stops burning their reservations and splitting their
-  // chunks. See docs/ring_drainer.md.
+  // for room (for the positions reserved when the pass began, until the
+  // pass wakes it), or the pass is a DrainMode::kFlush. A drain loop that
+  // chases the writers then stops burning their reservations and splitting
+  // their chunks. See docs/ring_drainer.md.
   uint64_t head_grace_ns = 0;
   // Writers stalled for room (policy kStall, asleep on read_pos): true, a
   // pass wakes them at the first position it frees, so their wake-up
