@@ -14,7 +14,8 @@ namespace {
 constexpr size_t kHelloFixedSize = 16;      // 4 x u32 before the name
 constexpr size_t kHelloReplySize = 20;      // 5 x u32
 constexpr size_t kLossReportFixedSize = 8;  // flags, num_entries
-constexpr size_t kLossEntrySize = 36;       // u32 + 4 x u64
+// u16 writer_id, u16 target_buffer, 4 x u64.
+constexpr size_t kLossEntrySize = 36;
 
 void PutU32(uint8_t* p, uint32_t v) {
   p[0] = static_cast<uint8_t>(v);
@@ -169,8 +170,10 @@ size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap) {
   if (!IsValidLossReportHeader(msg.flags, msg.num_entries))
     return 0;
   for (uint32_t i = 0; i < msg.num_entries; i++) {
-    if (!IsValidReportedWriterId(msg.entries[i].writer_id))
+    if (!IsValidReportedWriterId(msg.entries[i].writer_id) ||
+        msg.entries[i].target_buffer > kMaxBufferId) {
       return 0;
+    }
   }
   const size_t total = PutHeader(
       MessageType::kDrainRequest,
@@ -183,7 +186,7 @@ size_t EncodeLossReport(const DrainRequestMsg& msg, uint8_t* buf, size_t cap) {
   p += kLossReportFixedSize;
   for (uint32_t i = 0; i < msg.num_entries; i++, p += kLossEntrySize) {
     const WriterLossEntry& e = msg.entries[i];
-    PutU32(p, e.writer_id);
+    PutU32(p, e.writer_id | e.target_buffer << 16);
     PutU64(p + 4, e.packets_dropped_before_end);
     PutU64(p + 12, e.packets_dropped_after_end);
     PutU64(p + 20, e.bytes_dropped);
@@ -390,7 +393,9 @@ base::Status DecodeLossReport(const uint8_t* p,
   p += kLossReportFixedSize;
   for (uint32_t i = 0; i < num_entries; i++, p += kLossEntrySize) {
     WriterLossEntry& e = out->entries[i];
-    e.writer_id = GetU32(p);
+    const uint32_t ids = GetU32(p);
+    e.writer_id = ids & 0xffff;
+    e.target_buffer = ids >> 16;
     if (!IsValidReportedWriterId(e.writer_id))
       return base::ErrStatus("loss report for writer id %u", e.writer_id);
     e.packets_dropped_before_end = GetU64(p + 4);

@@ -46,7 +46,8 @@
 //                    u32 num_entries  0..kMaxLossEntriesPerMessage (0 only
 //                                     with kLossReportFinal)
 //                    num_entries x 36-byte entries:
-//                      u32 writer_id (1..65535)
+//                      u16 writer_id (1..65535)
+//                      u16 target_buffer (the BufferID it writes)
 //                      u64 packets_dropped_before_end
 //                      u64 packets_dropped_after_end
 //                      u64 bytes_dropped
@@ -105,7 +106,7 @@ namespace ringtrace {
 namespace ipc {
 
 constexpr uint32_t kMagic = 0x50495452;  // bytes "RTIP" little-endian
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxProducerNameSize = 64;
 constexpr size_t kMaxDataSourceNameSize = 64;
@@ -165,9 +166,13 @@ struct HelloReplyMsg {
   uint32_t target_buffer = 0;
 };
 
-// The cumulative loss counters of one writer (see kDrainRequest).
+// The cumulative loss counters of one writer (see kDrainRequest), and the
+// buffer it writes: its losses belong to the session owning that buffer.
+// On the wire the first u32 holds writer_id (low 16 bits) and target_buffer
+// (high 16 bits).
 struct WriterLossEntry {
-  uint32_t writer_id = 0;
+  uint32_t writer_id = 0;      // 1..65535
+  uint32_t target_buffer = 0;  // 0..65535
   uint64_t packets_dropped_before_end = 0;
   uint64_t packets_dropped_after_end = 0;
   uint64_t bytes_dropped = 0;

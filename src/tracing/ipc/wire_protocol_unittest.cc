@@ -95,6 +95,7 @@ TEST(WireProtocolTest, LossReportLayoutIsByteExact) {
   report.flags = kLossReportFinal;
   report.num_entries = 1;
   report.entries[0].writer_id = 0x0102;
+  report.entries[0].target_buffer = 0x0304;
   report.entries[0].packets_dropped_before_end = 0x0a0b0c0d0e0f1011ull;
   report.entries[0].packets_dropped_after_end = 3;
   report.entries[0].bytes_dropped = 0x100000000ull;
@@ -105,7 +106,7 @@ TEST(WireProtocolTest, LossReportLayoutIsByteExact) {
       'R',  'T',  'I',  'P',  3,    0,    0,    0,    44, 0, 0, 0,  // header
       1,    0,    0,    0,                             // flags: final
       1,    0,    0,    0,                             // num_entries
-      2,    1,    0,    0,                             // writer_id
+      2,    1,    4,    3,                             // writer, buffer
       0x11, 0x10, 0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a,  // before end
       3,    0,    0,    0,    0,    0,    0,    0,     // after end
       0,    0,    0,    0,    1,    0,    0,    0,     // bytes
@@ -119,6 +120,7 @@ TEST(WireProtocolTest, LossReportLayoutIsByteExact) {
   ASSERT_EQ(msg.drain_request.num_entries, 1u);
   const WriterLossEntry& e = msg.drain_request.entries[0];
   EXPECT_EQ(e.writer_id, 0x0102u);
+  EXPECT_EQ(e.target_buffer, 0x0304u);
   EXPECT_EQ(e.packets_dropped_before_end, 0x0a0b0c0d0e0f1011ull);
   EXPECT_EQ(e.packets_dropped_after_end, 3u);
   EXPECT_EQ(e.bytes_dropped, 0x100000000ull);
@@ -162,7 +164,6 @@ TEST(WireProtocolTest, MalformedLossReportsAreRejected) {
       {"more entries than allowed", kHeaderSize + 4, 7},
       {"no entry without the final flag", kHeaderSize + 4, 0},
       {"writer id 0", kHeaderSize + 8, 0},
-      {"writer id above 65535", kHeaderSize + 8 + 2, 1},
   };
   for (const Mutation& m : mutations) {
     std::vector<uint8_t> bytes(buf, buf + n);
@@ -187,6 +188,9 @@ TEST(WireProtocolTest, MalformedLossReportsAreRejected) {
   EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
   report.num_entries = 1;
   report.entries[0].writer_id = 0x10000;
+  EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
+  report.entries[0].writer_id = 1;
+  report.entries[0].target_buffer = 0x10000;  // not a BufferID
   EXPECT_EQ(EncodeLossReport(report, buf, sizeof(buf)), 0u);
 }
 

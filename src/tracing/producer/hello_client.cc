@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/producer/hello_client.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 
 #include <limits.h>
 
@@ -113,9 +114,10 @@ base::Status Handshake(ipc::UnixSocket* socket,
   // above).
 
   const shm_ring::RingGeometry geometry(reply.chunk_size, reply.num_chunks);
-  // MapFd takes the fd, and closes it if it fails.
-  auto region =
-      shm_ring::SharedRingRegion::MapFd(fd.release(), geometry, &status);
+  // MapFd takes the fd, and closes it if it fails. The file also holds the
+  // writer loss area after the ring (writer_loss_area.h).
+  auto region = shm_ring::SharedRingRegion::MapFd(
+      fd.release(), geometry, shm_ring::kWriterLossAreaSize, &status);
   if (!region)
     return base::ErrStatus("cannot map the ring: %s", status.message().c_str());
   result->reply = reply;

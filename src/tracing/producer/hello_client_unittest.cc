@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 #include "src/tracing/ipc/test/raw_send.h"
 #include "src/tracing/producer/test/fake_service.h"
 
@@ -50,7 +51,8 @@ ScopedFd MakeMemfd(uint64_t size, int seals) {
 }
 
 ScopedFd MakeRingMemfd() {
-  return MakeMemfd(kGeometry.MappingSize(), F_SEAL_SHRINK | F_SEAL_GROW);
+  return MakeMemfd(kGeometry.MappingSize() + shm_ring::kWriterLossAreaSize,
+                   F_SEAL_SHRINK | F_SEAL_GROW);
 }
 
 std::string EncodeReply(const HelloReplyMsg& reply) {
@@ -228,17 +230,21 @@ void AddBadRingFds(std::vector<BrokenReply>* cases_out) {
                    "2 fds attached"});
   cases.push_back({"file smaller than the mapping",
                    [](UnixSocket* s) {
-                     ScopedFd small = MakeMemfd(kGeometry.MappingSize() - 1,
-                                                F_SEAL_SHRINK | F_SEAL_GROW);
+                     ScopedFd small =
+                         MakeMemfd(kGeometry.MappingSize() +
+                                       shm_ring::kWriterLossAreaSize - 1,
+                                   F_SEAL_SHRINK | F_SEAL_GROW);
                      SendRaw(s, EncodeReply(GoodReply()), {small.get()});
                    },
                    "too small"});
-  cases.push_back({"file not sealed against shrinking",
-                   [](UnixSocket* s) {
-                     ScopedFd unsealed = MakeMemfd(kGeometry.MappingSize(), 0);
-                     SendRaw(s, EncodeReply(GoodReply()), {unsealed.get()});
-                   },
-                   "not sealed"});
+  cases.push_back(
+      {"file not sealed against shrinking",
+       [](UnixSocket* s) {
+         ScopedFd unsealed = MakeMemfd(
+             kGeometry.MappingSize() + shm_ring::kWriterLossAreaSize, 0);
+         SendRaw(s, EncodeReply(GoodReply()), {unsealed.get()});
+       },
+       "not sealed"});
   cases.push_back({"a pipe instead of a memfd",
                    [](UnixSocket* s) {
                      int p[2];

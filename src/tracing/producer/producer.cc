@@ -228,6 +228,8 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   p->target_buffer_ =
       static_cast<shm_ring::BufferID>(hello.reply.target_buffer);
   p->losses_ = std::make_unique<producer::WriterLossRegistry>();
+  p->losses_->AttachSharedArea(hello.region->trailer(),
+                               hello.region->trailer_bytes());
   p->transport_ = std::make_unique<producer::SocketDrainTransport>(
       socket->fd(), p->losses_.get());
   producer::DrainNotifier::Options notifier_options;

@@ -209,7 +209,7 @@ TEST(WriterLossRegistryTest, ConcurrentUpdatesAndCollectionsLoseNoChange) {
   WriterLossRegistry registry;
   std::vector<WriterLossRegistry::Slot*> slots;
   for (uint32_t t = 0; t < kThreads; t++)
-    slots.push_back(registry.Add(static_cast<WriterID>(t + 1)));
+    slots.push_back(registry.Add(static_cast<WriterID>(t + 1), 0));
   std::map<uint32_t, uint64_t> latest;  // as the "service" saw them
   std::atomic<bool> stop{false};
   std::mutex latest_mutex;

@@ -52,7 +52,8 @@ std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
   if (options_.refuse || options_.losses) {
     writer->AttachProducerControls(
         options_.refuse,
-        options_.losses ? &options_.losses->Add(id)->counters : nullptr);
+        options_.losses ? &options_.losses->Add(id, target_buffer)->counters
+                        : nullptr);
   }
   return writer;
 }

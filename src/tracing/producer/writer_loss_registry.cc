@@ -4,6 +4,8 @@
 
 #include "src/tracing/producer/writer_loss_registry.h"
 
+#include "ringtrace/logging.h"
+
 namespace ringtrace {
 namespace producer {
 
@@ -20,11 +22,32 @@ WriterLossRegistry::~WriterLossRegistry() {
   }
 }
 
+void WriterLossRegistry::AttachSharedArea(uint8_t* area, size_t size) {
+  RT_CHECK(count_.load(std::memory_order_relaxed) == 0);
+  RT_CHECK(reinterpret_cast<uintptr_t>(area) % shm_ring::kWriterLossSlotSize ==
+           0);
+  shared_slots_ = reinterpret_cast<shm_ring::WriterLossSlot*>(area);
+  num_shared_slots_ = size / shm_ring::kWriterLossSlotSize;
+}
+
 WriterLossRegistry::Slot* WriterLossRegistry::Add(
-    shm_ring::WriterID writer_id) {
+    shm_ring::WriterID writer_id,
+    shm_ring::BufferID target_buffer) {
   Slot* slot = new Slot();
   slot->writer_id = writer_id;
+  slot->target_buffer = target_buffer;
   slot->counters.changes = &changes_;
+  // relaxed: a ticket; each index is handed out once.
+  const size_t index =
+      next_shared_slot_.fetch_add(1, std::memory_order_relaxed);
+  if (index < num_shared_slots_) {
+    shm_ring::WriterLossSlot* shared = &shared_slots_[index];
+    // relaxed: read by the service only (pread, after the producer is
+    // gone); the writer cannot lose anything before it exists.
+    shared->ids.store(shm_ring::PackLossSlotIds(writer_id, target_buffer),
+                      std::memory_order_relaxed);
+    slot->counters.shared = shared;
+  }
   // relaxed load; the CAS below validates it.
   Slot* head = head_.load(std::memory_order_relaxed);
   do {
@@ -42,6 +65,7 @@ WriterLossRegistry::Slot* WriterLossRegistry::Add(
 bool WriterLossRegistry::Read(const Slot& slot, ipc::WriterLossEntry* e) {
   const shm_ring::WriterLossCounters& c = slot.counters;
   e->writer_id = slot.writer_id;
+  e->target_buffer = slot.target_buffer;
   // relaxed: ordered after the caller's acquire load of the version (or of
   // the registry's change count), see WriterLossCounters.
   e->packets_dropped_before_end =

@@ -29,6 +29,10 @@
 // "nothing changed" mark is set only to the change count read before a
 // complete sweep began.
 //
+// Shared area: the first writers' counters also live in the ring's writer
+// loss area (AttachSharedArea), which the service reads when the producer
+// is gone, so a producer killed before its final report loses no report.
+//
 // Thread model: Add() from any thread (lock-free push); CollectChanged(),
 // MarkReported() and CollectAll() from any thread, concurrently with Add()
 // and with the writers' updates; lock-free, no allocation.
@@ -53,6 +57,7 @@ class WriterLossRegistry {
  public:
   struct Slot {
     shm_ring::WriterID writer_id = 0;
+    shm_ring::BufferID target_buffer = 0;  // the buffer the writer writes
     shm_ring::WriterLossCounters counters;
     // counters.version when this slot was last sent.
     std::atomic<uint32_t> reported_version{0};
@@ -75,9 +80,15 @@ class WriterLossRegistry {
   WriterLossRegistry(const WriterLossRegistry&) = delete;
   WriterLossRegistry& operator=(const WriterLossRegistry&) = delete;
 
-  // A new slot for |writer_id|; never fails (allocates once per writer, on
-  // the thread creating it).
-  Slot* Add(shm_ring::WriterID writer_id);
+  // Gives the first |size| / 64 writers a slot of the ring's writer loss
+  // area (writer_loss_area.h) at |area| (64-byte aligned, mapped as long as
+  // the registry lives), so that the service reads their counters even if
+  // the producer dies before its final report. Before the first Add().
+  void AttachSharedArea(uint8_t* area, size_t size);
+
+  // A new slot for |writer_id| writing |target_buffer|; never fails
+  // (allocates once per writer, on the thread creating it).
+  Slot* Add(shm_ring::WriterID writer_id, shm_ring::BufferID target_buffer);
 
   // Fills |msg| (flags untouched) with up to kMaxLossEntriesPerMessage
   // changed writers and |batch| with what to mark. Returns the number of
@@ -108,6 +119,10 @@ class WriterLossRegistry {
   // Reads |slot| into |e|; false if every counter is zero.
   static bool Read(const Slot& slot, ipc::WriterLossEntry* e);
 
+  // The writer loss area, set before any Add(); then read-only.
+  shm_ring::WriterLossSlot* shared_slots_ = nullptr;
+  size_t num_shared_slots_ = 0;
+  std::atomic<size_t> next_shared_slot_{0};
   std::atomic<Slot*> head_{nullptr};
   std::atomic<uint32_t> count_{0};
   // Bumped by the writers (WriterLossCounters::changes) after every update.

@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -249,6 +250,106 @@ TEST_F(EndToEndLossTest, KilledAppIsMarkedWithoutAFinalReport) {
   EXPECT_EQ(stats->ringtrace_producer_loss(0).pid(), app);
   EXPECT_FALSE(stats->ringtrace_producer_loss(0).final_report());
   EXPECT_EQ(stats->ringtrace_producer_loss(0).writers_size(), 0);
+}
+
+// An app SIGKILLed while its writer drops (the service stopped, the ring
+// full) cannot send the reports of its last losses: the service reads them
+// from the ring's writer loss area when it removes the producer. Every
+// packet the app wrote is in the trace or counted, exactly.
+TEST_F(EndToEndLossTest, KilledAppsLastLossesAreReadFromItsLossArea) {
+  std::unique_ptr<Subprocess> service = StartService();
+  ASSERT_TRUE(service);
+  // What the app counted, where it survives the app's SIGKILL.
+  struct Counts {
+    uint64_t begun, committed, dropped, before_end, after_end, bytes;
+    uint32_t writer_id;
+  };
+  void* shared = mmap(nullptr, sizeof(Counts), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  Counts* counts = new (shared) Counts();
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t app = fork();
+  ASSERT_GE(app, 0);
+  if (app == 0) {
+    base::Status status;
+    auto producer = Producer::Connect(
+        Options(shm_ring::BufferExhaustedPolicy::kDrop), &status);
+    if (!producer)
+      _exit(1);
+    std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
+    WriteEvents(w.get(), 50, 100);
+    w->Flush();
+    char c = 0;
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+      _exit(3);
+    WriteEvents(w.get(), 2000, 200);    // ~420 KB into a 16 KiB ring
+    WriteEvents(w.get(), 1, 64 << 10);  // larger than the ring: the last loss
+    w->Flush();
+    const TraceWriterV2Stats st = w->stats();
+    const shm_ring::RingWriterStats r = w->ring_writer().stats();
+    counts->begun = st.packets_begun;
+    counts->committed = st.packets_committed;
+    counts->dropped = st.packets_dropped;
+    counts->before_end = r.open_packets_dropped;
+    counts->after_end = r.ended_packets_dropped;
+    counts->bytes = st.bytes_dropped;
+    counts->writer_id = w->ring_writer().options().writer_id;
+    if (write(ready[1], &c, 1) != 1)
+      _exit(4);
+    raise(SIGKILL);
+    _exit(2);
+  }
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_TRUE(service->StopAndWait(kProcessTimeoutMs));
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(app, &wstatus, 0), app);
+  ASSERT_TRUE(WIFSIGNALED(wstatus)) << wstatus;
+  service->Signal(SIGCONT);
+  StopService(service.get());
+  for (int fd : {ready[0], ready[1], go[0], go[1]})
+    close(fd);
+
+  ASSERT_EQ(counts->begun, 2051u);
+  ASSERT_GT(counts->dropped, 1000u);
+  ASSERT_EQ(counts->begun, counts->committed + counts->dropped);
+  const perfetto::protos::Trace trace = ReadTrace();
+  uint64_t delivered = 0;
+  for (const perfetto::protos::TracePacket& p : trace.packet()) {
+    if (p.has_for_testing() && p.trusted_pid() == app)
+      delivered++;
+  }
+  EXPECT_EQ(delivered, counts->committed);
+  const perfetto::protos::TraceStats* stats = FindTraceStats(trace);
+  ASSERT_NE(stats, nullptr);
+  ASSERT_EQ(stats->ringtrace_producer_loss_size(), 1);
+  const auto& producer_loss = stats->ringtrace_producer_loss(0);
+  EXPECT_EQ(producer_loss.pid(), app);
+  EXPECT_FALSE(producer_loss.final_report());
+  ASSERT_EQ(producer_loss.writers_size(), 1);
+  const auto& writer = producer_loss.writers(0);
+  EXPECT_EQ(writer.writer_id(), counts->writer_id);
+  EXPECT_EQ(writer.packets_dropped_before_end(), counts->before_end);
+  EXPECT_EQ(writer.packets_dropped_after_end(), counts->after_end);
+  EXPECT_EQ(writer.bytes_dropped(), counts->bytes);
+  EXPECT_NE(writer.trusted_packet_sequence_id(), 0u);
+  // written == in the trace + reported lost, exactly.
+  EXPECT_EQ(delivered + stats->ringtrace_packets_dropped_by_producers(),
+            counts->begun);
+  EXPECT_EQ(producer_loss.claims_clamped(), 0u);
+  printf(
+      "killed app: %llu written, %llu in the trace, %llu lost (%llu "
+      "writer(s) raised by the loss area)\n",
+      static_cast<unsigned long long>(counts->begun),
+      static_cast<unsigned long long>(delivered),
+      static_cast<unsigned long long>(
+          stats->ringtrace_packets_dropped_by_producers()),
+      static_cast<unsigned long long>(producer_loss.writers_from_loss_area()));
+  munmap(shared, sizeof(Counts));
 }
 
 }  // namespace

@@ -38,12 +38,21 @@ bool CheckGeometry(const RingGeometry& geometry, base::Status* status) {
   return false;
 }
 
-// The mapping size of a valid |geometry| as a size_t, or false (and
-// |status|) if it cannot be mapped in this address space.
+// The mapping size of a valid |geometry| plus |trailer_bytes| as a size_t,
+// or false (and |status|) if it cannot be mapped in this address space or
+// the trailer is not a whole number of 64-byte lines.
 bool MappingSizeFits(const RingGeometry& geometry,
+                     size_t trailer_bytes,
                      size_t* size,
                      base::Status* status) {
-  const uint64_t size64 = geometry.MappingSize();
+  if (trailer_bytes % 64 != 0 || trailer_bytes > (SIZE_MAX / 4)) {
+    SetStatus(status,
+              base::ErrStatus("ring trailer of %zu bytes", trailer_bytes));
+    return false;
+  }
+  // Both terms are at most SIZE_MAX / 4 here (MappingSize() of a valid
+  // geometry is far below), so the sum cannot wrap.
+  const uint64_t size64 = geometry.MappingSize() + trailer_bytes;
   if (size64 > static_cast<uint64_t>(SIZE_MAX / 2)) {
     SetStatus(status, base::ErrStatus("ring of %llu bytes does not fit",
                                       static_cast<unsigned long long>(size64)));
@@ -103,9 +112,16 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapShared(
 std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     const RingGeometry& geometry,
     base::Status* status) {
+  return CreateMemfd(geometry, 0, status);
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
+    const RingGeometry& geometry,
+    size_t trailer_bytes,
+    base::Status* status) {
   size_t size = 0;
   if (!CheckGeometry(geometry, status) ||
-      !MappingSizeFits(geometry, &size, status)) {
+      !MappingSizeFits(geometry, trailer_bytes, &size, status)) {
     return nullptr;
   }
   base::ScopedFd fd(MakeMemfd());
@@ -122,12 +138,24 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::CreateMemfd(
     SetStatus(status, base::ErrStatus("F_ADD_SEALS: %s", strerror(errno)));
     return nullptr;
   }
-  return MapShared(std::move(fd), size, geometry, status);
+  std::unique_ptr<SharedRingRegion> region =
+      MapShared(std::move(fd), size, geometry, status);
+  if (region)
+    region->trailer_bytes_ = trailer_bytes;
+  return region;
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
     int raw_fd,
     const RingGeometry& geometry,
+    base::Status* status) {
+  return MapFd(raw_fd, geometry, 0, status);
+}
+
+std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
+    int raw_fd,
+    const RingGeometry& geometry,
+    size_t trailer_bytes,
     base::Status* status) {
   // Closes the fd on every failure below.
   base::ScopedFd fd(raw_fd);
@@ -137,7 +165,7 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
   }
   size_t size = 0;
   if (!CheckGeometry(geometry, status) ||
-      !MappingSizeFits(geometry, &size, status)) {
+      !MappingSizeFits(geometry, trailer_bytes, &size, status)) {
     return nullptr;
   }
   struct stat st;
@@ -157,7 +185,11 @@ std::unique_ptr<SharedRingRegion> SharedRingRegion::MapFd(
               base::ErrStatus("ring file is not sealed against shrinking"));
     return nullptr;
   }
-  return MapShared(std::move(fd), size, geometry, status);
+  std::unique_ptr<SharedRingRegion> region =
+      MapShared(std::move(fd), size, geometry, status);
+  if (region)
+    region->trailer_bytes_ = trailer_bytes;
+  return region;
 }
 
 std::unique_ptr<SharedRingRegion> SharedRingRegion::Wrap(

@@ -45,12 +45,25 @@ class SharedRingRegion {
   static std::unique_ptr<SharedRingRegion> CreateMemfd(
       const RingGeometry& geometry,
       base::Status* status);
+  // The same with |trailer_bytes| more after the ring (a multiple of 64;
+  // the service's writer loss area, writer_loss_area.h), mapped and sealed
+  // with it.
+  static std::unique_ptr<SharedRingRegion> CreateMemfd(
+      const RingGeometry& geometry,
+      size_t trailer_bytes,
+      base::Status* status);
 
   // Maps the ring memfd |fd| (ownership taken; closed on failure too) for
   // |geometry|. Fails unless |geometry| is valid, the file is at least
   // geometry.MappingSize() bytes and it carries F_SEAL_SHRINK.
   static std::unique_ptr<SharedRingRegion> MapFd(int fd,
                                                  const RingGeometry& geometry,
+                                                 base::Status* status);
+  // The same, also mapping the |trailer_bytes| after the ring; fails unless
+  // the file holds them.
+  static std::unique_ptr<SharedRingRegion> MapFd(int fd,
+                                                 const RingGeometry& geometry,
+                                                 size_t trailer_bytes,
                                                  base::Status* status);
 
   // Views |size| bytes at |memory| (not owned). |memory| must be 64-byte
@@ -66,7 +79,12 @@ class SharedRingRegion {
 
   RingView view() const { return RingView(base_, geometry_); }
   uint8_t* base() const { return base_; }
-  size_t size() const { return size_; }
+  size_t size() const { return size_; }  // the ring's mapping + trailer
+  // The bytes after the ring's mapping (null, 0 when there are none).
+  uint8_t* trailer() const {
+    return trailer_bytes_ ? base_ + geometry_.MappingSize() : nullptr;
+  }
+  size_t trailer_bytes() const { return trailer_bytes_; }
   // The memfd, or -1 for a wrapped region. Owned by the region.
   int fd() const { return fd_.get(); }
 
@@ -86,6 +104,7 @@ class SharedRingRegion {
 
   uint8_t* base_;
   size_t size_;
+  size_t trailer_bytes_ = 0;  // CreateMemfd / MapFd only
   RingGeometry geometry_;
   base::ScopedFd fd_;
   bool owns_mapping_;

@@ -118,10 +118,23 @@ void TraceWriterV2::SyncLosses() {
   if (!losses_)
     return;
   const TraceWriterV2Stats s = stats();
+  const uint64_t before_end = r.open_packets_dropped + s.packets_refused;
+  if (WriterLossSlot* shared = losses_->shared) {
+    // relaxed: this thread is the only writer of the slot's counters, and
+    // the service reads them with pread(2) once the producer is gone
+    // (writer_loss_area.h). Stored before the private copy below, whose
+    // release publication orders them before any report read from it.
+    shared->packets_dropped_before_end.store(before_end,
+                                             std::memory_order_relaxed);
+    shared->packets_dropped_after_end.store(r.ended_packets_dropped,
+                                            std::memory_order_relaxed);
+    shared->bytes_dropped.store(s.bytes_dropped, std::memory_order_relaxed);
+    shared->stall_timeouts.store(r.stall_timeouts, std::memory_order_relaxed);
+  }
   // relaxed: this thread is the only writer of the counters; the release
   // increment of |version| below publishes them (see WriterLossCounters).
-  losses_->packets_dropped_before_end.store(
-      r.open_packets_dropped + s.packets_refused, std::memory_order_relaxed);
+  losses_->packets_dropped_before_end.store(before_end,
+                                            std::memory_order_relaxed);
   losses_->packets_dropped_after_end.store(r.ended_packets_dropped,
                                            std::memory_order_relaxed);
   losses_->bytes_dropped.store(s.bytes_dropped, std::memory_order_relaxed);

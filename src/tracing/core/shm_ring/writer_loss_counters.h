@@ -14,6 +14,8 @@
 
 #include <atomic>
 
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
+
 namespace ringtrace {
 namespace shm_ring {
 
@@ -36,6 +38,9 @@ struct WriterLossCounters {
   std::atomic<uint64_t> stall_timeouts{0};
   std::atomic<uint32_t> version{0};
   std::atomic<uint64_t>* changes = nullptr;  // not owned; may be null
+  // The writer's slot of the ring's writer loss area (writer_loss_area.h),
+  // or null: the writer's thread stores the counters there too, first.
+  WriterLossSlot* shared = nullptr;  // not owned; set before the writer runs
 };
 
 }  // namespace shm_ring

@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/producer/test/fake_service.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -114,7 +115,8 @@ bool FakeService::Serve() {
   }
   if (config_.reply) {
     base::Status status;
-    region = shm_ring::SharedRingRegion::CreateMemfd(config_.geometry, &status);
+    region = shm_ring::SharedRingRegion::CreateMemfd(
+        config_.geometry, shm_ring::kWriterLossAreaSize, &status);
     if (!region)
       return false;
     ipc::HelloReplyMsg reply;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/base/time.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 
 namespace ringtrace {
 namespace producer {
@@ -65,7 +66,8 @@ bool ScriptedService::Handshake() {
     return false;
   }
   hello_ = msg.hello;
-  region_ = shm_ring::SharedRingRegion::CreateMemfd(config_.geometry, &status);
+  region_ = shm_ring::SharedRingRegion::CreateMemfd(
+      config_.geometry, shm_ring::kWriterLossAreaSize, &status);
   if (!region_)
     return false;
   ipc::HelloReplyMsg reply;

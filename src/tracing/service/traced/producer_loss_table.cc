@@ -28,6 +28,18 @@ bool IsMonotonic(const ipc::WriterLossEntry& prev,
          next.stall_timeouts >= prev.stall_timeouts;
 }
 
+bool IsZero(const ipc::WriterLossEntry& e) {
+  return !e.packets_dropped_before_end && !e.packets_dropped_after_end &&
+         !e.bytes_dropped && !e.stall_timeouts;
+}
+
+bool IsEqual(const ipc::WriterLossEntry& a, const ipc::WriterLossEntry& b) {
+  return a.packets_dropped_before_end == b.packets_dropped_before_end &&
+         a.packets_dropped_after_end == b.packets_dropped_after_end &&
+         a.bytes_dropped == b.bytes_dropped &&
+         a.stall_timeouts == b.stall_timeouts;
+}
+
 // The TraceStats fields of the ringtrace extension (docs/service.md), by
 // their numbers in protos/perfetto/trace/trace_packet.proto.
 using TraceStatsFields = perfetto::protos::rtzero::TraceStats;
@@ -37,7 +49,7 @@ using WriterFields = perfetto::protos::rtzero::TraceStats_RingtraceWriterLoss;
 
 }  // namespace
 
-ProducerLossTable::ProducerLossTable() = default;
+ProducerLossTable::ProducerLossTable(uint64_t start_ns) : start_ns_(start_ns) {}
 ProducerLossTable::~ProducerLossTable() = default;
 
 ProducerLossTable::Record& ProducerLossTable::LiveRecord(
@@ -55,35 +67,79 @@ ProducerLossTable::Record& ProducerLossTable::LiveRecord(
   return it->second;
 }
 
+bool ProducerLossTable::Clamp(uint64_t now_ns, ipc::WriterLossEntry* e) const {
+  const uint64_t elapsed = now_ns > start_ns_ ? now_ns - start_ns_ : 0;
+  const uint64_t packets = SaturatingAdd(elapsed, kBoundSlackPackets);
+  const uint64_t bytes = SaturatingAdd(elapsed > UINT64_MAX / kBoundBytesPerNs
+                                           ? UINT64_MAX
+                                           : elapsed * kBoundBytesPerNs,
+                                       kBoundSlackBytes);
+  bool clamped = false;
+  auto clamp = [&clamped](uint64_t* v, uint64_t bound) {
+    if (*v > bound) {
+      *v = bound;
+      clamped = true;
+    }
+  };
+  clamp(&e->packets_dropped_before_end, packets);
+  clamp(&e->packets_dropped_after_end, packets);
+  clamp(&e->bytes_dropped, bytes);
+  clamp(&e->stall_timeouts, packets);
+  return clamped;
+}
+
 void ProducerLossTable::OnReport(trace_buffer::ProducerID id,
                                  const std::string& name,
                                  const trace_buffer::ClientIdentity& identity,
-                                 const ipc::DrainRequestMsg& report) {
+                                 const ipc::DrainRequestMsg& report,
+                                 uint64_t now_ns) {
   if (!report.has_loss_report)
     return;
-  Record& r = LiveRecord(id, name, identity);
   if (report.flags & ipc::kLossReportFinal)
-    r.final_report = true;
+    OnFinalReport(id, name, identity);
   // DecodeMessage bounded num_entries by the array's size.
   for (uint32_t i = 0; i < report.num_entries; i++) {
-    const ipc::WriterLossEntry& e = report.entries[i];
-    auto it = r.writers.find(e.writer_id);
-    if (it == r.writers.end()) {
-      if (r.writers.size() >= kMaxWritersPerProducer ||
-          writers_ >= kMaxWriters) {
-        r.writers_over_limit = SaturatingAdd(r.writers_over_limit, 1);
-        continue;
-      }
-      r.writers.emplace(e.writer_id, e);
-      writers_++;
-      continue;
-    }
-    if (!IsMonotonic(it->second, e)) {
-      r.entries_ignored = SaturatingAdd(r.entries_ignored, 1);
-      continue;
-    }
-    it->second = e;
+    OnEntry(id, name, identity, report.entries[i], now_ns,
+            /*from_loss_area=*/false);
   }
+}
+
+void ProducerLossTable::OnFinalReport(
+    trace_buffer::ProducerID id,
+    const std::string& name,
+    const trace_buffer::ClientIdentity& identity) {
+  LiveRecord(id, name, identity).final_report = true;
+}
+
+void ProducerLossTable::OnEntry(trace_buffer::ProducerID id,
+                                const std::string& name,
+                                const trace_buffer::ClientIdentity& identity,
+                                const ipc::WriterLossEntry& entry,
+                                uint64_t now_ns,
+                                bool from_loss_area) {
+  Record& r = LiveRecord(id, name, identity);
+  ipc::WriterLossEntry e = entry;
+  if (Clamp(now_ns, &e))
+    r.claims_clamped = SaturatingAdd(r.claims_clamped, 1);
+  auto it = r.writers.find(e.writer_id);
+  if (it == r.writers.end()) {
+    if (r.writers.size() >= kMaxWritersPerProducer || writers_ >= kMaxWriters) {
+      r.writers_over_limit = SaturatingAdd(r.writers_over_limit, 1);
+      return;
+    }
+    r.writers.emplace(e.writer_id, e);
+    writers_++;
+    if (from_loss_area && !IsZero(e))
+      r.writers_from_loss_area = SaturatingAdd(r.writers_from_loss_area, 1);
+    return;
+  }
+  if (!IsMonotonic(it->second, e)) {
+    r.entries_ignored = SaturatingAdd(r.entries_ignored, 1);
+    return;
+  }
+  if (from_loss_area && !IsEqual(it->second, e))
+    r.writers_from_loss_area = SaturatingAdd(r.writers_from_loss_area, 1);
+  it->second = e;
 }
 
 void ProducerLossTable::OnProducerRemoved(
@@ -109,8 +165,10 @@ void ProducerLossTable::OnProducerRemoved(
 bool ProducerLossTable::Worth(const Record& r) {
   if (!r.connected && !r.final_report)
     return true;
-  if (r.entries_ignored != 0 || r.writers_over_limit != 0)
+  if (r.entries_ignored != 0 || r.writers_over_limit != 0 ||
+      r.claims_clamped != 0) {
     return true;
+  }
   for (const auto& kv : r.writers) {
     const ipc::WriterLossEntry& e = kv.second;
     if (e.packets_dropped_before_end || e.packets_dropped_after_end ||
@@ -136,6 +194,7 @@ ProducerLossTable::Totals ProducerLossTable::totals() const {
   t.records_evicted = records_evicted_;
   ForEachRecord([&t](const Record& r) {
     t.entries_ignored = SaturatingAdd(t.entries_ignored, r.entries_ignored);
+    t.claims_clamped = SaturatingAdd(t.claims_clamped, r.claims_clamped);
     for (const auto& kv : r.writers) {
       const ipc::WriterLossEntry& e = kv.second;
       t.packets_dropped = SaturatingAdd(
@@ -184,12 +243,16 @@ std::string ProducerLossTable::EncodeTraceStatsFields(
                      e.packets_dropped_after_end);
       w.AppendVarInt(WriterFields::kBytesDroppedFieldNumber, e.bytes_dropped);
       w.AppendVarInt(WriterFields::kStallTimeoutsFieldNumber, e.stall_timeouts);
+      w.AppendVarInt(WriterFields::kTargetBufferFieldNumber, e.target_buffer);
       p.AppendMessage(ProducerFields::kWritersFieldNumber, writer);
     }
     p.AppendVarInt(ProducerFields::kEntriesIgnoredFieldNumber,
                    r.entries_ignored);
     p.AppendVarInt(ProducerFields::kWritersOverLimitFieldNumber,
                    r.writers_over_limit);
+    p.AppendVarInt(ProducerFields::kClaimsClampedFieldNumber, r.claims_clamped);
+    p.AppendVarInt(ProducerFields::kWritersFromLossAreaFieldNumber,
+                   r.writers_from_loss_area);
     b.AppendMessage(TraceStatsFields::kRingtraceProducerLossFieldNumber,
                     producer);
   });
@@ -205,6 +268,8 @@ std::string ProducerLossTable::EncodeTraceStatsFields(
                  t.entries_ignored);
   b.AppendVarInt(TraceStatsFields::kRingtraceLossRecordsEvictedFieldNumber,
                  t.records_evicted);
+  b.AppendVarInt(TraceStatsFields::kRingtraceLossClaimsClampedFieldNumber,
+                 t.claims_clamped);
   return out;
 }
 

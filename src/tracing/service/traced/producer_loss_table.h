@@ -3,9 +3,14 @@
  */
 
 // ProducerLossTable: the loss counters producers reported (DrainRequest loss
-// reports, ipc/wire_protocol.h), kept per producer and writer for the
-// trace's TraceStats (the ringtrace_* fields, docs/service.md "Loss
-// reports").
+// reports, ipc/wire_protocol.h, and the ring's writer loss area read when a
+// producer is removed), kept per producer and writer for the TraceStats of
+// ONE trace (the ringtrace_* fields, docs/service.md "Loss reports"). The
+// service keeps one table per session (and one for the single-session
+// buffer) and routes each entry by its target buffer to the table of the
+// session owning that buffer, if the producer serves it (ServiceCore::
+// LossTableFor): a report never reaches the trace of a session its
+// producer does not serve, nor of a session that started after the loss.
 //
 // Reports come from producers, so they are untrusted:
 //   - bounded memory: at most kMaxWritersPerProducer writers per producer
@@ -18,6 +23,12 @@
 //     which any counter is smaller than the one already held is ignored
 //     (counted in entries_ignored), so a reordered or hostile report cannot
 //     lower a loss that was reported;
+//   - bounded by what a writer could have lost: each counter of an entry is
+//     clamped to Bound(now - start), start being the table's creation (the
+//     session's start): one packet per nanosecond per writer and 64 bytes
+//     per nanosecond, plus a slack (kBoundSlack*), far above any real
+//     writer (a dropped packet costs a writer tens of ns, docs/
+//     performance.md). A clamped entry is counted in claims_clamped;
 //   - no overflow: totals saturate at 2^64 - 1.
 // A producer that disconnects in order sends a final report; a record
 // without one (final_report = false) belongs to a producer that died (e.g.
@@ -48,6 +59,10 @@ class ProducerLossTable {
   static constexpr size_t kMaxWritersPerProducer = 1024;
   static constexpr size_t kMaxWriters = 65536;
   static constexpr size_t kMaxDepartedProducers = 1024;
+  // The bound on one writer's counters (see above).
+  static constexpr uint64_t kBoundSlackPackets = 1u << 20;
+  static constexpr uint64_t kBoundSlackBytes = 64u << 20;
+  static constexpr uint64_t kBoundBytesPerNs = 64;
 
   struct Record {
     trace_buffer::ProducerID producer_id = 0;
@@ -58,6 +73,10 @@ class ProducerLossTable {
     std::map<uint32_t, ipc::WriterLossEntry> writers;  // by WriterID
     uint64_t entries_ignored = 0;                      // not monotonic
     uint64_t writers_over_limit = 0;  // entries beyond the writer limit
+    uint64_t claims_clamped = 0;      // entries clamped to the bound
+    // Writers whose counters the writer loss area raised at the producer's
+    // removal: losses no socket report had carried.
+    uint64_t writers_from_loss_area = 0;
   };
 
   struct Totals {
@@ -66,16 +85,35 @@ class ProducerLossTable {
     uint64_t stall_timeouts = 0;
     uint64_t entries_ignored = 0;
     uint64_t records_evicted = 0;
+    uint64_t claims_clamped = 0;
   };
 
-  ProducerLossTable();
+  // |start_ns|: the origin of the bound (CLOCK_MONOTONIC ns, as the |now_ns|
+  // of the calls below): when the session the table belongs to started.
+  explicit ProducerLossTable(uint64_t start_ns = 0);
   ~ProducerLossTable();
+  ProducerLossTable(ProducerLossTable&&) = default;
+  ProducerLossTable& operator=(ProducerLossTable&&) = default;
 
-  // A DrainRequest with a loss report from the connected producer |id|.
+  // Every entry of a DrainRequest's loss report from the connected producer
+  // |id| (tests, and a table that takes every entry).
   void OnReport(trace_buffer::ProducerID id,
                 const std::string& name,
                 const trace_buffer::ClientIdentity& identity,
-                const ipc::DrainRequestMsg& report);
+                const ipc::DrainRequestMsg& report,
+                uint64_t now_ns);
+  // One entry routed to this table. |from_loss_area|: read from the ring's
+  // writer loss area at the producer's removal, not sent.
+  void OnEntry(trace_buffer::ProducerID id,
+               const std::string& name,
+               const trace_buffer::ClientIdentity& identity,
+               const ipc::WriterLossEntry& entry,
+               uint64_t now_ns,
+               bool from_loss_area);
+  // The producer |id| sent a report flagged kLossReportFinal.
+  void OnFinalReport(trace_buffer::ProducerID id,
+                     const std::string& name,
+                     const trace_buffer::ClientIdentity& identity);
   // The producer |id| is gone (after its final drain). Keeps its record
   // (creating one if it never reported, so that a producer without a final
   // report shows up) among the departed ones.
@@ -100,10 +138,13 @@ class ProducerLossTable {
 
  private:
   static bool Worth(const Record& r);
+  // |entry| clamped to the bound at |now_ns|; true if it changed.
+  bool Clamp(uint64_t now_ns, ipc::WriterLossEntry* entry) const;
   Record& LiveRecord(trace_buffer::ProducerID id,
                      const std::string& name,
                      const trace_buffer::ClientIdentity& identity);
 
+  uint64_t start_ns_ = 0;
   std::map<trace_buffer::ProducerID, Record> live_;
   std::deque<Record> departed_;
   uint64_t records_evicted_ = 0;

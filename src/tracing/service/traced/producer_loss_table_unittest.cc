@@ -41,6 +41,18 @@ ipc::WriterLossEntry Entry(uint32_t writer,
   return e;
 }
 
+// Every report below comes 1 s after the table's start (0): far inside the
+// bound except where a test says otherwise.
+constexpr uint64_t kOneSecondNs = 1000000000;
+
+void Report(ProducerLossTable* table,
+            trace_buffer::ProducerID id,
+            const std::string& name,
+            const trace_buffer::ClientIdentity& identity,
+            const ipc::DrainRequestMsg& report) {
+  table->OnReport(id, name, identity, report, kOneSecondNs);
+}
+
 perfetto::protos::TraceStats Decode(const ProducerLossTable& table) {
   const std::string fields = table.EncodeTraceStatsFields(
       [](trace_buffer::ProducerID p, uint32_t w, bool) { return p * 100 + w; });
@@ -53,12 +65,12 @@ const trace_buffer::ClientIdentity kApp{1000, 4242};
 
 TEST(ProducerLossTableTest, KeepsTheLatestMonotonicEntryPerWriter) {
   ProducerLossTable table;
-  table.OnReport(3, "app", kApp, Report({Entry(1, 5, 1, 500, 2)}));
+  Report(&table, 3, "app", kApp, Report({Entry(1, 5, 1, 500, 2)}));
   // Lower in one counter: ignored, counted.
-  table.OnReport(3, "app", kApp, Report({Entry(1, 6, 0, 600, 2)}));
+  Report(&table, 3, "app", kApp, Report({Entry(1, 6, 0, 600, 2)}));
   // Higher (or equal) in all: taken.
-  table.OnReport(3, "app", kApp,
-                 Report({Entry(1, 7, 1, 700, 2), Entry(2, 1)}, true));
+  Report(&table, 3, "app", kApp,
+         Report({Entry(1, 7, 1, 700, 2), Entry(2, 1)}, true));
   const perfetto::protos::TraceStats stats = Decode(table);
   ASSERT_EQ(stats.ringtrace_producer_loss_size(), 1);
   const auto& p = stats.ringtrace_producer_loss(0);
@@ -85,15 +97,15 @@ TEST(ProducerLossTableTest, KeepsTheLatestMonotonicEntryPerWriter) {
 TEST(ProducerLossTableTest, DepartedProducersWithoutFinalReportAreListed) {
   ProducerLossTable table;
   // Orderly, lost nothing: not listed once gone.
-  table.OnReport(1, "clean", kApp, Report({}, true));
+  Report(&table, 1, "clean", kApp, Report({}, true));
   table.OnProducerRemoved(1, "clean", kApp);
   // Never reported (killed): listed, final_report false.
   table.OnProducerRemoved(2, "killed", kApp);
   // Orderly with a loss: listed.
-  table.OnReport(4, "lossy", kApp, Report({Entry(9, 3)}, true));
+  Report(&table, 4, "lossy", kApp, Report({Entry(9, 3)}, true));
   table.OnProducerRemoved(4, "lossy", kApp);
   // Connected, no report: not listed.
-  table.OnReport(5, "live", kApp, Report({Entry(1, 0)}));
+  Report(&table, 5, "live", kApp, Report({Entry(1, 0)}));
   const perfetto::protos::TraceStats stats = Decode(table);
   ASSERT_EQ(stats.ringtrace_producer_loss_size(), 2);
   EXPECT_EQ(stats.ringtrace_producer_loss(0).producer_name(), "killed");
@@ -108,9 +120,9 @@ TEST(ProducerLossTableTest, DepartedProducersWithoutFinalReportAreListed) {
 // owner: only the id's latest record names the sequences of that id.
 TEST(ProducerLossTableTest, OnlyTheLatestOwnerOfAReusedIdNamesSequences) {
   ProducerLossTable table;
-  table.OnReport(7, "first", kApp, Report({Entry(2, 4)}, true));
+  Report(&table, 7, "first", kApp, Report({Entry(2, 4)}, true));
   table.OnProducerRemoved(7, "first", kApp);
-  table.OnReport(7, "second", kApp, Report({Entry(2, 1)}));
+  Report(&table, 7, "second", kApp, Report({Entry(2, 1)}));
   const perfetto::protos::TraceStats stats = Decode(table);
   ASSERT_EQ(stats.ringtrace_producer_loss_size(), 2);
   EXPECT_EQ(stats.ringtrace_producer_loss(0).producer_name(), "first");
@@ -129,12 +141,14 @@ TEST(ProducerLossTableTest, HostileReportsStayBounded) {
   // More writers than a producer may have.
   for (uint32_t w = 1; w <= ProducerLossTable::kMaxWritersPerProducer + 5;
        w++) {
-    table.OnReport(1, "many", kApp, Report({Entry(w, 1)}));
+    Report(&table, 1, "many", kApp, Report({Entry(w, 1)}));
   }
   // Counters near the top: the sum saturates instead of wrapping.
+  // (Reported at the end of time: the bound does not apply.)
   table.OnReport(
       2, "huge", kApp,
-      Report({Entry(1, UINT64_MAX - 1, 0, UINT64_MAX), Entry(2, 5, 0, 5)}));
+      Report({Entry(1, UINT64_MAX - 1, 0, UINT64_MAX), Entry(2, 5, 0, 5)}),
+      UINT64_MAX);
   ProducerLossTable::Totals t = table.totals();
   EXPECT_EQ(t.packets_dropped, UINT64_MAX);
   EXPECT_EQ(t.bytes_dropped, UINT64_MAX);
@@ -157,6 +171,55 @@ TEST(ProducerLossTableTest, HostileReportsStayBounded) {
             ProducerLossTable::kMaxDepartedProducers);
   EXPECT_EQ(stats.ringtrace_loss_records_evicted(), 3u);
   EXPECT_EQ(stats.ringtrace_producer_loss(0).producer_id(), 4u);
+}
+
+// A producer's claim above what one writer could have lost since the
+// session's start is clamped to that bound, and counted.
+TEST(ProducerLossTableTest, ClaimsAreBoundedBySessionTime) {
+  const uint64_t start = 5 * kOneSecondNs;
+  ProducerLossTable table(start);
+  const trace_buffer::ClientIdentity app{10, 1000};
+  ipc::DrainRequestMsg forged =
+      Report({Entry(1, 2000000000000ull, 0, UINT64_MAX, 2000000000000ull)});
+  table.OnReport(2, "forger", app, forged, start + kOneSecondNs);
+  const uint64_t packet_bound =
+      kOneSecondNs + ProducerLossTable::kBoundSlackPackets;
+  const perfetto::protos::TraceStats stats = Decode(table);
+  ASSERT_EQ(stats.ringtrace_producer_loss_size(), 1);
+  const auto& w = stats.ringtrace_producer_loss(0).writers(0);
+  EXPECT_EQ(w.packets_dropped_before_end(), packet_bound);
+  EXPECT_EQ(w.bytes_dropped(),
+            kOneSecondNs * ProducerLossTable::kBoundBytesPerNs +
+                ProducerLossTable::kBoundSlackBytes);
+  EXPECT_EQ(w.stall_timeouts(), packet_bound);
+  EXPECT_EQ(stats.ringtrace_producer_loss(0).claims_clamped(), 1u);
+  EXPECT_EQ(stats.ringtrace_loss_claims_clamped(), 1u);
+  EXPECT_EQ(stats.ringtrace_packets_dropped_by_producers(), packet_bound);
+  // An honest report under the bound is taken whole.
+  table.OnReport(2, "forger", app, Report({Entry(2, 7, 1)}),
+                 start + kOneSecondNs);
+  EXPECT_EQ(table.totals().packets_dropped, packet_bound + 8);
+  EXPECT_EQ(table.totals().claims_clamped, 1u);
+}
+
+// Counters only the writer loss area showed are counted as such; a slot
+// equal to what a report already said adds nothing.
+TEST(ProducerLossTableTest, LossAreaEntriesRaiseCountersAndAreCounted) {
+  ProducerLossTable table;
+  const trace_buffer::ClientIdentity app{10, 1000};
+  Report(&table, 4, "app", app, Report({Entry(1, 3), Entry(2, 5)}));
+  table.OnEntry(4, "app", app, Entry(1, 3), kOneSecondNs,
+                /*from_loss_area=*/true);
+  table.OnEntry(4, "app", app, Entry(2, 9, 2), kOneSecondNs,
+                /*from_loss_area=*/true);
+  table.OnEntry(4, "app", app, Entry(3, 1), kOneSecondNs,
+                /*from_loss_area=*/true);
+  table.OnProducerRemoved(4, "app", app);
+  const perfetto::protos::TraceStats stats = Decode(table);
+  ASSERT_EQ(stats.ringtrace_producer_loss_size(), 1);
+  EXPECT_FALSE(stats.ringtrace_producer_loss(0).final_report());
+  EXPECT_EQ(stats.ringtrace_producer_loss(0).writers_from_loss_area(), 2u);
+  EXPECT_EQ(stats.ringtrace_packets_dropped_by_producers(), 3u + 11u + 1u);
 }
 
 }  // namespace

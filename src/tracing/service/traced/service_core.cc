@@ -20,6 +20,7 @@
 #include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
 #include "src/base/time.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
@@ -123,6 +124,8 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
                  p.producer_ids_reused);
   b.AppendVarInt(Fields::kRingtraceRingsStoppedProtocolErrorFieldNumber,
                  p.rings_stopped_protocol_error);
+  b.AppendVarInt(Fields::kRingtraceLossEntriesUnattributedFieldNumber,
+                 p.loss_entries_unattributed);
   return out;
 }
 
@@ -402,7 +405,8 @@ ServiceCore::Admission ServiceCore::Admit(
                          hello.requested_chunk_size);
   base::Status status;
   std::unique_ptr<shm_ring::SharedRingRegion> region =
-      shm_ring::SharedRingRegion::CreateMemfd(geometry, &status);
+      shm_ring::SharedRingRegion::CreateMemfd(
+          geometry, shm_ring::kWriterLossAreaSize, &status);
   if (!region) {
     RT_ELOG("cannot create a ring for producer \"%s\" (pid %d): %s",
             hello.name.c_str(), identity.pid, status.message().c_str());
@@ -448,12 +452,118 @@ void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {
   loop_->Notify(it->second.ring_id);
 }
 
+ProducerLossTable* ServiceCore::LossTableFor(trace_buffer::ProducerID id,
+                                             uint32_t buffer) {
+  if (options_.single_session && buffer == kTargetBuffer)
+    return &losses_;
+  // An instance's target is one of its session's buffers (StartInstances),
+  // and BufferIDs are unique among live sessions.
+  for (auto& kv : sessions_) {
+    Session* s = kv.second.get();
+    for (const Instance& inst : s->instances) {
+      if (inst.producer_id == id && inst.target == buffer)
+        return &s->losses;
+    }
+  }
+  return nullptr;
+}
+
+void ServiceCore::ForEachLossTableOf(
+    trace_buffer::ProducerID id,
+    const std::function<void(ProducerLossTable*)>& fn) {
+  if (options_.single_session)
+    fn(&losses_);
+  for (auto& kv : sessions_) {
+    Session* s = kv.second.get();
+    for (const Instance& inst : s->instances) {
+      if (inst.producer_id == id) {
+        fn(&s->losses);
+        break;
+      }
+    }
+  }
+}
+
+const ProducerLossTable* ServiceCore::session_loss_table(SessionId id) const {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : &it->second->losses;
+}
+
 void ServiceCore::OnLossReport(trace_buffer::ProducerID id,
                                const ipc::DrainRequestMsg& report) {
   auto it = producers_.find(id);
-  if (it == producers_.end())
+  if (it == producers_.end() || !report.has_loss_report)
     return;
-  losses_.OnReport(id, it->second.name, it->second.identity, report);
+  const Producer& p = it->second;
+  if (report.flags & ipc::kLossReportFinal) {
+    ForEachLossTableOf(id, [&](ProducerLossTable* table) {
+      table->OnFinalReport(id, p.name, p.identity);
+    });
+  }
+  const uint64_t now_ns = base::MonotonicNs();
+  // DecodeMessage bounded num_entries by the array's size.
+  for (uint32_t i = 0; i < report.num_entries; i++) {
+    const ipc::WriterLossEntry& e = report.entries[i];
+    ProducerLossTable* table = LossTableFor(id, e.target_buffer);
+    if (!table) {
+      ++stats_.loss_entries_unattributed;
+      continue;
+    }
+    table->OnEntry(id, p.name, p.identity, e, now_ns,
+                   /*from_loss_area=*/false);
+  }
+}
+
+void ServiceCore::ReadLossArea(trace_buffer::ProducerID id,
+                               const Producer& producer) {
+  const shm_ring::SharedRingRegion& region = *producer.region;
+  if (region.fd() < 0 ||
+      region.trailer_bytes() != shm_ring::kWriterLossAreaSize)
+    return;
+  // One copy of the producer's bytes, parsed from the copy (the producer, if
+  // alive, may still change them). pread(2) reads a never-written page as
+  // zeros without committing memory for it.
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[shm_ring::kWriterLossAreaSize]);
+  const off_t offset =
+      static_cast<off_t>(region.view().geometry().MappingSize());
+  const ssize_t n =
+      pread(region.fd(), copy.get(), shm_ring::kWriterLossAreaSize, offset);
+  if (n != static_cast<ssize_t>(shm_ring::kWriterLossAreaSize)) {
+    ++stats_.loss_area_read_errors;
+    RT_ELOG("producer %u: cannot read its writer loss area: %s", id,
+            n < 0 ? strerror(errno) : "short read");
+    return;
+  }
+  const uint64_t now_ns = base::MonotonicNs();
+  for (size_t i = 0; i < shm_ring::kWriterLossSlots; i++) {
+    const uint8_t* slot = copy.get() + i * shm_ring::kWriterLossSlotSize;
+    uint32_t ids = 0;
+    memcpy(&ids, slot + shm_ring::kLossSlotIdsOffset, sizeof(ids));
+    if (ids == 0)
+      continue;  // unused
+    ipc::WriterLossEntry e;
+    e.writer_id = ids & 0xffff;
+    e.target_buffer = ids >> 16;
+    uint64_t counters[4];
+    memcpy(counters, slot + shm_ring::kLossSlotCountersOffset,
+           sizeof(counters));
+    e.packets_dropped_before_end = counters[0];
+    e.packets_dropped_after_end = counters[1];
+    e.bytes_dropped = counters[2];
+    e.stall_timeouts = counters[3];
+    if (!e.packets_dropped_before_end && !e.packets_dropped_after_end &&
+        !e.bytes_dropped && !e.stall_timeouts) {
+      continue;  // nothing lost (or a slot of a writer that lost nothing)
+    }
+    ProducerLossTable* table =
+        e.writer_id == 0 ? nullptr : LossTableFor(id, e.target_buffer);
+    if (!table) {
+      ++stats_.loss_entries_unattributed;
+      continue;
+    }
+    table->OnEntry(id, producer.name, producer.identity, e, now_ns,
+                   /*from_loss_area=*/true);
+  }
 }
 
 void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
@@ -466,7 +576,11 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
     FinalDrain(d, ring_id, num_chunks);
     d->RemoveRing(ring_id);
   });
-  losses_.OnProducerRemoved(id, it->second.name, it->second.identity);
+  // Before its instances are forgotten: they say which sessions it served.
+  ReadLossArea(id, it->second);
+  ForEachLossTableOf(id, [&](ProducerLossTable* table) {
+    table->OnProducerRemoved(id, it->second.name, it->second.identity);
+  });
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
   departed_ids_.push_back(id);
@@ -534,7 +648,7 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   header.lifecycle = lifecycle_;
   return Export({buffer_.get()}, header, connected_at_stop,
                 summary->drainer_stats.chunks_unroutable,
-                ServiceWideSessionCounters(), out_fd, summary);
+                ServiceWideSessionCounters(), losses_, out_fd, summary);
 }
 
 base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
@@ -581,7 +695,7 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
   header.lifecycle = lifecycle_;
   return Export({clone.get()}, header, connected,
                 summary->drainer_stats.chunks_unroutable,
-                ServiceWideSessionCounters(), out_fd, summary);
+                ServiceWideSessionCounters(), losses_, out_fd, summary);
 }
 
 SessionCounters ServiceCore::ServiceWideSessionCounters() const {
@@ -594,10 +708,11 @@ SessionCounters ServiceCore::ServiceWideSessionCounters() const {
 
 std::string ServiceCore::EncodeExtraStatsFields(
     trace_export::TraceExporter* exporter,
-    const SessionCounters& session_counters) const {
+    const SessionCounters& session_counters,
+    const ProducerLossTable& losses) const {
   std::string out = EncodeServiceCounters(counters_, stats_);
   out += EncodeSessionCounters(session_counters);
-  out += losses_.EncodeTraceStatsFields(
+  out += losses.EncodeTraceStatsFields(
       [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
                        bool connected) -> uint32_t {
         // A departed producer whose id a connected one holds now: the
@@ -640,6 +755,7 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
                                  uint32_t producers_connected,
                                  uint64_t chunks_unroutable,
                                  const SessionCounters& session_counters,
+                                 const ProducerLossTable& losses,
                                  int out_fd,
                                  ExportSummary* summary) const {
   const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
@@ -648,7 +764,7 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
   WriteTraceHeader(&exporter, header);
   const base::Status status =
       ExportTail(&exporter, buffers, producers_connected, chunks_unroutable,
-                 session_counters, summary);
+                 session_counters, losses, summary);
   struct stat st = {};
   if (fstat(out_fd, &st) == 0)
     summary->file_size = static_cast<uint64_t>(st.st_size);
@@ -663,6 +779,7 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
                                      uint32_t producers_connected,
                                      uint64_t chunks_unroutable,
                                      const SessionCounters& session_counters,
+                                     const ProducerLossTable& losses,
                                      ExportSummary* summary) const {
   std::vector<const TraceBufferV2*> const_buffers;
   for (TraceBufferV2* buffer : buffers) {
@@ -680,7 +797,7 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
   // full) or abi_violations (malformed), and counts once.
   service_stats.chunks_discarded = chunks_unroutable;
   service_stats.extra_fields =
-      EncodeExtraStatsFields(exporter, session_counters);
+      EncodeExtraStatsFields(exporter, session_counters, losses);
   service_stats.extra_fields +=
       EncodeBufferLoss(const_buffers, summary->packets_discarded);
   exporter->WriteTraceStats(const_buffers, service_stats);

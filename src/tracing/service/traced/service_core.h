@@ -76,6 +76,7 @@
 #include <stdint.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,7 @@
 #include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/thread_annotations.h"
+#include "src/base/time.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/ring_drainer/drain_loop.h"
@@ -174,6 +176,11 @@ struct ProducerStats {
   // Rings the drainer stopped on a protocol error (their producers are
   // disconnected by the owner).
   uint64_t rings_stopped_protocol_error = 0;
+  // Loss entries (reported or read from a ring's writer loss area) naming a
+  // buffer their producer does not serve: in no session's figures.
+  uint64_t loss_entries_unattributed = 0;
+  // Writer loss areas that could not be read at a producer's removal.
+  uint64_t loss_area_read_errors = 0;
 };
 
 // Counters of the layers above the core (TracingService), for TraceStats.
@@ -418,11 +425,19 @@ class ServiceCore {
   // What the layers above counted, for the TraceStats of the next export.
   void set_service_counters(const ServiceCounters& c) { counters_ = c; }
 
-  // A DrainRequest that carried a loss report (producer_loss_table.h): kept
-  // for the TraceStats of every later export. Unknown ids are ignored.
+  // A DrainRequest that carried a loss report (producer_loss_table.h).
+  // Each entry goes to the loss table of the session owning its target
+  // buffer if this producer serves that session (an instance of it writes
+  // that buffer), or of the single-session buffer 0; any other entry is
+  // counted in loss_entries_unattributed and nowhere else. A final report
+  // marks the producer's records in every table it serves. Unknown ids are
+  // ignored.
   void OnLossReport(trace_buffer::ProducerID id,
                     const ipc::DrainRequestMsg& report);
+  // The single-session buffer's loss table.
   const ProducerLossTable& loss_table() const { return losses_; }
+  // A session's loss table (null: no such session).
+  const ProducerLossTable* session_loss_table(SessionId id) const;
   void RemoveProducer(trace_buffer::ProducerID id);
 
   // Removes every producer (final drain), stops the drain thread and writes
@@ -634,6 +649,8 @@ class ServiceCore {
     bool stopping = false;
     bool stop_by_service = false;
     SessionCounters counters;  // this session's own, for its TraceStats
+    // The losses its producers reported for its buffers (LossTableFor).
+    ProducerLossTable losses{base::MonotonicNs()};
     uint64_t stop_tag = 0;
     uint64_t unroutable_at_start = 0;  // drainer total when it started
     std::vector<std::unique_ptr<SessionBuffer>> buffers;
@@ -724,14 +741,25 @@ class ServiceCore {
   // Drops |producer_id|'s instances and flush waits from every session
   // (it left); completes what only waited for it.
   void ForgetProducerInSessions(trace_buffer::ProducerID producer_id);
-  // The service counters, |session_counters| and the producers' loss
-  // table, for TraceStats; sequence ids from |exporter| (null: none).
-  std::string EncodeExtraStatsFields(
-      trace_export::TraceExporter* exporter,
-      const SessionCounters& session_counters) const;
+  // The service counters, |session_counters| and the producers' losses
+  // of the trace (|losses|: the session's table), for TraceStats; sequence ids
+  // from |exporter| (null: none).
+  std::string EncodeExtraStatsFields(trace_export::TraceExporter* exporter,
+                                     const SessionCounters& session_counters,
+                                     const ProducerLossTable& losses) const;
   // The service-wide session counters (SessionStats), for the
   // single-session trace.
   SessionCounters ServiceWideSessionCounters() const;
+  // The loss table an entry of producer |id| for |buffer| belongs to, or
+  // null (see OnLossReport).
+  ProducerLossTable* LossTableFor(trace_buffer::ProducerID id, uint32_t buffer);
+  // Calls |fn| with every loss table producer |id| serves.
+  void ForEachLossTableOf(trace_buffer::ProducerID id,
+                          const std::function<void(ProducerLossTable*)>& fn);
+  // At the removal of producer |id| (after its final drain): reads its
+  // ring's writer loss area once (a copy, pread) and routes every slot as
+  // an untrusted loss entry (writer_loss_area.h).
+  void ReadLossArea(trace_buffer::ProducerID id, const Producer& producer);
   // The id for a new producer: fresh, else reused (see the file comment);
   // 0 if none may be given now.
   trace_buffer::ProducerID AllocateProducerId();
@@ -765,6 +793,7 @@ class ServiceCore {
                       uint32_t producers_connected,
                       uint64_t chunks_unroutable,
                       const SessionCounters& session_counters,
+                      const ProducerLossTable& losses,
                       int out_fd,
                       ExportSummary* summary) const;
   // Export()'s second half, also the end of a streamed session: every
@@ -777,6 +806,7 @@ class ServiceCore {
       uint32_t producers_connected,
       uint64_t chunks_unroutable,
       const SessionCounters& session_counters,
+      const ProducerLossTable& losses,
       ExportSummary* summary) const;
 
   const Options options_;

@@ -526,7 +526,7 @@ void ServiceCore::FinalizeSession(SessionId id,
       if (status.ok()) {
         status = ExportTail(s->stream.get(), buffers,
                             static_cast<uint32_t>(producers_.size()),
-                            unroutable, s->counters, &summary);
+                            unroutable, s->counters, s->losses, &summary);
       }
       summary.bytes_written = s->stream_file->stats().bytes_written;
       struct stat st = {};
@@ -538,8 +538,9 @@ void ServiceCore::FinalizeSession(SessionId id,
       header.clocks = s->start_clocks;
       header.uuid = s->uuid;
       header.lifecycle = s->lifecycle;
-      status = Export(buffers, header, static_cast<uint32_t>(producers_.size()),
-                      unroutable, s->counters, s->fd.get(), &summary);
+      status =
+          Export(buffers, header, static_cast<uint32_t>(producers_.size()),
+                 unroutable, s->counters, s->losses, s->fd.get(), &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
@@ -560,7 +561,7 @@ void ServiceCore::FinalizeSession(SessionId id,
     ev.duration_ms = ElapsedMs(s->started, now);
     ev.packets_lost = summary.packets_overwritten + summary.packets_discarded +
                       summary.export_stats.invalid_packets +
-                      losses_.totals().packets_dropped;
+                      s->losses.totals().packets_dropped;
     events_.push_back(std::move(ev));
   }
   session_buffer_bytes_ -= s->config.total_buffer_bytes();
@@ -694,7 +695,7 @@ base::Status ServiceCore::CloneSession(SessionId id,
   return Export(
       buffers, header, static_cast<uint32_t>(producers_.size()),
       summary->drainer_stats.chunks_unroutable - s->unroutable_at_start,
-      s->counters, out_fd, summary);
+      s->counters, s->losses, out_fd, summary);
 }
 
 base::Status ServiceCore::GetSessionTraceStats(SessionId id,
@@ -706,7 +707,8 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
   trace_export::TraceExporter::ServiceStats service_stats;
   service_stats.producers_connected = static_cast<uint32_t>(producers_.size());
   service_stats.producers_seen = stats_.producers_seen;
-  service_stats.extra_fields = EncodeExtraStatsFields(nullptr, s->counters);
+  service_stats.extra_fields =
+      EncodeExtraStatsFields(nullptr, s->counters, s->losses);
   std::vector<const TraceBufferV2*> buffers;
   for (const auto& b : s->buffers)
     buffers.push_back(b->buffer.get());

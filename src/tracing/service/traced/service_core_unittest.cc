@@ -24,6 +24,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/test/temp_dir.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 #include "src/tracing/service/traced/test/core_fixture.h"
 #include "src/tracing/service/traced/test/test_client.h"
 
@@ -139,7 +140,8 @@ TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
   struct stat st = {};
   ASSERT_EQ(fstat(a.ring_fd, &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_size),
-            RingGeometry(a.reply.chunk_size, a.reply.num_chunks).MappingSize());
+            RingGeometry(a.reply.chunk_size, a.reply.num_chunks).MappingSize() +
+                shm_ring::kWriterLossAreaSize);
   const int seals = fcntl(a.ring_fd, F_GET_SEALS);
   ASSERT_GE(seals, 0);
   EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
