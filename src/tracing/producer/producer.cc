@@ -253,6 +253,7 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   reader_options.producer = p.get();
   reader_options.ack_timeout_ms = options.disconnect_timeout_ms;
   reader_options.on_disconnect = options.on_disconnect;
+  reader_options.losses = p->losses_.get();
   // Registered for the atfork handlers before a reader thread can exist, so
   // a fork() from now on finds the Producer in the list.
   producer::ForkHandlers::Register(p.get());

@@ -341,9 +341,30 @@ ServiceReader::Next ServiceReader::OnFlush(uint32_t flush_id) {
   return SendAck(buf, size) ? Next::kContinue : Next::kLost;
 }
 
+void ServiceReader::SendChangedLosses(uint64_t deadline_ms) {
+  if (!options_.losses)
+    return;
+  // Bounded even while writers keep losing: the service gets the rest with
+  // the next DrainRequest.
+  constexpr int kMaxLossReportsPerAck = 64;
+  for (int i = 0; i < kMaxLossReportsPerAck; i++) {
+    ipc::DrainRequestMsg report;
+    WriterLossRegistry::Batch batch;
+    if (options_.losses->CollectChanged(&report, &batch) == 0)
+      return;
+    uint8_t buf[ipc::kMaxProducerMessageSize];
+    const size_t size = ipc::EncodeLossReport(report, buf, sizeof(buf));
+    RT_CHECK(size > 0);  // our own entries
+    if (!SendBefore(options_.socket->fd(), buf, size, deadline_ms))
+      return;  // the ack's own send reports the failure
+    options_.losses->MarkReported(batch);
+  }
+}
+
 bool ServiceReader::SendAck(const uint8_t* data, size_t size) {
-  if (SendBefore(options_.socket->fd(), data, size,
-                 base::MonotonicMs() + options_.ack_timeout_ms)) {
+  const uint64_t deadline_ms = base::MonotonicMs() + options_.ack_timeout_ms;
+  SendChangedLosses(deadline_ms);
+  if (SendBefore(options_.socket->fd(), data, size, deadline_ms)) {
     return true;
   }
   ack_failures_.fetch_add(1, std::memory_order_relaxed);

@@ -59,6 +59,7 @@
 #include "src/base/thread_annotations.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"
+#include "src/tracing/producer/writer_loss_registry.h"
 
 namespace ringtrace {
 namespace producer {
@@ -92,6 +93,11 @@ class ServiceReader {
     // Bound on sending one ack or one RegisterDataSource.
     uint32_t ack_timeout_ms = 1000;
     std::function<void()> on_disconnect;
+    // Not owned, may be null: before every DataSourceStopped and FlushAck
+    // the reader sends the loss entries that changed (SendChangedLosses),
+    // so the service has a stopped or flushed instance's losses before it
+    // finishes the session they belong to.
+    WriterLossRegistry* losses = nullptr;
   };
 
   // A reader without a thread yet, or null (an error) if its wake-up fd
@@ -144,6 +150,10 @@ class ServiceReader {
   Next Violation(const char* what);
   // Sends one small message within ack_timeout_ms; false on failure.
   bool SendAck(const uint8_t* data, size_t size);
+  // Loss reports of every writer whose counters changed since last sent,
+  // within |deadline_ms|; stops early (the next DrainRequest or the final
+  // report sends the rest) after kMaxLossReportsPerAck datagrams.
+  void SendChangedLosses(uint64_t deadline_ms);
   void Finish(bool lost);
 
   const Options options_;

@@ -13,14 +13,20 @@
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "src/base/scoped_fd.h"
+#include "src/tracing/core/shm_ring/writer_loss_area.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/ipc/wire_protocol.h"
+#include "src/tracing/producer/hello_client.h"
 
 namespace ringtrace {
 namespace test {
@@ -215,6 +221,86 @@ TEST_F(SessionsLifecycleEndToEndTest, HostileConsumersBesideAGoodSession) {
   EXPECT_TRUE(NoLossInStats(trace));
   StopService(service.get(),
               "1 dropped for not reading, 1 protocol violations");
+}
+
+// A hostile producer, run as another user (nobody) when the test is root,
+// claims 2 x 10^12 lost packets for the buffer the next session will get,
+// both in a final loss report and in its ring's writer loss area, and
+// leaves. The next session (another user's, with a real app) reports no
+// loss at all: the claims were counted as unattributed, in no session.
+TEST_F(SessionsLifecycleEndToEndTest, ForgedLossReportsReachNoSession) {
+  // Other users reach the producer socket as on a shared machine.
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  const bool other_user = geteuid() == 0;
+  if (!other_user)
+    printf("not root: the forging producer runs as this user\n");
+  const pid_t forger = fork();
+  ASSERT_GE(forger, 0);
+  if (forger == 0) {
+    if (other_user && (setresgid(65534, 65534, 65534) != 0 ||
+                       setresuid(65534, 65534, 65534) != 0)) {
+      _exit(10);
+    }
+    base::Status status;
+    auto socket = ipc::UnixSocket::Connect(socket_, &status);
+    if (!socket)
+      _exit(11);
+    ProducerOptions options;
+    options.name = "forger";
+    producer::HandshakeResult hello;
+    if (!producer::Handshake(socket.get(), options, &hello).ok())
+      _exit(12);
+    // Session buffers are numbered from 1: the next session's is 1.
+    auto* slot =
+        reinterpret_cast<shm_ring::WriterLossSlot*>(hello.region->trailer());
+    if (!slot)
+      _exit(13);
+    slot->ids.store(shm_ring::PackLossSlotIds(1, 1), std::memory_order_relaxed);
+    slot->packets_dropped_before_end.store(2000000000000ull,
+                                           std::memory_order_relaxed);
+    ipc::DrainRequestMsg report;
+    report.flags = ipc::kLossReportFinal;
+    report.num_entries = 1;
+    report.entries[0].writer_id = 2;
+    report.entries[0].target_buffer = 1;
+    report.entries[0].packets_dropped_before_end = 2000000000000ull;
+    uint8_t buf[ipc::kMaxProducerMessageSize];
+    const size_t n = ipc::EncodeLossReport(report, buf, sizeof(buf));
+    if (n == 0 || !socket->Send(buf, n).ok())
+      _exit(14);
+    _exit(0);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(forger, &wstatus, 0), forger);
+  ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+
+  SessionApp app;
+  ASSERT_TRUE(StartApp(&app, 1, {"--pause-us", "1000"}));
+  std::unique_ptr<consumer::ConsumerClient> consumer = ConnectConsumer();
+  ASSERT_TRUE(consumer);
+  const std::string path = dir_ + "/session";
+  base::ScopedFd fd = CreateTraceFile(path);
+  uint64_t session = 0;
+  ASSERT_TRUE(
+      consumer->EnableTracing(AppConfig(8192, kDiscard), fd.get(), &session)
+          .ok());
+  InstanceBounds bounds;
+  ASSERT_TRUE(app.WaitStart(1, kTimeoutMs, &bounds));
+  ASSERT_TRUE(app.WaitProgress(Plus(bounds.first, 200), kTimeoutMs));
+  protos::SessionSummary summary;
+  ASSERT_TRUE(consumer->DisableTracing(session, kTimeoutMs, &summary).ok());
+  EXPECT_EQ(summary.packets_lost(), 0u);
+  ASSERT_TRUE(app.WaitStop(kTimeoutMs, &bounds));
+  const DecodedTrace trace = DecodeTrace(path, app.pid());
+  EXPECT_TRUE(HoldsInstance(trace, bounds, /*lossless=*/true));
+  EXPECT_TRUE(NoLossInStats(trace));
+  ASSERT_TRUE(trace.has_stats);
+  EXPECT_EQ(trace.stats.ringtrace_producer_loss_size(), 0);
+  // The claims are counted, as claims nobody owns.
+  EXPECT_EQ(trace.stats.ringtrace_loss_entries_unattributed(), 2u);
+  StopService(service.get(), "1 started, 1 written");
 }
 
 }  // namespace

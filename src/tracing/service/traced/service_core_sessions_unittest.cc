@@ -250,6 +250,65 @@ TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
   EXPECT_EQ(core_->num_sessions(), 0u);
 }
 
+ipc::DrainRequestMsg LossReport(uint32_t writer,
+                                uint32_t buffer,
+                                uint64_t packets,
+                                bool final_report = false) {
+  ipc::DrainRequestMsg msg;
+  msg.has_loss_report = true;
+  msg.flags = final_report ? ipc::kLossReportFinal : 0;
+  msg.num_entries = 1;
+  msg.entries[0].writer_id = writer;
+  msg.entries[0].target_buffer = buffer;
+  msg.entries[0].packets_dropped_before_end = packets;
+  return msg;
+}
+
+// A producer's loss report counts only in the session that owns the
+// entry's buffer and that the producer serves; a claim for a buffer it does
+// not serve, or a loss of an earlier session, is in no session's figures.
+TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
+  std::unique_ptr<ProducerSide> side1, side2;
+  const ProducerID app = AddProducer("app", {"track_event"}, &side1);
+  const ProducerID peer = AddProducer("peer", {"other"}, &side2);
+  const SessionId a = Start(OneBufferConfig(), "a.pftrace");
+  const std::vector<ProducerCommand> starts =
+      StartsFor(core_->TakeCommands(), app);
+  ASSERT_EQ(starts.size(), 1u);
+  const uint32_t buffer = starts[0].target_buffer;
+
+  core_->OnLossReport(app, LossReport(3, buffer, 5));
+  // |peer| serves no instance of session a: its claims are refused.
+  core_->OnLossReport(peer, LossReport(1, buffer, 2000000000000ull, true));
+  core_->OnLossReport(app, LossReport(4, buffer + 1, 7));  // not a's buffer
+  EXPECT_EQ(core_->stats().loss_entries_unattributed, 2u);
+  ASSERT_NE(core_->session_loss_table(a), nullptr);
+  EXPECT_EQ(core_->session_loss_table(a)->totals().packets_dropped, 5u);
+
+  // The app reports more, finally, and leaves.
+  core_->OnLossReport(app, LossReport(3, buffer, 9, true));
+  core_->RemoveProducer(app);
+  const SessionEvent ended = StopAndAck(a);
+  EXPECT_EQ(ended.packets_lost, 9u);
+  const perfetto::protos::TraceStats stats_a = StatsOf(ReadTrace("a.pftrace"));
+  ASSERT_EQ(stats_a.ringtrace_producer_loss_size(), 1);
+  EXPECT_EQ(stats_a.ringtrace_producer_loss(0).producer_name(), "app");
+  EXPECT_TRUE(stats_a.ringtrace_producer_loss(0).final_report());
+  EXPECT_EQ(stats_a.ringtrace_producer_loss(0).writers(0).target_buffer(),
+            buffer);
+  EXPECT_EQ(stats_a.ringtrace_packets_dropped_by_producers(), 9u);
+  EXPECT_EQ(stats_a.ringtrace_loss_entries_unattributed(), 2u);
+
+  // A later session sees none of it.
+  const SessionId b = Start(OneBufferConfig(), "b.pftrace");
+  core_->TakeCommands();
+  const SessionEvent ended_b = StopAndAck(b);
+  EXPECT_EQ(ended_b.packets_lost, 0u);
+  const perfetto::protos::TraceStats stats_b = StatsOf(ReadTrace("b.pftrace"));
+  EXPECT_EQ(stats_b.ringtrace_producer_loss_size(), 0);
+  EXPECT_EQ(stats_b.ringtrace_packets_dropped_by_producers(), 0u);
+}
+
 TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   std::unique_ptr<ProducerSide> side1, side2;
   const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);
