@@ -12,10 +12,14 @@
 // Waiting is polling against bounded deadlines (the service's state through
 // a ConsumerClient, a process's output), never a fixed sleep.
 
+#include <errno.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -535,6 +539,61 @@ TEST_F(RingtraceCliEndToEndTest, StopFromAnotherProcessCompletesTheOwnersFile) {
   EXPECT_EQ(Categories(t), std::set<std::string>{"example"});
   EXPECT_GT(Count(t, "example"), 0u);
   EXPECT_EQ(State().sessions_size(), 0);
+}
+
+// On a terminal the CLI shows a progress line, queried from the service
+// once a second. A whole-second duration makes the last query coincide
+// with the session's end: the end must still be taken at once (it used to
+// wait, printing "session N: not found" every second, until the CLI's own
+// deadline a minute later). Runs the CLI under a pseudo-terminal.
+TEST_F(RingtraceCliEndToEndTest, OnATerminalAWholeSecondSessionEndsOnTime) {
+  StartApp("cli_e2e_app", 1);
+  const std::string out = dir_.File("tty.pftrace");
+  int master = -1, slave = -1;
+  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  const std::string cli = bin_ + "/ringtrace";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(master);
+    if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
+        dup2(slave, STDERR_FILENO) < 0) {
+      _exit(126);
+    }
+    execl(cli.c_str(), cli.c_str(), "-t", "2s", "-o", out.c_str(),
+          "--consumer-socket", consumer_socket_.c_str(), "example",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(slave);
+  // Everything the CLI writes on its terminal, until it closes it.
+  std::string output;
+  const uint64_t deadline = base::MonotonicMs() + kTimeoutMs;
+  for (;;) {
+    const uint64_t now = base::MonotonicMs();
+    if (now >= deadline)
+      break;
+    pollfd pfd = {master, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(deadline - now)) <= 0)
+      continue;
+    char buf[4096];
+    const ssize_t n = read(master, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;  // EIO: every copy of the terminal's slave side is closed
+    output.append(buf, static_cast<size_t>(n));
+  }
+  close(master);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid) << output;
+  ASSERT_TRUE(WIFEXITED(wstatus)) << output;
+  EXPECT_EQ(WEXITSTATUS(wstatus), kExitOk) << output;
+  EXPECT_EQ(output.find("not found"), std::string::npos) << output;
+  EXPECT_EQ(output.find("did not end session"), std::string::npos) << output;
+  EXPECT_NE(output.find("ringtrace: wrote " + out + ": "), std::string::npos)
+      << output;
+  EXPECT_GT(Count(ReadTrace(out), "example"), 0u);
 }
 
 TEST_F(RingtraceCliEndToEndTest, QueryListsProducersDataSourcesAndSession) {

@@ -231,6 +231,10 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
     if (signo == SIGUSR1) {
       WriteSnapshot(connection, session_id, file->out_path(), ++snapshots,
                     reporter);
+      // The clone's round trip may have read the session's end from the
+      // socket: it waits in the connection, and event_fd shows nothing.
+      if (CheckEvents(connection, session_id, 0, &result))
+        return result;
     } else if (signo != 0) {
       result.reason = EndReason::kStopRequest;
       return result;
@@ -248,12 +252,14 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
       next_progress_ms = after + options.progress_period_ms;
       ServiceState state;
       base::Status status = connection->QueryServiceState(&state);
-      if (status.ok()) {
-        reporter->Progress(FormatProgressLine(state, session_id));
-      } else if (CheckEvents(connection, session_id, 0, &result)) {
-        // The query failed because the connection did (or an event came).
+      // Whether or not the query worked, its round trip may have read an
+      // event (the session's end, when the duration is a whole number of
+      // progress periods) from the socket: it waits in the connection now,
+      // and event_fd shows nothing. Take it before anything else.
+      if (CheckEvents(connection, session_id, 0, &result))
         return result;
-      }
+      if (status.ok())
+        reporter->Progress(FormatProgressLine(state, session_id));
       // Else a failed query is not the session's failure.
     }
   }
