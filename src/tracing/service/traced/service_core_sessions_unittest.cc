@@ -309,6 +309,32 @@ TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
   EXPECT_EQ(stats_b.ringtrace_packets_dropped_by_producers(), 0u);
 }
 
+// A streamed session without flush_period_ms flushes once per file write,
+// and the TraceConfig its trace carries says so (trace_processor reports a
+// write_into_file config without flushes as an error).
+TEST(SessionConfigTest, WriteIntoFileGetsADefaultFlushPeriod) {
+  TraceConfig config = OneBufferConfig();
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(2500);
+  SessionConfig sc;
+  ASSERT_TRUE(MakeSessionConfig(config, &sc).ok());
+  EXPECT_EQ(sc.flush_period_ms, 2500u);
+  TraceConfig recorded;
+  ASSERT_TRUE(recorded.ParseFromString(sc.serialized));
+  EXPECT_EQ(recorded.flush_period_ms(), 2500u);
+  // A period the user chose is kept; a session in memory gets none.
+  config.set_flush_period_ms(700);
+  ASSERT_TRUE(MakeSessionConfig(config, &sc).ok());
+  EXPECT_EQ(sc.flush_period_ms, 700u);
+  config.clear_flush_period_ms();
+  config.clear_write_into_file();
+  config.clear_file_write_period_ms();
+  ASSERT_TRUE(MakeSessionConfig(config, &sc).ok());
+  EXPECT_EQ(sc.flush_period_ms, 0u);
+  ASSERT_TRUE(recorded.ParseFromString(sc.serialized));
+  EXPECT_FALSE(recorded.has_flush_period_ms());
+}
+
 TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   std::unique_ptr<ProducerSide> side1, side2;
   const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);
@@ -895,7 +921,9 @@ TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
   WriteTestPackets(w.get(), "x", 0, 50);  // well below 4 KiB
   w->Flush();
   core_->AdvanceSessions(now_ + std::chrono::milliseconds(100));
-  EXPECT_TRUE(core_->TakeCommands().empty());
+  // Only the periodic flush a streamed session gets by default.
+  for (const ProducerCommand& c : core_->TakeCommands())
+    EXPECT_EQ(c.type, Cmd::kFlush);
   WriteTestPackets(w.get(), "x", 50, 500);  // beyond it
   w->Flush();
   core_->AdvanceSessions(now_ + std::chrono::milliseconds(200));

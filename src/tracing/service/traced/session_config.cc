@@ -71,13 +71,25 @@ base::Status MakeSessionConfig(const TraceConfig& config, SessionConfig* out) {
       OrDefault(config.file_write_period_ms(), kDefaultFileWritePeriodMs);
   out->max_file_size_bytes = config.max_file_size_bytes();
   out->flush_period_ms = config.flush_period_ms();
+  // A streamed trace without periodic flushes keeps what writers hold in
+  // their chunks out of every file write until the stop (trace_processor
+  // flags such a trace: config_write_into_file_no_flush). The default: a
+  // flush per file write, recorded in the TraceConfig the trace carries.
+  TraceConfig applied;
+  const TraceConfig* recorded = &config;
+  if (out->write_into_file && out->flush_period_ms == 0) {
+    out->flush_period_ms = out->file_write_period_ms;
+    applied = config;
+    applied.set_flush_period_ms(out->flush_period_ms);
+    recorded = &applied;
+  }
   out->flush_timeout_ms =
       OrDefault(config.flush_timeout_ms(), kDefaultTimeoutMs);
   out->data_source_stop_timeout_ms =
       OrDefault(config.data_source_stop_timeout_ms(), kDefaultTimeoutMs);
   out->clear_period_ms = config.incremental_state_config().clear_period_ms();
   out->unique_session_name = config.unique_session_name();
-  if (!config.SerializeToString(&out->serialized))
+  if (!recorded->SerializeToString(&out->serialized))
     return base::ErrStatus("config: cannot serialize it");
   return base::OkStatus();
 }

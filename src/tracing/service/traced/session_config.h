@@ -56,12 +56,15 @@ struct SessionConfig {
   bool write_into_file = false;
   uint32_t file_write_period_ms = kDefaultFileWritePeriodMs;
   uint64_t max_file_size_bytes = 0;  // 0: no limit
-  uint32_t flush_period_ms = 0;      // 0: no periodic flush
+  // 0: no periodic flush. With write_into_file it defaults to
+  // file_write_period_ms.
+  uint32_t flush_period_ms = 0;
   uint32_t flush_timeout_ms = kDefaultTimeoutMs;
   uint32_t data_source_stop_timeout_ms = kDefaultTimeoutMs;
   uint32_t clear_period_ms = 0;  // incremental state; 0: the SDK's default
   std::string unique_session_name;
-  // The config as received, written into the trace as its TraceConfig.
+  // The config as received (with a defaulted flush_period_ms, see above),
+  // written into the trace as its TraceConfig.
   std::string serialized;
 
   uint64_t total_buffer_bytes() const;
