@@ -26,8 +26,9 @@ Perfetto trace file (open it in ui.perfetto.dev or trace_processor).
 Config (either a file or the shortcuts):
   -c, --config FILE     TraceConfig file, "-" for stdin (binary unless --txt)
   --txt                 the config is protobuf text format (.pbtx)
-  -t, --time DURATION   trace for DURATION: N with ms, s, m or h; a bare
-                        number is seconds; 0: until Ctrl-C (default 10s)
+  -t, --time DURATION   trace for DURATION: N with ms, s, m or h (1.5s
+                        too); a bare number is seconds; 0: until Ctrl-C
+                        (default 10s)
   -b, --buffer SIZE     buffer size: N with kb, mb or gb (default 32mb)
   --fill ring|discard   when the buffer is full, overwrite the oldest data
                         (ring, default) or drop the newest (discard)

@@ -54,10 +54,30 @@ bool IsValidCategory(const std::string& category) {
 
 }  // namespace
 
+// Splits a decimal fraction off a duration: "1.5s" -> "1s" and "5" (at
+// most 9 digits after the point). False if the point has no digit on
+// either side or too many after it.
+bool SplitFraction(const std::string& text,
+                   std::string* whole,
+                   std::string* fraction) {
+  const size_t dot = text.find('.');
+  *whole = text;
+  fraction->clear();
+  if (dot == std::string::npos)
+    return true;
+  size_t end = dot + 1;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9')
+    end++;
+  *fraction = text.substr(dot + 1, end - dot - 1);
+  *whole = text.substr(0, dot) + text.substr(end);
+  return dot > 0 && !fraction->empty() && fraction->size() <= 9;
+}
+
 base::Status ParseDurationMs(const std::string& text, uint32_t* duration_ms) {
   uint64_t n = 0;
-  std::string unit;
-  if (!SplitNumberAndUnit(text, &n, &unit)) {
+  std::string unit, whole, fraction;
+  if (!SplitFraction(text, &whole, &fraction) ||
+      !SplitNumberAndUnit(whole, &n, &unit)) {
     return base::ErrStatus(
         "bad duration '%s' for -t: expected a number with ms, s, m or h "
         "(e.g. 10s)",
@@ -76,7 +96,23 @@ base::Status ParseDurationMs(const std::string& text, uint32_t* duration_ms) {
     return base::ErrStatus("bad unit '%s' in -t %s: use ms, s, m or h",
                            unit.c_str(), text.c_str());
   uint64_t ms = 0;
-  if (!base::CheckedMul(n, scale, &ms) || ms > UINT32_MAX) {
+  bool fits = base::CheckedMul(n, scale, &ms);
+  if (!fraction.empty()) {
+    // At most 9 digits and a scale below 2^22: no overflow here.
+    uint64_t f = 0, denominator = 1;
+    for (char d : fraction) {
+      f = f * 10 + static_cast<uint64_t>(d - '0');
+      denominator *= 10;
+    }
+    const uint64_t fraction_units = f * scale;
+    if (fraction_units % denominator != 0) {
+      return base::ErrStatus(
+          "duration %s for -t is not a whole number of milliseconds",
+          text.c_str());
+    }
+    fits = fits && base::CheckedAdd(ms, fraction_units / denominator, &ms);
+  }
+  if (!fits || ms > UINT32_MAX) {
     return base::ErrStatus("duration %s for -t is too long (at most %u ms)",
                            text.c_str(), UINT32_MAX);
   }

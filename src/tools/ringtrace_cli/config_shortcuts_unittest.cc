@@ -52,6 +52,13 @@ TEST(ConfigShortcutsTest, DurationUnits) {
   EXPECT_EQ(Ms("2H"), 7200000u);
   EXPECT_EQ(Ms("0"), 0u);
   EXPECT_EQ(Ms("007s"), 7000u);
+  // Decimal fractions, as long as they come to whole milliseconds.
+  EXPECT_EQ(Ms("1.5s"), 1500u);
+  EXPECT_EQ(Ms("1.5"), 1500u);
+  EXPECT_EQ(Ms("0.25s"), 250u);
+  EXPECT_EQ(Ms("2.5m"), 150000u);
+  EXPECT_EQ(Ms("0.001s"), 1u);
+  EXPECT_EQ(Ms("1.250000000s"), 1250u);
 }
 
 TEST(ConfigShortcutsTest, DurationLimits) {
@@ -72,7 +79,12 @@ TEST(ConfigShortcutsTest, DurationGarbage) {
   EXPECT_THAT(DurationError("s"), HasSubstr("bad duration"));
   EXPECT_THAT(DurationError("-5s"), HasSubstr("bad duration"));
   EXPECT_THAT(DurationError(" 5s"), HasSubstr("bad duration"));
-  EXPECT_THAT(DurationError("1.5s"), HasSubstr("bad unit '.5s'"));
+  EXPECT_THAT(DurationError(".5s"), HasSubstr("bad duration"));
+  EXPECT_THAT(DurationError("1.s"), HasSubstr("bad duration"));
+  EXPECT_THAT(DurationError("1.2.3s"), HasSubstr("bad"));
+  EXPECT_THAT(DurationError("1.0000000001s"), HasSubstr("bad duration"));
+  EXPECT_THAT(DurationError("1.5ms"), HasSubstr("not a whole number"));
+  EXPECT_THAT(DurationError("0.0001s"), HasSubstr("not a whole number"));
   EXPECT_THAT(DurationError("10x"), HasSubstr("bad unit 'x'"));
   EXPECT_THAT(DurationError("10 s"), HasSubstr("bad unit"));
   EXPECT_THAT(DurationError("10sec"), HasSubstr("bad unit"));
