@@ -38,6 +38,41 @@ FragIterator::Result StoredFragmentAt(const TBChunk* chunk,
   return res;
 }
 
+ChainStep ContinuationStep(const TBChunk* next) {
+  if (!(next->flags & kTBFirstContinuesFromPrev))
+    return ChainStep::kNotContinued;
+  // v1 only: a first fragment not final yet, or cut, is lost there.
+  if (next->flags & (kTBIncomplete | kTBNeedsPatching | kTBCorrupted))
+    return ChainStep::kEnds;
+  StoredFrag frag;
+  if (StoredFragmentAt(next, 0, &frag) != FragIterator::Result::kOk)
+    return ChainStep::kEnds;
+  if (frag.dropped)
+    return ChainStep::kNotContinued;  // trace_writer_packet_loss
+  if (frag.end == next->valid_size && (next->flags & kTBLastContinuesOnNext))
+    return ChainStep::kContinues;
+  return ChainStep::kEnds;
+}
+
+namespace {
+
+// For a chunk whose admission packet count is exact (final, no drop
+// marker): whether the last packet it counts continues on the next chunk,
+// i.e. the last fragment continues and is not the first fragment carrying
+// on a packet from the previous chunk (StartsCountedPacket() in
+// trace_buffer_v2_write.cc).
+bool EndsWithOpenPacket(const TBChunk* chunk) {
+  if (!(chunk->flags & kTBLastContinuesOnNext) || chunk->valid_size == 0)
+    return false;
+  if (!(chunk->flags & kTBFirstContinuesFromPrev))
+    return true;
+  StoredFrag frag;
+  return !(StoredFragmentAt(chunk, 0, &frag) == FragIterator::Result::kOk &&
+           frag.end == chunk->valid_size);
+}
+
+}  // namespace
+
 TBChunk* ChunkSeqReader::ChunkAt(uint32_t offset) const {
   return reinterpret_cast<TBChunk*>(tb_->begin() + offset);
 }
@@ -337,11 +372,19 @@ void ChunkSeqReader::DropFront() {
     // Nothing of it read: the count taken at admission is the same as
     // walking its fragments, without touching them.
     const uint16_t admitted = chunk->packet_count();
+    uint64_t lost = 0;
+    bool open_last = false;
     if (chunk->read_offset == 0 && admitted != kPacketCountUnknown) {
-      tb_->stats_.packets_overwritten += admitted;
+      lost = admitted;
+      open_last = EndsWithOpenPacket(chunk);
     } else {
-      CountUnreadPackets(chunk);
+      lost = CountUnreadPackets(chunk, &open_last);
     }
+    // A packet continuing on the next chunk counts once its end is known
+    // (see SequenceState::open_erased).
+    if (open_last && !ErasedPacketEndsInQueue())
+      lost--;
+    tb_->stats_.packets_overwritten += lost;
   }
   if (HasUnreadData(chunk))
     AddLoss(kDataLossOverwrite);
@@ -359,17 +402,19 @@ void ChunkSeqReader::DropFront() {
 }
 
 // Counts the packets starting in the unread fragments of |chunk| (about to be
-// dropped by DropFront()) exactly as the tokenizing erase path would: every
-// non-empty packet start, a last fragment continuing on the next chunk
-// (its packet cannot be completed any more) or needing patches, writer drop
-// markers (in
-// trace_writer_packet_loss, with WRITER_ABORT). Continuations and empty
+// dropped by DropFront()): every non-empty packet start, a last fragment
+// continuing on the next chunk (*open_last: DropFront() keeps it only if
+// ErasedPacketEndsInQueue(), as the tokenizing erase path counts it only if
+// its end is known) or needing patches; writer drop markers go to
+// trace_writer_packet_loss, with WRITER_ABORT. Continuations and empty
 // packets are not packets lost. Reads only the size headers. Used when the
 // count taken at admission (TBChunk::packet_count()) does not apply: the
 // chunk was partly read, or the count is unknown. StartsCountedPacket() in
-// trace_buffer_v2.cc must match this.
-void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
+// trace_buffer_v2_write.cc must match this.
+uint64_t ChunkSeqReader::CountUnreadPackets(TBChunk* chunk, bool* open_last) {
   const bool final_last = !(chunk->flags & (kTBIncomplete | kTBCorrupted));
+  uint64_t packets = 0;
+  *open_last = false;
   StoredFrag frag;
   // Bounded by valid_size: every fragment moves the position forward (an
   // entry, or at least a header byte).
@@ -388,9 +433,42 @@ void ChunkSeqReader::CountUnreadPackets(TBChunk* chunk) {
     const bool is_last = frag.end == chunk->valid_size && final_last;
     if (frag.size != 0 || (is_last && (chunk->flags & (kTBLastContinuesOnNext |
                                                        kTBNeedsPatching)))) {
-      CountPacketOverwritten();
+      packets++;
+      // An unpatched last fragment is lost whatever comes next.
+      *open_last = is_last && (chunk->flags & kTBLastContinuesOnNext) &&
+                   !(chunk->flags & kTBNeedsPatching);
     }
   }
+  return packets;
+}
+
+bool ChunkSeqReader::ErasedPacketEndsInQueue() {
+  RT_DCHECK(mode_ == Mode::kErase);
+  ChunkSeqIterator iter(tb_->begin(), seq_, 0);
+  // Bounded by the number of chunks in the sequence.
+  for (;;) {
+    const ChunkID last_id = iter.chunk()->chunk_id;
+    bool contiguous = false;
+    if (!iter.Next(&contiguous)) {
+      RememberOpenErased(last_id);
+      return false;
+    }
+    if (!contiguous)
+      return true;  // Its end may have been in the chunks lost there.
+    switch (ContinuationStep(iter.chunk())) {
+      case ChainStep::kEnds:
+        return true;
+      case ChainStep::kNotContinued:
+        return false;
+      case ChainStep::kContinues:
+        break;
+    }
+  }
+}
+
+void ChunkSeqReader::RememberOpenErased(ChunkID last_id) {
+  seq_->open_erased = true;
+  seq_->open_erased_after = last_id;
 }
 
 // |first| is the front chunk and |first_frag| its last fragment, which
@@ -408,13 +486,16 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     packet->AddSlice(first->payload() + first_frag.data_offset,
                      first_frag.size);
 
-  auto fail = [&](uint32_t bits) {
+  // In erase mode the packet counts in packets_overwritten if |counts|:
+  // not when the writer lost its end (it counts the packet itself), nor
+  // while its end has not arrived (SequenceState::open_erased).
+  auto fail = [&](uint32_t bits, bool counts) {
     first->read_offset = static_cast<uint16_t>(first_frag.end);
     seq_->drop_continuation = true;
     seq_->past_first_packet = true;
     AddLoss(bits);
     tb_->stats_.readaheads_failed++;
-    if (mode_ == Mode::kErase)
+    if (mode_ == Mode::kErase && counts)
       CountPacketOverwritten();
     return ReassemblyResult::kDataLoss;
   };
@@ -423,43 +504,51 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
   ChunkSeqIterator iter(tb_->begin(), seq_, 0);
   // Bounded by the number of chunks in the sequence.
   for (;;) {
+    const ChunkID last_id = iter.chunk()->chunk_id;
     bool contiguous = false;
     if (!iter.Next(&contiguous)) {
       // The next chunk has not arrived yet.
       if (!erase)
         return ReassemblyResult::kNotEnoughData;
-      return fail(kDataLossOverwrite);
+      RememberOpenErased(last_id);
+      return fail(kDataLossOverwrite, false);
     }
     if (!contiguous)
       return fail(erase ? (kDataLossReassemblyGap | kDataLossOverwrite)
-                        : static_cast<uint32_t>(kDataLossReassemblyGap));
+                        : static_cast<uint32_t>(kDataLossReassemblyGap),
+                  true);
     TBChunk* next = iter.chunk();
     if (next->flags & kTBNeedsPatching) {
       if (!erase)
         return ReassemblyResult::kNotEnoughData;
-      return fail(kDataLossOverwrite);
+      return fail(kDataLossOverwrite, true);
     }
-    if (!(next->flags & kTBFirstContinuesFromPrev) || next->read_offset != 0)
-      return fail(kDataLossReassemblyBrokenChain);
+    // The writer ended the chain: it lost the packet's end.
+    if (!(next->flags & kTBFirstContinuesFromPrev))
+      return fail(kDataLossReassemblyBrokenChain, false);
+    if (next->read_offset != 0)
+      return fail(kDataLossReassemblyBrokenChain, true);
     StoredFrag frag;
     const FragIterator::Result res = StoredFragmentAt(next, 0, &frag);
     if (res == FragIterator::Result::kCorrupted ||
         (res == FragIterator::Result::kEnd && (next->flags & kTBCorrupted))) {
-      return fail(kDataLossReassemblyBrokenChain | kDataLossChunkCorrupted);
+      return fail(kDataLossReassemblyBrokenChain | kDataLossChunkCorrupted,
+                  true);
     }
     if (res == FragIterator::Result::kEnd) {
       if (next->flags & kTBIncomplete) {
         // Its only fragment is still being written.
         if (!erase)
           return ReassemblyResult::kNotEnoughData;
-        return fail(kDataLossOverwrite);
+        return fail(kDataLossOverwrite, true);
       }
       // Claims to continue the packet but holds no fragment.
-      return fail(kDataLossReassemblyBrokenChain);
+      return fail(kDataLossReassemblyBrokenChain, true);
     }
     if (frag.dropped) {
+      // The writer dropped the packet: trace_writer_packet_loss.
       tb_->stats_.trace_writer_packet_loss++;
-      return fail(kDataLossWriterAbort);
+      return fail(kDataLossWriterAbort, false);
     }
     if (frag.size)
       packet->AddSlice(next->payload() + frag.data_offset, frag.size);

@@ -89,6 +89,20 @@ FragIterator::Result StoredFragmentAt(const TBChunk* chunk,
                                       size_t pos,
                                       StoredFrag* frag);
 
+// How |next|, the chunk right after (ChunkID + 1) one whose last packet
+// continues on the next chunk, carries that packet on:
+//  - kEnds: its first fragment continues the packet and ends it; also
+//    whatever makes that fragment unreadable (no fragment, malformed, a
+//    scraped or unpatched v1 chunk): the packet counts as ended there;
+//  - kContinues: its only fragment continues the packet, which goes on in
+//    the chunk after it;
+//  - kNotContinued: it does not continue the packet (or its first fragment
+//    is a drop marker): the writer lost the packet's end, and counts the
+//    packet as dropped itself (include/ringtrace/trace_writer_v2.h: a
+//    packet that lost any part of itself is dropped, never committed).
+enum class ChainStep { kEnds, kContinues, kNotContinued };
+ChainStep ContinuationStep(const TBChunk* next);
+
 class ChunkSeqReader {
  public:
   enum class Mode { kRead, kErase };
@@ -125,6 +139,15 @@ class ChunkSeqReader {
   // (TBChunk::packet_count()); only a partly read chunk, or one whose count
   // is unknown, has its size headers walked (CountUnreadPackets()).
   void DropFront();
+
+  // kErase: the packet that starts in the front chunk's last fragment,
+  // continuing on the next chunk, is being erased unread. True if it counts
+  // in packets_overwritten now: the chunks queued after the front end it
+  // (ContinuationStep()), or a ChunkID gap hides its end. False if the
+  // writer's next chunk does not continue it (the writer counts it), or if
+  // its end has not arrived: the sequence then remembers it
+  // (SequenceState::open_erased) for the admission of the next chunk.
+  bool ErasedPacketEndsInQueue();
 
  private:
   enum class ReassemblyResult { kSuccess, kNotEnoughData, kDataLoss };
@@ -178,8 +201,13 @@ class ChunkSeqReader {
   void CountOverwrite(uint32_t offset, const TBChunk* chunk);
   // kErase: a packet whose first fragment is being erased unread.
   void CountPacketOverwritten();
-  // DropFront(): counts the packets of the unread fragments of |chunk|.
-  void CountUnreadPackets(TBChunk* chunk);
+  // DropFront(): the packets of the unread fragments of |chunk|;
+  // *open_last: the last of them continues on the next chunk (its end is
+  // not in |chunk|).
+  uint64_t CountUnreadPackets(TBChunk* chunk, bool* open_last);
+  // The sequence's packet continues past chunk |last_id| and its end has
+  // not arrived (see SequenceState::open_erased).
+  void RememberOpenErased(ChunkID last_id);
 
   TraceBufferV2* const tb_;
   SequenceState* seq_ = nullptr;

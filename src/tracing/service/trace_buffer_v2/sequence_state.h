@@ -139,6 +139,20 @@ struct SequenceState {
   // orphan continuation.
   bool drop_continuation = false;
 
+  // RING_BUFFER erased the start of a packet unread, and the packet goes on
+  // past chunk |open_erased_after| (the last of its chunks seen), so whether
+  // it counts as lost by the buffer is not known yet: only a packet its
+  // writer ended is the buffer's loss. The admission of the next chunk
+  // decides (TraceBufferV2::ResolveOpenErasedPacket()): one that continues
+  // and ends the packet, or a ChunkID gap, counts it in
+  // packets_overwritten; one that does not continue it means the writer
+  // lost the packet's end and counts the packet as dropped itself, so the
+  // buffer does not. If nothing comes, it never counts (the writer's packet
+  // was still open, or the writer lost its end). drop_continuation is set
+  // meanwhile.
+  bool open_erased = false;
+  ChunkID open_erased_after = 0;
+
   // Readback of this sequence is stalled (pending patches, incomplete chunk,
   // packet not fully there yet) for the read pass with this generation.
   uint64_t stalled_generation = ~0ull;

@@ -161,8 +161,11 @@ SequenceState* TraceBufferV2::GetOrCreateSequence(
     auto lost = remembered_losses_.find(key);
     if (lost != remembered_losses_.end()) {
       // It was deleted with a loss not reported yet: report it now.
-      seq->pending_loss = lost->second;
+      seq->pending_loss = lost->second.bits;
       seq->past_first_packet = true;
+      seq->open_erased = lost->second.open_erased;
+      seq->open_erased_after = lost->second.open_erased_after;
+      seq->drop_continuation = lost->second.open_erased;
       remembered_losses_.erase(lost);
     }
   }
@@ -202,9 +205,11 @@ void TraceBufferV2::DeleteStaleEmptySequences(size_t threshold) {
         it->second.empty_stamp <= max_deleted_stamp) {
       // A loss still to be reported must outlive the sequence: it is
       // flagged on the next packet if the writer comes back.
-      if (const uint32_t bits = it->second.UnreportedLoss()) {
+      const uint32_t bits = it->second.UnreportedLoss();
+      if (bits || it->second.open_erased) {
         if (remembered_losses_.size() < kMaxRememberedLosses) {
-          remembered_losses_[it->first] = bits;
+          remembered_losses_[it->first] = RememberedLoss{
+              bits, it->second.open_erased, it->second.open_erased_after};
         } else {
           stats_.sequence_losses_forgotten++;
         }
@@ -300,7 +305,39 @@ bool TraceBufferV2::LinkChunk(SequenceState* seq, size_t offset) {
     seq->back_chunk_id = id;
   q.insert(pos, static_cast<uint32_t>(offset));
   num_live_chunks_++;
+  if (seq->open_erased)
+    ResolveOpenErasedPacket(seq, chunk);
   return true;
+}
+
+// The packet whose start was erased continues past open_erased_after. The
+// next chunk ends it (the buffer lost a packet its writer finished), carries
+// it on, or does not continue it (the writer lost its end and counts it);
+// a later ChunkID means the chunks between were lost before the buffer,
+// maybe with the packet's end: counted. An earlier one (out of order, or
+// late) says nothing about it.
+void TraceBufferV2::ResolveOpenErasedPacket(SequenceState* seq,
+                                            const TBChunk* chunk) {
+  const ChunkID id = chunk->chunk_id;
+  if (id != seq->open_erased_after + 1) {
+    if (ChunkIdLess(seq->open_erased_after, id)) {
+      stats_.packets_overwritten++;
+      seq->open_erased = false;
+    }
+    return;
+  }
+  switch (ContinuationStep(chunk)) {
+    case ChainStep::kEnds:
+      stats_.packets_overwritten++;
+      seq->open_erased = false;
+      return;
+    case ChainStep::kNotContinued:
+      seq->open_erased = false;
+      return;
+    case ChainStep::kContinues:
+      seq->open_erased_after = id;
+      return;
+  }
 }
 
 // Index of chunk |id| in the (sorted) queue, or q.size(). A sequence's
@@ -515,9 +552,10 @@ size_t TraceBufferV2::GetMemoryUsageBytes() const {
              kv.second.deferred_losses.capacity() *
                  sizeof(SequenceState::DeferredLoss);
   }
-  bytes += remembered_losses_.bucket_count() * sizeof(void*) +
-           remembered_losses_.size() *
-               (sizeof(std::pair<const uint32_t, uint32_t>) + sizeof(void*));
+  bytes +=
+      remembered_losses_.bucket_count() * sizeof(void*) +
+      remembered_losses_.size() *
+          (sizeof(std::pair<const uint32_t, RememberedLoss>) + sizeof(void*));
   bytes += 2 * sizeof(ChunkSeqReader) +
            erase_packet_.slices().capacity() * sizeof(TracePacket::Slice) +
            scratch_sizes_.capacity() * sizeof(uint32_t) +

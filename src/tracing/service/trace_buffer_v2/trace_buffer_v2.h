@@ -196,12 +196,16 @@ struct TraceBufferStats {
   // packets before that chunk), plus kPacketSizeDropPacket fragments met by
   // a reader or by a tokenizing erase. See docs/trace_buffer_v2.md.
   uint64_t trace_writer_packet_loss = 0;
-  // Packets erased unread by RING_BUFFER wrapping (counted once, at the
-  // erase of the chunk holding their first fragment): complete ones (the
-  // ones handed to the overwrite observer) and ones whose continuation had
-  // not arrived yet or could not be read (pending patches, scraped). Empty
-  // packets carry nothing and do not count. Not a Perfetto BufferStats
-  // field.
+  // Packets their writer finished whose first fragment RING_BUFFER wrapping
+  // erased unread, each once: complete ones (the ones handed to the
+  // overwrite observer) at the erase of the chunk holding their first
+  // fragment; one whose end lies beyond that chunk once its end is known
+  // (the writer's next chunk continues and ends it, or a ChunkID gap hides
+  // it), never one its writer did not finish (its next chunk does not
+  // continue it: the writer counts that packet as dropped itself); v1
+  // packets that could not be read (pending patches, scraped) at the
+  // erase. Counted by writes only, never by reads. Empty packets carry
+  // nothing and do not count. Not a Perfetto BufferStats field.
   uint64_t packets_overwritten = 0;
   // Sequences deleted by the bounded cleanup while they still had a loss to
   // report, whose loss could not be remembered (more than
@@ -462,6 +466,10 @@ class TraceBufferV2 {
   // Links a just-written chunk into its sequence (ChunkID order). Returns
   // false (and turns the chunk into padding) if it must be dropped.
   bool LinkChunk(SequenceState* seq, size_t offset);
+  // After LinkChunk() linked |chunk|: if |seq| has an erased packet whose
+  // end was still to come (SequenceState::open_erased), decides from
+  // |chunk| whether it counts in packets_overwritten.
+  void ResolveOpenErasedPacket(SequenceState* seq, const TBChunk* chunk);
   // Whether a final v1 chunk whose |index_size| fragments end at byte
   // |valid_size| gets a fragment index (tb_chunk.h): worth it, and the chunk
   // still fits.
@@ -526,9 +534,15 @@ class TraceBufferV2 {
 
   // Sequences, keyed by (producer_id << 16 | writer_id).
   std::unordered_map<uint32_t, SequenceState> sequences_;
-  // Losses of deleted empty sequences not reported yet (key -> bits),
+  // Losses of deleted empty sequences not reported yet (key -> bits, and an
+  // erased packet whose end was still to come, SequenceState::open_erased),
   // restored when the sequence comes back (kMaxRememberedLosses).
-  std::unordered_map<uint32_t, uint32_t> remembered_losses_;
+  struct RememberedLoss {
+    uint32_t bits = 0;
+    bool open_erased = false;
+    ChunkID open_erased_after = 0;
+  };
+  std::unordered_map<uint32_t, RememberedLoss> remembered_losses_;
   // FindSequence()'s cache: the last sequence found (nullptr: none) and its
   // key. Reset wherever a sequence is deleted; not copied by clones.
   SequenceState* last_seq_ = nullptr;

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -93,8 +96,10 @@ class TraceBufferV2LossTest : public test::TraceBufferV2TestBase,
 // The packet P starts in chunk A (its last fragment continues on the next
 // chunk); A is read up to P, then overwritten before B, which ends P,
 // arrives. P is lost: A counts in chunks_overwritten (its fragment was
-// unread) and the first packet read after P carries OVERWRITE. P's tail in
-// B is dropped without a second report (no ORPHAN_CONTINUATION).
+// unread) and the first packet read after P carries OVERWRITE. P counts in
+// packets_overwritten when B arrives and ends it (until then its writer
+// might still lose its end, and count it itself). P's tail in B is dropped
+// without a second report (no ORPHAN_CONTINUATION).
 TEST_P(TraceBufferV2LossTest, StartOverwrittenBeforeContinuationArrives) {
   const std::string head = Pkt("P-head", 900);
   ASSERT_TRUE(Commit(1, 1, 0, {"a0", head}, kOnNext));
@@ -107,10 +112,11 @@ TEST_P(TraceBufferV2LossTest, StartOverwrittenBeforeContinuationArrives) {
   // With an observer the erase path tried to finish P and gave up.
   EXPECT_EQ(st.readaheads_failed, GetParam() ? 1u : 0u);
   EXPECT_EQ(st.readaheads_succeeded, 0u);
-  EXPECT_EQ(st.packets_overwritten, 1u);  // P.
+  EXPECT_EQ(st.packets_overwritten, 0u);  // P's end is still to come.
   EXPECT_TRUE(observed_.empty());  // P was incomplete: nothing to observe.
 
   ASSERT_TRUE(Commit(1, 1, 1, {"P-tail", "a2", "a3"}, kFromPrev));
+  EXPECT_EQ(st.packets_overwritten, 1u);  // P, once its end arrived.
   EXPECT_EQ(ReadSeq(1), (std::vector<ReadPacket>{RP(1, 1, "a2", kOverwriteLoss),
                                                  RP(1, 1, "a3")}));
   EXPECT_EQ(st.chunks_overwritten, 1u);
@@ -138,7 +144,7 @@ TEST_P(TraceBufferV2LossTest, UnfinishedPacketAtTheWrapPoint) {
   const TraceBufferStats& st = tb_->stats();
   EXPECT_EQ(st.chunks_overwritten, 1u);
   EXPECT_EQ(st.bytes_overwritten, 928u);
-  EXPECT_EQ(st.packets_overwritten, 2u);  // a0 and P.
+  EXPECT_EQ(st.packets_overwritten, 1u);  // a0; P's end is still to come.
   EXPECT_EQ(st.readaheads_failed, GetParam() ? 1u : 0u);
   // The observer got the complete packet a0, never the unfinished P.
   if (GetParam()) {
@@ -146,6 +152,7 @@ TEST_P(TraceBufferV2LossTest, UnfinishedPacketAtTheWrapPoint) {
   }
   // P's end and the next packet arrive after the wrap.
   ASSERT_TRUE(CommitFrags(1, 1, 8, {"P-tail", "a2"}, kChunkContinuesFromPrev));
+  EXPECT_EQ(st.packets_overwritten, 2u);  // a0 and P.
   EXPECT_EQ(ReadSeq(1),
             (std::vector<ReadPacket>{RP(1, 1, "a2", kOverwriteLoss)}));
   EXPECT_EQ(st.chunks_overwritten, 1u);
@@ -153,7 +160,7 @@ TEST_P(TraceBufferV2LossTest, UnfinishedPacketAtTheWrapPoint) {
 
 // P spans A -> B -> C. A is overwritten after B arrived, before C: B's
 // middle fragment is dropped with P, and P is reported once, on the first
-// packet after it (in C).
+// packet after it (in C), and counted once, when C ends it.
 TEST_P(TraceBufferV2LossTest, ThreeChunkPacketLosesItsStart) {
   ASSERT_TRUE(Commit(1, 1, 0, {OneFragChunk("P0", 1000)}, kOnNext));
   ASSERT_TRUE(Commit(1, 1, 1, {Pkt("P1", 200)}, kFromPrev | kOnNext));
@@ -167,9 +174,10 @@ TEST_P(TraceBufferV2LossTest, ThreeChunkPacketLosesItsStart) {
   EXPECT_EQ(st.write_wrap_count, 1u);
   EXPECT_EQ(st.chunks_overwritten, 1u);
   EXPECT_EQ(st.bytes_overwritten, 1000u);
-  EXPECT_EQ(st.packets_overwritten, 1u);
+  EXPECT_EQ(st.packets_overwritten, 0u);  // B carries P on; C is to come.
   EXPECT_TRUE(observed_.empty());
   ASSERT_TRUE(Commit(1, 1, 2, {"P2", "c1"}, kFromPrev));
+  EXPECT_EQ(st.packets_overwritten, 1u);
   EXPECT_EQ(ReadSeq(1),
             (std::vector<ReadPacket>{RP(1, 1, "c1", kOverwriteLoss)}));
   // B (read for P's middle fragment only) is consumed, not overwritten.
@@ -276,6 +284,260 @@ TEST_P(TraceBufferV2LossTest, CloneReportsTheSameLoss) {
   const std::vector<ReadPacket> want = {RP(1, 1, "a1", kOverwriteLoss)};
   EXPECT_EQ(from_clone, want);
   EXPECT_EQ(ReadSeq(1), want);
+}
+
+// ---- Packets whose writer lost their end -------------------------------
+//
+// A writer that cannot get its next chunk (ring full, drop policy) loses
+// the rest of the packet it is writing and counts that packet as dropped
+// (TraceWriterV2Stats::packets_dropped, reported by its producer), even
+// though the packet's head is in a chunk already published; its next chunk
+// then carries the data-loss flag and does not continue the packet. When
+// the buffer erases that head unread, the packet must not be counted a
+// second time in packets_overwritten: the buffer counts an erased packet
+// whose end lies beyond the erased chunk only once the chunk that ends it
+// arrives.
+
+// The head's chunk is erased before the writer's next chunk arrives; that
+// chunk does not continue the packet.
+TEST_P(TraceBufferV2LossTest, WriterLostTheEndOfAnErasedPacket) {
+  ASSERT_TRUE(
+      CommitFrags(1, 1, 0, {"a0", Pkt("P-head", 900)}, kChunkContinuesOnNext));
+  Fill(800);  // Erases A: a0 is lost; P's end is still to come.
+  const TraceBufferStats& st = tb_->stats();
+  EXPECT_EQ(st.chunks_overwritten, 1u);
+  EXPECT_EQ(st.packets_overwritten, 1u);
+  // The writer's next chunk: data loss, a new packet.
+  ASSERT_TRUE(CommitFrags(1, 1, 1, {"b0"}, kChunkDataLoss));
+  EXPECT_EQ(st.packets_overwritten, 1u);  // a0 only: P is the writer's.
+  EXPECT_EQ(ReadSeq(1), (std::vector<ReadPacket>{RP(
+                            1, 1, "b0", kOverwriteLoss | kDataLossSmbFull)}));
+}
+
+// The same with the writer's next chunk already in the buffer (unread) when
+// the head's chunk is erased.
+TEST_P(TraceBufferV2LossTest, WriterLostTheEndWithItsNextChunkQueued) {
+  // A [0, 928), B [928, 952); Fill then erases A only.
+  ASSERT_TRUE(
+      CommitFrags(1, 1, 0, {"a0", Pkt("P-head", 900)}, kChunkContinuesOnNext));
+  ASSERT_TRUE(CommitFrags(1, 1, 1, {"b0"}, kChunkDataLoss));
+  Fill(800);
+  const TraceBufferStats& st = tb_->stats();
+  EXPECT_EQ(st.chunks_overwritten, 1u);
+  EXPECT_EQ(st.packets_overwritten, 1u);  // a0.
+  const std::vector<ReadPacket> read = ReadSeq(1);
+  ASSERT_EQ(Data(read), (std::vector<std::string>{"b0"}));
+  EXPECT_TRUE(read[0].loss & kDataLossOverwrite);
+  EXPECT_TRUE(read[0].loss & kDataLossSmbFull);
+  EXPECT_EQ(st.packets_overwritten, 1u);
+}
+
+// P spans A -> B -> (lost): A is erased after B, which carries P on,
+// arrived; the writer's next chunk C does not continue P.
+TEST_P(TraceBufferV2LossTest, ThreeChunkPacketWhoseWriterLostTheEnd) {
+  ASSERT_TRUE(
+      CommitFrags(1, 1, 0, {OneFragChunk("P0", 1000)}, kChunkContinuesOnNext));
+  ASSERT_TRUE(CommitFrags(1, 1, 1, {Pkt("P1", 200)},
+                          kChunkContinuesFromPrev | kChunkContinuesOnNext));
+  EXPECT_TRUE(ReadSeq(1).empty());  // Stalls: P's end is missing.
+  for (ChunkID id = 0; id < 2; id++)
+    ASSERT_TRUE(Commit(2, 1, id, {OneFragChunk("B", 1000)}));
+  ASSERT_TRUE(Commit(2, 1, 2, {OneFragChunk("L", 900)}));  // Erases A.
+  const TraceBufferStats& st = tb_->stats();
+  EXPECT_EQ(st.chunks_overwritten, 1u);
+  EXPECT_EQ(st.packets_overwritten, 0u);
+  ASSERT_TRUE(CommitFrags(1, 1, 2, {"c0"}, kChunkDataLoss));
+  EXPECT_EQ(st.packets_overwritten, 0u);
+  const std::vector<ReadPacket> read = ReadSeq(1);
+  ASSERT_EQ(Data(read), (std::vector<std::string>{"c0"}));
+  EXPECT_TRUE(read[0].loss & kDataLossOverwrite);
+  EXPECT_EQ(st.packets_overwritten, 0u);
+}
+
+// The chunks after the erased head were lost before the buffer (a ChunkID
+// gap): the packet's end may have been among them, so the buffer counts it.
+TEST_P(TraceBufferV2LossTest, ErasedPacketBeforeAGapCounts) {
+  ASSERT_TRUE(
+      CommitFrags(1, 1, 0, {"a0", Pkt("P-head", 900)}, kChunkContinuesOnNext));
+  Fill(800);
+  EXPECT_EQ(tb_->stats().packets_overwritten, 1u);
+  ASSERT_TRUE(CommitFrags(1, 1, 3, {"d0"}));
+  EXPECT_EQ(tb_->stats().packets_overwritten, 2u);
+  const std::vector<ReadPacket> read = ReadSeq(1);
+  ASSERT_EQ(Data(read), (std::vector<std::string>{"d0"}));
+  EXPECT_TRUE(read[0].loss & kDataLossReadGap);
+}
+
+// The sequence of an erased packet whose end is still to come is deleted by
+// the cleanup of empty sequences; the packet is still counted once its end
+// arrives, and that end is no orphan.
+TEST_P(TraceBufferV2LossTest, OpenErasedPacketSurvivesSequenceCleanup) {
+  ASSERT_TRUE(Commit(1, 1, 0, {Pkt("P-head", 900)}, kOnNext));
+  Fill(800);
+  ASSERT_EQ(tb_->stats().packets_overwritten, 0u);
+  for (uint32_t i = 0; i < 3 * kKeepLastEmptySeq; i++) {
+    const ProducerID p = static_cast<ProducerID>(100 + i / 1000);
+    const WriterID w = static_cast<WriterID>(1 + i % 1000);
+    ASSERT_TRUE(Commit(p, w, 0, {"x"}));
+    if (i % 64 == 63)
+      Read();
+  }
+  Read();
+  EXPECT_LE(tb_->num_sequences_for_testing(), 2 * kKeepLastEmptySeq + 8);
+  EXPECT_EQ(tb_->stats().sequence_losses_forgotten, 0u);
+  // (Sequence 2's unread chunks were overwritten meanwhile.)
+  const uint64_t before = tb_->stats().packets_overwritten;
+  ASSERT_TRUE(Commit(1, 1, 1, {"P-tail", "a1"}, kFromPrev));
+  EXPECT_EQ(tb_->stats().packets_overwritten, before + 1);
+  EXPECT_EQ(ReadSeq(1),
+            (std::vector<ReadPacket>{RP(1, 1, "a1", kOverwriteLoss)}));
+}
+
+// A writer as the ring writer behaves (include/ringtrace/trace_writer_v2.h):
+// packets of random sizes split across chunks of kCapacity payload bytes;
+// with probability drop_per_mille / 1000 it gets no next chunk, and then
+// loses the packet it is writing (counted dropped; its head may be
+// published already) and flags its next chunk with data loss. Each packet
+// is "<writer>:<number>" padded with dots. |publish| gets every chunk.
+class ModelWriter {
+ public:
+  static constexpr size_t kCapacity = 512;
+  using Publish = std::function<
+      void(WriterID, ChunkID, const std::vector<std::string>&, AdmissionFlags)>;
+
+  ModelWriter(WriterID w, uint32_t drop_per_mille, Publish publish)
+      : w_(w), drop_per_mille_(drop_per_mille), publish_(std::move(publish)) {}
+
+  void WritePacket(std::minstd_rand* rng, size_t size) {
+    std::string packet = std::to_string(w_) + ":" + std::to_string(number_++);
+    packet.resize(std::max(size, packet.size() + 1), '.');
+    if (!have_chunk_ || used_ == kCapacity) {
+      if (have_chunk_)
+        PublishChunk(false);
+      if (!Acquire(rng, false)) {
+        dropped_++;
+        return;
+      }
+    }
+    // Bounded: every round takes at least one byte of the packet.
+    for (size_t off = 0;;) {
+      const size_t n = std::min(kCapacity - used_, packet.size() - off);
+      frags_.push_back(packet.substr(off, n));
+      used_ += n;
+      off += n;
+      if (off == packet.size()) {
+        committed_.insert(packet);
+        return;
+      }
+      PublishChunk(true);
+      if (!Acquire(rng, true)) {
+        dropped_++;
+        return;
+      }
+    }
+  }
+
+  // The writer goes quiescent: its last chunk is published.
+  void Finish() {
+    if (have_chunk_ && !frags_.empty())
+      PublishChunk(false);
+  }
+
+  const std::set<std::string>& committed() const { return committed_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  bool Acquire(std::minstd_rand* rng, bool continuing) {
+    if ((*rng)() % 1000 < drop_per_mille_) {
+      lost_ = true;
+      return false;
+    }
+    have_chunk_ = true;
+    from_prev_ = continuing;
+    used_ = 0;
+    frags_.clear();
+    return true;
+  }
+  void PublishChunk(bool on_next) {
+    AdmissionFlags flags;
+    if (from_prev_)
+      flags |= kChunkContinuesFromPrev;
+    if (on_next)
+      flags |= kChunkContinuesOnNext;
+    if (lost_)
+      flags |= kChunkDataLoss;
+    lost_ = false;
+    publish_(w_, next_id_++, frags_, flags);
+    have_chunk_ = false;
+  }
+
+  const WriterID w_;
+  const uint32_t drop_per_mille_;
+  const Publish publish_;
+  uint64_t number_ = 0;
+  bool have_chunk_ = false;
+  bool from_prev_ = false;
+  bool lost_ = false;
+  size_t used_ = 0;
+  ChunkID next_id_ = 0;
+  std::vector<std::string> frags_;
+  std::set<std::string> committed_;
+  uint64_t dropped_ = 0;
+};
+
+// Exact accounting through a small RING_BUFFER with random reads: every
+// packet the writers finished and did not count as dropped is read once
+// or counted in packets_overwritten, never both, and nothing else is
+// (written = read + packets_overwritten + the writers' own drops).
+TEST_P(TraceBufferV2LossTest, WrittenEqualsReadPlusOverwrittenPlusDropped) {
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    Create(8192);
+    if (GetParam()) {
+      tb_->set_overwrite_observer(
+          [](const PacketSequenceProperties&, const TracePacket&) {});
+    }
+    std::minstd_rand rng(seed);
+    const ModelWriter::Publish publish =
+        [this](WriterID w, ChunkID id, const std::vector<std::string>& frags,
+               AdmissionFlags flags) {
+          ASSERT_TRUE(CommitFrags(1, w, id, frags, flags));
+        };
+    std::vector<ModelWriter> writers;
+    for (WriterID w = 1; w <= 3; w++)
+      writers.emplace_back(w, 100, publish);
+    std::multiset<std::string> read;
+    auto read_pass = [&] {
+      for (const ReadPacket& rp : Read())
+        read.insert(rp.data);
+    };
+    for (int i = 0; i < 3000; i++) {
+      writers[rng() % writers.size()].WritePacket(&rng, 20 + rng() % 700);
+      if (rng() % 40 == 0)
+        read_pass();
+    }
+    for (ModelWriter& w : writers)
+      w.Finish();
+    read_pass();
+    uint64_t committed = 0;
+    uint64_t dropped = 0;
+    for (const ModelWriter& w : writers) {
+      committed += w.committed().size();
+      dropped += w.dropped();
+      for (const std::string& packet : w.committed())
+        ASSERT_LE(read.count(packet), 1u) << "read twice";
+    }
+    for (const std::string& packet : read) {
+      bool known = false;
+      for (const ModelWriter& w : writers)
+        known |= w.committed().count(packet) != 0;
+      ASSERT_TRUE(known) << "not a finished packet: " << packet.substr(0, 16);
+    }
+    const TraceBufferStats& st = tb_->stats();
+    ASSERT_GT(st.packets_overwritten, 0u) << "seed " << seed;
+    ASSERT_GT(dropped, 0u) << "seed " << seed;
+    EXPECT_EQ(committed, read.size() + st.packets_overwritten)
+        << "seed " << seed << " dropped " << dropped;
+  }
 }
 
 // A refused patch is all-or-nothing and the packet it concerned is counted
