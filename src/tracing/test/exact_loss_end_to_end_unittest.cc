@@ -172,9 +172,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(TraceConfig::BufferConfig::RING_BUFFER,
                       TraceConfig::BufferConfig::DISCARD),
     [](const ::testing::TestParamInfo<TraceConfig::BufferConfig::FillPolicy>&
-           info) {
-      return info.param == TraceConfig::BufferConfig::RING_BUFFER ? "RingBuffer"
-                                                                  : "Discard";
+           param_info) {
+      return param_info.param == TraceConfig::BufferConfig::RING_BUFFER
+                 ? "RingBuffer"
+                 : "Discard";
     });
 
 }  // namespace
