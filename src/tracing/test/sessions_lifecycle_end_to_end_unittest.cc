@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +36,44 @@ namespace {
 using perfetto::protos::TraceConfig;
 constexpr auto kDiscard = TraceConfig::BufferConfig::DISCARD;
 
-class SessionsLifecycleEndToEndTest : public SessionsLifecycleFixture {};
+class SessionsLifecycleEndToEndTest : public SessionsLifecycleFixture {
+ protected:
+  // Forks a hostile producer: as nobody (uid 65534) when the test runs as
+  // root, else as this user (said on stdout). It connects to socket_, says
+  // Hello as |name| and runs |body|, whose result is its exit code (0: it
+  // did what it should). Returns its pid, or -1.
+  pid_t ForkHostileProducer(
+      const std::string& name,
+      const std::function<int(ipc::UnixSocket*, producer::HandshakeResult*)>&
+          body) {
+    const bool other_user = geteuid() == 0;
+    if (!other_user)
+      printf("not root: the hostile producer runs as this user\n");
+    const pid_t pid = fork();
+    if (pid != 0)
+      return pid;
+    if (other_user && (setresgid(65534, 65534, 65534) != 0 ||
+                       setresuid(65534, 65534, 65534) != 0)) {
+      _exit(10);
+    }
+    base::Status status;
+    auto socket = ipc::UnixSocket::Connect(socket_, &status);
+    if (!socket)
+      _exit(11);
+    ProducerOptions options;
+    options.name = name;
+    producer::HandshakeResult hello;
+    if (!producer::Handshake(socket.get(), options, &hello).ok())
+      _exit(12);
+    _exit(body(socket.get(), &hello));
+  }
+
+  static bool ExitedWith0(pid_t pid) {
+    int wstatus = 0;
+    return waitpid(pid, &wstatus, 0) == pid && WIFEXITED(wstatus) &&
+           WEXITSTATUS(wstatus) == 0;
+  }
+};
 
 // Three sessions one after the other on one daemon while two apps write
 // all along: each trace holds, per app thread, exactly the run of events
@@ -233,48 +271,31 @@ TEST_F(SessionsLifecycleEndToEndTest, ForgedLossReportsReachNoSession) {
   ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
   std::unique_ptr<base::Subprocess> service = StartService({});
   ASSERT_TRUE(service);
-  const bool other_user = geteuid() == 0;
-  if (!other_user)
-    printf("not root: the forging producer runs as this user\n");
-  const pid_t forger = fork();
+  const pid_t forger = ForkHostileProducer(
+      "forger", [](ipc::UnixSocket* socket, producer::HandshakeResult* hello) {
+        // Session buffers are numbered from 1: the next session's is 1.
+        auto* slot = reinterpret_cast<shm_ring::WriterLossSlot*>(
+            hello->region->trailer());
+        if (!slot)
+          return 13;
+        slot->ids.store(shm_ring::PackLossSlotIds(1, 1),
+                        std::memory_order_relaxed);
+        slot->packets_dropped_before_end.store(2000000000000ull,
+                                               std::memory_order_relaxed);
+        ipc::DrainRequestMsg report;
+        report.flags = ipc::kLossReportFinal;
+        report.num_entries = 1;
+        report.entries[0].writer_id = 2;
+        report.entries[0].target_buffer = 1;
+        report.entries[0].packets_dropped_before_end = 2000000000000ull;
+        uint8_t buf[ipc::kMaxProducerMessageSize];
+        const size_t n = ipc::EncodeLossReport(report, buf, sizeof(buf));
+        if (n == 0 || !socket->Send(buf, n).ok())
+          return 14;
+        return 0;
+      });
   ASSERT_GE(forger, 0);
-  if (forger == 0) {
-    if (other_user && (setresgid(65534, 65534, 65534) != 0 ||
-                       setresuid(65534, 65534, 65534) != 0)) {
-      _exit(10);
-    }
-    base::Status status;
-    auto socket = ipc::UnixSocket::Connect(socket_, &status);
-    if (!socket)
-      _exit(11);
-    ProducerOptions options;
-    options.name = "forger";
-    producer::HandshakeResult hello;
-    if (!producer::Handshake(socket.get(), options, &hello).ok())
-      _exit(12);
-    // Session buffers are numbered from 1: the next session's is 1.
-    auto* slot =
-        reinterpret_cast<shm_ring::WriterLossSlot*>(hello.region->trailer());
-    if (!slot)
-      _exit(13);
-    slot->ids.store(shm_ring::PackLossSlotIds(1, 1), std::memory_order_relaxed);
-    slot->packets_dropped_before_end.store(2000000000000ull,
-                                           std::memory_order_relaxed);
-    ipc::DrainRequestMsg report;
-    report.flags = ipc::kLossReportFinal;
-    report.num_entries = 1;
-    report.entries[0].writer_id = 2;
-    report.entries[0].target_buffer = 1;
-    report.entries[0].packets_dropped_before_end = 2000000000000ull;
-    uint8_t buf[ipc::kMaxProducerMessageSize];
-    const size_t n = ipc::EncodeLossReport(report, buf, sizeof(buf));
-    if (n == 0 || !socket->Send(buf, n).ok())
-      _exit(14);
-    _exit(0);
-  }
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(forger, &wstatus, 0), forger);
-  ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+  ASSERT_TRUE(ExitedWith0(forger));
 
   SessionApp app;
   ASSERT_TRUE(StartApp(&app, 1, {"--pause-us", "1000"}));
@@ -301,6 +322,68 @@ TEST_F(SessionsLifecycleEndToEndTest, ForgedLossReportsReachNoSession) {
   // The claims are counted, as claims nobody owns.
   EXPECT_EQ(trace.stats.ringtrace_loss_entries_unattributed(), 2u);
   StopService(service.get(), "1 started, 1 written");
+}
+
+// A producer of another user registers track_event and then never reads
+// its socket: it answers no stop. The first session waits its stop timeout
+// (1 s) for it and counts it; the next ones, whose stop timeout is ten
+// minutes, end as soon as the real app answered (their DisableTracing
+// would otherwise outlast its 120 s deadline), each counting the stuck
+// producer's instance as a timeout, with every app event in its trace.
+TEST_F(SessionsLifecycleEndToEndTest, AStuckProducerDelaysOnlyOneStop) {
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  int registered[2];
+  ASSERT_EQ(pipe(registered), 0);
+  const pid_t stuck = ForkHostileProducer(
+      "stuck", [&](ipc::UnixSocket* socket, producer::HandshakeResult*) {
+        ipc::RegisterDataSourceMsg msg;
+        msg.name = "track_event";
+        uint8_t buf[ipc::kMaxProducerMessageSize];
+        const size_t n = ipc::EncodeRegisterDataSource(msg, buf, sizeof(buf));
+        if (n == 0 || !socket->Send(buf, n).ok())
+          return 15;
+        if (write(registered[1], "r", 1) != 1)
+          return 16;
+        for (;;)
+          pause();  // reads nothing, answers nothing, until killed
+      });
+  ASSERT_GE(stuck, 0);
+  close(registered[1]);
+  char ready = 0;
+  ASSERT_EQ(read(registered[0], &ready, 1), 1);
+  close(registered[0]);
+
+  SessionApp app;
+  ASSERT_TRUE(StartApp(&app, 1, {"--pause-us", "1000"}));
+  std::unique_ptr<consumer::ConsumerClient> consumer = ConnectConsumer();
+  ASSERT_TRUE(consumer);
+  InstanceBounds bounds;
+  for (uint32_t i = 1; i <= 3; ++i) {
+    TraceConfig config = AppConfig(8192, kDiscard);
+    config.set_data_source_stop_timeout_ms(i == 1 ? 1000 : 600000);
+    const std::string path = dir_ + "/session" + std::to_string(i);
+    base::ScopedFd fd = CreateTraceFile(path);
+    uint64_t session = 0;
+    ASSERT_TRUE(consumer->EnableTracing(config, fd.get(), &session).ok());
+    ASSERT_TRUE(app.WaitStart(i, kTimeoutMs, &bounds));
+    ASSERT_TRUE(app.WaitProgress(Plus(bounds.first, 100), kTimeoutMs));
+    protos::SessionSummary summary;
+    const base::Status status =
+        consumer->DisableTracing(session, kTimeoutMs, &summary);
+    ASSERT_TRUE(status.ok()) << "session " << i << ": " << status.message();
+    ASSERT_TRUE(app.WaitStop(kTimeoutMs, &bounds));
+    const DecodedTrace trace = DecodeTrace(path, app.pid());
+    EXPECT_TRUE(HoldsInstance(trace, bounds, /*lossless=*/true)) << i;
+    ASSERT_TRUE(trace.has_stats);
+    EXPECT_EQ(trace.stats.ringtrace_data_source_stop_timeouts(), 1u) << i;
+  }
+  kill(stuck, SIGKILL);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(stuck, &wstatus, 0), stuck);
+  EXPECT_TRUE(WIFSIGNALED(wstatus)) << wstatus;
+  StopService(service.get(), "3 started, 3 written");
 }
 
 }  // namespace

@@ -599,7 +599,15 @@ class ServiceCore {
     uint32_t next_instance_id = 1;
     // Instances stopped whose DataSourceStopped is still owed (their
     // session ended without it): a late ack is accepted, not a violation.
-    std::set<uint32_t> late_stop_acks;
+    // The value: whether the stop timed out (rather than its session being
+    // aborted or the service ending).
+    std::map<uint32_t, bool> late_stop_acks;
+    // It let a stop or a flush time out and still owes that answer
+    // (IsOverdue()): later stops and flushes send it their command but do
+    // not wait for it, and count its missing answer as a timeout at once,
+    // so one stuck producer delays one stop or flush, not every session's.
+    // Cleared when it has answered everything that timed out.
+    bool overdue = false;
     // Flushes sent and not acked, by flush id.
     struct OwedFlushAck {
       // Whether the flush still waits for it (false: it timed out; a late
@@ -630,6 +638,9 @@ class ServiceCore {
     uint64_t requester = 0;  // the consumer id the kFlushed event goes to
     bool periodic = false;   // no event
     std::set<trace_buffer::ProducerID> waiting;
+    // Producers sent the flush but not waited for (Producer::overdue):
+    // timeouts, counted when the flush completes.
+    size_t not_awaited = 0;
     Clock::time_point deadline;
   };
   struct Session {
@@ -696,15 +707,26 @@ class ServiceCore {
   // StopDataSource to every instance not yet told.
   void SendStops(Session* session);
   // The instances told to stop and not acked: their producers may still
-  // answer (accepted, counted in late_acks).
-  void OweLateStopAcks(Session* session);
+  // answer (accepted, counted in late_acks). |timed_out|: the stop waited
+  // its timeout for them (their producers become overdue).
+  void OweLateStopAcks(Session* session, bool timed_out);
   void BeginStop(Session* session,
                  uint64_t tag,
                  bool by_service,
                  Clock::time_point now);
-  // Finalizes session |id| if it is stopping and every instance acked, or
-  // its stop deadline passed (the missing acks counted).
+  // Finalizes session |id| if it is stopping and every instance acked (an
+  // overdue producer's instance is not waited for), or its stop deadline
+  // passed (the missing acks counted, their producers made overdue).
   void MaybeFinishStop(SessionId id, Clock::time_point now);
+  // Producer::overdue, false for a producer that is gone.
+  bool IsOverdue(trace_buffer::ProducerID id) const;
+  // A stop or flush of |p| timed out: it is overdue from now on.
+  void MarkOverdue(Producer* p);
+  // After an answer: |p| stays overdue while it owes any timed-out answer.
+  static void RefreshOverdue(Producer* p);
+  // Stops and flushes waiting only for producers made overdue since they
+  // began end now (AdvanceSessions(), while any was marked).
+  void ReleaseWaitsOnOverdue(Clock::time_point now);
   // Drains the rings that wrote the session (kFlush), takes its buffers out
   // of every allowed set, writes the trace (if |write|: a kEnded event),
   // frees the session.
@@ -844,6 +866,8 @@ class ServiceCore {
   uint32_t next_buffer_id_ = 1;  // 1..kMaxSessionBufferId, then wraps
   bool buffer_ids_wrapped_ = false;
   uint32_t next_flush_id_ = 1;
+  // A producer was made overdue since ReleaseWaitsOnOverdue() last ran.
+  bool overdue_marked_ = false;
   uint64_t session_buffer_bytes_ = 0;  // every session's buffers
   std::vector<ProducerCommand> commands_;
   std::vector<SessionEvent> events_;

@@ -64,12 +64,16 @@ void ServiceCore::IssueFlush(Session* s,
   f.periodic = periodic;
   f.deadline = now + std::chrono::milliseconds(timeout_ms);
   for (ProducerID pid : SessionProducers(*s)) {
-    std::map<uint32_t, Producer::OwedFlushAck>& owed =
-        producers_.at(pid).owed_flush_acks;
+    Producer& p = producers_.at(pid);
+    std::map<uint32_t, Producer::OwedFlushAck>& owed = p.owed_flush_acks;
     if (owed.size() >= kMaxOwedAcks)
       owed.erase(owed.begin());
-    owed[f.flush_id] = {/*waited=*/true, s->id};
-    f.waiting.insert(pid);
+    // An overdue producer is sent the flush but not waited for.
+    owed[f.flush_id] = {/*waited=*/!p.overdue, s->id};
+    if (p.overdue)
+      ++f.not_awaited;
+    else
+      f.waiting.insert(pid);
     ProducerCommand cmd;
     cmd.type = ProducerCommand::Type::kFlush;
     cmd.producer_id = pid;
@@ -84,9 +88,10 @@ void ServiceCore::IssueFlush(Session* s,
 void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
   const PendingFlush f = std::move(s->flushes[index]);
   s->flushes.erase(s->flushes.begin() + static_cast<ptrdiff_t>(index));
+  const size_t unanswered = (timed_out ? f.waiting.size() : 0) + f.not_awaited;
+  session_stats_.flush_timeouts += unanswered;
+  s->counters.flush_timeouts += unanswered;
   if (timed_out) {
-    session_stats_.flush_timeouts += f.waiting.size();
-    s->counters.flush_timeouts += f.waiting.size();
     for (ProducerID pid : f.waiting) {
       auto it = producers_.find(pid);
       if (it == producers_.end())
@@ -94,6 +99,7 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
       auto owed = it->second.owed_flush_acks.find(f.flush_id);
       if (owed != it->second.owed_flush_acks.end())
         owed->second.waited = false;  // a late ack is accepted
+      MarkOverdue(&it->second);
     }
   }
   // The acked producers' writers published what they had; kFlush also
@@ -103,7 +109,7 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
     for (const auto& r : rings)
       DrainBounded(d, r.first, r.second, DrainMode::kFlush);
   });
-  if (!timed_out) {
+  if (unanswered == 0) {
     RecordServiceEvent(
         s, trace_export::TraceExporter::ServiceEvent::kAllDataSourcesFlushed,
         &s->lifecycle.all_data_sources_flushed);
@@ -115,11 +121,12 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
   ev.session_id = s->id;
   ev.consumer_id = f.requester;
   ev.tag = f.tag;
-  if (timed_out) {
+  if (unanswered != 0) {
     ev.status = base::ErrStatus(
-        "%zu producer(s) did not acknowledge the flush in time; what they "
-        "had published was drained",
-        f.waiting.size());
+        "%zu producer(s) did not acknowledge the flush in time (%zu of them "
+        "owe earlier answers and were not waited for); what they had "
+        "published was drained",
+        unanswered, f.not_awaited);
   }
   events_.push_back(std::move(ev));
 }
@@ -178,6 +185,7 @@ base::Status ServiceCore::OnDataSourceStopped(ProducerID id,
   }
   if (pit->second.late_stop_acks.erase(instance_id) != 0) {
     ++session_stats_.late_acks;
+    RefreshOverdue(&pit->second);
     return base::OkStatus();
   }
   return base::ErrStatus("DataSourceStopped for unknown instance %u",
@@ -199,6 +207,7 @@ base::Status ServiceCore::OnFlushAck(ProducerID id,
   pit->second.owed_flush_acks.erase(owed);
   if (!answered.waited) {
     ++session_stats_.late_acks;
+    RefreshOverdue(&pit->second);
     auto late = sessions_.find(answered.session);
     if (late != sessions_.end())
       ++late->second->counters.late_acks;

@@ -365,17 +365,81 @@ void ServiceCore::SendStops(Session* s) {
   }
 }
 
-void ServiceCore::OweLateStopAcks(Session* s) {
+void ServiceCore::OweLateStopAcks(Session* s, bool timed_out) {
   for (const Instance& inst : s->instances) {
     if (!inst.stop_sent || inst.stop_acked)
       continue;
     auto it = producers_.find(inst.producer_id);
     if (it == producers_.end())
       continue;
-    std::set<uint32_t>& owed = it->second.late_stop_acks;
+    std::map<uint32_t, bool>& owed = it->second.late_stop_acks;
     if (owed.size() >= kMaxOwedAcks)
       owed.erase(owed.begin());
-    owed.insert(inst.instance_id);
+    owed[inst.instance_id] = timed_out;
+    if (timed_out)
+      MarkOverdue(&it->second);
+  }
+}
+
+bool ServiceCore::IsOverdue(ProducerID id) const {
+  auto it = producers_.find(id);
+  return it != producers_.end() && it->second.overdue;
+}
+
+void ServiceCore::MarkOverdue(Producer* p) {
+  if (p->overdue)
+    return;
+  p->overdue = true;
+  overdue_marked_ = true;
+  RT_LOG(
+      "producer \"%s\" (pid %d) did not answer in time: later stops and "
+      "flushes do not wait for it until it answers",
+      p->name.c_str(), static_cast<int>(p->identity.pid));
+}
+
+void ServiceCore::RefreshOverdue(Producer* p) {
+  bool owes = false;
+  for (const auto& kv : p->late_stop_acks)
+    owes |= kv.second;
+  for (const auto& kv : p->owed_flush_acks)
+    owes |= !kv.second.waited;
+  p->overdue = owes;
+}
+
+// Bounded: each pass that repeats made at least one more producer overdue,
+// and none is cleared here.
+void ServiceCore::ReleaseWaitsOnOverdue(Clock::time_point now) {
+  while (overdue_marked_) {
+    overdue_marked_ = false;
+    std::vector<SessionId> ids;
+    for (const auto& kv : sessions_)
+      ids.push_back(kv.first);
+    for (SessionId id : ids) {
+      auto it = sessions_.find(id);
+      if (it == sessions_.end())
+        continue;
+      Session* s = it->second.get();
+      if (s->stopping) {
+        MaybeFinishStop(id, now);
+        continue;
+      }
+      for (size_t i = s->flushes.size(); i-- > 0;) {
+        PendingFlush& f = s->flushes[i];
+        for (auto pid = f.waiting.begin(); pid != f.waiting.end();) {
+          if (!IsOverdue(*pid)) {
+            ++pid;
+            continue;
+          }
+          auto owed = producers_.at(*pid).owed_flush_acks.find(f.flush_id);
+          if (owed != producers_.at(*pid).owed_flush_acks.end())
+            owed->second.waited = false;  // a late ack is accepted
+          ++f.not_awaited;
+          pid = f.waiting.erase(pid);
+        }
+        if (f.waiting.empty())
+          CompleteFlush(s, i, /*timed_out=*/false);
+      }
+    }
   }
 }
 
@@ -407,23 +471,32 @@ void ServiceCore::MaybeFinishStop(SessionId id, Clock::time_point now) {
   if (it == sessions_.end() || !it->second->stopping)
     return;
   Session* s = it->second.get();
+  // Instances of an overdue producer are not waited for: they count as
+  // timeouts at once (Producer::overdue).
   uint64_t unacked = 0;
+  uint64_t not_awaited = 0;
   for (const Instance& inst : s->instances) {
-    if (!inst.stop_acked)
+    if (inst.stop_acked)
+      continue;
+    if (IsOverdue(inst.producer_id))
+      ++not_awaited;
+    else
       ++unacked;
   }
   if (unacked != 0 && now < s->stop_deadline)
     return;
-  if (unacked != 0) {
-    session_stats_.data_source_stop_timeouts += unacked;
-    s->counters.data_source_stop_timeouts += unacked;
+  if (unacked + not_awaited != 0) {
+    session_stats_.data_source_stop_timeouts += unacked + not_awaited;
+    s->counters.data_source_stop_timeouts += unacked + not_awaited;
     RT_LOG(
         "session %llu: %llu data source instance(s) did not acknowledge "
-        "the stop within %u ms",
+        "the stop within %u ms, %llu of producers that owe earlier answers "
+        "(not waited for)",
         static_cast<unsigned long long>(id),
-        static_cast<unsigned long long>(unacked),
-        s->config.data_source_stop_timeout_ms);
-    OweLateStopAcks(s);
+        static_cast<unsigned long long>(unacked + not_awaited),
+        s->config.data_source_stop_timeout_ms,
+        static_cast<unsigned long long>(not_awaited));
+    OweLateStopAcks(s, /*timed_out=*/true);
   }
   FinalizeSession(id, /*write=*/true, now);
 }
@@ -434,7 +507,7 @@ void ServiceCore::AbortSession(SessionId id) {
     return;
   Session* s = it->second.get();
   SendStops(s);
-  OweLateStopAcks(s);
+  OweLateStopAcks(s, /*timed_out=*/false);
   ++session_stats_.sessions_aborted;
   FinalizeSession(id, /*write=*/false, Clock::now());
 }
@@ -450,7 +523,7 @@ void ServiceCore::EndAllSessions(Clock::time_point now) {
       s->stop_by_service = true;
     }
     SendStops(s);
-    OweLateStopAcks(s);
+    OweLateStopAcks(s, /*timed_out=*/false);
     FinalizeSession(id, /*write=*/true, now);
   }
 }
@@ -596,6 +669,7 @@ void ServiceCore::AdvanceSessions(Clock::time_point now) {
     if (now >= s->duration_deadline)
       BeginStop(s, 0, /*by_service=*/true, now);
   }
+  ReleaseWaitsOnOverdue(now);
 }
 
 bool ServiceCore::WriteIntoFile(Session* s, Clock::time_point now) {

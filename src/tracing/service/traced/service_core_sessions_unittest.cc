@@ -22,6 +22,7 @@
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/service/traced/test/core_fixture.h"
+#include "src/tracing/service/traced/test/sessions_fixture.h"
 #include "src/tracing/service/traced/test/test_client.h"
 
 namespace ringtrace {
@@ -30,118 +31,23 @@ namespace {
 
 using base::TempDir;
 using perfetto::protos::TraceConfig;
+using test::AddDataSource;
 using test::CollectTestPackets;
 using test::Identity;
 using test::MakeCore;
 using test::MakeHello;
+using test::OneBufferConfig;
+using test::OpenOut;
 using test::ProducerSide;
 using test::ReadTraceFile;
 using test::Seqs;
+using test::SessionOptions;
 using test::WriteTestPackets;
 using trace_buffer::ProducerID;
 using Clock = ServiceCore::Clock;
 using Cmd = ProducerCommand::Type;
 
-ServiceCore::Options SessionOptions() {
-  ServiceCore::Options options;
-  options.single_session = false;
-  // Only the sessions' own drains read the rings.
-  options.drain_tick_ns = 3'600'000'000'000;
-  return options;
-}
-
-TraceConfig::DataSource* AddDataSource(TraceConfig* config,
-                                       const std::string& name,
-                                       uint32_t target_buffer) {
-  TraceConfig::DataSource* ds = config->add_data_sources();
-  ds->mutable_config()->set_name(name);
-  ds->mutable_config()->set_target_buffer(target_buffer);
-  return ds;
-}
-
-TraceConfig OneBufferConfig(uint32_t size_kb = 256) {
-  TraceConfig config;
-  config.add_buffers()->set_size_kb(size_kb);
-  AddDataSource(&config, "track_event", 0);
-  return config;
-}
-
-base::ScopedFd OpenOut(const std::string& path) {
-  return base::ScopedFd(
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-}
-
-class SessionsTest : public testing::Test {
- protected:
-  void SetUp() override { core_ = MakeCore(SessionOptions()); }
-
-  // Admits a producer named |name| that registered |data_sources|.
-  ProducerID AddProducer(const std::string& name,
-                         const std::vector<std::string>& data_sources,
-                         std::unique_ptr<ProducerSide>* side) {
-    ipc::HelloMsg hello = MakeHello();
-    hello.name = name;
-    const ServiceCore::Admission a = core_->Admit(hello, Identity(100, 200));
-    EXPECT_EQ(a.reply.status, ipc::HelloStatus::kOk);
-    side->reset(new ProducerSide(a));
-    const ProducerID id = static_cast<ProducerID>(a.reply.producer_id);
-    for (const std::string& ds : data_sources)
-      EXPECT_TRUE(core_->RegisterDataSource(id, ds, now_).ok());
-    return id;
-  }
-
-  SessionId Start(const TraceConfig& config, const std::string& file) {
-    SessionId id = 0;
-    const base::Status status = core_->StartSession(
-        config, OpenOut(dir_.File(file)), /*consumer_uid=*/200,
-        /*consumer_id=*/7, now_, &id);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return id;
-  }
-
-  base::Status TryStart(const TraceConfig& config) {
-    SessionId id = 0;
-    return core_->StartSession(config, OpenOut(dir_.File("refused")), 200, 7,
-                               now_, &id);
-  }
-
-  // Acks every StopDataSource among |cmds|.
-  void AckStops(const std::vector<ProducerCommand>& cmds) {
-    for (const ProducerCommand& c : cmds) {
-      if (c.type == Cmd::kStopDataSource) {
-        const base::Status status =
-            core_->OnDataSourceStopped(c.producer_id, c.id, now_);
-        EXPECT_TRUE(status.ok()) << status.message();
-      }
-    }
-  }
-
-  // Stops |id| with every ack; returns its kEnded event.
-  SessionEvent StopAndAck(SessionId id) {
-    EXPECT_TRUE(core_->StopSession(id, /*tag=*/99, now_).ok());
-    AckStops(core_->TakeCommands());
-    std::vector<SessionEvent> events = core_->TakeEvents();
-    EXPECT_EQ(events.size(), 1u);
-    if (events.empty())
-      return SessionEvent();
-    return events[0];
-  }
-
-  perfetto::protos::Trace ReadTrace(const std::string& file) {
-    perfetto::protos::Trace trace;
-    EXPECT_TRUE(ReadTraceFile(dir_.File(file), &trace)) << file;
-    return trace;
-  }
-
-  static const perfetto::protos::TraceStats& StatsOf(
-      const perfetto::protos::Trace& trace) {
-    return trace.packet(trace.packet_size() - 2).trace_stats();
-  }
-
-  TempDir dir_;
-  std::unique_ptr<ServiceCore> core_;
-  Clock::time_point now_ = Clock::now();
-};
+class SessionsTest : public test::SessionsFixture {};
 
 // The StartDataSource commands of |cmds| for |producer|.
 std::vector<ProducerCommand> StartsFor(const std::vector<ProducerCommand>& cmds,
@@ -827,11 +733,14 @@ TEST_F(SessionsTest, ServiceEventsFollowTheSessionAndClonesGetTheirOwnUuid) {
 
   // A flush that timed out is no all_data_sources_flushed.
   ASSERT_TRUE(core_->FlushSession(s, 0, 1, now_).ok());
-  ASSERT_EQ(core_->TakeCommands().size(), 1u);
+  std::vector<ProducerCommand> late = core_->TakeCommands();
+  ASSERT_EQ(late.size(), 1u);
   core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
   ASSERT_EQ(core_->TakeEvents().size(), 1u);
   const ServiceMetadata c2 = clone("c2");
   EXPECT_EQ(c2.events, started);
+  // Its late answer makes the producer one later flushes wait for again.
+  ASSERT_TRUE(core_->OnFlushAck(p, late[0].id, now_).ok());
 
   // One every producer acked is.
   ASSERT_TRUE(core_->FlushSession(s, 0, 2, now_).ok());
