@@ -127,6 +127,9 @@ const char* HelloStatusToString(HelloStatus status) {
       return "bad request";
     case HelloStatus::kServiceError:
       return "service error";
+    case HelloStatus::kUserLimit:
+      return "this user's share of producers or ring memory is in use "
+             "(ringtraced's log names the limit)";
   }
   return "unknown status";
 }
@@ -447,7 +450,7 @@ base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
         return base::ErrStatus("HelloReply payload of %u bytes, expected %zu",
                                payload_size, kHelloReplySize);
       const uint32_t status = GetU32(p);
-      if (status > static_cast<uint32_t>(HelloStatus::kServiceError))
+      if (status > static_cast<uint32_t>(HelloStatus::kUserLimit))
         return base::ErrStatus("HelloReply with unknown status %u", status);
       out->type = MessageType::kHelloReply;
       out->hello_reply.status = static_cast<HelloStatus>(status);

@@ -148,6 +148,9 @@ enum class HelloStatus : uint32_t {
   kTooManyProducers = 2,  // the service's producer limit is reached
   kBadRequest = 3,        // a requested geometry the service cannot serve
   kServiceError = 4,      // the service could not create the ring
+  // The peer's uid holds its share of producers or ring bytes (or all
+  // rings together hold the service's total); the service logs which.
+  kUserLimit = 5,
 };
 const char* HelloStatusToString(HelloStatus status);
 

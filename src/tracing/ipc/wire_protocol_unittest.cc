@@ -268,7 +268,7 @@ TEST(WireProtocolTest, MalformedMessagesAreRejectedWithAReason) {
        {'R', 'T', 'I', 'P', 2, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0},
        "expected"},
       {"reply with unknown status",
-       {'R', 'T', 'I', 'P', 2, 0, 0, 0, 20, 0, 0, 0, 5, 0, 0, 0,
+       {'R', 'T', 'I', 'P', 2, 0, 0, 0, 20, 0, 0, 0, 6, 0, 0, 0,
         0,   0,   0,   0,   0, 0, 0, 0, 0,  0, 0, 0, 0, 0, 0, 0},
        "status"},
   };

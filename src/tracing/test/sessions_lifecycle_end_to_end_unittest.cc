@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +26,6 @@
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"
-#include "src/tracing/producer/hello_client.h"
 
 namespace ringtrace {
 namespace test {
@@ -36,44 +34,7 @@ namespace {
 using perfetto::protos::TraceConfig;
 constexpr auto kDiscard = TraceConfig::BufferConfig::DISCARD;
 
-class SessionsLifecycleEndToEndTest : public SessionsLifecycleFixture {
- protected:
-  // Forks a hostile producer: as nobody (uid 65534) when the test runs as
-  // root, else as this user (said on stdout). It connects to socket_, says
-  // Hello as |name| and runs |body|, whose result is its exit code (0: it
-  // did what it should). Returns its pid, or -1.
-  pid_t ForkHostileProducer(
-      const std::string& name,
-      const std::function<int(ipc::UnixSocket*, producer::HandshakeResult*)>&
-          body) {
-    const bool other_user = geteuid() == 0;
-    if (!other_user)
-      printf("not root: the hostile producer runs as this user\n");
-    const pid_t pid = fork();
-    if (pid != 0)
-      return pid;
-    if (other_user && (setresgid(65534, 65534, 65534) != 0 ||
-                       setresuid(65534, 65534, 65534) != 0)) {
-      _exit(10);
-    }
-    base::Status status;
-    auto socket = ipc::UnixSocket::Connect(socket_, &status);
-    if (!socket)
-      _exit(11);
-    ProducerOptions options;
-    options.name = name;
-    producer::HandshakeResult hello;
-    if (!producer::Handshake(socket.get(), options, &hello).ok())
-      _exit(12);
-    _exit(body(socket.get(), &hello));
-  }
-
-  static bool ExitedWith0(pid_t pid) {
-    int wstatus = 0;
-    return waitpid(pid, &wstatus, 0) == pid && WIFEXITED(wstatus) &&
-           WEXITSTATUS(wstatus) == 0;
-  }
-};
+class SessionsLifecycleEndToEndTest : public SessionsLifecycleFixture {};
 
 // Three sessions one after the other on one daemon while two apps write
 // all along: each trace holds, per app thread, exactly the run of events

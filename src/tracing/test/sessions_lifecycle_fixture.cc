@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -74,6 +76,52 @@ std::vector<uint64_t> Plus(std::vector<uint64_t> v, uint64_t n) {
   for (uint64_t& x : v)
     x += n;
   return v;
+}
+
+uid_t SessionsLifecycleFixture::OtherUid(uint32_t n) {
+  if (geteuid() == 0)
+    return static_cast<uid_t>(65535 - n);
+  static bool said = false;
+  if (!said)
+    printf("not root: the other user's peers run as this user\n");
+  said = true;
+  return geteuid();
+}
+
+pid_t SessionsLifecycleFixture::ForkAs(uid_t uid,
+                                       const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  if (uid != geteuid() &&
+      (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0)) {
+    _exit(10);
+  }
+  _exit(body());
+}
+
+pid_t SessionsLifecycleFixture::ForkHostileProducer(
+    const std::string& name,
+    const std::function<int(ipc::UnixSocket*, producer::HandshakeResult*)>&
+        body) {
+  return ForkAs(OtherUid(1), [&] {
+    base::Status status;
+    auto socket = ipc::UnixSocket::Connect(socket_, &status);
+    if (!socket)
+      return 11;
+    ProducerOptions options;
+    options.name = name;
+    producer::HandshakeResult hello;
+    if (!producer::Handshake(socket.get(), options, &hello).ok())
+      return 12;
+    return body(socket.get(), &hello);
+  });
+}
+
+bool SessionsLifecycleFixture::ExitedWith0(pid_t pid) {
+  int wstatus = 0;
+  return waitpid(pid, &wstatus, 0) == pid && WIFEXITED(wstatus) &&
+         WEXITSTATUS(wstatus) == 0;
 }
 
 std::unique_ptr<base::Subprocess> SessionsLifecycleFixture::StartService(

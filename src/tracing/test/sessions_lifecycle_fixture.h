@@ -12,6 +12,9 @@
 
 #include <stdint.h>
 
+#include <sys/types.h>
+
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@
 #include "src/base/scoped_fd.h"
 #include "src/base/test/subprocess.h"
 #include "src/tracing/consumer/consumer_client.h"
+#include "src/tracing/ipc/unix_socket.h"
+#include "src/tracing/producer/hello_client.h"
 #include "src/tracing/test/ringtraced_process.h"
 #include "src/tracing/test/session_app.h"
 
@@ -47,6 +52,24 @@ class SessionsLifecycleFixture : public EndToEndFixture {
   std::unique_ptr<consumer::ConsumerClient> ConnectConsumer();
   // A new file at |path|, open for writing.
   base::ScopedFd CreateTraceFile(const std::string& path);
+
+  // Another local user, for the multi-user tests: a uid the test can switch
+  // a child to (|n|: 1, 2, ... distinct uids, counting down from nobody's
+  // 65534), or this process's own uid when it is not root (said once on
+  // stdout: the test then proves less).
+  static uid_t OtherUid(uint32_t n);
+  // Forks a child that switches to |uid| (setresgid/setresuid; from root
+  // only) and exits with |body|'s result (0: it did what it should).
+  // Returns its pid, or -1.
+  static pid_t ForkAs(uid_t uid, const std::function<int()>& body);
+  // ForkAs(OtherUid(1)) a hostile producer: it connects to socket_, says
+  // Hello as |name| and runs |body| on the connection.
+  pid_t ForkHostileProducer(
+      const std::string& name,
+      const std::function<int(ipc::UnixSocket*, producer::HandshakeResult*)>&
+          body);
+  // Waits for |pid|: true if it exited with 0.
+  static bool ExitedWith0(pid_t pid);
 
   // The hostile consumers, each against the running daemon:
   // a datagram that is no request: the connection is closed.

@@ -54,7 +54,7 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --consumer-group GROUP members of GROUP may use the consumer "
           "socket\n"
           "                         (its mode becomes 0660)\n"
-          "  --max-sessions N       consumer sessions at once, 1..1024 (8)\n"
+          "  --max-sessions N       consumer sessions at once, 1..1024 (32)\n"
           "  --max-buffer-mb N      all sessions' buffers together, MiB "
           "(1024)\n"
           "  --out FILE             Perfetto trace file to write\n"
@@ -69,7 +69,21 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --chunk-size N         default chunk size, power of two in "
           "[256, 32768] (4096)\n"
           "  --max-producers N      producers connected at once, 1..65535 "
-          "(64)\n"
+          "(256)\n"
+          "  --max-total-ring-mb N  every producer's ring together, MiB "
+          "(2048)\n"
+          "Per-user limits (what one uid may hold at once; docs/service.md):\n"
+          "  --max-producers-per-uid N  producers (32)\n"
+          "  --max-ring-mb-per-uid N    their rings, MiB (128); a ring is "
+          "served\n"
+          "                             smaller to fit what is left\n"
+          "  --max-consumers-per-uid N  consumer connections (16)\n"
+          "  --max-sessions-per-uid N   sessions (8)\n"
+          "  --max-buffer-mb-per-uid N  their sessions' buffers, MiB (512)\n"
+          "  --privileged-limit-factor N  root and the service's own user "
+          "get N\n"
+          "                             times each per-user limit; 0: none "
+          "(1)\n"
           "  --drain-tick-us N      every ring is drained at least this "
           "often, in\n"
           "                         microseconds, 100..60000000 (100000)\n"
@@ -148,6 +162,45 @@ bool ParseNice(const std::string& s, int32_t* out) {
   return true;
 }
 
+// The per-user limit flags (user_limits.h). Returns false if |flag| is none
+// of them; else sets |*error| when its value is invalid.
+bool ParseUserLimitFlag(const base::Flag& flag,
+                        ServiceCore::Options* core,
+                        const char** error) {
+  UserLimits& limits = core->user_limits;
+  struct Entry {
+    const char* name;
+    uint64_t* field;
+    uint64_t unit;  // the value's unit in the field's
+  };
+  const Entry entries[] = {
+      {"--max-producers-per-uid", &limits.max_producers, 1},
+      {"--max-ring-mb-per-uid", &limits.max_ring_bytes, 1 << 20},
+      {"--max-consumers-per-uid", &limits.max_consumers, 1},
+      {"--max-sessions-per-uid", &limits.max_sessions, 1},
+      {"--max-buffer-mb-per-uid", &limits.max_buffer_bytes, 1 << 20},
+      {"--max-total-ring-mb", &core->max_total_ring_bytes, 1 << 20},
+  };
+  uint32_t n = 0;
+  if (flag.Is("--privileged-limit-factor")) {
+    if (!base::ParseUint32(flag.value, &n) || n > 1024)
+      *error = "must be in [0, 1024]";
+    else
+      limits.privileged_factor = n;
+    return true;
+  }
+  for (const Entry& e : entries) {
+    if (!flag.Is(e.name))
+      continue;
+    if (!base::ParseUint32(flag.value, &n) || n == 0 || n > (1u << 20))
+      *error = "must be in [1, 1048576]";
+    else
+      *e.field = uint64_t{n} * e.unit;
+    return true;
+  }
+  return false;
+}
+
 // Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
 // for --help.
 int ParseFlags(int argc,
@@ -163,7 +216,9 @@ int ParseFlags(int argc,
     const std::string& value = flag.value;
     uint32_t n = 0;
     const char* error = nullptr;
-    if (flag.Is("--socket") || flag.Is("--producer-socket")) {
+    if (ParseUserLimitFlag(flag, &options->core, &error)) {
+      // Handled (|error| set on a bad value).
+    } else if (flag.Is("--socket") || flag.Is("--producer-socket")) {
       options->socket_path = value;
       if (value.empty())
         error = "must not be empty";

@@ -45,6 +45,11 @@ uint64_t RoundUpToPowerOfTwo(uint64_t x) {
   return p;
 }
 
+// A ring's payload bytes (the mapping adds the control header).
+uint64_t RingBytes(const shm_ring::RingGeometry& g) {
+  return uint64_t{g.chunk_size} * g.num_chunks;
+}
+
 uint32_t Clamp(uint64_t v, uint32_t lo, uint32_t hi) {
   return static_cast<uint32_t>(
       std::min<uint64_t>(std::max<uint64_t>(v, lo), hi));
@@ -119,6 +124,7 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
                  c.producers_disconnected_ring_error);
   b.AppendVarInt(Fields::kRingtraceHellosRejectedFieldNumber,
                  p.hellos_rejected_version + p.hellos_rejected_too_many +
+                     p.hellos_rejected_user_limit +
                      p.hellos_rejected_service_error);
   b.AppendVarInt(Fields::kRingtraceProducerIdsReusedFieldNumber,
                  p.producer_ids_reused);
@@ -213,6 +219,24 @@ shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
   return g;
 }
 
+bool FitRingLimitsToBudget(uint64_t budget_bytes, RingLimits* limits) {
+  RT_DCHECK(ValidateRingLimits(*limits).ok());
+  if (budget_bytes >= limits->max_ring_bytes)
+    return true;
+  uint32_t fit = limits->max_ring_bytes;
+  while (fit > budget_bytes)
+    fit /= 2;  // stays a power of two; ends: budget_bytes < max_ring_bytes
+  if (fit < limits->min_ring_bytes || fit < 2 * limits->min_chunk_size)
+    return false;
+  limits->max_ring_bytes = fit;
+  limits->default_ring_bytes = std::min(limits->default_ring_bytes, fit);
+  limits->max_chunk_size = std::min(limits->max_chunk_size, fit / 2);
+  limits->default_chunk_size =
+      std::min(limits->default_chunk_size, limits->max_chunk_size);
+  RT_DCHECK(ValidateRingLimits(*limits).ok());
+  return true;
+}
+
 ServiceCore::ServiceCore(const Options& options) : options_(options) {
   // No start ack in the protocol: producers write once admitted.
   lifecycle_.tracing_started = start_clocks_.boottime;
@@ -246,6 +270,14 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     *status = base::ErrStatus("the total buffer limit must be > 0");
     return nullptr;
   }
+  if (options.max_total_ring_bytes < options.ring_limits.min_ring_bytes) {
+    *status = base::ErrStatus("the total ring limit must hold a ring of %u",
+                              options.ring_limits.min_ring_bytes);
+    return nullptr;
+  }
+  *status = options.user_limits.Validate();
+  if (!status->ok())
+    return nullptr;
   std::unique_ptr<ServiceCore> core(new ServiceCore(options));
   ServiceCore* raw = core.get();
   if (options.single_session) {
@@ -392,6 +424,9 @@ ServiceCore::Admission ServiceCore::Admit(
                         ") are connected";
     return admission;
   }
+  RingLimits ring_limits = options_.ring_limits;
+  if (!AdmitWithinUserLimits(identity, &ring_limits, &admission))
+    return admission;
   const trace_buffer::ProducerID id = AllocateProducerId();
   if (id == 0) {
     ++stats_.hellos_rejected_too_many;
@@ -400,9 +435,14 @@ ServiceCore::Admission ServiceCore::Admit(
         "every ProducerID is connected or still has data in the trace buffer";
     return admission;
   }
-  const shm_ring::RingGeometry geometry =
-      ChooseRingGeometry(options_.ring_limits, hello.requested_ring_bytes,
-                         hello.requested_chunk_size);
+  const shm_ring::RingGeometry geometry = ChooseRingGeometry(
+      ring_limits, hello.requested_ring_bytes, hello.requested_chunk_size);
+  if (RingBytes(geometry) <
+      RingBytes(ChooseRingGeometry(options_.ring_limits,
+                                   hello.requested_ring_bytes,
+                                   hello.requested_chunk_size))) {
+    ++stats_.rings_clamped_to_budget;
+  }
   base::Status status;
   std::unique_ptr<shm_ring::SharedRingRegion> region =
       shm_ring::SharedRingRegion::CreateMemfd(
@@ -442,6 +482,58 @@ ServiceCore::Admission ServiceCore::Admit(
   reply.num_chunks = geometry.num_chunks;
   reply.target_buffer = kTargetBuffer;
   return admission;
+}
+
+bool ServiceCore::AdmitWithinUserLimits(
+    const ring_drainer::ClientIdentity& identity,
+    RingLimits* ring_limits,
+    Admission* admission) {
+  const uint32_t uid = static_cast<uint32_t>(identity.uid);
+  const UserLimits limits = options_.user_limits.For(uid, options_.service_uid);
+  uint64_t producers_of_uid = 0;
+  uint64_t ring_bytes_of_uid = 0;
+  uint64_t ring_bytes = 0;
+  for (const auto& kv : producers_) {
+    const uint64_t bytes = RingBytes(kv.second.region->view().geometry());
+    ring_bytes += bytes;
+    if (static_cast<uint32_t>(kv.second.identity.uid) == uid) {
+      ++producers_of_uid;
+      ring_bytes_of_uid += bytes;
+    }
+  }
+  auto refuse = [&](std::string why) {
+    ++stats_.hellos_rejected_user_limit;
+    admission->reply.status = ipc::HelloStatus::kUserLimit;
+    admission->refusal = std::move(why);
+    return false;
+  };
+  if (producers_of_uid >= limits.max_producers) {
+    return refuse(UserLimitMessage(
+        uid, std::to_string(producers_of_uid) + " producers are connected",
+        limits.max_producers, "max-producers-per-uid"));
+  }
+  // Both are below their limits: a sum stays below 2^64.
+  const uint64_t user_left = limits.max_ring_bytes > ring_bytes_of_uid
+                                 ? limits.max_ring_bytes - ring_bytes_of_uid
+                                 : 0;
+  const uint64_t total_left = options_.max_total_ring_bytes > ring_bytes
+                                  ? options_.max_total_ring_bytes - ring_bytes
+                                  : 0;
+  if (!FitRingLimitsToBudget(std::min(user_left, total_left), ring_limits)) {
+    if (user_left <= total_left) {
+      return refuse(UserLimitMessage(
+          uid,
+          "its rings hold " + std::to_string(ring_bytes_of_uid >> 10) +
+              " KiB, no room for another ring",
+          limits.max_ring_bytes >> 20, "max-ring-mb-per-uid (MiB)"));
+    }
+    return refuse("every producer's rings together hold " +
+                  std::to_string(ring_bytes >> 20) +
+                  " MiB, no room for another ring (ringtraced "
+                  "--max-total-ring-mb " +
+                  std::to_string(options_.max_total_ring_bytes >> 20) + ")");
+  }
+  return true;
 }
 
 void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {

@@ -74,6 +74,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -99,6 +100,7 @@
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/session_config.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
+#include "src/tracing/service/traced/user_limits.h"
 
 namespace ringtrace {
 namespace traced {
@@ -158,6 +160,10 @@ void AddBufferStats(const trace_buffer::TraceBufferStats& s,
 shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
                                           uint32_t requested_ring_bytes,
                                           uint32_t requested_chunk_size);
+// |limits| (valid) narrowed so that no ring exceeds |budget_bytes|: its
+// max_ring_bytes (and default, largest chunk) at most the largest power of
+// two <= |budget_bytes|. False if not even a smallest ring fits.
+bool FitRingLimitsToBudget(uint64_t budget_bytes, RingLimits* limits);
 
 // ServiceCore's counters (TracingService adds the connection ones,
 // tracing_service.h).
@@ -170,6 +176,12 @@ struct ProducerStats {
   uint64_t hellos_rejected_too_many = 0;
   // The ring could not be created, or Finish() already ran.
   uint64_t hellos_rejected_service_error = 0;
+  // The peer's uid was at its producer or ring-bytes limit
+  // (UserLimits), or every ring together at max_total_ring_bytes.
+  uint64_t hellos_rejected_user_limit = 0;
+  // Rings served smaller than asked for, to fit what was left of their
+  // uid's ring budget or the total.
+  uint64_t rings_clamped_to_budget = 0;
   uint64_t drain_requests = 0;
   // Admissions that reused the id of a departed producer.
   uint64_t producer_ids_reused = 0;
@@ -363,7 +375,13 @@ class ServiceCore {
     trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
         trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
     RingLimits ring_limits;
-    uint32_t max_producers = 64;  // connected at once; 1..65535
+    uint32_t max_producers = 256;  // connected at once; 1..65535
+    // Every connected producer's ring bytes together.
+    uint64_t max_total_ring_bytes = uint64_t{2} << 30;
+    // What one uid may hold (user_limits.h); |service_uid| is the uid the
+    // service runs as (UserLimits::privileged_factor applies to it).
+    UserLimits user_limits;
+    uint32_t service_uid = static_cast<uint32_t>(geteuid());
     uint64_t drain_tick_ns = 100'000'000;
     // RingDrainerOptions::head_grace_ns: an open chunk at a ring's head is
     // left to its writer this long before a (non-flush) pass scrapes it.
@@ -385,7 +403,7 @@ class ServiceCore {
     bool single_session = true;
     // Consumer sessions at once, and the sum of every buffer's bytes (the
     // implicit session's included).
-    uint32_t max_sessions = 8;
+    uint32_t max_sessions = 32;
     uint64_t max_total_buffer_bytes = uint64_t{1} << 30;
   };
   using Clock = std::chrono::steady_clock;
@@ -718,6 +736,16 @@ class ServiceCore {
   // overdue producer's instance is not waited for), or its stop deadline
   // passed (the missing acks counted, their producers made overdue).
   void MaybeFinishStop(SessionId id, Clock::time_point now);
+  // StartSession(): whether |consumer_uid| may start one more session with
+  // |wanted| buffer bytes (UserLimits).
+  base::Status CheckSessionUserLimits(int32_t consumer_uid,
+                                      uint64_t wanted) const;
+  // Admit(): refuses (false, |admission| says why) a producer whose uid is
+  // at its producer or ring-bytes limit, or when no ring fits what is left
+  // of the total; else narrows |ring_limits| to what is left.
+  bool AdmitWithinUserLimits(const ring_drainer::ClientIdentity& identity,
+                             RingLimits* ring_limits,
+                             Admission* admission);
   // Producer::overdue, false for a producer that is gone.
   bool IsOverdue(trace_buffer::ProducerID id) const;
   // A stop or flush of |p| timed out: it is overdue from now on.

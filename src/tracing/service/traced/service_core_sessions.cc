@@ -214,6 +214,8 @@ base::Status ServiceCore::StartSession(
         static_cast<unsigned long long>(in_use),
         static_cast<unsigned long long>(options_.max_total_buffer_bytes));
   }
+  if (status.ok())
+    status = CheckSessionUserLimits(consumer_uid, wanted);
   for (size_t i = 0; status.ok() && i < s->config.buffers.size(); ++i) {
     const SessionConfig::Buffer& bc = s->config.buffers[i];
     std::unique_ptr<SessionBuffer> b(new SessionBuffer());
@@ -330,6 +332,41 @@ bool ServiceCore::GetSessionOwner(SessionId id, SessionOwner* owner) const {
   owner->consumer_id = it->second->consumer_id;
   owner->stopping = it->second->stopping;
   return true;
+}
+
+base::Status ServiceCore::CheckSessionUserLimits(int32_t consumer_uid,
+                                                 uint64_t wanted) const {
+  const uint32_t uid = static_cast<uint32_t>(consumer_uid);
+  const UserLimits limits = options_.user_limits.For(uid, options_.service_uid);
+  uint64_t sessions = 0;
+  uint64_t bytes = 0;
+  for (const auto& kv : sessions_) {
+    if (kv.second->consumer_uid != consumer_uid)
+      continue;
+    ++sessions;
+    bytes += kv.second->config.total_buffer_bytes();
+  }
+  if (sessions >= limits.max_sessions) {
+    return base::ErrStatus(
+        "%s",
+        UserLimitMessage(uid, std::to_string(sessions) + " sessions are active",
+                         limits.max_sessions, "max-sessions-per-uid")
+            .c_str());
+  }
+  // |bytes| is at most max_total_buffer_bytes, |wanted| was checked
+  // against it: no overflow.
+  if (bytes + wanted > limits.max_buffer_bytes) {
+    return base::ErrStatus(
+        "buffers: %s",
+        UserLimitMessage(uid,
+                         std::to_string(wanted >> 10) +
+                             " KiB requested, its sessions hold " +
+                             std::to_string(bytes >> 10) + " KiB",
+                         limits.max_buffer_bytes >> 20,
+                         "max-buffer-mb-per-uid (MiB)")
+            .c_str());
+  }
+  return base::OkStatus();
 }
 
 std::vector<std::pair<RingId, uint32_t>> ServiceCore::SessionRings(

@@ -662,9 +662,17 @@ void TracingService::HandleHello(Connection* c, const ipc::HelloMsg& hello) {
     return;
   }
   if (!ok) {
-    RT_LOG("pid %d uid %d: Hello refused (%s): %s", c->identity.pid,
-           c->identity.uid, ipc::HelloStatusToString(admission.reply.status),
-           admission.refusal.c_str());
+    // A uid at its limit may retry in a loop: its first refusal is logged,
+    // then every power of two.
+    const uint64_t n =
+        admission.reply.status == ipc::HelloStatus::kUserLimit
+            ? ++hello_refusals_per_uid_[static_cast<uint32_t>(c->identity.uid)]
+            : 1;
+    if ((n & (n - 1)) == 0) {
+      RT_LOG("pid %d uid %d: Hello refused (%s): %s", c->identity.pid,
+             c->identity.uid, ipc::HelloStatusToString(admission.reply.status),
+             admission.refusal.c_str());
+    }
     Close(c);
   }
 }
@@ -719,7 +727,9 @@ std::string FormatSummary(const ServiceSummary& s) {
   const int n = snprintf(
       text, sizeof(text),
       "ringtraced: %.2f s, %llu producers seen (%llu Hellos refused: %llu "
-      "version, %llu too many, %llu service error), %llu connections, %llu "
+      "version, %llu too many, %llu over a per-user limit, %llu service "
+      "error; %llu rings served smaller to fit a budget), %llu connections, "
+      "%llu "
       "protocol violations, %llu Hello timeouts, %llu connections refused "
       "(%llu by the per-uid limit), %llu producers disconnected for a ring "
       "protocol error, %llu ProducerIDs reused. %s. Loss: %llu packets "
@@ -730,9 +740,10 @@ std::string FormatSummary(const ServiceSummary& s) {
       "rings with a protocol error. %llu snapshots written, %llu failed.\n",
       s.elapsed_s, u(p.producers_seen),
       u(p.hellos_rejected_version + p.hellos_rejected_too_many +
-        p.hellos_rejected_service_error),
+        p.hellos_rejected_user_limit + p.hellos_rejected_service_error),
       u(p.hellos_rejected_version), u(p.hellos_rejected_too_many),
-      u(p.hellos_rejected_service_error), u(c.connections_accepted),
+      u(p.hellos_rejected_user_limit), u(p.hellos_rejected_service_error),
+      u(p.rings_clamped_to_budget), u(c.connections_accepted),
       u(c.protocol_violations()), u(c.hello_timeouts), u(c.connections_refused),
       u(c.connections_refused_per_uid), u(c.producers_disconnected_ring_error),
       u(p.producer_ids_reused), trace.c_str(), u(e.packets_overwritten),

@@ -371,7 +371,11 @@ class TracingService {
   std::vector<std::unique_ptr<Connection>> connections_;
   Clock::time_point accept_backoff_until_;
   ConnectionStats conn_stats_;
-  std::map<uint32_t, uint64_t> refusals_per_uid_;  // for log rate limiting
+  // Refusals per uid, for log rate limiting: pending connections, Hellos
+  // over a user limit, consumer connections.
+  std::map<uint32_t, uint64_t> refusals_per_uid_;
+  std::map<uint32_t, uint64_t> hello_refusals_per_uid_;
+  std::map<uint32_t, uint64_t> consumer_refusals_per_uid_;
   uint64_t snapshots_written_ = 0;
   uint64_t snapshot_errors_ = 0;
   std::function<void()> snapshot_hook_for_testing_;

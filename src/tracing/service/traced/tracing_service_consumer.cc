@@ -114,14 +114,37 @@ void TracingService::AcceptConsumers() {
     c->identity.pid = static_cast<int32_t>(creds.pid);
     c->identity.uid = static_cast<int32_t>(creds.uid);
     size_t consumers = 0;
-    for (const auto& other : connections_)
-      consumers += other->socket && other->consumer ? 1 : 0;
-    if (!ConsumerAllowed(*c) || consumers >= options_.max_consumers) {
-      RT_LOG("refused a consumer connection from pid %d uid %d: %s",
-             c->identity.pid, c->identity.uid,
-             consumers >= options_.max_consumers
-                 ? "max consumers are connected"
-                 : "not the service's user nor in its consumer group");
+    uint64_t of_uid = 0;
+    for (const auto& other : connections_) {
+      if (!other->socket || !other->consumer)
+        continue;
+      ++consumers;
+      of_uid += other->identity.uid == c->identity.uid ? 1 : 0;
+    }
+    const uint32_t uid = static_cast<uint32_t>(c->identity.uid);
+    const uint64_t uid_limit =
+        options_.core.user_limits.For(uid, options_.core.service_uid)
+            .max_consumers;
+    std::string refusal;
+    if (!ConsumerAllowed(*c))
+      refusal = "not the service's user nor in its consumer group";
+    else if (consumers >= options_.max_consumers)
+      refusal = "max consumers are connected";
+    else if (of_uid >= uid_limit)
+      refusal = UserLimitMessage(
+          uid, std::to_string(of_uid) + " consumer connections are open",
+          uid_limit, "max-consumers-per-uid");
+    if (!refusal.empty()) {
+      // The first refusal of a uid, then every power of two: a peer
+      // reconnecting in a loop cannot flood the log.
+      const uint64_t n = ++consumer_refusals_per_uid_[uid];
+      if ((n & (n - 1)) == 0) {
+        RT_LOG(
+            "refused a consumer connection from pid %d uid %d: %s (%llu "
+            "refused for this uid so far)",
+            c->identity.pid, c->identity.uid, refusal.c_str(),
+            static_cast<unsigned long long>(n));
+      }
       ++conn_stats_.consumers_refused;
       continue;  // closes
     }

@@ -56,6 +56,7 @@ class RawConsumer {
     socket_ = ipc::UnixSocket::Connect(path, &status);
     return socket_ != nullptr;
   }
+  void Close() { socket_.reset(); }
   bool Send(ConsumerRequest request, int fd = -1) {
     if (request.request_id() == 0)
       request.set_request_id(next_request_id_++);
@@ -178,7 +179,7 @@ TEST_F(TracingServiceConsumerTest, EnableQueryStatsDisableWritesTheTrace) {
   EXPECT_EQ(r.service_state().sessions(0).unique_name(), "mine");
   ASSERT_EQ(r.service_state().sessions(0).buffers_size(), 1);
   EXPECT_EQ(r.service_state().sessions(0).buffers(0).size_bytes(), 256u << 10);
-  EXPECT_EQ(r.service_state().max_sessions(), 8u);
+  EXPECT_EQ(r.service_state().max_sessions(), 32u);
 
   ConsumerRequest stats;
   stats.mutable_get_trace_stats()->set_session_id(session);
@@ -603,6 +604,35 @@ TEST_F(TracingServiceConsumerTest, OtherUsersSessionsAreHiddenFromEachOther) {
   EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
     return s.sessions.sessions_written == 2 && s.sessions.sessions_aborted == 0;
   }));
+}
+
+// A uid holds at most its share of consumer connections; the one past it
+// is closed, and one of them closing makes room again.
+TEST_F(TracingServiceConsumerTest, ConsumerConnectionsPerUidAreBounded) {
+  TracingService::Options options = DaemonOptions();
+  options.core.user_limits.max_consumers = 2;
+  StartService(options);
+  RawConsumer a, b, c;
+  ASSERT_TRUE(a.Connect(dir_.File("consumer.sock")));
+  ASSERT_TRUE(b.Connect(dir_.File("consumer.sock")));
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_accepted == 2;
+  }));
+  ASSERT_TRUE(c.Connect(dir_.File("consumer.sock")));
+  EXPECT_TRUE(c.WaitForClose());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_refused == 1;
+  }));
+  ConsumerResponse r = a.Call(Enable(SimpleConfig()), OpenOut("kept"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  b.Close();
+  RawConsumer d;
+  ASSERT_TRUE(d.Connect(dir_.File("consumer.sock")));
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumers_accepted == 3;
+  }));
+  r = a.Call(Disable(r.session_id()));
+  EXPECT_TRUE(r.ok()) << r.error();
 }
 
 TEST_F(TracingServiceConsumerTest, OtherUsersAreRefusedUnlessInTheGroup) {
