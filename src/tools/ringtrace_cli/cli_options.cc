@@ -36,8 +36,13 @@ Config (either a file or the shortcuts):
                         arguments; "*" and "prefix*" patterns (default "*")
 
 Output and sessions:
-  -o, --out FILE        the trace file; written as FILE.ringtrace-tmp and
-                        renamed into place only when the trace is complete
+  -o, --out FILE        the trace file, mode 0600; written as an unnamed
+                        file in FILE's directory and put in place only when
+                        the trace is complete. A symbolic link at FILE is
+                        refused; FILE must be (or become) a regular file
+  --out-symlink follow|refuse  follow: write through a symbolic link at -o
+                        FILE (the file it names is created or replaced, the
+                        link stays); refuse (default): fail
   --query               print the service's producers, and the sessions
                         and buffers of your user (root: every user's)
   --clone SESSION_ID    write a snapshot of a running session to -o FILE
@@ -73,8 +78,10 @@ constexpr ValueOption kFill = {nullptr, "--fill"};
 constexpr ValueOption kSocket = {nullptr, "--consumer-socket"};
 constexpr ValueOption kClone = {nullptr, "--clone"};
 constexpr ValueOption kStop = {nullptr, "--stop"};
-constexpr const ValueOption* kValueOptions[] = {
-    &kConfig, &kOut, &kTime, &kBuffer, &kFill, &kSocket, &kClone, &kStop};
+constexpr ValueOption kOutSymlink = {nullptr, "--out-symlink"};
+constexpr const ValueOption* kValueOptions[] = {&kConfig, &kOut,  &kTime,
+                                                &kBuffer, &kFill, &kSocket,
+                                                &kClone,  &kStop, &kOutSymlink};
 
 bool ParseSessionId(const std::string& s, uint64_t* id) {
   if (s.empty())
@@ -98,7 +105,7 @@ bool ParseSessionId(const std::string& s, uint64_t* id) {
 struct Seen {
   bool config = false, out = false, time = false, buffer = false, fill = false,
        socket = false, clone = false, stop = false, query = false, txt = false,
-       no_progress = false;
+       no_progress = false, out_symlink = false;
 };
 
 bool* SeenFlag(Seen* seen, const ValueOption* option) {
@@ -116,6 +123,8 @@ bool* SeenFlag(Seen* seen, const ValueOption* option) {
     return &seen->socket;
   if (option == &kClone)
     return &seen->clone;
+  if (option == &kOutSymlink)
+    return &seen->out_symlink;
   return &seen->stop;
 }
 
@@ -142,6 +151,12 @@ base::Status Store(const ValueOption* option,
     options->shortcuts.buffer_size = value;
   } else if (option == &kFill) {
     options->shortcuts.fill = value;
+  } else if (option == &kOutSymlink) {
+    if (value != "follow" && value != "refuse") {
+      return base::ErrStatus(
+          "bad value '%s' for --out-symlink: follow or refuse", value.c_str());
+    }
+    options->follow_symlink = value == "follow";
   } else if (option == &kSocket) {
     if (value.empty())
       return base::ErrStatus("--consumer-socket needs a path");
@@ -186,6 +201,8 @@ base::Status CheckCombinations(const Seen& seen, CliOptions* options) {
     return base::ErrStatus("-o FILE is required");
   if (!wants_out && seen.out)
     return base::ErrStatus("%s takes no -o", command_name);
+  if (!wants_out && seen.out_symlink)
+    return base::ErrStatus("%s takes no --out-symlink", command_name);
   if (seen.config && shortcuts) {
     return base::ErrStatus(
         "-c excludes the shortcuts (-t, -b, --fill, categories): put them in "

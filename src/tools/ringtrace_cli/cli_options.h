@@ -50,6 +50,9 @@ struct CliOptions {
   bool txt = false;
   // -o: the trace file (kTrace, kClone).
   std::string out_path;
+  // --out-symlink follow: a symbolic link at -o FILE is written through
+  // (the file it names is replaced); refused otherwise.
+  bool follow_symlink = false;
   // -t, -b, --fill and the positional category lists.
   ConfigShortcuts shortcuts;
   // --consumer-socket; "" for DefaultConsumerSocketPath().

@@ -99,6 +99,27 @@ TEST(CliOptionsTest, QueryCloneStop) {
   EXPECT_EQ(o.session_id, 18446744073709551615u);
 }
 
+// --out-symlink: follow or refuse (the default), only with -o.
+TEST(CliOptionsTest, OutSymlink) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"-o", "x"}, &o), "");
+  EXPECT_FALSE(o.follow_symlink);
+  ASSERT_EQ(Parse({"-o", "x", "--out-symlink", "follow"}, &o), "");
+  EXPECT_TRUE(o.follow_symlink);
+  ASSERT_EQ(Parse({"--out-symlink=refuse", "-o", "x"}, &o), "");
+  EXPECT_FALSE(o.follow_symlink);
+  ASSERT_EQ(Parse({"--clone", "7", "-o", "x", "--out-symlink=follow"}, &o), "");
+  EXPECT_TRUE(o.follow_symlink);
+  EXPECT_EQ(Error({"-o", "x", "--out-symlink", "yes"}),
+            "bad value 'yes' for --out-symlink: follow or refuse");
+  EXPECT_EQ(
+      Error({"-o", "x", "--out-symlink", "follow", "--out-symlink", "follow"}),
+      "--out-symlink given twice");
+  EXPECT_EQ(Error({"--query", "--out-symlink", "follow"}),
+            "--query takes no --out-symlink");
+  EXPECT_THAT(std::string(kUsageText), HasSubstr("--out-symlink follow"));
+}
+
 TEST(CliOptionsTest, BadSessionIds) {
   for (const char* bad : {"0", "", "-1", "1x", "18446744073709551616", " 1"})
     EXPECT_THAT(Error({"--stop", bad}), HasSubstr("bad session id")) << bad;

@@ -107,10 +107,10 @@ int Run(int argc, char** argv) {
     return kExitFailure;
   }
 
-  std::unique_ptr<PendingOutputFile> file;
+  std::unique_ptr<base::PendingFile> file;
   if (options.command == Command::kTrace ||
       options.command == Command::kClone) {
-    status = PendingOutputFile::Create(options.out_path, &file);
+    status = CreateOutputFile(options.out_path, options.follow_symlink, &file);
     if (!status.ok()) {
       PrintError(status.message());
       return kExitFailure;
@@ -125,7 +125,7 @@ int Run(int argc, char** argv) {
   if (!client) {
     // The message names the socket and asks whether ringtraced runs.
     PrintError(status.message());
-    return kExitFailure;  // |file| removes its temporary file
+    return kExitFailure;  // |file| is discarded
   }
   ClientConnection connection(std::move(client));
 

@@ -36,6 +36,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/test/other_user.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/test/temp_dir.h"
 #include "src/base/time.h"
@@ -271,7 +272,7 @@ class RingtraceCliEndToEndTest : public ::testing::Test {
     EXPECT_NE(cli->output().find("ringtrace: wrote " + out + ": "),
               std::string::npos)
         << cli->output();
-    EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+    EXPECT_TRUE(base::TempFilesBeside(out).empty());
   }
 
   // The service's metadata of a complete trace file: one SystemInfo (this
@@ -465,7 +466,7 @@ TEST_F(RingtraceCliEndToEndTest, SnapshotsWhileTheSessionGoesOn) {
             std::string::npos)
       << output;
   EXPECT_FALSE(Exists(bad_clone));
-  EXPECT_FALSE(Exists(bad_clone + ".ringtrace-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(bad_clone).empty());
 
   // SIGUSR1 to the session's own ringtrace clones it into OUT.snapshot-1.
   cli->Signal(SIGUSR1);
@@ -533,7 +534,7 @@ TEST_F(RingtraceCliEndToEndTest, StopFromAnotherProcessCompletesTheOwnersFile) {
   EXPECT_NE(cli->output().find(", " + stopped[1].str() + " packets in "),
             std::string::npos)
       << cli->output() << "\nstopper: " << output;
-  EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(out).empty());
   const TraceContents t = ReadTrace(out);
   ExpectCompleteTrace(t, 1, *app);
   EXPECT_EQ(Categories(t), std::set<std::string>{"example"});
@@ -660,12 +661,187 @@ TEST_F(RingtraceCliEndToEndTest, MalformedConfigNamesTheLineAndStartsNothing) {
   const ServiceState state = State();
   EXPECT_EQ(state.sessions_size(), 0);
   EXPECT_FALSE(Exists(out));
-  EXPECT_FALSE(Exists(out + ".ringtrace-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(out).empty());
   service_->Signal(SIGTERM);
   ASSERT_TRUE(service_->Wait(kTimeoutMs));
   EXPECT_EQ(service_->exit_code(), 0) << service_->output();
   EXPECT_NE(service_->output().find("0 started, 0 written"), std::string::npos)
       << service_->output();
+}
+
+// Trace files (docs/sessions.md, "Trace files"): every file the CLI writes
+// -- the session's, a SIGUSR1 snapshot, a --clone, a write_into_file
+// stream -- is created 0600 and owned by the user who ran it, even under
+// umask 0 (they used to be 0666 minus the umask).
+TEST_F(RingtraceCliEndToEndTest, EveryTraceFileIsMode0600UnderUmask0) {
+  Subprocess* app = StartApp("cli_e2e_app", 1);
+  const std::string out = dir_.File("private.pftrace");
+  const std::string clone = dir_.File("private_clone.pftrace");
+  const std::string streamed = dir_.File("streamed.pftrace");
+  const std::string config = dir_.File("streamed.pbtx");
+  WriteFile(config,
+            "buffers { size_kb: 1024 }\n"
+            "write_into_file: true\n"
+            "file_write_period_ms: 100\n"
+            "duration_ms: 1000\n"
+            "data_sources { config { name: \"track_event\"\n"
+            "  track_event_config { enabled_categories: \"example\" } } }\n");
+  const mode_t old_mask = umask(0);  // inherited by every CLI started here
+  std::unique_ptr<Subprocess> cli = StartCli({"-t", "10m", "-o", out, "io"});
+  const uint64_t id = WaitForSessionId(cli.get());
+  std::string clone_output;
+  const int clone_rc =
+      id == 0
+          ? -1
+          : RunCli({"--clone", std::to_string(id), "-o", clone}, &clone_output);
+  std::string streamed_output;
+  const int streamed_rc =
+      RunCli({"--txt", "-c", config, "-o", streamed}, &streamed_output);
+  umask(old_mask);
+  ASSERT_NE(id, 0u) << cli->output();
+  EXPECT_EQ(clone_rc, kExitOk) << clone_output;
+  EXPECT_EQ(streamed_rc, kExitOk) << streamed_output;
+  ASSERT_TRUE(WaitForCycles(app, 1, false, true)) << app->output();
+  cli->Signal(SIGUSR1);
+  const std::string snapshot = out + ".snapshot-1";
+  ASSERT_TRUE(PollUntil([&] {
+    return cli->output().find("ringtrace: wrote snapshot " + snapshot) !=
+               std::string::npos ||
+           cli->Ended();
+  })) << cli->output();
+  StopWithCtrlC(cli.get(), out);
+  for (const std::string& path : {out, snapshot, clone, streamed}) {
+    SCOPED_TRACE(path);
+    const base::FileFacts facts = base::Inspect(path);
+    ASSERT_TRUE(facts.is_regular);
+    EXPECT_EQ(facts.mode, 0600u);
+    EXPECT_EQ(facts.uid, geteuid());
+    EXPECT_TRUE(ReadTrace(path).parsed);
+    EXPECT_TRUE(base::TempFilesBeside(path).empty());
+  }
+}
+
+// In a sticky shared directory (like /tmp) another user
+// pre-creates OUT.ringtrace-tmp (the CLI's old fixed temporary name), mode
+// 0666. `ringtrace -o OUT` must not write into it (the old CLI opened it
+// with O_TRUNC and the finished trace was the other user's, mode 0666):
+// OUT is ours and 0600, their file stays as they left it.
+TEST_F(RingtraceCliEndToEndTest, AnotherUsersPreexistingTempIsNeverWritten) {
+  if (!base::CanActAsOtherUser())
+    GTEST_SKIP() << base::kNeedsRootMessage;
+  const std::string shared = base::MakeSharedStickyDir(dir_.path());
+  ASSERT_FALSE(shared.empty());
+  const std::string out = shared + "/out.pftrace";
+  const std::string clone = shared + "/clone.pftrace";
+  ASSERT_EQ(base::RunAsNobody([&] {
+              return base::PlantFile((out + ".ringtrace-tmp").c_str(),
+                                     "attacker", 0666) |
+                     base::PlantFile((clone + ".ringtrace-tmp").c_str(),
+                                     "attacker", 0666) |
+                     base::PlantFile(
+                         (out + ".snapshot-1.ringtrace-tmp").c_str(),
+                         "attacker", 0666);
+            }),
+            0);
+  Subprocess* app = StartApp("cli_e2e_app", 1);
+  std::unique_ptr<Subprocess> cli = StartCli({"-t", "10m", "-o", out, "io"});
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 1, false, true)) << app->output();
+  std::string output;
+  EXPECT_EQ(RunCli({"--clone", std::to_string(id), "-o", clone}, &output),
+            kExitOk)
+      << output;
+  cli->Signal(SIGUSR1);
+  ASSERT_TRUE(PollUntil([&] {
+    return cli->output().find("ringtrace: wrote snapshot ") !=
+               std::string::npos ||
+           cli->Ended();
+  })) << cli->output();
+  StopWithCtrlC(cli.get(), out);
+  for (const std::string& path : {out, clone, out + ".snapshot-1"}) {
+    SCOPED_TRACE(path);
+    const base::FileFacts mine = base::Inspect(path);
+    EXPECT_EQ(mine.uid, geteuid());
+    EXPECT_EQ(mine.mode, 0600u);
+    EXPECT_TRUE(ReadTrace(path).parsed);
+    const base::FileFacts theirs = base::Inspect(path + ".ringtrace-tmp");
+    EXPECT_EQ(theirs.uid, base::kNobodyUid);
+    EXPECT_EQ(theirs.mode, 0666u);
+    EXPECT_EQ(theirs.data, "attacker");
+  }
+  ExpectCompleteTrace(ReadTrace(out), 1, *app);
+}
+
+// Another user's symbolic link at -o OUT, to a file
+// of ours. Refused before anything is sent, the file and the link
+// untouched; --out-symlink follow writes the trace into the file it names.
+TEST_F(RingtraceCliEndToEndTest, SymlinkAtOutIsRefusedUnlessOutSymlinkFollow) {
+  if (!base::CanActAsOtherUser())
+    GTEST_SKIP() << base::kNeedsRootMessage;
+  const std::string shared = base::MakeSharedStickyDir(dir_.path());
+  ASSERT_FALSE(shared.empty());
+  const std::string precious = dir_.File("precious");
+  WriteFile(precious, "my file");
+  const std::string link = shared + "/out.pftrace";
+  const std::string dangling = shared + "/dangling.pftrace";
+  const std::string nowhere = dir_.File("nowhere");
+  ASSERT_EQ(base::RunAsNobody([&] {
+              return symlink(precious.c_str(), link.c_str()) |
+                     symlink(nowhere.c_str(), dangling.c_str());
+            }),
+            0);
+  Subprocess* app = StartApp("cli_e2e_app", 1);
+  std::string output;
+  EXPECT_EQ(RunCli({"-t", "1s", "-o", link, "example"}, &output), kExitFailure);
+  EXPECT_NE(output.find("ringtrace: refusing to write " + link +
+                        ": it is a symbolic link (to " + precious +
+                        ", owned by uid 65534); a trace file is not written "
+                        "through a symbolic link; --out-symlink follow "
+                        "writes through it"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(RunCli({"-t", "1s", "-o", dangling, "example"}, &output),
+            kExitFailure);
+  EXPECT_NE(output.find("refusing to write " + dangling +
+                        ": it is a symbolic link (to " + nowhere +
+                        ", which does not exist"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(Exists(nowhere));
+  EXPECT_EQ(base::Inspect(precious).data, "my file");
+  EXPECT_EQ(base::Inspect(link).link_target, precious);
+  EXPECT_EQ(State().sessions_size(), 0);
+
+  std::unique_ptr<Subprocess> cli =
+      StartCli({"-t", "10m", "-o", link, "--out-symlink", "follow", "example"});
+  ASSERT_NE(WaitForSessionId(cli.get()), 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 1, true, false)) << app->output();
+  StopWithCtrlC(cli.get(), link);
+  ASSERT_TRUE(base::Inspect(link).is_link);
+  const base::FileFacts written = base::Inspect(precious);
+  EXPECT_EQ(written.mode, 0600u);
+  EXPECT_EQ(written.uid, geteuid());
+  ExpectCompleteTrace(ReadTrace(precious), 1, *app);
+  EXPECT_TRUE(base::TempFilesBeside(precious).empty());
+  EXPECT_TRUE(base::TempFilesBeside(link).empty());
+}
+
+// The CLI writes regular files only (the service takes nothing else): a
+// FIFO at -o is refused and stays a FIFO, instead of being replaced.
+TEST_F(RingtraceCliEndToEndTest, FifoAtOutIsRefusedAndKept) {
+  const std::string fifo = dir_.File("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string output;
+  EXPECT_EQ(RunCli({"-t", "1s", "-o", fifo}, &output), kExitFailure);
+  EXPECT_NE(output.find("cannot write " + fifo +
+                        ": it is a FIFO (only a "
+                        "regular file can be written here)"),
+            std::string::npos)
+      << output;
+  struct stat st = {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 }  // namespace

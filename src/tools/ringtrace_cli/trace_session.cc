@@ -21,6 +21,7 @@
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tools/ringtrace_cli/output_file.h"
 #include "src/tools/ringtrace_cli/service_state_format.h"
 
 namespace ringtrace {
@@ -151,16 +152,17 @@ uint32_t StopTimeoutMs(const TraceConfig& config) {
              : kDefaultDataSourceStopTimeoutMs;
 }
 
-// SIGUSR1: a snapshot of the session into OUT.snapshot-N, through its own
-// temporary file. A failure is reported; the session goes on.
+// SIGUSR1: a snapshot of the session into OUT.snapshot-N, written like OUT
+// (never through a symbolic link). A failure is reported; the session goes
+// on.
 void WriteSnapshot(ConsumerConnection* connection,
                    uint64_t session_id,
                    const std::string& out_path,
                    uint32_t number,
                    Reporter* reporter) {
   const std::string path = out_path + ".snapshot-" + std::to_string(number);
-  std::unique_ptr<PendingOutputFile> file;
-  base::Status status = PendingOutputFile::Create(path, &file);
+  std::unique_ptr<base::PendingFile> file;
+  base::Status status = CreateOutputFile(path, /*follow_symlink=*/false, &file);
   if (status.ok())
     status = connection->CloneSession(session_id, file->fd());
   uint64_t bytes = 0;
@@ -202,7 +204,7 @@ bool CheckEvents(ConsumerConnection* connection,
 WaitResult WaitForEnd(ConsumerConnection* connection,
                       const TraceConfig& config,
                       uint64_t session_id,
-                      PendingOutputFile* file,
+                      base::PendingFile* file,
                       SignalRecords* signals,
                       const TraceSessionOptions& options,
                       Reporter* reporter) {
@@ -229,7 +231,7 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
     Poll(fds, 2, timeout);
     const uint32_t signo = signals->Consume(fds[0].revents);
     if (signo == SIGUSR1) {
-      WriteSnapshot(connection, session_id, file->out_path(), ++snapshots,
+      WriteSnapshot(connection, session_id, file->path(), ++snapshots,
                     reporter);
       // The clone's round trip may have read the session's end from the
       // socket: it waits in the connection, and event_fd shows nothing.
@@ -331,7 +333,7 @@ void PrintSummary(Reporter* reporter,
 }
 
 // Step 4.
-int Finish(PendingOutputFile* file,
+int Finish(base::PendingFile* file,
            const SessionSummary& summary,
            Reporter* reporter) {
   uint64_t bytes = 0;
@@ -343,7 +345,7 @@ int Finish(PendingOutputFile* file,
     reporter->Print("%s", status.message().c_str());
     return kExitFailure;
   }
-  PrintSummary(reporter, file->out_path(), bytes, summary);
+  PrintSummary(reporter, file->path(), bytes, summary);
   return kExitOk;
 }
 
@@ -351,7 +353,7 @@ int Finish(PendingOutputFile* file,
 
 int RunTraceSession(ConsumerConnection* connection,
                     const TraceConfig& config,
-                    PendingOutputFile* file,
+                    base::PendingFile* file,
                     int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err) {
@@ -432,7 +434,7 @@ int RunTraceSession(ConsumerConnection* connection,
 
 int RunClone(ConsumerConnection* connection,
              uint64_t session_id,
-             PendingOutputFile* file,
+             base::PendingFile* file,
              FILE* err) {
   Reporter reporter(err);
   base::Status status = connection->CloneSession(session_id, file->fd());
@@ -451,7 +453,7 @@ int RunClone(ConsumerConnection* connection,
   }
   if (size.ok()) {
     reporter.Print("wrote a snapshot of session %" PRIu64 " to %s: %s",
-                   session_id, file->out_path().c_str(),
+                   session_id, file->path().c_str(),
                    FormatBytes(bytes).c_str());
   }
   return kExitOk;

@@ -8,7 +8,8 @@
 // calls one of these.
 //
 // The session (RunTraceSession):
-//   1. EnableTracing with the config and the fd of OUT.ringtrace-tmp.
+//   1. EnableTracing with the config and the fd of OUT's unnamed file
+//      (output_file.h).
 //   2. Waits for the first of: the service's tracing_ended event (it ended
 //      the session: duration_ms, max_file_size_bytes, a write error), a stop
 //      request on |signal_fd| (SIGINT, SIGTERM, SIGHUP), the connection
@@ -18,14 +19,15 @@
 //      itself. Meanwhile, when asked, a progress line on |err| once a
 //      second (QueryServiceState), and on each SIGUSR1 a snapshot of the
 //      session (CloneSession) into OUT.snapshot-N (N = 1, 2, ...), written
-//      through its own temporary file; the session goes on.
+//      like OUT (output_file.h; a symbolic link there is always refused);
+//      the session goes on.
 //   3. On a stop request or the deadline: DisableTracing, on a second
 //      thread, so that the main thread still watches |signal_fd|: a second
 //      stop request aborts (the connection is shut down, the service frees the
-//      session without writing it, the temporary file is removed).
+//      session without writing it, the file is discarded).
 //   4. Only when the service reported the trace complete and successful is
-//      the temporary file renamed onto OUT. Any failure leaves a previous
-//      OUT untouched.
+//      the file committed onto OUT. Any failure leaves a previous OUT
+//      untouched.
 //
 // |signal_fd| delivers one signalfd_siginfo record per signal (a signalfd;
 // tests write such records into a pipe): SIGUSR1 asks for a snapshot, any
@@ -47,7 +49,7 @@
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "ringtrace/status.h"
-#include "src/tools/ringtrace_cli/output_file.h"
+#include "src/base/safe_file.h"
 
 namespace ringtrace {
 namespace cli {
@@ -102,7 +104,7 @@ struct TraceSessionOptions {
 // or discarded.
 int RunTraceSession(ConsumerConnection* connection,
                     const perfetto::protos::TraceConfig& config,
-                    PendingOutputFile* file,
+                    base::PendingFile* file,
                     int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err);
@@ -110,7 +112,7 @@ int RunTraceSession(ConsumerConnection* connection,
 // --clone: a snapshot of |session_id| into |file|, committed on success.
 int RunClone(ConsumerConnection* connection,
              uint64_t session_id,
-             PendingOutputFile* file,
+             base::PendingFile* file,
              FILE* err);
 
 // --query: the service's state as tables on |out|.

@@ -22,8 +22,10 @@
 #include <string>
 #include <thread>
 
+#include "src/base/test/other_user.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tools/ringtrace_cli/output_file.h"
 
 namespace ringtrace {
 namespace cli {
@@ -34,6 +36,7 @@ using ringtrace::protos::ConsumerResponse;
 using ringtrace::protos::ServiceState;
 using ringtrace::protos::SessionSummary;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 constexpr uint64_t kSessionId = 7;
 // How messages name that session.
@@ -271,8 +274,8 @@ class TraceSessionTest : public ::testing::Test {
   }
 
   int Run() {
-    std::unique_ptr<PendingOutputFile> file;
-    EXPECT_TRUE(PendingOutputFile::Create(out_, &file).ok());
+    std::unique_ptr<base::PendingFile> file;
+    EXPECT_TRUE(CreateOutputFile(out_, false, &file).ok());
     return RunTraceSession(&connection_, config_, file.get(), stop_read_,
                            options_, err_);
   }
@@ -284,7 +287,6 @@ class TraceSessionTest : public ::testing::Test {
 
   base::TempDir dir_;
   const std::string out_ = dir_.File("t.pftrace");
-  const std::string temp_ = out_ + ".ringtrace-tmp";
   FakeConnection connection_;
   TraceConfig config_;
   TraceSessionOptions options_;
@@ -300,7 +302,7 @@ TEST_F(TraceSessionTest, ServiceEndsTheSession) {
   connection_.SendEvent(TracingEnded(true, ""));
   EXPECT_EQ(Run(), kExitOk) << Err();
   EXPECT_EQ(ReadFile(out_), "whole trace");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_EQ(connection_.disable_calls(), 0);
   EXPECT_THAT(Err(), HasSubstr("wrote " + out_ + ": 11 B, 3 packets"));
 }
@@ -325,7 +327,7 @@ TEST_F(TraceSessionTest, StopRequestDisablesAndWrites) {
   EXPECT_EQ(connection_.disable_calls(), 1);
   EXPECT_EQ(connection_.last_disable_timeout_ms(), 1700u);
   EXPECT_EQ(ReadFile(out_), "stopped trace");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("stopping (Ctrl-C again to abort)"));
   EXPECT_THAT(Err(), HasSubstr("13 B, 12 packets in 1.5s"));
 }
@@ -349,7 +351,7 @@ TEST_F(TraceSessionTest, SecondStopRequestAbortsABlockedDisable) {
   second.join();
   EXPECT_TRUE(connection_.aborted());
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("aborted: no trace written"));
 }
 
@@ -361,14 +363,14 @@ TEST_F(TraceSessionTest, TwoQueuedStopRequestsAbort) {
   EXPECT_TRUE(connection_.aborted());
   EXPECT_EQ(connection_.disable_calls(), 1);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
 }
 
 TEST_F(TraceSessionTest, RefusedSessionLeavesPreviousOut) {
   connection_.enable_status = base::ErrStatus("buffers[0].size_kb: too big");
   EXPECT_EQ(Run(), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("buffers[0].size_kb: too big"));
 }
 
@@ -377,7 +379,7 @@ TEST_F(TraceSessionTest, FailedSessionLeavesPreviousOut) {
   connection_.SendEvent(TracingEnded(false, "write error: No space left"));
   EXPECT_EQ(Run(), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("the session failed: write error"));
 }
 
@@ -386,7 +388,7 @@ TEST_F(TraceSessionTest, FailedDisableLeavesPreviousOut) {
   RequestStop();
   EXPECT_EQ(Run(), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("stopping the session failed: no such"));
 }
 
@@ -407,7 +409,7 @@ TEST_F(TraceSessionTest, LostConnectionLeavesPreviousOut) {
   connection_.Hangup();
   EXPECT_EQ(Run(), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("lost the connection to the service: hung up"));
 }
 
@@ -492,7 +494,7 @@ TEST_F(TraceSessionTest, Sigusr1WritesNumberedSnapshots) {
   EXPECT_EQ(Run(), kExitOk) << Err();
   EXPECT_EQ(ReadFile(out_ + ".snapshot-1"), "snapshot");
   EXPECT_EQ(ReadFile(out_ + ".snapshot-2"), "snapshot");
-  EXPECT_FALSE(Exists(out_ + ".snapshot-1.ringtrace-tmp"));
+  EXPECT_THAT(base::TempFilesBeside(out_ + ".snapshot-1"), IsEmpty());
   EXPECT_EQ(ReadFile(out_), "final");
   EXPECT_THAT(Err(), HasSubstr("wrote snapshot " + out_ + ".snapshot-2: 8 B"));
 }
@@ -504,7 +506,7 @@ TEST_F(TraceSessionTest, FailedSnapshotDoesNotEndTheSession) {
   RequestStop(SIGINT);
   EXPECT_EQ(Run(), kExitOk) << Err();
   EXPECT_FALSE(Exists(out_ + ".snapshot-1"));
-  EXPECT_FALSE(Exists(out_ + ".snapshot-1.ringtrace-tmp"));
+  EXPECT_THAT(base::TempFilesBeside(out_ + ".snapshot-1"), IsEmpty());
   EXPECT_EQ(ReadFile(out_), "final");
   EXPECT_THAT(Err(), HasSubstr("snapshot 1 failed: clone refused"));
 }
@@ -530,21 +532,21 @@ TEST_F(TraceSessionTest, Sigusr1WhileStoppingDoesNotAbort) {
 }
 
 TEST_F(TraceSessionTest, Clone) {
-  std::unique_ptr<PendingOutputFile> file;
-  ASSERT_TRUE(PendingOutputFile::Create(out_, &file).ok());
+  std::unique_ptr<base::PendingFile> file;
+  ASSERT_TRUE(CreateOutputFile(out_, false, &file).ok());
   EXPECT_EQ(RunClone(&connection_, kSessionId, file.get(), err_), kExitOk);
   EXPECT_EQ(ReadFile(out_), "snapshot");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("snapshot of " + kSessionName));
 }
 
 TEST_F(TraceSessionTest, FailedCloneLeavesPreviousOut) {
   connection_.clone_status = base::ErrStatus("no such session");
-  std::unique_ptr<PendingOutputFile> file;
-  ASSERT_TRUE(PendingOutputFile::Create(out_, &file).ok());
+  std::unique_ptr<base::PendingFile> file;
+  ASSERT_TRUE(CreateOutputFile(out_, false, &file).ok());
   EXPECT_EQ(RunClone(&connection_, kSessionId, file.get(), err_), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
-  EXPECT_FALSE(Exists(temp_));
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("no such session"));
 }
 

@@ -21,10 +21,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "ringtrace/producer.h"
+#include "src/base/test/other_user.h"
 #include "src/base/test/subprocess.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/traced/service_core.h"
@@ -169,7 +171,7 @@ TEST_F(RingtracedTest, SocketPathHoldingAnythingButAStaleSocketIsKept) {
       << on_file.output();
   EXPECT_EQ(ReadFile(socket_), "not a socket");
   EXPECT_FALSE(Exists(trace_));
-  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
 
   const std::string link = dir_ + "/link.sock";
   ASSERT_EQ(symlink(socket_.c_str(), link.c_str()), 0);
@@ -232,45 +234,51 @@ TEST_F(RingtracedTest, FailedStartLeavesTheOutputFileUntouched) {
       std::string::npos)
       << taken.output();
   EXPECT_EQ(ReadFile(trace_), "previous trace");
-  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
 
   Subprocess no_dir(ServiceArgs(dir_ + "/no/such/dir/s.sock", trace_));
   EXPECT_EQ(RunToEnd(&no_dir), 1) << no_dir.output();
   EXPECT_EQ(ReadFile(trace_), "previous trace");
-  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
 
   live.Signal(SIGTERM);
   ASSERT_TRUE(live.Wait(kProcessTimeoutMs));
   EXPECT_EQ(live.exit_code(), 0) << live.output();
 }
 
-// Two services with the same --out: the second is refused; the first
-// writes a complete trace.
-TEST_F(RingtracedTest, SecondWriterOfTheSameOutputIsRefused) {
+// Two services with the same --out: each writes through a file of its
+// own (no name two writers could share), so each stop puts one complete
+// trace in place; the last one stays.
+TEST_F(RingtracedTest, TwoServicesWithTheSameOutputNeverMixTheirTraces) {
   WriteFile(trace_, "previous trace");
   Subprocess first(ServiceArgs(socket_, trace_));
   ASSERT_NO_FATAL_FAILURE(StartService(&first, socket_));
-  // Until the first one finishes, the previous trace is in place.
+  const std::string second_socket = dir_ + "/second.sock";
+  Subprocess second(ServiceArgs(second_socket, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&second, second_socket));
+  // Until one finishes, the previous trace is in place.
   EXPECT_EQ(ReadFile(trace_), "previous trace");
 
-  Subprocess second(ServiceArgs(dir_ + "/second.sock", trace_));
-  EXPECT_EQ(RunToEnd(&second), 1) << second.output();
-  EXPECT_NE(second.output().find("another ringtraced is writing " + trace_),
-            std::string::npos)
-      << second.output();
-
-  Subprocess app(AppArgs(socket_, 2, 200));
-  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  Subprocess app_one(AppArgs(socket_, 2, 200));
+  ASSERT_EQ(RunToEnd(&app_one), 0) << app_one.output();
+  Subprocess app_two(AppArgs(second_socket, 1, 100));
+  ASSERT_EQ(RunToEnd(&app_two), 0) << app_two.output();
   first.Signal(SIGTERM);
   ASSERT_TRUE(first.Wait(kProcessTimeoutMs));
   ASSERT_EQ(first.exit_code(), 0) << first.output();
-  EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 2u * 200);
-  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_EQ(TrackEventsOf(trace_, app_one.pid()), 2u * 200);
+  EXPECT_EQ(TrackEventsOf(trace_, app_two.pid()), 0u);
+  second.Signal(SIGTERM);
+  ASSERT_TRUE(second.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(second.exit_code(), 0) << second.output();
+  EXPECT_EQ(TrackEventsOf(trace_, app_two.pid()), 100u);
+  EXPECT_EQ(TrackEventsOf(trace_, app_one.pid()), 0u);
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
 }
 
-// A service killed outright leaves the previous trace in place; the next
-// start with the same output takes over the temporary file the killed one
-// left and writes a complete trace.
+// A service killed outright leaves the previous trace in place and nothing
+// beside it (its file had no name); the next start with the same output
+// writes a complete trace.
 TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
   WriteFile(trace_, "previous trace");
   Subprocess killed(ServiceArgs(socket_, trace_));
@@ -278,7 +286,7 @@ TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
   killed.Signal(SIGKILL);
   ASSERT_TRUE(killed.Wait(kProcessTimeoutMs));
   EXPECT_EQ(ReadFile(trace_), "previous trace");
-  EXPECT_TRUE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
 
   Subprocess next(ServiceArgs(socket_, trace_));
   ASSERT_NO_FATAL_FAILURE(StartService(&next, socket_));
@@ -288,11 +296,191 @@ TEST_F(RingtracedTest, KilledServiceLeavesThePreviousTraceIntact) {
   next.Signal(SIGTERM);
   ASSERT_TRUE(next.Wait(kProcessTimeoutMs));
   ASSERT_EQ(next.exit_code(), 0) << next.output();
-  EXPECT_NE(next.output().find("taking over " + trace_ + ".ringtraced-tmp"),
-            std::string::npos)
-      << next.output();
   EXPECT_EQ(TrackEventsOf(trace_, app.pid()), 100u);
-  EXPECT_FALSE(Exists(trace_ + ".ringtraced-tmp"));
+  EXPECT_TRUE(base::TempFilesBeside(trace_).empty());
+}
+
+// Trace files (docs/sessions.md, "Trace files"): the trace and
+// its SIGUSR1 snapshot are 0600 and ours even under umask 0 (they used to
+// be 0644); with --out-group they are 0640 and that group's.
+TEST_F(RingtracedTest, TraceAndSnapshotsAreMode0600UnderUmask0) {
+  for (bool group : {false, true}) {
+    SCOPED_TRACE(group ? "--out-group" : "no group");
+    const gid_t gid = base::CanActAsOtherUser() ? base::kNobodyGid : getegid();
+    std::vector<std::string> extra;
+    if (group)
+      extra = {"--out-group", std::to_string(gid)};
+    Subprocess service(ServiceArgs(socket_, trace_, extra));
+    const mode_t old_mask = umask(0);  // inherited by the service
+    const std::string error =
+        StartRingtraced(&service, socket_, kProcessTimeoutMs);
+    umask(old_mask);
+    ASSERT_TRUE(error.empty()) << error;
+    Subprocess app(AppArgs(socket_, 1, 50));
+    ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+    service.Signal(SIGUSR1);
+    const std::string snapshot = trace_ + ".snapshot-1";
+    for (int i = 0; i < kProcessTimeoutMs / 10; ++i) {
+      if (service.output().find("snapshot 1 written to " + snapshot) !=
+          std::string::npos) {
+        break;
+      }
+      usleep(10 * 1000);
+    }
+    service.Signal(SIGTERM);
+    ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+    ASSERT_EQ(service.exit_code(), 0) << service.output();
+    for (const std::string& path : {trace_, snapshot}) {
+      SCOPED_TRACE(path);
+      const base::FileFacts facts = base::Inspect(path);
+      ASSERT_TRUE(facts.is_regular) << service.output();
+      EXPECT_EQ(facts.mode, group ? 0640u : 0600u);
+      EXPECT_EQ(facts.uid, geteuid());
+      if (group) {
+        EXPECT_EQ(facts.gid, gid);
+      }
+      perfetto::protos::Trace trace;
+      EXPECT_TRUE(trace.ParseFromString(facts.data));
+      EXPECT_GT(trace.packet_size(), 0);
+      ASSERT_EQ(unlink(path.c_str()), 0);
+    }
+  }
+}
+
+// Another user puts a symbolic link at --out, in a sticky shared
+// directory, to a file of ours. ringtraced refuses it with a message that
+// says why and how to follow it; the file and the link stay as they are.
+// A dangling link too. With --out-symlink follow the trace goes into the
+// file the link names (0600, ours), and the link stays.
+TEST_F(RingtracedTest, SymlinkAtOutIsRefusedUnlessOutSymlinkFollow) {
+  if (!base::CanActAsOtherUser())
+    GTEST_SKIP() << base::kNeedsRootMessage;
+  const std::string shared = base::MakeSharedStickyDir(dir_);
+  ASSERT_FALSE(shared.empty());
+  const std::string precious = dir_ + "/precious";
+  WriteFile(precious, "my file");
+  const std::string link = shared + "/trace.pftrace";
+  const std::string dangling = shared + "/dangling.pftrace";
+  const std::string nowhere = dir_ + "/nowhere";
+  ASSERT_EQ(base::RunAsNobody([&] {
+              return symlink(precious.c_str(), link.c_str()) |
+                     symlink(nowhere.c_str(), dangling.c_str());
+            }),
+            0);
+  Subprocess refused(ServiceArgs(socket_, link));
+  EXPECT_EQ(RunToEnd(&refused), 1) << refused.output();
+  EXPECT_NE(refused.output().find(
+                "ringtraced: refusing to write " + link +
+                ": it is a symbolic link (to " + precious +
+                ", owned by uid 65534); a trace file is not written through "
+                "a symbolic link; --out-symlink follow writes through it"),
+            std::string::npos)
+      << refused.output();
+  Subprocess refused_dangling(ServiceArgs(socket_, dangling));
+  EXPECT_EQ(RunToEnd(&refused_dangling), 1) << refused_dangling.output();
+  EXPECT_NE(refused_dangling.output().find("refusing to write " + dangling +
+                                           ": it is a symbolic link (to " +
+                                           nowhere + ", which does not exist"),
+            std::string::npos)
+      << refused_dangling.output();
+  EXPECT_FALSE(Exists(nowhere));
+  EXPECT_EQ(ReadFile(precious), "my file");
+  EXPECT_EQ(base::Inspect(link).link_target, precious);
+  EXPECT_FALSE(Exists(socket_));
+
+  Subprocess follows(ServiceArgs(socket_, link, {"--out-symlink", "follow"}));
+  ASSERT_NO_FATAL_FAILURE(StartService(&follows, socket_));
+  Subprocess app(AppArgs(socket_, 1, 100));
+  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  follows.Signal(SIGTERM);
+  ASSERT_TRUE(follows.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(follows.exit_code(), 0) << follows.output();
+  EXPECT_TRUE(base::Inspect(link).is_link);
+  const base::FileFacts written = base::Inspect(precious);
+  EXPECT_EQ(written.mode, 0600u);
+  EXPECT_EQ(written.uid, geteuid());
+  EXPECT_EQ(TrackEventsOf(precious, app.pid()), 100u);
+  EXPECT_TRUE(base::TempFilesBeside(precious).empty());
+}
+
+// Another user's files at the temporary names, old (FILE.ringtraced-tmp,
+// which the service used to refuse to start over) and new
+// (FILE.ringtrace-tmp), are never opened or removed: the trace is ours and
+// 0600, theirs stay as they were.
+TEST_F(RingtracedTest, AnotherUsersFilesAtTempNamesAreLeftAlone) {
+  if (!base::CanActAsOtherUser())
+    GTEST_SKIP() << base::kNeedsRootMessage;
+  const std::string shared = base::MakeSharedStickyDir(dir_);
+  ASSERT_FALSE(shared.empty());
+  const std::string out = shared + "/trace.pftrace";
+  const std::vector<std::string> planted = {out + ".ringtraced-tmp",
+                                            out + ".ringtrace-tmp"};
+  ASSERT_EQ(base::RunAsNobody([&] {
+              return base::PlantFile(planted[0].c_str(), "attacker", 0666) |
+                     base::PlantFile(planted[1].c_str(), "attacker", 0666);
+            }),
+            0);
+  Subprocess service(ServiceArgs(socket_, out));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  Subprocess app(AppArgs(socket_, 1, 100));
+  ASSERT_EQ(RunToEnd(&app), 0) << app.output();
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs));
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  const base::FileFacts mine = base::Inspect(out);
+  EXPECT_EQ(mine.uid, geteuid());
+  EXPECT_EQ(mine.mode, 0600u);
+  EXPECT_EQ(TrackEventsOf(out, app.pid()), 100u);
+  for (const std::string& path : planted) {
+    SCOPED_TRACE(path);
+    const base::FileFacts theirs = base::Inspect(path);
+    EXPECT_EQ(theirs.uid, base::kNobodyUid);
+    EXPECT_EQ(theirs.mode, 0666u);
+    EXPECT_EQ(theirs.data, "attacker");
+  }
+}
+
+// A FIFO at --out is written directly (with a reader at the start), as
+// before: nothing is created or renamed, the FIFO stays.
+TEST_F(RingtracedTest, FifoOutputIsWrittenDirectly) {
+  const std::string fifo = dir_ + "/trace.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  std::string received;
+  Subprocess service(ServiceArgs(socket_, fifo));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  // Drained while the service writes (more than a pipe holds).
+  std::thread drain([&] {
+    for (;;) {
+      pollfd p = {reader, POLLIN, 0};
+      if (poll(&p, 1, kProcessTimeoutMs) <= 0)
+        return;
+      char buf[65536];
+      const ssize_t n = read(reader, buf, sizeof(buf));
+      if (n > 0)
+        received.append(buf, static_cast<size_t>(n));
+      else if (n == 0 || errno != EAGAIN)
+        return;  // the service closed its end
+    }
+  });
+  Subprocess app(AppArgs(socket_, 1, 100));
+  EXPECT_EQ(RunToEnd(&app), 0) << app.output();
+  service.Signal(SIGTERM);
+  EXPECT_TRUE(service.Wait(kProcessTimeoutMs));
+  drain.join();
+  close(reader);
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(received));
+  uint64_t events = 0;
+  for (const auto& p : trace.packet())
+    events += p.trusted_pid() == app.pid() && p.has_track_event() ? 1 : 0;
+  EXPECT_EQ(events, 100u + 2);  // the main thread's "run" slice: 2 more
+  struct stat st = {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_TRUE(base::TempFilesBeside(fifo).empty());
 }
 
 // A write error is a failure that names the path.
@@ -366,6 +554,7 @@ TEST_F(RingtracedTest, EdgeFlagValuesWorkAndOnePastIsRefused) {
       {"--buffer-kb", "0"},     {"--chunk-size", "65536"},
       {"--max-producers", "0"}, {"--socket-mode", "1777"},
       {"--socket-mode", "8"},   {"--socket-group", "no_such_group_xyz"},
+      {"--out-symlink", "yes"}, {"--out-group", "no_such_group_xyz"},
   };
   for (const auto& flags : past) {
     SCOPED_TRACE(flags[0] + " " + flags[1]);

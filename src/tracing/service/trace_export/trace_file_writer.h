@@ -19,7 +19,8 @@
 //     status() / Flush() report the first error. Nothing is retried after
 //     that, so a dead disk never makes the service spin.
 //
-// The fd is not owned (the caller opens, fsyncs and closes it). The writer
+// The fd is not owned (the caller opens, fsyncs and closes it; trace files
+// are created by base::PendingFile, src/base/safe_file.h). The writer
 // never seeks: it works on files, pipes and sockets alike. Its errors name
 // the call ("write: No space left on device"), not the fd: the caller, who
 // knows the path, prefixes it.
@@ -39,7 +40,6 @@
 
 #include "ringtrace/logging.h"
 #include "ringtrace/status.h"
-#include "src/base/scoped_fd.h"
 
 namespace ringtrace {
 namespace trace_export {
@@ -107,78 +107,6 @@ class TraceFileWriter {
   size_t used_ = 0;
   base::Status status_;
   TraceFileWriterStats stats_;
-};
-
-// TraceOutputFile: the file a trace is written to, so that a trace file
-// appears whole or not at all and no file the service did not create is
-// ever truncated or removed.
-//
-// For a regular file (or a path that does not exist yet) the trace is
-// written to "<path>.ringtraced-tmp" in the same directory, created with
-// O_EXCL and held under an exclusive flock(2) while it is written, and
-// Commit() renames it over <path> once it is complete (after fsync, then an
-// fsync of the directory). A failure before that, or destruction without
-// Commit(), removes only that temporary file (if the name still names the
-// inode we created); <path> keeps whatever it held. A symbolic link is
-// followed: the file it points to is replaced, the link stays.
-//
-// A second writer of the same path is refused by Create(): the temporary
-// name exists and its flock is held ("another ringtraced is writing PATH").
-// If nobody holds it, its writer died without cleaning up (SIGKILL, power
-// loss): a leftover that is ours beyond doubt (a regular file with one
-// link, owned by this effective uid) is taken over (locked, truncated, and
-// renamed into place at Commit(), like a file we created), so a restart
-// after a crash just works; anything else at that name (another user's
-// file, a hard link, a symlink, a directory) is refused, named, untouched.
-//
-// Not a regular file: a character device (/dev/null, /dev/full, a tty) or a
-// FIFO is written directly (no temporary file, nothing to rename; a FIFO
-// must have a reader when Create() runs). A directory, a socket, a block
-// device or a dangling link is refused. Every error names the path.
-//
-// Thread model: one thread.
-class TraceOutputFile {
- public:
-  static constexpr const char* kTempSuffix = ".ringtraced-tmp";
-
-  // Opens the output for |path|; null with |*status| set on failure.
-  static std::unique_ptr<TraceOutputFile> Create(const std::string& path,
-                                                 base::Status* status);
-  // Removes the temporary file unless Commit() succeeded.
-  ~TraceOutputFile();
-
-  TraceOutputFile(const TraceOutputFile&) = delete;
-  TraceOutputFile& operator=(const TraceOutputFile&) = delete;
-
-  // Where the trace bytes go (a temporary file, or the device / FIFO).
-  int fd() const { return fd_.get(); }
-  // The path given to Create().
-  const std::string& path() const { return path_; }
-  // The temporary file; empty when writing directly.
-  const std::string& temp_path() const { return temp_path_; }
-  bool writes_directly() const { return temp_path_.empty(); }
-  // Commit() put the file in place (it may still report a failed fsync of
-  // the directory).
-  bool committed() const { return committed_; }
-
-  // Makes the output final: fsync and close the fd, then (regular files)
-  // rename the temporary file over the target and fsync the directory.
-  // Errors name path(); after one the temporary file is removed and the
-  // target is untouched. Call at most once.
-  base::Status Commit();
-
- private:
-  TraceOutputFile() = default;
-  // Closes fd_ and removes the temporary file if it is still ours.
-  void Discard();
-
-  std::string path_;        // as given
-  std::string final_path_;  // the target after following a symlink
-  std::string temp_path_;   // empty: writing directly
-  dev_t temp_dev_ = 0;
-  ino_t temp_ino_ = 0;
-  base::ScopedFd fd_;
-  bool committed_ = false;
 };
 
 }  // namespace trace_export

@@ -57,7 +57,15 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --max-sessions N       consumer sessions at once, 1..1024 (32)\n"
           "  --max-buffer-mb N      all sessions' buffers together, MiB "
           "(1024)\n"
-          "  --out FILE             Perfetto trace file to write\n"
+          "  --out FILE             Perfetto trace file to write (mode "
+          "0600)\n"
+          "  --out-symlink follow|refuse  follow: write through a symbolic "
+          "link at\n"
+          "                         FILE (the file it names is created or "
+          "replaced);\n"
+          "                         refuse (default): fail\n"
+          "  --out-group GROUP      FILE and its snapshots get GROUP, mode "
+          "0640\n"
           "  --duration-ms N        stop after N ms (default: until SIGINT "
           "or SIGTERM)\n"
           "  --buffer-kb N          trace buffer size in KiB, 1..4194240 "
@@ -101,9 +109,11 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --socket-group GROUP   group (name or number) of the socket "
           "file\n"
           "Flags take '--flag value' or '--flag=value'; '_' works for '-'.\n"
-          "FILE is written beside itself (FILE.ringtraced-tmp) and renamed "
-          "into\n"
-          "place when complete; a device or FIFO is written directly.\n"
+          "FILE is written as an unnamed file in its directory and put in "
+          "place\n"
+          "when complete; a file there is replaced, never written into. A "
+          "device or\n"
+          "FIFO (/dev/stdout) is written directly.\n"
           "Signals: SIGINT/SIGTERM/SIGHUP/SIGQUIT stop tracing and write "
           "FILE\n"
           "(run under nohup to keep tracing when the terminal closes).\n"
@@ -210,6 +220,7 @@ int ParseFlags(int argc,
                int* nice_value) {
   RingLimits& limits = options->core.ring_limits;
   bool socket_mode_set = false;
+  std::string out_flag;  // the last flag that only means something with --out
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
@@ -246,6 +257,16 @@ int ParseFlags(int argc,
       options->out_path = value;
       if (value.empty())
         error = "must not be empty";
+    } else if (flag.Is("--out-symlink")) {
+      out_flag = flag.name;
+      if (value != "follow" && value != "refuse")
+        error = "must be follow or refuse";
+      else
+        options->follow_symlink = value == "follow";
+    } else if (flag.Is("--out-group")) {
+      out_flag = flag.name;
+      if (!ParseGroup(value, &options->out_group))
+        error = "must name an existing group (or be a group number)";
     } else if (flag.Is("--duration-ms")) {
       if (!base::ParseUint32(value, duration_ms) || *duration_ms == 0)
         error = "must be a number of milliseconds > 0";
@@ -322,6 +343,10 @@ int ParseFlags(int argc,
   // Daemon mode (no --out): the default sockets, a producer socket every
   // local app may reach. The single-session mode keeps its earlier
   // defaults: only the sockets given.
+  if (options->out_path.empty() && !out_flag.empty()) {
+    fprintf(stderr, "ringtraced: %s needs --out\n", out_flag.c_str());
+    return kExitUsage;
+  }
   if (options->out_path.empty()) {
     if (options->socket_path.empty())
       options->socket_path = ipc::DefaultProducerSocketPath();

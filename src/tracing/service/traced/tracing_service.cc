@@ -53,6 +53,17 @@ TracingService::~TracingService() {
     (void)Stop(nullptr);  // nobody to report to
 }
 
+base::PendingFileOptions TracingService::OutputFileOptions(
+    bool follow_symlink) const {
+  base::PendingFileOptions options;
+  options.follow_symlink = follow_symlink;
+  options.follow_hint = "--out-symlink follow writes through it";
+  // /dev/null, /dev/stdout, a FIFO: written in place.
+  options.allow_direct = true;
+  options.group = options_.out_group;
+  return options;
+}
+
 base::Status TracingService::Start() {
   if (running_ || core_)
     return base::ErrStatus("the service was already started");
@@ -86,11 +97,12 @@ base::Status TracingService::Start() {
   if (options_.out_path == options_.socket_path)
     return base::ErrStatus("the socket and the output file are both %s",
                            options_.out_path.c_str());
-  std::unique_ptr<trace_export::TraceOutputFile> out_file;
+  std::unique_ptr<base::PendingFile> out_file;
   if (!options_.out_path.empty()) {
-    out_file =
-        trace_export::TraceOutputFile::Create(options_.out_path, &status);
-    if (!out_file)
+    status = base::PendingFile::Create(
+        options_.out_path, OutputFileOptions(options_.follow_symlink),
+        &out_file);
+    if (!status.ok())
       return status;
   }
   base::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -243,16 +255,18 @@ base::Status TracingService::WriteSnapshot(const std::string& path,
   // The trace file is replaced by Stop() only; its temporary file is ours.
   struct stat out_st = {};
   struct stat path_st = {};
-  if (path == options_.out_path || path == out_file_->temp_path() ||
-      (fstat(out_file_->fd(), &out_st) == 0 &&
-       stat(path.c_str(), &path_st) == 0 && out_st.st_dev == path_st.st_dev &&
-       out_st.st_ino == path_st.st_ino)) {
+  if (out_file_ &&
+      (path == options_.out_path || path == out_file_->final_path() ||
+       path == out_file_->temp_path() ||
+       (fstat(out_file_->fd(), &out_st) == 0 &&
+        stat(path.c_str(), &path_st) == 0 && out_st.st_dev == path_st.st_dev &&
+        out_st.st_ino == path_st.st_ino))) {
     return base::ErrStatus("snapshot %s: that is the trace file", path.c_str());
   }
-  base::Status status;
-  std::unique_ptr<trace_export::TraceOutputFile> file =
-      trace_export::TraceOutputFile::Create(path, &status);
-  if (!file)
+  std::unique_ptr<base::PendingFile> file;
+  base::Status status = base::PendingFile::Create(
+      path, OutputFileOptions(/*follow_symlink=*/false), &file);
+  if (!status.ok())
     return base::ErrStatus("snapshot: %s", status.message().c_str());
   bool written = false;
   status =
@@ -263,7 +277,7 @@ base::Status TracingService::WriteSnapshot(const std::string& path,
 }
 
 // static
-base::Status TracingService::FinishOutput(trace_export::TraceOutputFile* file,
+base::Status TracingService::FinishOutput(base::PendingFile* file,
                                           base::Status export_status,
                                           bool* written) {
   *written = false;

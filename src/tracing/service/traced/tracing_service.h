@@ -53,8 +53,8 @@
 //
 // Stop() wakes the loop, joins the thread (which closes every connection),
 // then ServiceCore::Finish() drains every ring one last time and writes the
-// temporary trace file opened by Start(), which is then renamed over
-// out_path (trace_export::TraceOutputFile).
+// trace file opened by Start() (unnamed, mode 0600), which is then put in
+// place at out_path (base::PendingFile, src/base/safe_file.h).
 //
 // Thread model: Start(), Snapshot() and Stop() are called by the owner (one
 // thread). stats() and WaitForStats() may be called from any thread; they
@@ -80,11 +80,11 @@
 #include <vector>
 
 #include "ringtrace/status.h"
+#include "src/base/safe_file.h"
 #include "src/base/thread_annotations.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"
-#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/service_core.h"
 
 namespace ringtrace {
@@ -178,7 +178,7 @@ struct ServiceSummary {
   ExportSummary export_summary;
   std::string out_path;  // the trace file, or the snapshot's file
   // The file is complete and in place. False after a write error: the
-  // temporary file was removed and |out_path| holds what it held before.
+  // file was discarded and |out_path| holds what it held before.
   bool written = false;
   double elapsed_s = 0;  // Start() to Stop() (or to the snapshot)
 };
@@ -200,11 +200,17 @@ class TracingService {
     std::string socket_path;
     // Mode and group of the socket file: who may connect.
     ipc::ListenOptions socket_options;
-    // The single-session mode's trace file (trace_export::TraceOutputFile:
-    // written beside it and renamed into place by Stop(), or written
-    // directly to a device/FIFO). Empty: no implicit session
-    // (core.single_session is then cleared); consumers start sessions.
+    // The single-session mode's trace file (base::PendingFile: an unnamed
+    // file in its directory put in place by Stop(), or a device/FIFO
+    // written directly). Empty: no implicit session (core.single_session is
+    // then cleared); consumers start sessions.
     std::string out_path;
+    // A symbolic link at out_path is written through (the file it names is
+    // created or replaced); refused otherwise. Not for the snapshots.
+    bool follow_symlink = false;
+    // The group of the trace file and the snapshots, mode 0640; (gid_t)-1:
+    // none, mode 0600.
+    gid_t out_group = static_cast<gid_t>(-1);
     // The consumer socket (docs/sessions.md); empty: none.
     std::string consumer_socket_path;
     ipc::ListenOptions consumer_socket_options;
@@ -238,21 +244,22 @@ class TracingService {
   // (the consumer socket first, so that a client that sees the producer
   // socket accept finds the consumer socket listening too), then starts
   // the service thread. On failure nothing is left behind: the
-  // temporary file is removed, out_path is untouched.
+  // trace file is discarded, out_path is untouched.
   base::Status Start();
   // Stops accepting and serving, drains every ring, writes the trace and
-  // renames it into place. |summary| may be null. Fails if not running or on
-  // an I/O error (the message names out_path; the partial file is removed).
+  // puts it in place. |summary| may be null. Fails if not running or on
+  // an I/O error (the message names out_path; the partial file is
+  // discarded).
   base::Status Stop(ServiceSummary* summary);
 
   // While running, from the owner thread: writes a snapshot of what the
-  // trace buffer holds now to |path| (created or truncated, mode 0644), a
+  // trace buffer holds now to |path| (created or replaced, mode 0600), a
   // complete Perfetto trace like the final one (ServiceCore::Snapshot says
   // what it holds: the published chunks, not the ones writers hold open).
   // Tracing goes on; producers stay connected; the final trace is
-  // unaffected. Written like the trace file (TraceOutputFile): complete or
-  // not at all. Waits for the service thread at most
-  // Options::snapshot_timeout_ms; after a timeout the request may still
+  // unaffected. Written like the trace file (base::PendingFile): complete
+  // or not at all, never through a symbolic link. Waits for the service thread
+  // at most Options::snapshot_timeout_ms; after a timeout the request may still
   // complete, and the next Snapshot() fails until it did. |path| must not
   // be the trace file. |summary| may be null; it gets the snapshot's
   // ExportSummary, the stats after it and |path|. Counted in
@@ -350,7 +357,9 @@ class TracingService {
   void FailPendingSnapshot();
   // After an export into |file|: commits it if |export_status| is ok. The
   // error names the file's path. |*written|: the file is in place.
-  static base::Status FinishOutput(trace_export::TraceOutputFile* file,
+  // How the trace file and the snapshots are created.
+  base::PendingFileOptions OutputFileOptions(bool follow_symlink) const;
+  static base::Status FinishOutput(base::PendingFile* file,
                                    base::Status export_status,
                                    bool* written);
 
@@ -362,7 +371,7 @@ class TracingService {
   std::vector<uint8_t> consumer_buf_;  // one received consumer datagram
   base::ScopedFd wake_fd_;             // eventfd: Stop() wakes the loop
   base::ScopedFd snapshot_fd_;         // eventfd: a request is in snapshot_
-  std::unique_ptr<trace_export::TraceOutputFile> out_file_;
+  std::unique_ptr<base::PendingFile> out_file_;
   std::thread thread_;
   bool running_ = false;  // owner thread only
   Clock::time_point start_time_;
