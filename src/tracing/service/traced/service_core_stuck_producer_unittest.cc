@@ -195,7 +195,8 @@ TEST_F(StuckProducerTest, FlushesDoNotWaitForItOnceOverdue) {
 
   const SessionEvent ended = StopAndAck(s);
   EXPECT_TRUE(ended.status.ok());
-  const perfetto::protos::TraceStats& stats = StatsOf(ReadTrace("s"));
+  const perfetto::protos::Trace trace = ReadTrace("s");
+  const perfetto::protos::TraceStats& stats = StatsOf(trace);
   EXPECT_EQ(stats.ringtrace_flush_timeouts(), 2u);
   EXPECT_EQ(stats.ringtrace_late_acks(), 2u);
 }
