@@ -19,6 +19,11 @@
 // dropped even when its head reached the ring, and the buffer must not
 // count that packet again (docs/trace_buffer_v2.md, "Packets
 // overwritten").
+//
+// With $TRACE_PROCESSOR_SHELL (Perfetto's trace_processor_shell), the same
+// traces are loaded into trace_processor: its stats (what the Perfetto UI
+// shows) must show the loss, in Perfetto's own fields
+// (docs/trace_export.md, "Perfetto's stats from ringtrace's counters").
 
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +34,7 @@
 #include <vector>
 
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
+#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace test {
@@ -124,46 +130,136 @@ class ExactLossEndToEndTest : public SessionsLifecycleFixture,
         << "in trace " << trace.app_packets << ", reported lost "
         << reported_lost << ", stats " << s.ShortDebugString();
   }
+
+  // The daemon: a consumer session with a 256 KiB buffer into |path|; the
+  // app writes into it and exits, then the session ends. Its
+  // SessionSummary.packets_lost in |*packets_lost|.
+  void RunDaemonSession(const std::string& path,
+                        WriterTotals* w,
+                        pid_t* pid,
+                        uint64_t* packets_lost) {
+    std::unique_ptr<base::Subprocess> service = StartService({});
+    ASSERT_TRUE(service);
+    std::unique_ptr<consumer::ConsumerClient> consumer = ConnectConsumer();
+    ASSERT_TRUE(consumer);
+    base::ScopedFd fd = CreateTraceFile(path);
+    uint64_t session = 0;
+    ASSERT_TRUE(
+        consumer->EnableTracing(AppConfig(256, GetParam()), fd.get(), &session)
+            .ok());
+    RunApp("session", w, pid);
+    if (HasFatalFailure())
+      return;
+    protos::SessionSummary summary;
+    ASSERT_TRUE(consumer->DisableTracing(session, kTimeoutMs, &summary).ok());
+    *packets_lost = summary.packets_lost();
+    StopService(service.get(), "1 started, 1 written");
+  }
+
+  // One session into --out |path| (ringtraced's single-session mode).
+  void RunSingleSession(const std::string& path, WriterTotals* w, pid_t* pid) {
+    base::Subprocess service(
+        {bin_ + "/ringtraced", "--socket", socket_, "--out", path,
+         "--buffer-kb", "256", "--fill-policy",
+         policy_is_ring_buffer() ? "ring_buffer" : "discard"});
+    const std::string error = StartRingtraced(&service, socket_, kTimeoutMs);
+    ASSERT_TRUE(error.empty()) << error;
+    RunApp("single", w, pid);
+    if (HasFatalFailure())
+      return;
+    service.Signal(SIGTERM);
+    ASSERT_TRUE(service.Wait(kTimeoutMs)) << service.output();
+    ASSERT_EQ(service.exit_code(), 0) << service.output();
+  }
+
+  // trace_processor's stats of the trace at |path| show its loss as
+  // Perfetto's traced would: the writers' drops in the buffer's
+  // traced_buf_trace_writer_packet_loss, the buffer's own in its
+  // chunks_overwritten / chunks_discarded, no import error, and no data
+  // loss but the one declared.
+  void ExpectTraceProcessorShowsTheLoss(const std::string& tp,
+                                        const std::string& path,
+                                        const WriterTotals& w,
+                                        const DecodedTrace& trace) {
+    std::vector<TraceProcessorStat> stats;
+    std::string error;
+    ASSERT_TRUE(QueryNonZeroStats(tp, path, dir_, &stats, &error)) << error;
+    for (const TraceProcessorStat& stat : stats)
+      printf("trace_processor: %s\n", Describe(stat).c_str());
+    ASSERT_GT(w.dropped, 0u);  // the ring is far too small for the app
+    // Every packet the writers dropped, in the buffer they wrote.
+    EXPECT_EQ(StatValue(stats, "traced_buf_trace_writer_packet_loss", 0),
+              static_cast<int64_t>(w.dropped));
+    const perfetto::protos::TraceStats::BufferStats& b =
+        trace.stats.buffer_stats(0);
+    if (policy_is_ring_buffer()) {
+      EXPECT_GT(StatValue(stats, "traced_buf_chunks_overwritten", 0), 0);
+      EXPECT_EQ(StatValue(stats, "traced_buf_chunks_overwritten", 0),
+                static_cast<int64_t>(b.chunks_overwritten()));
+      EXPECT_EQ(StatValue(stats, "traced_buf_bytes_overwritten", 0),
+                static_cast<int64_t>(b.bytes_overwritten()));
+    } else {
+      EXPECT_GT(StatValue(stats, "traced_buf_chunks_discarded", 0), 0);
+      EXPECT_EQ(StatValue(stats, "traced_buf_chunks_discarded", 0),
+                static_cast<int64_t>(b.chunks_discarded()));
+    }
+    // Nothing was lost before the buffer, and a buffer's own rejected
+    // chunks are not repeated at the top level.
+    EXPECT_EQ(StatValue(stats, "traced_chunks_discarded"), 0);
+    for (const TraceProcessorStat& stat : stats) {
+      EXPECT_NE(stat.severity, "error") << Describe(stat);
+      if (stat.severity == "data_loss") {
+        EXPECT_EQ(stat.name, "traced_buf_trace_writer_packet_loss")
+            << Describe(stat);
+      }
+    }
+  }
 };
 
-// The daemon: a consumer session with a 256 KiB buffer; the app writes
-// into it and exits, then the session ends.
 TEST_P(ExactLossEndToEndTest, SessionWrittenEqualsInTracePlusLost) {
-  std::unique_ptr<base::Subprocess> service = StartService({});
-  ASSERT_TRUE(service);
-  std::unique_ptr<consumer::ConsumerClient> consumer = ConnectConsumer();
-  ASSERT_TRUE(consumer);
   const std::string path = dir_ + "/session.pftrace";
-  base::ScopedFd fd = CreateTraceFile(path);
-  uint64_t session = 0;
-  ASSERT_TRUE(
-      consumer->EnableTracing(AppConfig(256, GetParam()), fd.get(), &session)
-          .ok());
   WriterTotals w;
   pid_t pid = 0;
-  RunApp("session", &w, &pid);
-  protos::SessionSummary summary;
-  ASSERT_TRUE(consumer->DisableTracing(session, kTimeoutMs, &summary).ok());
-  ExpectExact(w, DecodeTrace(path, pid), summary.packets_lost());
-  StopService(service.get(), "1 started, 1 written");
+  uint64_t packets_lost = 0;
+  ASSERT_NO_FATAL_FAILURE(RunDaemonSession(path, &w, &pid, &packets_lost));
+  ExpectExact(w, DecodeTrace(path, pid), packets_lost);
 }
 
-// One session into --out (ringtraced's single-session mode).
 TEST_P(ExactLossEndToEndTest, SingleSessionWrittenEqualsInTracePlusLost) {
-  base::Subprocess service(
-      {bin_ + "/ringtraced", "--socket", socket_, "--out", trace_,
-       "--buffer-kb", "256", "--fill-policy",
-       policy_is_ring_buffer() ? "ring_buffer" : "discard"});
-  const std::string error = StartRingtraced(&service, socket_, kTimeoutMs);
-  ASSERT_TRUE(error.empty()) << error;
   WriterTotals w;
   pid_t pid = 0;
-  RunApp("single", &w, &pid);
-  service.Signal(SIGTERM);
-  ASSERT_TRUE(service.Wait(kTimeoutMs)) << service.output();
-  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  ASSERT_NO_FATAL_FAILURE(RunSingleSession(trace_, &w, &pid));
   const DecodedTrace trace = DecodeTrace(trace_, pid);
   ExpectExact(w, trace, LostInStats(trace.stats));
+}
+
+// Both modes' traces in trace_processor (the Perfetto UI's importer): the
+// loss is in its stats table, in Perfetto's own fields. Needs
+// $TRACE_PROCESSOR_SHELL.
+TEST_P(ExactLossEndToEndTest, TraceProcessorShowsTheLoss) {
+  const std::string tp = TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  }
+  {
+    const std::string path = dir_ + "/session.pftrace";
+    WriterTotals w;
+    pid_t pid = 0;
+    uint64_t packets_lost = 0;
+    ASSERT_NO_FATAL_FAILURE(RunDaemonSession(path, &w, &pid, &packets_lost));
+    const DecodedTrace trace = DecodeTrace(path, pid);
+    ASSERT_NO_FATAL_FAILURE(ExpectExact(w, trace, packets_lost));
+    ExpectTraceProcessorShowsTheLoss(tp, path, w, trace);
+  }
+  {
+    WriterTotals w;
+    pid_t pid = 0;
+    ASSERT_NO_FATAL_FAILURE(RunSingleSession(trace_, &w, &pid));
+    const DecodedTrace trace = DecodeTrace(trace_, pid);
+    ASSERT_NO_FATAL_FAILURE(ExpectExact(w, trace, LostInStats(trace.stats)));
+    ExpectTraceProcessorShowsTheLoss(tp, trace_, w, trace);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -31,7 +31,7 @@ ChunkSink::~ChunkSink() = default;
 static_assert(sizeof(RingReaderStats) == 13 * sizeof(uint64_t),
               "a RingReaderStats counter was added: update AddRingStats");
 static_assert(sizeof(RingStats) ==
-                  sizeof(RingReaderStats) + 6 * sizeof(uint64_t),
+                  sizeof(RingReaderStats) + 7 * sizeof(uint64_t),
               "a RingStats counter was added: update AddRingStats");
 
 void AddRingStats(const RingStats& s, RingStats* t) {
@@ -52,6 +52,7 @@ void AddRingStats(const RingStats& s, RingStats* t) {
   t->chunks_unroutable += s.chunks_unroutable;
   t->chunks_rejected_by_sink += s.chunks_rejected_by_sink;
   t->chunks_aborted += s.chunks_aborted;
+  t->chunks_dropped += s.chunks_dropped;
   t->passes += s.passes;
   t->writer_wakeups += s.writer_wakeups;
   t->early_writer_wakeups += s.early_writer_wakeups;
@@ -143,6 +144,7 @@ class RingDrainer::Ring : public ChunkConsumer {
                       DropReason /*reason*/) override {
     // Counted by the reader (malformed_directories / unknown_formats); the
     // writer's data is lost, so its ChunkID sequence gets a gap.
+    ++stats_.chunks_dropped;
     ++*ChunkIdSlot(writer_id);
   }
 

@@ -131,6 +131,10 @@ struct RingStats {
   uint64_t chunks_unroutable = 0;        // Unknown or forbidden BufferID.
   uint64_t chunks_rejected_by_sink = 0;  // Sink's Begin returned false.
   uint64_t chunks_aborted = 0;  // Speculative copies discarded (CAS lost).
+  // Chunks whose published payload was dropped unread, no buffer seeing it
+  // (a malformed directory, an unknown format with fragments): the reader
+  // counts them by cause, this is the loss (OnChunkDropped).
+  uint64_t chunks_dropped = 0;
   uint64_t passes = 0;
   uint64_t writer_wakeups = 0;  // Futex wakes issued.
   // Of those, wakes issued mid-pass, at the first position the pass freed

@@ -150,6 +150,8 @@ TEST(RingDrainerTest, UnroutableRejectedAndMalformedChunksLeaveChunkIdGaps) {
   EXPECT_EQ(rejecting.rejects, 1u);
   EXPECT_EQ(s.reader.malformed_directories, 1u);
   EXPECT_EQ(s.reader.unknown_formats, 1u);
+  // Both lost their payload before any buffer (TraceStats.chunks_discarded).
+  EXPECT_EQ(s.chunks_dropped, 2u);
   EXPECT_EQ(s.reader.chunks_rejected_by_consumer, 2u);
   EXPECT_EQ(s.reader.scrapes, 1u);
   EXPECT_EQ(s.reader.holes, 5u);

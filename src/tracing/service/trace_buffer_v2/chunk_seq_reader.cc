@@ -142,8 +142,10 @@ void ChunkSeqReader::PopFront(TBChunk* chunk) {
   seq_->past_first_packet = true;
   seq_->chunks.pop_front();
   tb_->num_live_chunks_--;
-  if (mode_ == Mode::kRead)
+  if (mode_ == Mode::kRead) {
     tb_->stats_.chunks_read++;
+    tb_->stats_.chunk_bytes_read += chunk->outer_size();
+  }
   if (seq_->chunks.empty())
     tb_->OnSequenceMaybeEmpty(seq_);
 }

@@ -186,6 +186,10 @@ struct TraceBufferStats {
   uint64_t chunks_overwritten = 0;     // Chunks erased with unread data.
   uint64_t chunks_discarded = 0;       // Rejected: DISCARD buffer full.
   uint64_t chunks_read = 0;            // Chunks fully consumed by readback.
+  // Chunk bytes (headers incl.) of the chunks counted in chunks_read: what
+  // Perfetto's BufferStats.bytes_read counts (bytes_read above counts the
+  // packet bytes instead).
+  uint64_t chunk_bytes_read = 0;
   uint64_t chunks_committed_out_of_order = 0;
   uint64_t write_wrap_count = 0;
   uint64_t patches_succeeded = 0;  // Patches applied (not calls).

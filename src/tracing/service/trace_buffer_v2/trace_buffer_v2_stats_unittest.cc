@@ -301,6 +301,21 @@ TEST_F(TraceBufferV2StatsTest, ChunksRead) {
   EXPECT_EQ(tb_->stats().chunks_read, 2u);
 }
 
+// The chunks' stored size, headers included, once fully read (Perfetto's
+// BufferStats.bytes_read); not the packet bytes of bytes_read.
+TEST_F(TraceBufferV2StatsTest, ChunkBytesRead) {
+  Create(4096);
+  ASSERT_TRUE(Commit(1, 1, 0, {"abc"}));  // 16 + 4 + 3 -> 24.
+  ASSERT_TRUE(Commit(1, 1, 1, {"a", "b"}));
+  const uint64_t second = tb_->stats().bytes_written - 24u;
+  EXPECT_EQ(ReadN(2).size(), 2u);
+  EXPECT_EQ(tb_->stats().chunk_bytes_read, 24u);  // Chunk 1 is half read.
+  EXPECT_EQ(Read().size(), 1u);
+  EXPECT_EQ(tb_->stats().chunk_bytes_read, 24u + second);
+  EXPECT_EQ(tb_->stats().chunk_bytes_read, tb_->stats().bytes_written);
+  EXPECT_EQ(tb_->stats().bytes_read, 5u);
+}
+
 TEST_F(TraceBufferV2StatsTest, ChunksCommittedOutOfOrder) {
   Create(4096);
   ASSERT_TRUE(Commit(1, 1, 2, {"c"}));

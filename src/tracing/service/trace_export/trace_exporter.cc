@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "src/base/hash.h"
@@ -169,30 +171,35 @@ inline uint64_t Int32ToVarInt(int32_t v) {
 // 42 (2+5), 87 (2+1).
 constexpr size_t kMaxSuffixSize = 48;
 
-std::string EncodeBufferStats(const TraceBufferV2& buffer) {
+std::string EncodeBufferStats(const TraceBufferV2& buffer,
+                              uint64_t producer_packets_dropped) {
+  using F = rt::TraceStats_BufferStats;
   const TraceBufferStats& s = buffer.stats();
   std::string out;
   ProtoBuilder b(&out);
-  // BufferStats field numbers: perfetto-wire-facts.md.
-  b.AppendVarInt(12, buffer.size());  // buffer_size
-  b.AppendVarInt(1, s.bytes_written);
-  b.AppendVarInt(13, s.bytes_overwritten);
-  b.AppendVarInt(14, s.bytes_read);
-  b.AppendVarInt(15, s.padding_bytes_written);
-  b.AppendVarInt(16, s.padding_bytes_cleared);
-  b.AppendVarInt(2, s.chunks_written);
-  b.AppendVarInt(10, s.chunks_rewritten);
-  b.AppendVarInt(3, s.chunks_overwritten);
-  b.AppendVarInt(18, s.chunks_discarded);
-  b.AppendVarInt(17, s.chunks_read);
-  b.AppendVarInt(11, s.chunks_committed_out_of_order);
-  b.AppendVarInt(4, s.write_wrap_count);
-  b.AppendVarInt(5, s.patches_succeeded);
-  b.AppendVarInt(6, s.patches_failed);
-  b.AppendVarInt(7, s.readaheads_succeeded);
-  b.AppendVarInt(8, s.readaheads_failed);
-  b.AppendVarInt(9, s.abi_violations);
-  b.AppendVarInt(19, s.trace_writer_packet_loss);
+  b.AppendVarInt(F::kBufferSizeFieldNumber, buffer.size());
+  b.AppendVarInt(F::kBytesWrittenFieldNumber, s.bytes_written);
+  b.AppendVarInt(F::kBytesOverwrittenFieldNumber, s.bytes_overwritten);
+  // Perfetto's bytes_read: the chunks fully read, headers included.
+  b.AppendVarInt(F::kBytesReadFieldNumber, s.chunk_bytes_read);
+  b.AppendVarInt(F::kPaddingBytesWrittenFieldNumber, s.padding_bytes_written);
+  b.AppendVarInt(F::kPaddingBytesClearedFieldNumber, s.padding_bytes_cleared);
+  b.AppendVarInt(F::kChunksWrittenFieldNumber, s.chunks_written);
+  b.AppendVarInt(F::kChunksRewrittenFieldNumber, s.chunks_rewritten);
+  b.AppendVarInt(F::kChunksOverwrittenFieldNumber, s.chunks_overwritten);
+  b.AppendVarInt(F::kChunksDiscardedFieldNumber, s.chunks_discarded);
+  b.AppendVarInt(F::kChunksReadFieldNumber, s.chunks_read);
+  b.AppendVarInt(F::kChunksCommittedOutOfOrderFieldNumber,
+                 s.chunks_committed_out_of_order);
+  b.AppendVarInt(F::kWriteWrapCountFieldNumber, s.write_wrap_count);
+  b.AppendVarInt(F::kPatchesSucceededFieldNumber, s.patches_succeeded);
+  b.AppendVarInt(F::kPatchesFailedFieldNumber, s.patches_failed);
+  b.AppendVarInt(F::kReadaheadsSucceededFieldNumber, s.readaheads_succeeded);
+  b.AppendVarInt(F::kReadaheadsFailedFieldNumber, s.readaheads_failed);
+  b.AppendVarInt(F::kAbiViolationsFieldNumber, s.abi_violations);
+  b.AppendVarInt(
+      F::kTraceWriterPacketLossFieldNumber,
+      TraceExporter::TraceWriterPacketLoss(s, producer_packets_dropped));
   return out;
 }
 
@@ -371,21 +378,64 @@ void TraceExporter::WriteTraceConfig(const void* data, size_t size) {
 }
 
 // static
+uint64_t TraceExporter::TraceWriterPacketLoss(
+    const TraceBufferStats& stats,
+    uint64_t producer_packets_dropped) {
+  return std::max(stats.trace_writer_packet_loss, producer_packets_dropped);
+}
+
+// static
 std::string TraceExporter::EncodeTraceStats(
     const std::vector<const TraceBufferV2*>& buffers,
     const ServiceStats& service_stats,
     uint64_t invalid_packets) {
+  using F = rt::TraceStats;
   std::string stats;
   ProtoBuilder b(&stats);
-  uint64_t chunks_discarded = service_stats.chunks_discarded;
-  for (const TraceBufferV2* buffer : buffers) {
-    b.AppendMessage(1, EncodeBufferStats(*buffer));  // buffer_stats
-    chunks_discarded += buffer->stats().chunks_discarded;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const uint64_t dropped = i < service_stats.producer_packets_dropped.size()
+                                 ? service_stats.producer_packets_dropped[i]
+                                 : 0;
+    b.AppendMessage(F::kBufferStatsFieldNumber,
+                    EncodeBufferStats(*buffers[i], dropped));
   }
-  b.AppendVarInt(2, service_stats.producers_connected);
-  b.AppendVarInt(3, service_stats.producers_seen);
-  b.AppendVarInt(8, chunks_discarded);
-  b.AppendVarInt(10, invalid_packets);
+  b.AppendVarInt(F::kProducersConnectedFieldNumber,
+                 service_stats.producers_connected);
+  b.AppendVarInt(F::kProducersSeenFieldNumber, service_stats.producers_seen);
+  b.AppendVarInt(F::kDataSourcesRegisteredFieldNumber,
+                 service_stats.data_sources_registered);
+  b.AppendVarInt(F::kDataSourcesSeenFieldNumber,
+                 service_stats.data_sources_seen);
+  b.AppendVarInt(F::kTracingSessionsFieldNumber,
+                 service_stats.tracing_sessions);
+  b.AppendVarInt(F::kTotalBuffersFieldNumber, service_stats.total_buffers);
+  // Only the chunks no buffer saw: a buffer's own are in its BufferStats.
+  b.AppendVarInt(F::kChunksDiscardedFieldNumber,
+                 service_stats.chunks_discarded);
+  // The ring protocol has no out-of-band patches: none can be discarded
+  // before a buffer.
+  b.AppendVarInt(F::kPatchesDiscardedFieldNumber, 0);
+  b.AppendVarInt(F::kInvalidPacketsFieldNumber, invalid_packets);
+  b.AppendVarInt(F::kFlushesRequestedFieldNumber,
+                 service_stats.flushes_requested);
+  b.AppendVarInt(F::kFlushesSucceededFieldNumber,
+                 service_stats.flushes_succeeded);
+  b.AppendVarInt(F::kFlushesFailedFieldNumber, service_stats.flushes_failed);
+  switch (service_stats.final_flush) {
+    case FinalFlush::kUnspecified:
+      break;
+    case FinalFlush::kSucceeded:
+      b.AppendVarInt(
+          F::kFinalFlushOutcomeFieldNumber,
+          static_cast<uint64_t>(
+              rt::TraceStats_FinalFlushOutcome::FINAL_FLUSH_SUCCEEDED));
+      break;
+    case FinalFlush::kFailed:
+      b.AppendVarInt(F::kFinalFlushOutcomeFieldNumber,
+                     static_cast<uint64_t>(
+                         rt::TraceStats_FinalFlushOutcome::FINAL_FLUSH_FAILED));
+      break;
+  }
   stats += service_stats.extra_fields;
   return stats;
 }

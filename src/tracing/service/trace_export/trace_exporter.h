@@ -19,8 +19,12 @@
 //                        trusted fields appended (below). Call it once at the
 //                        end or periodically; sequence ids persist.
 //   WriteTraceStats()    a TracePacket{trace_stats = 35}: one BufferStats per
-//                        buffer from TraceBufferV2::stats(), plus the
-//                        exporter's invalid_packets.
+//                        buffer from TraceBufferV2::stats() and the
+//                        producers' loss reports, the service's counters
+//                        (ServiceStats) and the exporter's invalid_packets,
+//                        in Perfetto's fields as Perfetto's traced fills
+//                        them (docs/trace_export.md, "Perfetto's stats from
+//                        ringtrace's counters").
 //   WriteClockSnapshot() a TracePacket{clock_snapshot = 6} with BOOTTIME,
 //                        MONOTONIC and REALTIME read now, or as read earlier
 //                        (ReadClocks()): the service writes one taken when
@@ -147,21 +151,54 @@ class TraceExporter {
     int32_t service_pid = -1;
   };
 
+  // TraceStats.final_flush_outcome.
+  enum class FinalFlush {
+    kUnspecified,  // no final flush (a clone, a snapshot): not written
+    kSucceeded,
+    kFailed,
+  };
+
   // Extra service-level counters for WriteTraceStats().
   struct ServiceStats {
     uint32_t producers_connected = 0;
     uint64_t producers_seen = 0;
-    // Chunks the service dropped before any buffer saw them (e.g. the
-    // drainer's unroutable chunks). Added to the buffers' chunks_discarded
-    // in TraceStats.chunks_discarded. Not the chunks a buffer rejected:
-    // the buffer counts those itself (chunks_discarded when a DISCARD
+    // TraceStats.chunks_discarded: chunks the service dropped before any
+    // buffer saw them (the drainer's unroutable and malformed chunks), as
+    // Perfetto's field means. Not the chunks a buffer rejected: the buffer
+    // counts those itself (BufferStats.chunks_discarded when a DISCARD
     // buffer is full, abi_violations when malformed), so each chunk counts
     // once.
     uint64_t chunks_discarded = 0;
     // Encoded TraceStats fields appended as they are (the service's
     // ringtrace-specific fields, e.g. the producers' loss reports).
     std::string extra_fields;
+    // Per buffer, in the order of the buffers given (a missing entry is 0):
+    // the packets the producers reported their writers dropped while
+    // writing into that buffer (their loss reports' target buffer). Goes
+    // into that buffer's BufferStats.trace_writer_packet_loss
+    // (TraceWriterPacketLoss()).
+    std::vector<uint64_t> producer_packets_dropped;
+    // The service's state, as Perfetto's TraceStats fields of those names.
+    uint32_t data_sources_registered = 0;
+    uint64_t data_sources_seen = 0;
+    uint32_t tracing_sessions = 0;
+    uint32_t total_buffers = 0;
+    // The trace's flushes, the final one (the stop) included.
+    uint64_t flushes_requested = 0;
+    uint64_t flushes_succeeded = 0;
+    uint64_t flushes_failed = 0;
+    FinalFlush final_flush = FinalFlush::kUnspecified;
   };
+
+  // BufferStats.trace_writer_packet_loss of a buffer: the packets its
+  // writers reported dropped, or the losses the buffer saw itself
+  // (TraceBufferStats::trace_writer_packet_loss: flagged chunks and drop
+  // markers, at least one packet each) where those are more (reports that
+  // never came: a producer killed, one without loss reports). Both count
+  // the same losses, so they are never added.
+  static uint64_t TraceWriterPacketLoss(
+      const trace_buffer::TraceBufferStats& stats,
+      uint64_t producer_packets_dropped);
 
   // |writer| is not owned and must outlive the exporter.
   explicit TraceExporter(TraceFileWriter* writer)

@@ -95,13 +95,25 @@ class TraceExporterTest : public ::testing::Test {
       const std::vector<std::string>& packets,
       trace_buffer::AdmissionFlags flags = trace_buffer::kNoAdmissionFlags,
       ClientIdentity identity = {1000, 321}) {
+    ASSERT_TRUE(AddChunkTo(tb_.get(), producer, writer, chunk_id, packets,
+                           flags, identity));
+  }
+  // The same into |tb|; false if |tb| rejected the chunk.
+  static bool AddChunkTo(
+      TraceBufferV2* tb,
+      uint16_t producer,
+      uint16_t writer,
+      uint32_t chunk_id,
+      const std::vector<std::string>& packets,
+      trace_buffer::AdmissionFlags flags = trace_buffer::kNoAdmissionFlags,
+      ClientIdentity identity = {1000, 321}) {
     std::vector<FragmentRef> frags;
     for (const std::string& p : packets) {
       frags.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(p.data()),
                                   static_cast<uint32_t>(p.size())});
     }
-    ASSERT_TRUE(tb_->CopyChunkFragments(producer, identity, writer, chunk_id,
-                                        frags.data(), frags.size(), flags));
+    return tb->CopyChunkFragments(producer, identity, writer, chunk_id,
+                                  frags.data(), frags.size(), flags);
   }
 
   // Finishes the file and parses it.
@@ -203,7 +215,7 @@ TEST_F(TraceExporterTest, WritesConfigPacketsStatsAndClockSnapshot) {
   const trace_buffer::TraceBufferStats& s = tb_->stats();
   EXPECT_EQ(bs.buffer_size(), tb_->size());
   EXPECT_EQ(bs.bytes_written(), s.bytes_written);
-  EXPECT_EQ(bs.bytes_read(), s.bytes_read);
+  EXPECT_EQ(bs.bytes_read(), s.chunk_bytes_read);  // Perfetto's meaning
   EXPECT_EQ(bs.chunks_written(), 3u);
   EXPECT_EQ(bs.chunks_read(), s.chunks_read);
   EXPECT_GT(bs.bytes_read(), 0u);
@@ -349,6 +361,174 @@ TEST_F(TraceExporterTest, LossBitsFromTheBufferArePropagated) {
   EXPECT_EQ(exporter_->stats().packets_with_loss, 2u);
   EXPECT_EQ(exporter_->stats().loss_reason_packets[8], 1u);  // SMB_FULL
   EXPECT_EQ(exporter_->stats().loss_reason_packets[0], 2u);  // PRESENT
+}
+
+// Every BufferStats field, per buffer and in the buffers' order, as
+// Perfetto's traced fills it: a RING_BUFFER that wrapped over unread chunks
+// and a DISCARD buffer that filled up, each read out.
+TEST_F(TraceExporterTest, BufferStatsCarryPerfettosFieldsPerBuffer) {
+  std::unique_ptr<TraceBufferV2> ring =
+      TraceBufferV2::Create(4096, TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::unique_ptr<TraceBufferV2> discard =
+      TraceBufferV2::Create(4096, TraceBufferV2::OverwritePolicy::kDiscard);
+  ASSERT_TRUE(ring && discard);
+  // About 1 KiB per chunk: the 4 KiB ring wraps over unread chunks.
+  for (uint32_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(AddChunkTo(ring.get(), 1, 1, i,
+                           {TestPacket(std::string(900, 'r'), i)},
+                           i == 7 ? trace_buffer::kChunkDataLoss
+                                  : trace_buffer::kNoAdmissionFlags));
+  }
+  uint32_t discarded = 0;
+  for (uint32_t i = 0; i < 10; ++i) {
+    if (!AddChunkTo(discard.get(), 2, 1, i,
+                    {TestPacket(std::string(900, 'd'), i)})) {
+      ++discarded;
+    }
+  }
+  ASSERT_GT(discarded, 0u);
+  exporter_->ExportBuffer(ring.get());
+  exporter_->ExportBuffer(discard.get());
+  TraceExporter::ServiceStats service;
+  service.chunks_discarded = 3;  // lost before any buffer
+  exporter_->WriteTraceStats({ring.get(), discard.get()}, service);
+  const Trace trace = ReadTrace();
+  const auto& ts = trace.packet(trace.packet_size() - 1).trace_stats();
+  ASSERT_EQ(ts.buffer_stats_size(), 2);
+
+  const TraceBufferV2* buffers[] = {ring.get(), discard.get()};
+  for (int i = 0; i < 2; ++i) {
+    const auto& bs = ts.buffer_stats(i);
+    const trace_buffer::TraceBufferStats& s = buffers[i]->stats();
+    EXPECT_EQ(bs.buffer_size(), buffers[i]->size()) << i;
+    EXPECT_EQ(bs.bytes_written(), s.bytes_written) << i;
+    EXPECT_EQ(bs.bytes_overwritten(), s.bytes_overwritten) << i;
+    // The chunks read, headers included (not the packet bytes).
+    EXPECT_EQ(bs.bytes_read(), s.chunk_bytes_read) << i;
+    EXPECT_EQ(bs.padding_bytes_written(), s.padding_bytes_written) << i;
+    EXPECT_EQ(bs.padding_bytes_cleared(), s.padding_bytes_cleared) << i;
+    EXPECT_EQ(bs.chunks_written(), s.chunks_written) << i;
+    EXPECT_EQ(bs.chunks_rewritten(), s.chunks_rewritten) << i;
+    EXPECT_EQ(bs.chunks_overwritten(), s.chunks_overwritten) << i;
+    EXPECT_EQ(bs.chunks_discarded(), s.chunks_discarded) << i;
+    EXPECT_EQ(bs.chunks_read(), s.chunks_read) << i;
+    EXPECT_EQ(bs.chunks_committed_out_of_order(),
+              s.chunks_committed_out_of_order)
+        << i;
+    EXPECT_EQ(bs.write_wrap_count(), s.write_wrap_count) << i;
+    EXPECT_EQ(bs.patches_succeeded(), s.patches_succeeded) << i;
+    EXPECT_EQ(bs.patches_failed(), s.patches_failed) << i;
+    EXPECT_EQ(bs.readaheads_succeeded(), s.readaheads_succeeded) << i;
+    EXPECT_EQ(bs.readaheads_failed(), s.readaheads_failed) << i;
+    EXPECT_EQ(bs.abi_violations(), s.abi_violations) << i;
+    EXPECT_EQ(bs.trace_writer_packet_loss(), s.trace_writer_packet_loss) << i;
+    EXPECT_FALSE(bs.has_chunks_relocated()) << i;  // no such counter
+    // Everything left was read: what was written is read, overwritten or
+    // padding, as Perfetto's utilization formula has it.
+    EXPECT_EQ(bs.bytes_written() - bs.bytes_read() - bs.bytes_overwritten(), 0u)
+        << i;
+  }
+  const auto& ring_stats = ts.buffer_stats(0);
+  EXPECT_GT(ring_stats.chunks_overwritten(), 0u);
+  EXPECT_GT(ring_stats.bytes_overwritten(), 0u);
+  EXPECT_GT(ring_stats.write_wrap_count(), 0u);
+  EXPECT_EQ(ring_stats.chunks_discarded(), 0u);
+  EXPECT_EQ(ring_stats.trace_writer_packet_loss(), 1u);  // chunk 7's flag
+  const auto& discard_stats = ts.buffer_stats(1);
+  EXPECT_EQ(discard_stats.chunks_discarded(), discarded);
+  EXPECT_EQ(discard_stats.chunks_overwritten(), 0u);
+  EXPECT_EQ(discard_stats.trace_writer_packet_loss(), 0u);
+  // The buffers' rejected chunks are theirs alone: TraceStats'
+  // chunks_discarded holds only the chunks no buffer saw.
+  EXPECT_EQ(ts.chunks_discarded(), 3u);
+}
+
+// trace_writer_packet_loss, per buffer: the packets the producers reported
+// dropped for that buffer, or the buffer's own count of flagged chunks
+// where that is larger (reports missing); never the sum.
+TEST_F(TraceExporterTest, TraceWriterPacketLossIsTheReportedPacketsPerBuffer) {
+  std::vector<std::unique_ptr<TraceBufferV2>> owned;
+  std::vector<const TraceBufferV2*> buffers;
+  for (int i = 0; i < 4; ++i) {
+    owned.push_back(TraceBufferV2::Create(
+        64 * 1024, TraceBufferV2::OverwritePolicy::kOverwrite));
+    ASSERT_TRUE(owned.back());
+    buffers.push_back(owned.back().get());
+  }
+  // Buffer 0: 1 flagged chunk, 210161 packets reported. Buffer 1: 3
+  // flagged chunks, nothing reported (the producer died). Buffer 2: no
+  // loss at all. Buffer 3: 2 flagged chunks, no entry in the list.
+  const uint32_t flagged[] = {1, 3, 0, 2};
+  for (int b = 0; b < 4; ++b) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      ASSERT_TRUE(AddChunkTo(owned[static_cast<size_t>(b)].get(), 1, 1, i,
+                             {TestPacket("p", i)},
+                             i < flagged[b] ? trace_buffer::kChunkDataLoss
+                                            : trace_buffer::kNoAdmissionFlags));
+    }
+    ASSERT_EQ(buffers[static_cast<size_t>(b)]->stats().trace_writer_packet_loss,
+              flagged[b]);
+  }
+  TraceExporter::ServiceStats service;
+  service.producer_packets_dropped = {210161, 0, 0};
+  exporter_->WriteTraceStats(buffers, service);
+  const Trace trace = ReadTrace();
+  const auto& ts = trace.packet(trace.packet_size() - 1).trace_stats();
+  ASSERT_EQ(ts.buffer_stats_size(), 4);
+  EXPECT_EQ(ts.buffer_stats(0).trace_writer_packet_loss(), 210161u);
+  EXPECT_EQ(ts.buffer_stats(1).trace_writer_packet_loss(), 3u);
+  EXPECT_EQ(ts.buffer_stats(2).trace_writer_packet_loss(), 0u);
+  EXPECT_EQ(ts.buffer_stats(3).trace_writer_packet_loss(), 2u);
+  // The rule itself.
+  trace_buffer::TraceBufferStats s;
+  s.trace_writer_packet_loss = 5;
+  EXPECT_EQ(TraceExporter::TraceWriterPacketLoss(s, 4), 5u);
+  EXPECT_EQ(TraceExporter::TraceWriterPacketLoss(s, 6), 6u);
+  EXPECT_EQ(TraceExporter::TraceWriterPacketLoss(s, UINT64_MAX), UINT64_MAX);
+}
+
+// The TraceStats-level fields Perfetto's traced writes besides the buffers:
+// the service's state, the flushes and the final flush's outcome (left out
+// when there was none, e.g. a clone).
+TEST_F(TraceExporterTest, TraceStatsCarryServiceStateAndFlushes) {
+  using perfetto::protos::TraceStats;
+  TraceExporter::ServiceStats service;
+  service.producers_connected = 2;
+  service.producers_seen = 5;
+  service.data_sources_registered = 3;
+  service.data_sources_seen = 7;
+  service.tracing_sessions = 2;
+  service.total_buffers = 4;
+  service.flushes_requested = 6;
+  service.flushes_succeeded = 4;
+  service.flushes_failed = 2;
+  service.final_flush = TraceExporter::FinalFlush::kFailed;
+  TraceStats ts;
+  ASSERT_TRUE(ts.ParseFromString(
+      TraceExporter::EncodeTraceStats({tb_.get()}, service, 9)));
+  EXPECT_EQ(ts.producers_connected(), 2u);
+  EXPECT_EQ(ts.producers_seen(), 5u);
+  EXPECT_EQ(ts.data_sources_registered(), 3u);
+  EXPECT_EQ(ts.data_sources_seen(), 7u);
+  EXPECT_EQ(ts.tracing_sessions(), 2u);
+  EXPECT_EQ(ts.total_buffers(), 4u);
+  EXPECT_EQ(ts.invalid_packets(), 9u);
+  EXPECT_TRUE(ts.has_patches_discarded());
+  EXPECT_EQ(ts.patches_discarded(), 0u);
+  EXPECT_EQ(ts.flushes_requested(), 6u);
+  EXPECT_EQ(ts.flushes_succeeded(), 4u);
+  EXPECT_EQ(ts.flushes_failed(), 2u);
+  EXPECT_EQ(ts.final_flush_outcome(), TraceStats::FINAL_FLUSH_FAILED);
+
+  service.final_flush = TraceExporter::FinalFlush::kSucceeded;
+  ASSERT_TRUE(ts.ParseFromString(
+      TraceExporter::EncodeTraceStats({tb_.get()}, service, 0)));
+  EXPECT_EQ(ts.final_flush_outcome(), TraceStats::FINAL_FLUSH_SUCCEEDED);
+
+  service.final_flush = TraceExporter::FinalFlush::kUnspecified;
+  ASSERT_TRUE(ts.ParseFromString(
+      TraceExporter::EncodeTraceStats({tb_.get()}, service, 0)));
+  EXPECT_FALSE(ts.has_final_flush_outcome());
 }
 
 TEST_F(TraceExporterTest, PacketsSpanningChunksAreReassembled) {

@@ -207,6 +207,21 @@ ProducerLossTable::Totals ProducerLossTable::totals() const {
   return t;
 }
 
+uint64_t ProducerLossTable::PacketsDroppedFor(uint32_t target_buffer) const {
+  uint64_t packets = 0;
+  ForEachRecord([&packets, target_buffer](const Record& r) {
+    for (const auto& kv : r.writers) {
+      const ipc::WriterLossEntry& e = kv.second;
+      if (e.target_buffer != target_buffer)
+        continue;
+      packets =
+          SaturatingAdd(packets, SaturatingAdd(e.packets_dropped_before_end,
+                                               e.packets_dropped_after_end));
+    }
+  });
+  return packets;
+}
+
 std::string ProducerLossTable::EncodeTraceStatsFields(
     const std::function<uint32_t(trace_buffer::ProducerID, uint32_t, bool)>&
         sequence_id_for) const {

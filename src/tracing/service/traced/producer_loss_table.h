@@ -126,6 +126,10 @@ class ProducerLossTable {
   // first (oldest first), then the connected ones by ProducerID.
   void ForEachRecord(const std::function<void(const Record&)>& fn) const;
   Totals totals() const;
+  // The packets (before + after end) the writers of every record dropped
+  // writing into |target_buffer| (their entries' target_buffer): that
+  // buffer's part of totals().packets_dropped. Saturates.
+  uint64_t PacketsDroppedFor(uint32_t target_buffer) const;
 
   // The TraceStats fields (docs/service.md, "Loss reports"), encoded, for
   // appending to a TraceStats message. |sequence_id_for| maps {producer,

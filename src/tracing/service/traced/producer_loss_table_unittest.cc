@@ -116,6 +116,28 @@ TEST(ProducerLossTableTest, DepartedProducersWithoutFinalReportAreListed) {
   EXPECT_EQ(stats.ringtrace_packets_dropped_by_producers(), 3u);
 }
 
+// The per-buffer split of the packets dropped (BufferStats.
+// trace_writer_packet_loss): by each entry's target buffer, over departed
+// and connected producers, both packet counts, every writer once.
+TEST(ProducerLossTableTest, PacketsDroppedPerTargetBuffer) {
+  ProducerLossTable table;
+  auto to = [](ipc::WriterLossEntry e, uint32_t buffer) {
+    e.target_buffer = buffer;
+    return e;
+  };
+  Report(&table, 1, "a", kApp,
+         Report({to(Entry(1, 10, 1), 3), to(Entry(2, 5), 4)}, true));
+  table.OnProducerRemoved(1, "a", kApp);
+  Report(&table, 2, "b", kApp, Report({to(Entry(1, 7, 2), 3)}));
+  // A later, higher entry replaces the writer's earlier one.
+  Report(&table, 2, "b", kApp, Report({to(Entry(1, 8, 2), 3)}));
+  EXPECT_EQ(table.PacketsDroppedFor(3), 11u + 10u);
+  EXPECT_EQ(table.PacketsDroppedFor(4), 5u);
+  EXPECT_EQ(table.PacketsDroppedFor(5), 0u);
+  EXPECT_EQ(table.PacketsDroppedFor(3) + table.PacketsDroppedFor(4),
+            table.totals().packets_dropped);
+}
+
 // A ProducerID is reused once the buffer holds nothing of its departed
 // owner: only the id's latest record names the sequences of that id.
 TEST(ProducerLossTableTest, OnlyTheLatestOwnerOfAReusedIdNamesSequences) {

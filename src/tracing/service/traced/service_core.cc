@@ -33,6 +33,7 @@ using ring_drainer::DrainMode;
 using ring_drainer::PassResult;
 using ring_drainer::RingDrainer;
 using ring_drainer::RingId;
+using trace_buffer::BufferID;
 using trace_buffer::TraceBufferV2;
 
 constexpr uint32_t kMaxProducerId = kMaxProducerID;  // ringtrace/ids.h
@@ -83,6 +84,7 @@ void AddBufferStats(const trace_buffer::TraceBufferStats& s,
   RT_ADD(chunks_overwritten);
   RT_ADD(chunks_discarded);
   RT_ADD(chunks_read);
+  RT_ADD(chunk_bytes_read);
   RT_ADD(chunks_committed_out_of_order);
   RT_ADD(write_wrap_count);
   RT_ADD(patches_succeeded);
@@ -738,8 +740,8 @@ base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
   header.clocks = start_clocks_;
   header.uuid = uuid_;
   header.lifecycle = lifecycle_;
-  return Export({buffer_.get()}, header, connected_at_stop,
-                summary->drainer_stats.chunks_unroutable,
+  return Export({buffer_.get()}, {kTargetBuffer}, header, connected_at_stop,
+                ChunksLostBeforeBuffers(summary->drainer_stats),
                 ServiceWideSessionCounters(), losses_, out_fd, summary);
 }
 
@@ -785,8 +787,8 @@ base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
   header.clocks = start_clocks_;
   header.uuid = trace_export::TraceExporter::NewTraceUuid();
   header.lifecycle = lifecycle_;
-  return Export({clone.get()}, header, connected,
-                summary->drainer_stats.chunks_unroutable,
+  return Export({clone.get()}, {kTargetBuffer}, header, connected,
+                ChunksLostBeforeBuffers(summary->drainer_stats),
                 ServiceWideSessionCounters(), losses_, out_fd, summary);
 }
 
@@ -817,6 +819,38 @@ std::string ServiceCore::EncodeExtraStatsFields(
   return out;
 }
 
+trace_export::TraceExporter::ServiceStats ServiceCore::MakeServiceStats(
+    uint32_t producers_connected,
+    uint64_t chunks_discarded,
+    const SessionCounters& session_counters,
+    const ProducerLossTable& losses,
+    const std::vector<BufferID>& buffer_ids) const {
+  trace_export::TraceExporter::ServiceStats s;
+  s.producers_connected = producers_connected;
+  s.producers_seen = stats_.producers_seen;
+  s.chunks_discarded = chunks_discarded;
+  for (BufferID id : buffer_ids)
+    s.producer_packets_dropped.push_back(losses.PacketsDroppedFor(id));
+  uint64_t data_sources = 0;
+  for (const auto& kv : producers_)
+    data_sources += kv.second.data_sources.size();
+  s.data_sources_registered = static_cast<uint32_t>(data_sources);
+  s.data_sources_seen = stats_.data_sources_seen;
+  // The single-session buffer, if any, counts as a session (and a buffer)
+  // of its own.
+  s.tracing_sessions =
+      static_cast<uint32_t>(sessions_.size() + (buffer_ ? 1 : 0));
+  uint64_t buffers = buffer_ ? 1 : 0;
+  for (const auto& kv : sessions_)
+    buffers += kv.second->buffers.size();
+  s.total_buffers = static_cast<uint32_t>(buffers);
+  s.flushes_requested = session_counters.flushes_requested;
+  s.flushes_succeeded = session_counters.flushes_succeeded;
+  s.flushes_failed = session_counters.flushes_failed;
+  s.final_flush = session_counters.final_flush;
+  return s;
+}
+
 // static
 void ServiceCore::WriteTraceHeader(trace_export::TraceExporter* exporter,
                                    const TraceHeader& header) {
@@ -843,9 +877,10 @@ void ServiceCore::WriteTraceHeader(trace_export::TraceExporter* exporter,
 }
 
 base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
+                                 const std::vector<BufferID>& buffer_ids,
                                  const TraceHeader& header,
                                  uint32_t producers_connected,
-                                 uint64_t chunks_unroutable,
+                                 uint64_t chunks_discarded,
                                  const SessionCounters& session_counters,
                                  const ProducerLossTable& losses,
                                  int out_fd,
@@ -855,8 +890,8 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
   trace_export::TraceExporter exporter(&file_writer);
   WriteTraceHeader(&exporter, header);
   const base::Status status =
-      ExportTail(&exporter, buffers, producers_connected, chunks_unroutable,
-                 session_counters, losses, summary);
+      ExportTail(&exporter, buffers, buffer_ids, producers_connected,
+                 chunks_discarded, session_counters, losses, summary);
   struct stat st = {};
   if (fstat(out_fd, &st) == 0)
     summary->file_size = static_cast<uint64_t>(st.st_size);
@@ -868,8 +903,9 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
 
 base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
                                      const std::vector<TraceBufferV2*>& buffers,
+                                     const std::vector<BufferID>& buffer_ids,
                                      uint32_t producers_connected,
-                                     uint64_t chunks_unroutable,
+                                     uint64_t chunks_discarded,
                                      const SessionCounters& session_counters,
                                      const ProducerLossTable& losses,
                                      ExportSummary* summary) const {
@@ -881,13 +917,13 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
   exporter->WriteServiceEvent(
       trace_export::TraceExporter::ServiceEvent::kReadTracingBuffersCompleted,
       base::ClockNs(CLOCK_BOOTTIME));
-  trace_export::TraceExporter::ServiceStats service_stats;
-  service_stats.producers_connected = producers_connected;
-  service_stats.producers_seen = stats_.producers_seen;
-  // Only what no buffer saw: a chunk the buffer rejected (the drainer's
-  // chunks_rejected_by_sink) is already in its chunks_discarded (DISCARD
-  // full) or abi_violations (malformed), and counts once.
-  service_stats.chunks_discarded = chunks_unroutable;
+  // chunks_discarded: only what no buffer saw. A chunk the buffer rejected
+  // (the drainer's chunks_rejected_by_sink) is already in its
+  // BufferStats.chunks_discarded (DISCARD full) or abi_violations
+  // (malformed), and counts once.
+  trace_export::TraceExporter::ServiceStats service_stats =
+      MakeServiceStats(producers_connected, chunks_discarded, session_counters,
+                       losses, buffer_ids);
   service_stats.extra_fields =
       EncodeExtraStatsFields(exporter, session_counters, losses);
   service_stats.extra_fields +=

@@ -191,6 +191,8 @@ struct ProducerStats {
   // Loss entries (reported or read from a ring's writer loss area) naming a
   // buffer their producer does not serve: in no session's figures.
   uint64_t loss_entries_unattributed = 0;
+  // Data sources registered, ever (TraceStats.data_sources_seen).
+  uint64_t data_sources_seen = 0;
   // Writer loss areas that could not be read at a producer's removal.
   uint64_t loss_area_read_errors = 0;
 };
@@ -336,6 +338,17 @@ struct SessionCounters {
   // session sees only its late flush acks: a late stop ack comes after its
   // session was written and freed, so only SessionStats counts it.
   uint64_t late_acks = 0;
+  // The session's flushes, for Perfetto's TraceStats fields of these names
+  // (not the 1020-1022 above): FlushSession and periodic flushes counted
+  // when issued and when they complete (acked in time, or timed out), and
+  // the stop, the final flush, once every instance acked its
+  // StopDataSource (succeeded) or the stop timed out (failed). A flush
+  // still waiting when the session is written counts as requested only.
+  uint64_t flushes_requested = 0;
+  uint64_t flushes_succeeded = 0;
+  uint64_t flushes_failed = 0;
+  trace_export::TraceExporter::FinalFlush final_flush =
+      trace_export::TraceExporter::FinalFlush::kUnspecified;
 };
 
 // The sessions' counters.
@@ -681,7 +694,8 @@ class ServiceCore {
     // The losses its producers reported for its buffers (LossTableFor).
     ProducerLossTable losses{base::MonotonicNs()};
     uint64_t stop_tag = 0;
-    uint64_t unroutable_at_start = 0;  // drainer total when it started
+    // ChunksLostBeforeBuffers() of the drainer when it started.
+    uint64_t lost_before_buffers_at_start = 0;
     std::vector<std::unique_ptr<SessionBuffer>> buffers;
     std::vector<Instance> instances;
     std::vector<PendingFlush> flushes;
@@ -798,8 +812,27 @@ class ServiceCore {
                                      const SessionCounters& session_counters,
                                      const ProducerLossTable& losses) const;
   // The service-wide session counters (SessionStats), for the
-  // single-session trace.
+  // single-session trace. No flushes: none is issued for its buffer.
   SessionCounters ServiceWideSessionCounters() const;
+  // The chunks the drainer lost before any buffer saw them, in all
+  // (TraceStats.chunks_discarded): unroutable, or dropped by the reader
+  // (malformed, unknown format). A session's trace counts those since it
+  // started.
+  static uint64_t ChunksLostBeforeBuffers(const ring_drainer::RingStats& d) {
+    return d.chunks_unroutable + d.chunks_dropped;
+  }
+  // The Perfetto fields of a trace's TraceStats besides the buffers' own
+  // (docs/trace_export.md, "Perfetto's stats from ringtrace's counters"):
+  // the service's state, |chunks_discarded|, the flushes of
+  // |session_counters| and, per buffer (|buffer_ids|: the BufferIDs of the
+  // trace's buffers, in their order), the packets |losses| says the
+  // producers dropped writing into it. extra_fields is left empty.
+  trace_export::TraceExporter::ServiceStats MakeServiceStats(
+      uint32_t producers_connected,
+      uint64_t chunks_discarded,
+      const SessionCounters& session_counters,
+      const ProducerLossTable& losses,
+      const std::vector<trace_buffer::BufferID>& buffer_ids) const;
   // The loss table an entry of producer |id| for |buffer| belongs to, or
   // null (see OnLossReport).
   ProducerLossTable* LossTableFor(trace_buffer::ProducerID id, uint32_t buffer);
@@ -831,17 +864,20 @@ class ServiceCore {
   // all_data_sources_flushed, tracing_disabled.
   static void WriteTraceHeader(trace_export::TraceExporter* exporter,
                                const TraceHeader& header);
-  // The export shared by Finish() and Snapshot(): writes the header, every
-  // packet of |buffer| (which the caller's thread owns now), a
+  // The export shared by Finish(), Snapshot() and the sessions: writes the
+  // header, every packet of |buffers| (which the caller's thread owns now;
+  // |buffer_ids|: their BufferIDs, in the same order), a
   // read_tracing_buffers_completed event, its TraceStats and a closing
-  // ClockSnapshot to |out_fd|. Reads summary->drainer_stats (for
-  // TraceStats.chunks_discarded); sets export_stats, buffer_stats and
-  // file_size.
-  // |session_counters| go into its TraceStats (EncodeSessionCounters).
+  // ClockSnapshot to |out_fd|. |chunks_discarded|: the chunks lost before
+  // any buffer (TraceStats.chunks_discarded). Sets export_stats,
+  // buffer_stats and file_size.
+  // |session_counters| go into its TraceStats (EncodeSessionCounters, and
+  // the flushes).
   base::Status Export(const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+                      const std::vector<trace_buffer::BufferID>& buffer_ids,
                       const TraceHeader& header,
                       uint32_t producers_connected,
-                      uint64_t chunks_unroutable,
+                      uint64_t chunks_discarded,
                       const SessionCounters& session_counters,
                       const ProducerLossTable& losses,
                       int out_fd,
@@ -853,8 +889,9 @@ class ServiceCore {
   base::Status ExportTail(
       trace_export::TraceExporter* exporter,
       const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+      const std::vector<trace_buffer::BufferID>& buffer_ids,
       uint32_t producers_connected,
-      uint64_t chunks_unroutable,
+      uint64_t chunks_discarded,
       const SessionCounters& session_counters,
       const ProducerLossTable& losses,
       ExportSummary* summary) const;

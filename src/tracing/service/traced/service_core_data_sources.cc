@@ -80,6 +80,7 @@ void ServiceCore::IssueFlush(Session* s,
     cmd.id = f.flush_id;
     commands_.push_back(std::move(cmd));
   }
+  ++s->counters.flushes_requested;
   s->flushes.push_back(std::move(f));
   if (s->flushes.back().waiting.empty())
     CompleteFlush(s, s->flushes.size() - 1, /*timed_out=*/false);
@@ -91,6 +92,9 @@ void ServiceCore::CompleteFlush(Session* s, size_t index, bool timed_out) {
   const size_t unanswered = (timed_out ? f.waiting.size() : 0) + f.not_awaited;
   session_stats_.flush_timeouts += unanswered;
   s->counters.flush_timeouts += unanswered;
+  // Perfetto's flushes_succeeded / flushes_failed (one per flush).
+  ++(unanswered != 0 ? s->counters.flushes_failed
+                     : s->counters.flushes_succeeded);
   if (timed_out) {
     for (ProducerID pid : f.waiting) {
       auto it = producers_.find(pid);
@@ -149,6 +153,7 @@ base::Status ServiceCore::RegisterDataSource(ProducerID id,
                            kMaxDataSourcesPerProducer);
   }
   p.data_sources.push_back(name);
+  ++stats_.data_sources_seen;
   bool any = false;
   for (auto& kv : sessions_) {
     if (!kv.second->stopping)

@@ -263,7 +263,7 @@ base::Status ServiceCore::StartSession(
   if (s->config.flush_period_ms > 0)
     s->next_periodic_flush =
         now + std::chrono::milliseconds(s->config.flush_period_ms);
-  s->unroutable_at_start = DrainerStats().chunks_unroutable;
+  s->lost_before_buffers_at_start = ChunksLostBeforeBuffers(DrainerStats());
   if (s->config.write_into_file)
     OpenStream(s.get(), now);
   std::set<ProducerID> started;
@@ -579,6 +579,17 @@ void ServiceCore::RecordStopEvents(Session* s) {
   bool all_acked = true;
   for (const Instance& inst : s->instances)
     all_acked = all_acked && inst.stop_acked;
+  // The stop is the session's final flush (Perfetto flushes before it
+  // stops): a producer acks its StopDataSource once its writers published
+  // what they had.
+  using FinalFlush = trace_export::TraceExporter::FinalFlush;
+  ++s->counters.flushes_requested;
+  if (all_acked)
+    ++s->counters.flushes_succeeded;
+  else
+    ++s->counters.flushes_failed;
+  s->counters.final_flush =
+      all_acked ? FinalFlush::kSucceeded : FinalFlush::kFailed;
   // Every data source flushed its data at its stop, and the kFlush drain
   // took what the rings held.
   if (all_acked) {
@@ -622,21 +633,25 @@ void ServiceCore::FinalizeSession(SessionId id,
   if (write) {
     RecordStopEvents(s);
     std::vector<TraceBufferV2*> buffers;
+    std::vector<BufferID> buffer_ids;
     for (const auto& b : s->buffers) {
       buffers.push_back(b->buffer.get());
+      buffer_ids.push_back(b->id);
       summary.packets_overwritten += b->buffer->stats().packets_overwritten;
       summary.packets_discarded += b->sink->packets_discarded();
     }
-    const uint64_t unroutable =
-        summary.drainer_stats.chunks_unroutable - s->unroutable_at_start;
+    const uint64_t lost_before_buffers =
+        ChunksLostBeforeBuffers(summary.drainer_stats) -
+        s->lost_before_buffers_at_start;
     base::Status status;
     if (s->stream) {
       // Streamed: the rest after what the periodic writes appended.
       status = s->stream_status;
       if (status.ok()) {
-        status = ExportTail(s->stream.get(), buffers,
-                            static_cast<uint32_t>(producers_.size()),
-                            unroutable, s->counters, s->losses, &summary);
+        status =
+            ExportTail(s->stream.get(), buffers, buffer_ids,
+                       static_cast<uint32_t>(producers_.size()),
+                       lost_before_buffers, s->counters, s->losses, &summary);
       }
       summary.bytes_written = s->stream_file->stats().bytes_written;
       struct stat st = {};
@@ -648,9 +663,9 @@ void ServiceCore::FinalizeSession(SessionId id,
       header.clocks = s->start_clocks;
       header.uuid = s->uuid;
       header.lifecycle = s->lifecycle;
-      status =
-          Export(buffers, header, static_cast<uint32_t>(producers_.size()),
-                 unroutable, s->counters, s->losses, s->fd.get(), &summary);
+      status = Export(
+          buffers, buffer_ids, header, static_cast<uint32_t>(producers_.size()),
+          lost_before_buffers, s->counters, s->losses, s->fd.get(), &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
@@ -803,10 +818,14 @@ base::Status ServiceCore::CloneSession(SessionId id,
   header.clocks = s->start_clocks;
   header.uuid = trace_export::TraceExporter::NewTraceUuid();
   header.lifecycle = s->lifecycle;
-  return Export(
-      buffers, header, static_cast<uint32_t>(producers_.size()),
-      summary->drainer_stats.chunks_unroutable - s->unroutable_at_start,
-      s->counters, s->losses, out_fd, summary);
+  std::vector<BufferID> buffer_ids;
+  for (const auto& b : s->buffers)
+    buffer_ids.push_back(b->id);
+  return Export(buffers, buffer_ids, header,
+                static_cast<uint32_t>(producers_.size()),
+                ChunksLostBeforeBuffers(summary->drainer_stats) -
+                    s->lost_before_buffers_at_start,
+                s->counters, s->losses, out_fd, summary);
 }
 
 base::Status ServiceCore::GetSessionTraceStats(SessionId id,
@@ -815,17 +834,21 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
   base::Status status = FindSession(id, &s);
   if (!status.ok())
     return status;
-  trace_export::TraceExporter::ServiceStats service_stats;
-  service_stats.producers_connected = static_cast<uint32_t>(producers_.size());
-  service_stats.producers_seen = stats_.producers_seen;
+  std::vector<const TraceBufferV2*> buffers;
+  std::vector<BufferID> buffer_ids;
+  for (const auto& b : s->buffers) {
+    buffers.push_back(b->buffer.get());
+    buffer_ids.push_back(b->id);
+  }
+  // chunks_discarded is set on the drain thread, below.
+  trace_export::TraceExporter::ServiceStats service_stats =
+      MakeServiceStats(static_cast<uint32_t>(producers_.size()), 0, s->counters,
+                       s->losses, buffer_ids);
   service_stats.extra_fields =
       EncodeExtraStatsFields(nullptr, s->counters, s->losses);
-  std::vector<const TraceBufferV2*> buffers;
-  for (const auto& b : s->buffers)
-    buffers.push_back(b->buffer.get());
   loop_->RunSync([&](RingDrainer* d) {
-    service_stats.chunks_discarded =
-        d->TotalStats().chunks_unroutable - s->unroutable_at_start;
+    service_stats.chunks_discarded = ChunksLostBeforeBuffers(d->TotalStats()) -
+                                     s->lost_before_buffers_at_start;
     uint64_t discarded = 0;
     for (const auto& b : s->buffers)
       discarded += b->sink->packets_discarded();

@@ -215,6 +215,52 @@ TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
   EXPECT_EQ(stats_b.ringtrace_packets_dropped_by_producers(), 0u);
 }
 
+// The producers' reported losses go into the BufferStats of the buffer
+// their writers wrote (Perfetto's trace_writer_packet_loss, per buffer):
+// a session with two buffers, one data source on each.
+TEST_F(SessionsTest, ReportedLossIsInTheBufferStatsOfItsBuffer) {
+  std::unique_ptr<ProducerSide> side;
+  const ProducerID app = AddProducer("app", {"track_event", "other"}, &side);
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(256);
+  config.add_buffers()->set_size_kb(256);
+  AddDataSource(&config, "other", 1);
+  AddDataSource(&config, "track_event", 0);
+  const SessionId a = Start(config, "a.pftrace");
+  const std::vector<ProducerCommand> starts =
+      StartsFor(core_->TakeCommands(), app);
+  ASSERT_EQ(starts.size(), 2u);
+  uint32_t buffer0 = 0, buffer1 = 0;
+  for (const ProducerCommand& c : starts)
+    (c.data_source_name == "track_event" ? buffer0 : buffer1) = c.target_buffer;
+  ASSERT_NE(buffer0, buffer1);
+
+  ipc::DrainRequestMsg report = LossReport(3, buffer0, 5);
+  report.num_entries = 2;
+  report.entries[1].writer_id = 4;
+  report.entries[1].target_buffer = buffer1;
+  report.entries[1].packets_dropped_before_end = 70;
+  report.entries[1].packets_dropped_after_end = 2;
+  core_->OnLossReport(app, report);
+  // A later report of writer 3 replaces its earlier one (no double count).
+  core_->OnLossReport(app, LossReport(3, buffer0, 9));
+  perfetto::protos::TraceStats live;
+  std::string bytes;
+  ASSERT_TRUE(core_->GetSessionTraceStats(a, &bytes).ok());
+  ASSERT_TRUE(live.ParseFromString(bytes));
+  ASSERT_EQ(live.buffer_stats_size(), 2);
+  EXPECT_EQ(live.buffer_stats(0).trace_writer_packet_loss(), 9u);
+  EXPECT_EQ(live.buffer_stats(1).trace_writer_packet_loss(), 72u);
+
+  const SessionEvent ended = StopAndAck(a);
+  EXPECT_EQ(ended.packets_lost, 81u);
+  const perfetto::protos::TraceStats stats = StatsOf(ReadTrace("a.pftrace"));
+  ASSERT_EQ(stats.buffer_stats_size(), 2);
+  EXPECT_EQ(stats.buffer_stats(0).trace_writer_packet_loss(), 9u);
+  EXPECT_EQ(stats.buffer_stats(1).trace_writer_packet_loss(), 72u);
+  EXPECT_EQ(stats.ringtrace_packets_dropped_by_producers(), 81u);
+}
+
 // A streamed session without flush_period_ms flushes once per file write,
 // and the TraceConfig its trace carries says so (trace_processor reports a
 // write_into_file config without flushes as an error).
@@ -424,6 +470,17 @@ TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
     EXPECT_EQ(ev.status.ok(), ev.session_id == b) << ev.session_id;
   EXPECT_EQ(LiveStats(core_.get(), a).ringtrace_flush_timeouts(), 1u);
   EXPECT_EQ(LiveStats(core_.get(), b).ringtrace_flush_timeouts(), 0u);
+  // Before the stop: the flushes so far, no final flush yet.
+  EXPECT_EQ(LiveStats(core_.get(), a).flushes_requested(), 1u);
+  EXPECT_EQ(LiveStats(core_.get(), a).flushes_failed(), 1u);
+  EXPECT_EQ(LiveStats(core_.get(), b).flushes_succeeded(), 1u);
+  EXPECT_FALSE(LiveStats(core_.get(), a).has_final_flush_outcome());
+  // The service's state: two producers with one data source each, two
+  // sessions of one buffer each.
+  EXPECT_EQ(LiveStats(core_.get(), a).data_sources_registered(), 2u);
+  EXPECT_EQ(LiveStats(core_.get(), a).data_sources_seen(), 2u);
+  EXPECT_EQ(LiveStats(core_.get(), a).tracing_sessions(), 2u);
+  EXPECT_EQ(LiveStats(core_.get(), a).total_buffers(), 2u);
 
   // app1's answer comes late: A's late ack, not B's.
   ASSERT_TRUE(core_->OnFlushAck(p1, flush_a.id, now_).ok());
@@ -446,6 +503,18 @@ TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
   EXPECT_EQ(stats_b.ringtrace_flush_timeouts(), 0u);
   EXPECT_EQ(stats_b.ringtrace_late_acks(), 0u);
   EXPECT_EQ(stats_b.ringtrace_data_source_stop_timeouts(), 1u);
+  // Perfetto's flush fields, the stop (the final flush) included: A's flush
+  // timed out and its stop was acked; B's flush was acked and its stop
+  // timed out.
+  using perfetto::protos::TraceStats;
+  EXPECT_EQ(stats_a.flushes_requested(), 2u);
+  EXPECT_EQ(stats_a.flushes_succeeded(), 1u);
+  EXPECT_EQ(stats_a.flushes_failed(), 1u);
+  EXPECT_EQ(stats_a.final_flush_outcome(), TraceStats::FINAL_FLUSH_SUCCEEDED);
+  EXPECT_EQ(stats_b.flushes_requested(), 2u);
+  EXPECT_EQ(stats_b.flushes_succeeded(), 1u);
+  EXPECT_EQ(stats_b.flushes_failed(), 1u);
+  EXPECT_EQ(stats_b.final_flush_outcome(), TraceStats::FINAL_FLUSH_FAILED);
   EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
   EXPECT_EQ(core_->session_stats().late_acks, 1u);
   EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
@@ -531,6 +600,9 @@ TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(CollectTestPackets(ReadTrace("clone"))["x"].seqs, Seqs(0, 60));
   EXPECT_FALSE(core_->CloneSession(s + 1, clone_fd.get(), &summary).ok());
+  // No final flush in a clone: tracing goes on.
+  EXPECT_FALSE(StatsOf(ReadTrace("clone")).has_final_flush_outcome());
+  EXPECT_EQ(StatsOf(ReadTrace("clone")).flushes_requested(), 0u);
 
   std::string stats_bytes;
   ASSERT_TRUE(core_->GetSessionTraceStats(s, &stats_bytes).ok());
@@ -883,6 +955,16 @@ TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
   ASSERT_EQ(tagged_s.size(), 1u);
   EXPECT_EQ(tagged_out["implicit"].seqs, Seqs(0, 70));
   EXPECT_EQ(tagged_s["session"].seqs, Seqs(0, 30));
+  // The single-session buffer asks its producers for nothing: no flush, no
+  // final flush. The session was ended by the service without waiting for
+  // its instance's stop ack: its final flush failed.
+  const auto& stats_out = t_out.packet(t_out.packet_size() - 2).trace_stats();
+  const auto& stats_s = t_s.packet(t_s.packet_size() - 2).trace_stats();
+  EXPECT_FALSE(stats_out.has_final_flush_outcome());
+  EXPECT_EQ(stats_out.flushes_requested(), 0u);
+  EXPECT_EQ(stats_s.final_flush_outcome(),
+            perfetto::protos::TraceStats::FINAL_FLUSH_FAILED);
+  EXPECT_EQ(stats_s.flushes_failed(), 1u);
 }
 
 }  // namespace
