@@ -139,7 +139,11 @@ class Producer;
 // ProducerID: one definition for the project, in ringtrace/ids.h.
 
 struct ProducerOptions {
-  // The service's socket (ringtraced --socket PATH).
+  // The service's socket (ringtraced --socket PATH). Empty: the default
+  // that ringtraced and the ringtrace CLI use too: $RINGTRACE_PRODUCER_SOCK,
+  // else $XDG_RUNTIME_DIR/ringtrace/producer.sock, else
+  // /run/ringtrace/producer.sock for root, else
+  // /tmp/ringtrace-<uid>/producer.sock (docs/sessions.md).
   std::string socket_path;
   // Shown in the service's logs and trace: 1..64 printable ASCII characters.
   std::string name = "ringtrace_producer";

@@ -74,8 +74,9 @@
 namespace ringtrace {
 
 struct TracingOptions {
-  // Options of every connection. socket_path is required. on_disconnect is
-  // Tracing's own: a value set here is ignored.
+  // Options of every connection (an empty socket_path: the default path,
+  // ProducerOptions::socket_path). on_disconnect is Tracing's own: a value
+  // set here is ignored.
   ProducerOptions producer;
   // Reconnect backoff: the first retry after min_backoff_ms, each next one
   // twice as late, at most max_backoff_ms (min 1 ms, max >= min).

@@ -19,6 +19,7 @@
 
 #include "ringtrace/logging.h"
 #include "src/base/time.h"
+#include "src/tracing/ipc/default_socket_paths.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/producer/drain_notifier.h"
 #include "src/tracing/producer/hello_client.h"
@@ -201,13 +202,17 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   const int connect_ms = options.connect_timeout_ms > INT32_MAX
                              ? INT32_MAX
                              : static_cast<int>(options.connect_timeout_ms);
+  // The same default as ringtraced's and the CLI's (default_socket_paths.h).
+  const std::string path = options.socket_path.empty()
+                               ? ipc::DefaultProducerSocketPath()
+                               : options.socket_path;
   std::unique_ptr<ipc::UnixSocket> socket =
-      ipc::UnixSocket::ConnectWithTimeout(options.socket_path, connect_ms, &s);
+      ipc::UnixSocket::ConnectWithTimeout(path, connect_ms, &s);
   if (!socket) {
-    SetStatus(status, base::ErrStatus(
-                          "cannot connect to the ringtrace service at "
-                          "'%s' (is ringtraced running?): %s",
-                          options.socket_path.c_str(), s.message().c_str()));
+    SetStatus(status,
+              base::ErrStatus("cannot connect to the ringtrace service at "
+                              "'%s' (is ringtraced running?): %s",
+                              path.c_str(), s.message().c_str()));
     return nullptr;
   }
   producer::HandshakeResult hello;
@@ -217,8 +222,7 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   s = producer::Handshake(socket.get(), options, hello_ms, &hello);
   if (!s.ok()) {
     SetStatus(status, base::ErrStatus("ringtrace service at '%s': %s",
-                                      options.socket_path.c_str(),
-                                      s.message().c_str()));
+                                      path.c_str(), s.message().c_str()));
     return nullptr;
   }
 

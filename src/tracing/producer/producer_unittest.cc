@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -98,6 +99,24 @@ TEST(ProducerConnectTest, RefusalFailsClearlyAndLeaksNoFd) {
 
 // The whole path: Hello, the ring's fd, writers on app threads, DrainRequests
 // on the socket, and the service reading every packet from its own mapping.
+// An empty socket path is the default one, the same as ringtraced's:
+// $RINGTRACE_PRODUCER_SOCK here (default_socket_paths.h).
+TEST(ProducerConnectTest, EmptySocketPathIsTheDefault) {
+  TempDir dir;
+  const std::string path = dir.File("default.sock");
+  ASSERT_EQ(setenv("RINGTRACE_PRODUCER_SOCK", path.c_str(), 1), 0);
+  base::Status status;
+  auto producer = Producer::Connect(OptionsFor(""), &status);
+  EXPECT_FALSE(producer);
+  EXPECT_NE(status.message().find(path), std::string::npos) << status.message();
+  FakeService::Config config;
+  auto service = FakeService::Start(path, config);
+  ASSERT_TRUE(service);
+  producer = Producer::Connect(OptionsFor(""), &status);
+  EXPECT_TRUE(producer) << status.message();
+  ASSERT_EQ(unsetenv("RINGTRACE_PRODUCER_SOCK"), 0);
+}
+
 TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   constexpr uint32_t kThreads = 3;
   constexpr uint32_t kPackets = 200;

@@ -13,6 +13,7 @@
 #include "ringtrace/logging.h"
 #include "src/base/thread_annotations.h"
 #include "src/base/time.h"
+#include "src/tracing/ipc/default_socket_paths.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
 namespace ringtrace {
@@ -22,13 +23,21 @@ namespace {
 // sooner (a service that accepts and hangs up at once) keeps growing it, so
 // no pair of ringtraced and app can spin.
 constexpr uint64_t kStableConnectionMs = 1000;
+
+// |options| with an empty socket path resolved to the default, once: every
+// reconnect and log line names the same socket.
+TracingOptions WithSocketPath(TracingOptions options) {
+  if (options.producer.socket_path.empty())
+    options.producer.socket_path = ipc::DefaultProducerSocketPath();
+  return options;
+}
 }  // namespace
 
 class Tracing::Impl {
  public:
   // |generation| is the owning Tracing's (read inline by generation()).
   Impl(const TracingOptions& options, std::atomic<uint64_t>* generation)
-      : options_(options), generation_(*generation) {}
+      : options_(WithSocketPath(options)), generation_(*generation) {}
   ~Impl();
 
   base::Status RegisterDataSource(const std::string& name,
@@ -163,8 +172,6 @@ base::Status Tracing::Impl::RegisterDataSource(const std::string& name,
 }
 
 base::Status Tracing::Impl::Start() {
-  if (options_.producer.socket_path.empty())
-    return base::ErrStatus("TracingOptions: no producer socket path");
   if (options_.min_backoff_ms == 0 ||
       options_.max_backoff_ms < options_.min_backoff_ms) {
     return base::ErrStatus("TracingOptions: backoff %u..%u ms",
