@@ -26,11 +26,15 @@ FlagReader::FlagReader(int argc, const char* const* argv)
     : argc_(argc), argv_(argv) {}
 
 bool FlagReader::Next(Flag* flag) {
-  if (help_ || !error_.empty() || next_ >= argc_)
+  if (help_ || version_ || !error_.empty() || next_ >= argc_)
     return false;
   const std::string arg = argv_[next_++];
   if (arg == "-h" || arg == "--help") {
     help_ = true;
+    return false;
+  }
+  if (arg == "--version") {
+    version_ = true;
     return false;
   }
   const size_t eq = arg.find('=');

@@ -15,7 +15,7 @@
 //     which no binary knows).
 //   - "-h" and "--help", as a whole argument in a flag's place, ask for
 //     help. ("--help=x" is a flag named --help; as a value, "--help" is a
-//     value.)
+//     value.) "--version" likewise asks for the version.
 //   - '_' and '-' are the same in a flag's name: "--ring_kb" and
 //     "--ring-kb" are one flag, so every binary takes both spellings
 //     whichever one its usage text shows.
@@ -62,12 +62,14 @@ class FlagReader {
   FlagReader(int argc, const char* const* argv);
 
   // Reads the next flag and its value into |*flag|. Returns false, for this
-  // and every later call, at the end of argv, on -h/--help (help()) and on a
-  // flag without a value (error()).
+  // and every later call, at the end of argv, on -h/--help (help()),
+  // --version (version()) and on a flag without a value (error()).
   bool Next(Flag* flag);
 
   // True once Next() stopped at -h or --help.
   bool help() const { return help_; }
+  // True once Next() stopped at --version.
+  bool version() const { return version_; }
   // Set once Next() stopped at a flag without a value: "missing value for
   // --x" (the flag as written). Empty otherwise.
   const std::string& error() const { return error_; }
@@ -77,6 +79,7 @@ class FlagReader {
   const char* const* const argv_;
   int next_ = 1;  // argv[0] is the program
   bool help_ = false;
+  bool version_ = false;
   std::string error_;
 };
 

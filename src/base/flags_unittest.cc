@@ -16,6 +16,7 @@ namespace {
 struct Read {
   std::vector<Flag> flags;
   bool help = false;
+  bool version = false;
   std::string error;
 };
 
@@ -29,6 +30,7 @@ Read ReadAll(std::vector<const char*> args) {
   // Once stopped, the reader stays stopped.
   EXPECT_FALSE(reader.Next(&flag));
   read.help = reader.help();
+  read.version = reader.version();
   read.error = reader.error();
   return read;
 }
@@ -44,6 +46,20 @@ TEST(FlagReaderTest, NoArguments) {
   EXPECT_FALSE(empty.Next(&flag));
   EXPECT_FALSE(empty.help());
   EXPECT_EQ(empty.error(), "");
+}
+
+// --version stops the reader like --help, after the flags before it; as a
+// value it is a value.
+TEST(FlagReaderTest, VersionStopsTheReader) {
+  const Read read = ReadAll({"--a", "1", "--version", "--b", "2"});
+  ASSERT_EQ(read.flags.size(), 1u);
+  EXPECT_TRUE(read.version);
+  EXPECT_FALSE(read.help);
+  EXPECT_EQ(read.error, "");
+  const Read as_value = ReadAll({"--a", "--version"});
+  ASSERT_EQ(as_value.flags.size(), 1u);
+  EXPECT_EQ(as_value.flags[0].value, "--version");
+  EXPECT_FALSE(as_value.version);
 }
 
 TEST(FlagReaderTest, SpaceAndEqualsForms) {

@@ -26,7 +26,9 @@
 #include "src/base/flags.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
+#include "src/base/version.h"
 #include "src/tracing/ipc/default_socket_paths.h"
+#include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/traced/tracing_service.h"
 
@@ -49,8 +51,13 @@ void PrintUsage(FILE* out, const char* argv0) {
           "FILE from start to stop (the consumer socket only if given).\n"
           "  --producer-socket PATH Unix socket producers connect to (alias "
           "--socket;\n"
-          "                         default: see docs/sessions.md)\n"
-          "  --consumer-socket PATH Unix socket consumers connect to\n"
+          "                         default here: %s)\n"
+          "  --consumer-socket PATH Unix socket consumers connect to "
+          "(default\n"
+          "                         here: %s; $RINGTRACE_PRODUCER_SOCK and\n"
+          "                         $RINGTRACE_CONSUMER_SOCK override both "
+          "defaults)\n"
+          "  --version              the version and the producer protocol\n"
           "  --consumer-group GROUP members of GROUP may use the consumer "
           "socket\n"
           "                         (its mode becomes 0660)\n"
@@ -122,7 +129,8 @@ void PrintUsage(FILE* out, const char* argv0) {
           "chunks producers had published, not those their writers still\n"
           "hold open (a later snapshot and FILE have them). Send SIGUSR1\n"
           "only once ringtraced is listening.\n",
-          argv0);
+          argv0, ipc::DefaultProducerSocketPath().c_str(),
+          ipc::DefaultConsumerSocketPath().c_str());
 }
 
 // Octal digits only, at most 0777.
@@ -211,8 +219,8 @@ bool ParseUserLimitFlag(const base::Flag& flag,
   return false;
 }
 
-// Returns kExitOk to run, kExitUsage on a bad flag (message printed), or -1
-// for --help.
+// Returns kExitOk to run, kExitUsage on a bad flag (message printed), -1
+// for --help or -2 for --version.
 int ParseFlags(int argc,
                char** argv,
                TracingService::Options* options,
@@ -336,6 +344,8 @@ int ParseFlags(int argc,
   }
   if (reader.help())
     return -1;
+  if (reader.version())
+    return -2;
   if (!reader.error().empty()) {
     fprintf(stderr, "ringtraced: %s\n", reader.error().c_str());
     return kExitUsage;
@@ -452,6 +462,11 @@ int Main(int argc, char** argv) {
   int nice_value = kNiceUnchanged;
   const int parsed =
       ParseFlags(argc, argv, &options, &duration_ms, &nice_value);
+  if (parsed == -2) {
+    printf("ringtraced %s (producer protocol %u)\n", base::kRingtraceVersion,
+           ipc::kProtocolVersion);
+    return kExitOk;
+  }
   if (parsed < 0) {
     PrintUsage(stdout, argv[0]);
     return kExitOk;
