@@ -760,6 +760,9 @@ class ServiceCore {
   bool AdmitWithinUserLimits(const ring_drainer::ClientIdentity& identity,
                              RingLimits* ring_limits,
                              Admission* admission);
+  // The ids of the sessions now, for loops whose steps may end (erase) a
+  // session.
+  std::vector<SessionId> SessionIds() const;
   // Producer::overdue, false for a producer that is gone.
   bool IsOverdue(trace_buffer::ProducerID id) const;
   // A stop or flush of |p| timed out: it is overdue from now on.

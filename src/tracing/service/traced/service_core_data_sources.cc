@@ -234,10 +234,7 @@ base::Status ServiceCore::OnFlushAck(ProducerID id,
 
 void ServiceCore::ForgetProducerInSessions(ProducerID producer_id) {
   const Clock::time_point now = Clock::now();
-  std::vector<SessionId> ids;
-  for (const auto& kv : sessions_)
-    ids.push_back(kv.first);
-  for (SessionId id : ids) {
+  for (SessionId id : SessionIds()) {
     auto it = sessions_.find(id);
     if (it == sessions_.end())
       continue;

@@ -418,6 +418,14 @@ void ServiceCore::OweLateStopAcks(Session* s, bool timed_out) {
   }
 }
 
+std::vector<SessionId> ServiceCore::SessionIds() const {
+  std::vector<SessionId> ids;
+  ids.reserve(sessions_.size());
+  for (const auto& kv : sessions_)
+    ids.push_back(kv.first);
+  return ids;
+}
+
 bool ServiceCore::IsOverdue(ProducerID id) const {
   auto it = producers_.find(id);
   return it != producers_.end() && it->second.overdue;
@@ -448,10 +456,7 @@ void ServiceCore::RefreshOverdue(Producer* p) {
 void ServiceCore::ReleaseWaitsOnOverdue(Clock::time_point now) {
   while (overdue_marked_) {
     overdue_marked_ = false;
-    std::vector<SessionId> ids;
-    for (const auto& kv : sessions_)
-      ids.push_back(kv.first);
-    for (SessionId id : ids) {
+    for (SessionId id : SessionIds()) {
       auto it = sessions_.find(id);
       if (it == sessions_.end())
         continue;
@@ -550,10 +555,7 @@ void ServiceCore::AbortSession(SessionId id) {
 }
 
 void ServiceCore::EndAllSessions(Clock::time_point now) {
-  std::vector<SessionId> ids;
-  for (const auto& kv : sessions_)
-    ids.push_back(kv.first);
-  for (SessionId id : ids) {
+  for (SessionId id : SessionIds()) {
     Session* s = sessions_[id].get();
     if (!s->stopping) {
       s->stopping = true;
@@ -694,10 +696,7 @@ void ServiceCore::FinalizeSession(SessionId id,
 }
 
 void ServiceCore::AdvanceSessions(Clock::time_point now) {
-  std::vector<SessionId> ids;
-  for (const auto& kv : sessions_)
-    ids.push_back(kv.first);
-  for (SessionId id : ids) {
+  for (SessionId id : SessionIds()) {
     auto it = sessions_.find(id);
     if (it == sessions_.end())
       continue;
