@@ -51,6 +51,9 @@ Output and sessions:
   --consumer-socket PATH  the service's consumer socket (default:
                         $RINGTRACE_CONSUMER_SOCK, else the per-user default)
   --no-progress         no progress line (it is only shown on a terminal)
+  --fail-on-empty       exit 3 when the session recorded no packet from any
+                        producer (it is always reported; the file is
+                        written)
   -h, --help            this text
 
 Ctrl-C (or SIGTERM, SIGHUP) stops tracing early and still writes a complete
@@ -59,7 +62,8 @@ of the session to FILE.snapshot-N (N = 1, 2, ...) while tracing goes on.
 
 Exit status: 0 success; 1 the service failed, refused or was unreachable,
 the trace could not be written, or the run was aborted; 2 a bad command
-line or config file.
+line or config file; 3 (only with --fail-on-empty) the session recorded no
+packet from any producer.
 )";
 
 namespace {
@@ -105,7 +109,7 @@ bool ParseSessionId(const std::string& s, uint64_t* id) {
 struct Seen {
   bool config = false, out = false, time = false, buffer = false, fill = false,
        socket = false, clone = false, stop = false, query = false, txt = false,
-       no_progress = false, out_symlink = false;
+       no_progress = false, out_symlink = false, fail_on_empty = false;
 };
 
 bool* SeenFlag(Seen* seen, const ValueOption* option) {
@@ -243,6 +247,8 @@ base::Status ParseCliOptions(int argc,
       flag = &seen.query;
     else if (arg == "--no-progress")
       flag = &seen.no_progress;
+    else if (arg == "--fail-on-empty" || arg == "--fail_on_empty")
+      flag = &seen.fail_on_empty;
     if (flag) {
       if (*flag)
         return base::ErrStatus("%s given twice", arg.c_str());
@@ -285,6 +291,7 @@ base::Status ParseCliOptions(int argc,
   }
   options->txt = seen.txt;
   options->no_progress = seen.no_progress;
+  options->fail_on_empty = seen.fail_on_empty;
   return CheckCombinations(seen, options);
 }
 

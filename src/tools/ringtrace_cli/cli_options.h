@@ -32,6 +32,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 // A bad command line or config file: nothing was sent to the service.
 constexpr int kExitUsage = 2;
+// --fail-on-empty: the session ended well but recorded no packet from any
+// producer (the file is written all the same).
+constexpr int kExitEmpty = 3;
 
 enum class Command {
   kTrace,  // start a session, wait for its end, write -o
@@ -61,6 +64,9 @@ struct CliOptions {
   uint64_t session_id = 0;
   // --no-progress: no progress line even on a terminal.
   bool no_progress = false;
+  // --fail-on-empty: exit kExitEmpty when the trace holds no producer
+  // packet.
+  bool fail_on_empty = false;
 };
 
 // Reads argv[1..argc). A usage error (unknown option, missing value, a

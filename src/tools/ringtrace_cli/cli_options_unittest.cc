@@ -39,6 +39,19 @@ TEST(CliOptionsTest, TextConfig) {
   EXPECT_TRUE(o.shortcuts.category_args.empty());
   EXPECT_EQ(o.consumer_socket, "");
   EXPECT_FALSE(o.no_progress);
+  EXPECT_FALSE(o.fail_on_empty);
+}
+
+TEST(CliOptionsTest, FailOnEmpty) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--fail-on-empty", "-o", "x"}, &o), "");
+  EXPECT_TRUE(o.fail_on_empty);
+  CliOptions p;
+  ASSERT_EQ(Parse({"--fail_on_empty", "-o", "x"}, &p), "");
+  EXPECT_TRUE(p.fail_on_empty);
+  CliOptions twice;
+  EXPECT_EQ(Parse({"--fail-on-empty", "--fail-on-empty", "-o", "x"}, &twice),
+            "--fail-on-empty given twice");
 }
 
 TEST(CliOptionsTest, LongFormsAndStdin) {

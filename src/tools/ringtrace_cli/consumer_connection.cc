@@ -25,8 +25,9 @@ ClientConnection::~ClientConnection() = default;
 base::Status ClientConnection::EnableTracing(
     const perfetto::protos::TraceConfig& config,
     int out_fd,
-    uint64_t* session_id) {
-  return client_->EnableTracing(config, out_fd, session_id);
+    uint64_t* session_id,
+    std::vector<std::string>* warnings) {
+  return client_->EnableTracing(config, out_fd, session_id, warnings);
 }
 
 base::Status ClientConnection::DisableTracing(

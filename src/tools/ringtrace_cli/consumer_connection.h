@@ -31,7 +31,8 @@ class ClientConnection : public ConsumerConnection {
 
   base::Status EnableTracing(const perfetto::protos::TraceConfig& config,
                              int out_fd,
-                             uint64_t* session_id) override;
+                             uint64_t* session_id,
+                             std::vector<std::string>* warnings) override;
   base::Status DisableTracing(
       uint64_t session_id,
       uint32_t timeout_ms,

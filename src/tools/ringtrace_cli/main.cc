@@ -134,6 +134,7 @@ int Run(int argc, char** argv) {
       TraceSessionOptions session_options;
       session_options.show_progress =
           !options.no_progress && isatty(STDERR_FILENO);
+      session_options.fail_on_empty = options.fail_on_empty;
       return RunTraceSession(&connection, config, file.get(), signal_fd.get(),
                              session_options, stderr);
     }

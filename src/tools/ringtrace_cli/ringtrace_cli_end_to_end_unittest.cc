@@ -638,6 +638,59 @@ TEST_F(RingtraceCliEndToEndTest, QueryListsProducersDataSourcesAndSession) {
   StopWithCtrlC(cli.get(), out);
 }
 
+// Nothing silent (docs/sessions.md): a data source no producer provides is
+// named at the start, and a session that recorded nothing says so at the
+// end; --fail-on-empty makes that exit 3, the file still written.
+TEST_F(RingtraceCliEndToEndTest, UnprovidedDataSourceAndEmptySessionAreTold) {
+  Subprocess* app = StartApp("cli_e2e_silent", 1);
+  const std::string config = dir_.File("s.pbtx");
+  WriteFile(config,
+            "duration_ms: 300\n"
+            "buffers { size_kb: 512 }\n"
+            "data_sources { config { name: \"linux.process_stats\" } }\n"
+            "data_sources { config { name: \"track_event\"\n"
+            "  track_event_config { enabled_categories: \"*\" } } }\n");
+  const std::string out = dir_.File("s.pftrace");
+  std::string output;
+  ASSERT_EQ(RunCli({"--txt", "-c", config, "-o", out}, &output), kExitOk)
+      << output;
+  EXPECT_NE(output.find("ringtrace: warning: data source "
+                        "\"linux.process_stats\": no connected producer "
+                        "provides it"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("\"track_event\": no connected"), std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("recorded no packet"), std::string::npos) << output;
+  EXPECT_TRUE(Exists(out));
+
+  // Only a data source nobody provides: the session records no packet.
+  const std::string empty_config = dir_.File("e.pbtx");
+  WriteFile(empty_config,
+            "duration_ms: 200\n"
+            "buffers { size_kb: 256 }\n"
+            "data_sources { config { name: \"linux.ftrace\" } }\n");
+  const std::string empty_out = dir_.File("e.pftrace");
+  ASSERT_EQ(RunCli({"--txt", "-c", empty_config, "-o", empty_out}, &output),
+            kExitOk)
+      << output;
+  const std::string empty_line =
+      "ringtrace: warning: the session recorded no packet from any producer "
+      "(data sources: linux.ftrace)";
+  EXPECT_NE(output.find(empty_line), std::string::npos) << output;
+  EXPECT_TRUE(Exists(empty_out));
+
+  const std::string failed_out = dir_.File("f.pftrace");
+  EXPECT_EQ(
+      RunCli({"--txt", "-c", empty_config, "-o", failed_out, "--fail-on-empty"},
+             &output),
+      kExitEmpty)
+      << output;
+  EXPECT_NE(output.find(empty_line), std::string::npos) << output;
+  EXPECT_TRUE(Exists(failed_out));
+  EXPECT_FALSE(app->Ended()) << app->output();
+}
+
 TEST_F(RingtraceCliEndToEndTest, MalformedConfigNamesTheLineAndStartsNothing) {
   StartApp("cli_e2e_app", 1);
   const std::string config = dir_.File("bad.pbtx");

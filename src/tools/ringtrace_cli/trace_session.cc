@@ -332,9 +332,23 @@ void PrintSummary(Reporter* reporter,
   }
 }
 
+// "track_event, linux.ftrace": the config's data source names, for the
+// empty-session message.
+std::string DataSourceNames(const TraceConfig& config) {
+  std::string names;
+  for (const auto& ds : config.data_sources()) {
+    if (!names.empty())
+      names += ", ";
+    names += ds.config().name();
+  }
+  return names.empty() ? "none" : names;
+}
+
 // Step 4.
 int Finish(base::PendingFile* file,
+           const TraceConfig& config,
            const SessionSummary& summary,
+           const TraceSessionOptions& options,
            Reporter* reporter) {
   uint64_t bytes = 0;
   base::Status size = file->Size(&bytes);
@@ -346,6 +360,15 @@ int Finish(base::PendingFile* file,
     return kExitFailure;
   }
   PrintSummary(reporter, file->path(), bytes, summary);
+  if (summary.packets_written() == 0) {
+    reporter->Print(
+        "warning: the session recorded no packet from any producer (data "
+        "sources: %s); `ringtrace --query` lists the connected producers and "
+        "what they provide",
+        DataSourceNames(config).c_str());
+    if (options.fail_on_empty)
+      return kExitEmpty;
+  }
   return kExitOk;
 }
 
@@ -359,8 +382,9 @@ int RunTraceSession(ConsumerConnection* connection,
                     FILE* err) {
   Reporter reporter(err);
   uint64_t session_id = 0;
+  std::vector<std::string> warnings;
   base::Status status =
-      connection->EnableTracing(config, file->fd(), &session_id);
+      connection->EnableTracing(config, file->fd(), &session_id, &warnings);
   if (!status.ok()) {
     file->Discard();
     reporter.Print("the service refused the session: %s",
@@ -373,6 +397,8 @@ int RunTraceSession(ConsumerConnection* connection,
   } else {
     reporter.Print("session %" PRIu64 " tracing until Ctrl-C", session_id);
   }
+  for (const std::string& warning : warnings)
+    reporter.Print("warning: %s", warning.c_str());
 
   SignalRecords signals(signal_fd);
   WaitResult wait = WaitForEnd(connection, config, session_id, file, &signals,
@@ -429,7 +455,7 @@ int RunTraceSession(ConsumerConnection* connection,
       reporter.Print("session ended: %s", wait.event.error().c_str());
     summary = wait.event.summary();
   }
-  return Finish(file, summary, &reporter);
+  return Finish(file, config, summary, options, &reporter);
 }
 
 int RunClone(ConsumerConnection* connection,

@@ -45,6 +45,7 @@
 #include <stdio.h>
 
 #include <string>
+#include <vector>
 
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
@@ -63,7 +64,8 @@ class ConsumerConnection {
   virtual base::Status EnableTracing(
       const perfetto::protos::TraceConfig& config,
       int out_fd,
-      uint64_t* session_id) = 0;
+      uint64_t* session_id,
+      std::vector<std::string>* warnings) = 0;
   // Blocks until the trace is written (or |timeout_ms|). May run on another
   // thread than the other calls, but never at the same time as one.
   virtual base::Status DisableTracing(
@@ -97,10 +99,15 @@ struct TraceSessionOptions {
   // How long after duration_ms (plus the stop timeout) ringtrace waits for
   // tracing_ended before it stops the session itself.
   uint32_t end_grace_ms = 60 * 1000;
+  // A session that recorded no producer packet is always reported; with
+  // this, it also makes the exit status kExitEmpty.
+  bool fail_on_empty = false;
 };
 
-// Runs the session described above; returns the exit code (kExitOk or
-// kExitFailure) after printing what happened on |err|. |file| is committed
+// Runs the session described above; returns the exit code (kExitOk,
+// kExitFailure, or kExitEmpty under fail_on_empty) after printing what
+// happened on |err|: the service's start warnings (a data source no
+// producer provides, ...), progress, and the summary. |file| is committed
 // or discarded.
 int RunTraceSession(ConsumerConnection* connection,
                     const perfetto::protos::TraceConfig& config,

@@ -67,6 +67,7 @@ class FakeConnection : public ConsumerConnection {
   bool disable_waits_for_release = false;
   std::string trace_on_enable;   // written into the fd by EnableTracing
   std::string trace_on_disable;  // written by DisableTracing
+  std::vector<std::string> start_warnings;  // EnableTracing's
   SessionSummary summary;
   ServiceState state;
   // Runs inside QueryServiceState.
@@ -120,12 +121,14 @@ class FakeConnection : public ConsumerConnection {
   // ---- ConsumerConnection ----
   base::Status EnableTracing(const TraceConfig&,
                              int out_fd,
-                             uint64_t* session_id) override {
+                             uint64_t* session_id,
+                             std::vector<std::string>* warnings) override {
     if (!enable_status.ok())
       return enable_status;
     out_fd_ = out_fd;
     Write(trace_on_enable);
     *session_id = kSessionId;
+    *warnings = start_warnings;
     return base::OkStatus();
   }
   base::Status DisableTracing(uint64_t session_id,
@@ -337,6 +340,55 @@ TEST_F(TraceSessionTest, LostPacketsAreReported) {
   RequestStop();
   EXPECT_EQ(Run(), kExitOk);
   EXPECT_THAT(Err(), HasSubstr("warning: 5 packets were lost"));
+}
+
+TEST_F(TraceSessionTest, StartWarningsFollowTheStartLine) {
+  connection_.start_warnings = {"data source \"linux.ftrace\": nobody",
+                                "second"};
+  config_.set_duration_ms(2000);
+  RequestStop();
+  EXPECT_EQ(Run(), kExitOk);
+  const std::string err = Err();
+  const size_t first =
+      err.find("warning: data source \"linux.ftrace\": nobody");
+  const size_t second = err.find("warning: second");
+  const size_t tracing = err.find(" tracing for 2.0s (Ctrl-C");
+  ASSERT_NE(first, std::string::npos) << err;
+  ASSERT_NE(second, std::string::npos) << err;
+  ASSERT_NE(tracing, std::string::npos) << err;
+  EXPECT_LT(tracing, first);
+  EXPECT_LT(first, second);
+}
+
+TEST_F(TraceSessionTest, EmptySessionIsReportedAndExitsZero) {
+  config_.add_data_sources()->mutable_config()->set_name("track_event");
+  config_.add_data_sources()->mutable_config()->set_name("linux.ftrace");
+  connection_.summary.set_packets_written(0);
+  connection_.trace_on_disable = "metadata only";
+  RequestStop();
+  EXPECT_EQ(Run(), kExitOk);
+  EXPECT_EQ(ReadFile(out_), "metadata only");
+  EXPECT_THAT(Err(), HasSubstr("warning: the session recorded no packet from "
+                               "any producer (data sources: track_event, "
+                               "linux.ftrace)"));
+}
+
+TEST_F(TraceSessionTest, FailOnEmptyExitsThreeAndStillWrites) {
+  options_.fail_on_empty = true;
+  connection_.summary.set_packets_written(0);
+  connection_.trace_on_disable = "metadata only";
+  RequestStop();
+  EXPECT_EQ(Run(), kExitEmpty);
+  EXPECT_EQ(ReadFile(out_), "metadata only");
+  EXPECT_THAT(Err(), HasSubstr("recorded no packet from any producer (data "
+                               "sources: none)"));
+}
+
+TEST_F(TraceSessionTest, FailOnEmptyKeepsZeroWhenPacketsWereRecorded) {
+  options_.fail_on_empty = true;
+  RequestStop();
+  EXPECT_EQ(Run(), kExitOk);
+  EXPECT_THAT(Err(), ::testing::Not(HasSubstr("recorded no packet")));
 }
 
 TEST_F(TraceSessionTest, SecondStopRequestAbortsABlockedDisable) {

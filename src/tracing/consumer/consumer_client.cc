@@ -245,8 +245,11 @@ base::Status ConsumerClient::Call(ConsumerRequest* request,
 base::Status ConsumerClient::EnableTracing(
     const perfetto::protos::TraceConfig& config,
     int out_fd,
-    uint64_t* session_id) {
+    uint64_t* session_id,
+    std::vector<std::string>* warnings) {
   *session_id = 0;
+  if (warnings)
+    warnings->clear();
   base::Status s = ipc::ValidateTraceConfig(config);
   if (!s.ok())
     return s;
@@ -265,6 +268,8 @@ base::Status ConsumerClient::EnableTracing(
         "without a session_id"));
   }
   *session_id = response.session_id();
+  if (warnings)
+    warnings->assign(response.warnings().begin(), response.warnings().end());
   return base::OkStatus();
 }
 

@@ -91,9 +91,12 @@ class ConsumerClient {
   // writing; the service gets a duplicate, |out_fd| stays ours). The config
   // and the fd are checked here first (ValidateTraceConfig,
   // CheckTraceFileFd), so a defect is reported without a round trip.
+  // |warnings| (may be null) receives what the service says the session
+  // will not record as asked (ConsumerResponse.warnings).
   base::Status EnableTracing(const perfetto::protos::TraceConfig& config,
                              int out_fd,
-                             uint64_t* session_id);
+                             uint64_t* session_id,
+                             std::vector<std::string>* warnings = nullptr);
   // Stops the session and waits, at most |timeout_ms|, until its trace is
   // written; |summary| (may be null) receives the service's summary.
   base::Status DisableTracing(uint64_t session_id,

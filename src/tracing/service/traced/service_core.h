@@ -534,6 +534,11 @@ class ServiceCore {
                             uint64_t consumer_id,
                             Clock::time_point now,
                             SessionId* id);
+  // What the session will not record as its config asks, one line each
+  // (session_start_warnings.h): data sources no connected producer serves.
+  // Empty for an unknown id. Called right after StartSession for the
+  // EnableTracing reply.
+  std::vector<std::string> StartWarnings(SessionId id) const;
   // Begins the end of a session: StopDataSource to every instance; once
   // each acked (DataSourceStopped) or data_source_stop_timeout_ms passed
   // (counted), the rings that wrote its buffers are drained (kFlush), the

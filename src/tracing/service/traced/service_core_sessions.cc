@@ -23,6 +23,7 @@
 #include "ringtrace/logging.h"
 #include "src/base/time.h"
 #include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/service/traced/session_start_warnings.h"
 
 namespace ringtrace {
 namespace traced {
@@ -288,6 +289,21 @@ base::Status ServiceCore::StartSession(
   // of the new instances are routable.
   UpdateAllowedBuffers(started);
   return base::OkStatus();
+}
+
+std::vector<std::string> ServiceCore::StartWarnings(SessionId id) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return {};
+  const Session& s = *it->second;
+  std::vector<bool> started(s.config.data_sources.size(), false);
+  for (const Instance& inst : s.instances)
+    started[inst.ds_index] = true;
+  std::vector<ProducerOffer> offers;
+  offers.reserve(producers_.size());
+  for (const auto& kv : producers_)
+    offers.push_back({kv.second.name, kv.second.data_sources});
+  return UnstartedDataSourceWarnings(s.config, started, offers);
 }
 
 void ServiceCore::OpenStream(Session* s, Clock::time_point now) {

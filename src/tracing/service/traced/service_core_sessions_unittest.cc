@@ -60,6 +60,30 @@ std::vector<ProducerCommand> StartsFor(const std::vector<ProducerCommand>& cmds,
   return out;
 }
 
+TEST_F(SessionsTest, StartWarnsOfDataSourcesNoProducerServes) {
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app1", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig();
+  AddDataSource(&config, "linux.ftrace", 0);
+  TraceConfig::DataSource* filtered = AddDataSource(&config, "track_event", 0);
+  filtered->add_producer_name_filter("app2");
+  const SessionId id = Start(config, "w");
+  const std::vector<std::string> warnings = core_->StartWarnings(id);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("\"linux.ftrace\": no connected producer"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find("excludes the producer that provides it "
+                             "(\"app1\")"),
+            std::string::npos)
+      << warnings[1];
+  EXPECT_TRUE(core_->StartWarnings(id + 100).empty());
+
+  // Every data source served: nothing to say.
+  const SessionId quiet = Start(OneBufferConfig(), "q");
+  EXPECT_TRUE(core_->StartWarnings(quiet).empty());
+}
+
 TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
   std::unique_ptr<ProducerSide> side1, side2;
   const ProducerID p1 = AddProducer("app1", {"track_event"}, &side1);

@@ -249,6 +249,8 @@ void TracingService::HandleConsumerRequest(Connection* c,
       if (status.ok()) {
         c->sessions.insert(id);
         response.set_session_id(id);
+        for (const std::string& warning : core_->StartWarnings(id))
+          response.add_warnings(warning);
       }
       break;
     }
