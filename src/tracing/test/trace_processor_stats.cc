@@ -66,22 +66,20 @@ std::string TraceProcessorShellPath() {
   return path;
 }
 
-bool QueryNonZeroStats(const std::string& tp,
-                       const std::string& trace,
-                       const std::string& scratch_dir,
-                       std::vector<TraceProcessorStat>* stats,
-                       std::string* error) {
-  stats->clear();
-  const std::string query = scratch_dir + "/stats.sql";
+bool RunTraceProcessorQuery(const std::string& tp,
+                            const std::string& trace,
+                            const std::string& scratch_dir,
+                            const std::string& sql,
+                            std::string* csv,
+                            std::string* error) {
+  const std::string query = scratch_dir + "/query.sql";
   FILE* f = fopen(query.c_str(), "w");
   if (!f) {
     *error = "cannot write " + query;
     return false;
   }
-  fputs(
-      "select name, idx, severity, source, value from stats "
-      "where value != 0 order by name, idx;\n",
-      f);
+  fputs(sql.c_str(), f);
+  fputc('\n', f);
   fclose(f);
   // Only stdout: the shell's progress and log lines go to stderr.
   base::Subprocess shell({"/bin/sh", "-c",
@@ -93,9 +91,26 @@ bool QueryNonZeroStats(const std::string& tp,
     *error = "trace_processor_shell did not finish";
     return false;
   }
-  const std::string output = shell.output();
+  *csv = shell.output();
   if (!shell.ExitedOk()) {
-    *error = "trace_processor_shell " + shell.DescribeStatus() + ":\n" + output;
+    *error = "trace_processor_shell " + shell.DescribeStatus() + ":\n" + *csv;
+    return false;
+  }
+  return true;
+}
+
+bool QueryNonZeroStats(const std::string& tp,
+                       const std::string& trace,
+                       const std::string& scratch_dir,
+                       std::vector<TraceProcessorStat>* stats,
+                       std::string* error) {
+  stats->clear();
+  std::string output;
+  if (!RunTraceProcessorQuery(tp, trace, scratch_dir,
+                              "select name, idx, severity, source, value "
+                              "from stats where value != 0 order by name, "
+                              "idx;",
+                              &output, error)) {
     return false;
   }
   bool header = false;

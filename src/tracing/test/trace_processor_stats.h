@@ -42,6 +42,16 @@ bool QueryNonZeroStats(const std::string& tp,
                        std::vector<TraceProcessorStat>* stats,
                        std::string* error);
 
+// Runs |sql| on |trace| in trace_processor_shell |tp|; its CSV output
+// (stdout: a header line per query, then rows) in |*csv|. |scratch_dir|
+// holds the query file. False, with |*error|, if the shell failed.
+bool RunTraceProcessorQuery(const std::string& tp,
+                            const std::string& trace,
+                            const std::string& scratch_dir,
+                            const std::string& sql,
+                            std::string* csv,
+                            std::string* error);
+
 // The value of stat |name| at |idx| (-1: the unindexed one) in |stats|; 0
 // if it is not there (trace_processor's value for a stat never set).
 int64_t StatValue(const std::vector<TraceProcessorStat>& stats,

@@ -635,6 +635,51 @@ void TraceExporter::WriteServiceEvent(ServiceEvent event,
   WriteServicePacket(body);
 }
 
+void TraceExporter::WriteProducerEnd(const ProducerEnd& end) {
+  if (!producer_ends_track_written_) {
+    std::string track;
+    ProtoBuilder t(&track);
+    t.AppendVarInt(rt::TrackDescriptor::kUuidFieldNumber,
+                   kProducerEndsTrackUuid);
+    t.AppendString(rt::TrackDescriptor::kNameFieldNumber,
+                   "ringtrace: producers that died");
+    std::string body;
+    ProtoBuilder(&body).AppendMessage(
+        rt::TracePacket::kTrackDescriptorFieldNumber, track);
+    WriteServicePacket(body);
+    producer_ends_track_written_ = true;
+  }
+  const auto annotation = [](const char* name, int64_t value) {
+    std::string a;
+    ProtoBuilder b(&a);
+    b.AppendString(rt::DebugAnnotation::kNameFieldNumber, name);
+    b.AppendVarInt(rt::DebugAnnotation::kIntValueFieldNumber,
+                   static_cast<uint64_t>(value));
+    return a;
+  };
+  std::string event;
+  ProtoBuilder e(&event);
+  e.AppendVarInt(rt::TrackEvent::kTypeFieldNumber,
+                 static_cast<uint64_t>(rt::TrackEvent_Type::TYPE_INSTANT));
+  e.AppendString(rt::TrackEvent::kNameFieldNumber,
+                 "producer \"" + end.name + "\" (pid " +
+                     std::to_string(end.pid) +
+                     ") died: its connection closed without a final report; "
+                     "slices it left open did not end");
+  e.AppendVarInt(rt::TrackEvent::kTrackUuidFieldNumber, kProducerEndsTrackUuid);
+  e.AppendMessage(rt::TrackEvent::kDebugAnnotationsFieldNumber,
+                  annotation("pid", end.pid));
+  e.AppendMessage(rt::TrackEvent::kDebugAnnotationsFieldNumber,
+                  annotation("uid", end.uid));
+  e.AppendMessage(rt::TrackEvent::kDebugAnnotationsFieldNumber,
+                  annotation("producer_id", end.producer_id));
+  std::string body;
+  ProtoBuilder b(&body);
+  b.AppendVarInt(rt::TracePacket::kTimestampFieldNumber, end.boottime_ns);
+  b.AppendMessage(rt::TracePacket::kTrackEventFieldNumber, event);
+  WriteServicePacket(body);
+}
+
 base::Status TraceExporter::Finish() {
   return writer_->Flush();
 }

@@ -274,6 +274,26 @@ class TraceExporter {
   // |boottime_ns|: when it happened (CLOCK_BOOTTIME), the packet timestamp.
   void WriteServiceEvent(ServiceEvent event, uint64_t boottime_ns);
 
+  // A producer that served the trace and lost its connection without its
+  // final report (killed or crashed), as the service saw it.
+  struct ProducerEnd {
+    int32_t pid = 0;
+    int32_t uid = 0;
+    uint32_t producer_id = 0;
+    std::string name;          // as the producer called itself (untrusted)
+    uint64_t boottime_ns = 0;  // when the service saw the connection close
+  };
+  // Marks |end| on the service's sequence as an instant TrackEvent, named
+  // for the producer and its pid, with pid, uid and producer_id as debug
+  // annotations, on the global track kProducerEndsTrackUuid ("ringtrace:
+  // producers that died"; its TrackDescriptor precedes the first mark in a
+  // file). Absolute timestamps, no interning: nothing depends on the
+  // sequence's incremental state. trace_processor shows the mark as an
+  // instant on that track, beside the producer's unfinished slices
+  // (dur = -1, "Did not end" in the UI). docs/trace_export.md.
+  void WriteProducerEnd(const ProducerEnd& end);
+  static constexpr uint64_t kProducerEndsTrackUuid = 0x72696e6774726365;
+
   // Flushes the file writer; returns the first write error, if any.
   base::Status Finish();
 
@@ -284,6 +304,7 @@ class TraceExporter {
   const ExportStats& stats() const { return stats_; }
 
  private:
+  bool producer_ends_track_written_ = false;
   struct Sequence {
     uint32_t id = 0;
     bool exported_any = false;

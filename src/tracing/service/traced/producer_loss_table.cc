@@ -145,11 +145,13 @@ void ProducerLossTable::OnEntry(trace_buffer::ProducerID id,
 void ProducerLossTable::OnProducerRemoved(
     trace_buffer::ProducerID id,
     const std::string& name,
-    const trace_buffer::ClientIdentity& identity) {
+    const trace_buffer::ClientIdentity& identity,
+    uint64_t boottime_ns) {
   Record& live = LiveRecord(id, name, identity);
   Record r = std::move(live);
   live_.erase(id);
   r.connected = false;
+  r.removed_boottime_ns = boottime_ns;
   if (!Worth(r)) {
     writers_ -= r.writers.size();
     return;  // an orderly producer that lost nothing: nothing to say

@@ -70,6 +70,10 @@ class ProducerLossTable {
     trace_buffer::ClientIdentity identity;
     bool connected = true;
     bool final_report = false;
+    // When it was removed (CLOCK_BOOTTIME ns; 0 while connected): where a
+    // producer without a final report is marked in the trace
+    // (TraceExporter::WriteProducerEnd).
+    uint64_t removed_boottime_ns = 0;
     std::map<uint32_t, ipc::WriterLossEntry> writers;  // by WriterID
     uint64_t entries_ignored = 0;                      // not monotonic
     uint64_t writers_over_limit = 0;  // entries beyond the writer limit
@@ -119,7 +123,8 @@ class ProducerLossTable {
   // report shows up) among the departed ones.
   void OnProducerRemoved(trace_buffer::ProducerID id,
                          const std::string& name,
-                         const trace_buffer::ClientIdentity& identity);
+                         const trace_buffer::ClientIdentity& identity,
+                         uint64_t boottime_ns = 0);
 
   // The records worth writing: every departed producer without a final
   // report, and every producer with a loss (or an ignored entry). Departed

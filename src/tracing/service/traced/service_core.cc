@@ -672,8 +672,10 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   });
   // Before its instances are forgotten: they say which sessions it served.
   ReadLossArea(id, it->second);
+  const uint64_t removed_at = base::ClockNs(CLOCK_BOOTTIME);
   ForEachLossTableOf(id, [&](ProducerLossTable* table) {
-    table->OnProducerRemoved(id, it->second.name, it->second.identity);
+    table->OnProducerRemoved(id, it->second.name, it->second.identity,
+                             removed_at);
   });
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
@@ -901,6 +903,22 @@ base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
   return status;
 }
 
+// static
+void ServiceCore::WriteProducerEnds(trace_export::TraceExporter* exporter,
+                                    const ProducerLossTable& losses) {
+  losses.ForEachRecord([exporter](const ProducerLossTable::Record& r) {
+    if (r.connected || r.final_report || r.removed_boottime_ns == 0)
+      return;
+    trace_export::TraceExporter::ProducerEnd end;
+    end.pid = r.identity.pid;
+    end.uid = r.identity.uid;
+    end.producer_id = r.producer_id;
+    end.name = r.name;
+    end.boottime_ns = r.removed_boottime_ns;
+    exporter->WriteProducerEnd(end);
+  });
+}
+
 base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
                                      const std::vector<TraceBufferV2*>& buffers,
                                      const std::vector<BufferID>& buffer_ids,
@@ -914,6 +932,7 @@ base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
     exporter->ExportBuffer(buffer);
     const_buffers.push_back(buffer);
   }
+  WriteProducerEnds(exporter, losses);
   exporter->WriteServiceEvent(
       trace_export::TraceExporter::ServiceEvent::kReadTracingBuffersCompleted,
       base::ClockNs(CLOCK_BOOTTIME));

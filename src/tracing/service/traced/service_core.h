@@ -890,8 +890,13 @@ class ServiceCore {
                       const ProducerLossTable& losses,
                       int out_fd,
                       ExportSummary* summary) const;
+  // Marks every producer of |losses| that died (removed without a final
+  // report) in the trace (TraceExporter::WriteProducerEnd).
+  static void WriteProducerEnds(trace_export::TraceExporter* exporter,
+                                const ProducerLossTable& losses);
   // Export()'s second half, also the end of a streamed session: every
-  // packet of |buffers|, read_tracing_buffers_completed, TraceStats, the
+  // packet of |buffers|, the marks of producers that died
+  // (WriteProducerEnds), read_tracing_buffers_completed, TraceStats, the
   // closing ClockSnapshot, Finish().
   // Sets summary's export_stats and buffer_stats.
   base::Status ExportTail(
