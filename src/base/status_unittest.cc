@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
 
@@ -20,6 +22,15 @@ TEST(StatusTest, OkAndError) {
   Status err = ErrStatus("bad size %u at %d", 7u, 12);
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message(), "bad size 7 at 12");
+}
+
+TEST(StatusTest, LongMessagesAreKeptWhole) {
+  const std::string long_part(3000, 'x');
+  const Status s = ErrStatus("start %s end %d", long_part.c_str(), 7);
+  EXPECT_EQ(s.message(), "start " + long_part + " end 7");
+  const std::string huge(100 * 1024, 'y');
+  EXPECT_EQ(ErrStatus("%s", huge.c_str()).message().size(), 64u * 1024);
+  EXPECT_EQ(ErrStatus("short %d", 1).message(), "short 1");
 }
 
 TEST(CheckedMathTest, AddMulSubDetectOverflow) {

@@ -15,6 +15,8 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "src/base/scoped_fd.h"
@@ -50,6 +52,31 @@ class FirstErrorCollector : public pb::io::ErrorCollector {
   int line_ = 0;
   int column_ = 0;
   std::string message_;
+};
+
+// Every error and warning of a lenient parse (unknown fields allowed): the
+// parser warns of each unknown field it skips and goes on.
+class AllDiagnosticsCollector : public pb::io::ErrorCollector {
+ public:
+  struct Diagnostic {
+    int line;
+    int column;
+    std::string message;
+  };
+  void AddError(int line,
+                pb::io::ColumnNumber column,
+                const std::string& message) override {
+    all_.push_back({line, column, message});
+  }
+  void AddWarning(int line,
+                  pb::io::ColumnNumber column,
+                  const std::string& message) override {
+    all_.push_back({line, column, message});
+  }
+  const std::vector<Diagnostic>& all() const { return all_; }
+
+ private:
+  std::vector<Diagnostic> all_;
 };
 
 // Swallows what the tokenizer says while TextFieldPathAt() re-reads a text
@@ -212,6 +239,47 @@ std::string TextFieldPathAt(const std::string& text, int line, int column) {
   return FieldPathAt(Tokenize(text), line, column);
 }
 
+namespace {
+
+// "FILE:LINE:COL: PATH: message" for a parser diagnostic.
+std::string Locate(const std::vector<Token>& tokens,
+                   const std::string& file_name,
+                   int line,
+                   int column,
+                   const std::string& message) {
+  MoveErrorOntoQuotedToken(tokens, message, &line, &column);
+  const std::string path = FieldPathAt(tokens, line, column);
+  return file_name + ":" + std::to_string(line + 1) + ":" +
+         std::to_string(column + 1) + ": " + path + (path.empty() ? "" : ": ") +
+         message;
+}
+
+// After a strict parse failed: the lines of a lenient one, which skips
+// every unknown field with a warning, so that a config with several fields
+// ringtrace does not support names them all at once (each with its place),
+// plus whatever else it found. Empty when the lenient parse found nothing
+// to say (the strict error stands alone).
+std::vector<std::string> EveryProblem(const std::string& text,
+                                      const std::string& file_name,
+                                      const std::vector<Token>& tokens) {
+  AllDiagnosticsCollector collector;
+  pb::TextFormat::Parser lenient;
+  lenient.RecordErrorsTo(&collector);
+  lenient.AllowUnknownField(true);
+  lenient.AllowUnknownExtension(true);
+  perfetto::protos::TraceConfig scratch;
+  lenient.ParseFromString(text, &scratch);
+  std::vector<std::string> lines;
+  for (const auto& d : collector.all()) {
+    std::string line = Locate(tokens, file_name, d.line, d.column, d.message);
+    if (std::find(lines.begin(), lines.end(), line) == lines.end())
+      lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace
+
 base::Status ParseTextTraceConfig(const std::string& text,
                                   const std::string& file_name,
                                   perfetto::protos::TraceConfig* config) {
@@ -234,13 +302,26 @@ base::Status ParseTextTraceConfig(const std::string& text,
                            file_name.c_str());
   }
   const std::vector<Token> tokens = Tokenize(text);
-  int line = errors.line();
-  int column = errors.column();
-  MoveErrorOntoQuotedToken(tokens, errors.message(), &line, &column);
-  const std::string path = FieldPathAt(tokens, line, column);
-  return base::ErrStatus("%s:%d:%d: %s%s%s", file_name.c_str(), line + 1,
-                         column + 1, path.c_str(), path.empty() ? "" : ": ",
-                         errors.message().c_str());
+  const std::string first = Locate(tokens, file_name, errors.line(),
+                                   errors.column(), errors.message());
+  std::vector<std::string> lines = EveryProblem(text, file_name, tokens);
+  if (lines.size() <= 1)
+    return base::ErrStatus("%s", first.c_str());
+  // The strict parse's error first (it may be one the lenient parse does
+  // not repeat, e.g. a syntax error after an unknown field), then the rest.
+  std::string out = std::to_string(lines.size()) + " problems:\n" + first;
+  size_t shown = 1;
+  for (const std::string& line : lines) {
+    if (line == first)
+      continue;
+    if (shown == kMaxConfigProblemsShown) {
+      out += "\n... and more";
+      break;
+    }
+    out += "\n" + line;
+    ++shown;
+  }
+  return base::ErrStatus("%s", out.c_str());
 }
 
 base::Status ParseBinaryTraceConfig(const std::string& bytes,

@@ -34,9 +34,15 @@ namespace cli {
 // `-c /dev/zero` from eating the memory).
 constexpr size_t kMaxConfigFileBytes = 16u << 20;
 
+// At most this many problems are listed in one error.
+constexpr size_t kMaxConfigProblemsShown = 20;
+
 // Parses |text| (protobuf text format) into |*config|, which is cleared
 // first. |file_name| is only for messages. On failure |*config| is
-// unspecified.
+// unspecified. When the text has several fields ringtrace does not know
+// (Perfetto's ftrace_config, process_stats_config, ...), the error names
+// every one ("N problems:" then one "FILE:LINE:COL: PATH: what" per line,
+// at most kMaxConfigProblemsShown), not only the first.
 base::Status ParseTextTraceConfig(const std::string& text,
                                   const std::string& file_name,
                                   perfetto::protos::TraceConfig* config);

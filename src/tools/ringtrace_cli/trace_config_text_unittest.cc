@@ -22,6 +22,7 @@ namespace cli {
 namespace {
 
 using perfetto::protos::TraceConfig;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -108,6 +109,63 @@ TEST(TraceConfigTextTest, UnknownFieldNamesFileLineColumnAndField) {
   EXPECT_THAT(error, StartsWith("cfg.pbtx:7:5: "
                                 "data_sources.config.ftrace_config: "));
   EXPECT_THAT(error, HasSubstr("no field named \"ftrace_config\""));
+}
+
+// Perfetto's system-wide configs name several sources ringtrace does not
+// have: every unsupported field is named at once, each with its place.
+TEST(TraceConfigTextTest, EveryUnknownFieldIsNamedTogether) {
+  const std::string error = TextError(
+      "buffers { size_kb: 1024 }\n"
+      "data_sources { config {\n"
+      "  name: \"linux.ftrace\"\n"
+      "  ftrace_config { ftrace_events: \"sched/sched_switch\" }\n"
+      "} }\n"
+      "data_sources { config {\n"
+      "  name: \"linux.process_stats\"\n"
+      "  process_stats_config { scan_all_processes_on_start: true }\n"
+      "} }\n"
+      "data_sources { config {\n"
+      "  name: \"track_event\"\n"
+      "  track_event_config { enabled_categories: \"*\" }\n"
+      "} }\n"
+      "statsd_metadata { triggering_alert_id: 1 }\n");
+  EXPECT_THAT(error, StartsWith("3 problems:\ncfg.pbtx:4:3: "
+                                "data_sources.config.ftrace_config: "));
+  EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:8:3: "
+                               "data_sources.config.process_stats_config: "));
+  EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:14:1: statsd_metadata: "));
+  EXPECT_THAT(error, HasSubstr("no field named \"process_stats_config\""));
+}
+
+TEST(TraceConfigTextTest, OneUnknownFieldIsOneLine) {
+  const std::string error = TextError("duration_ms: 10\nbogus: 1\n");
+  EXPECT_THAT(error, StartsWith("cfg.pbtx:2:1: bogus: "));
+  EXPECT_EQ(error.find("problems"), std::string::npos) << error;
+}
+
+TEST(TraceConfigTextTest, UnknownFieldsAndASyntaxErrorAreAllNamed) {
+  const std::string error = TextError(
+      "bogus_one: 1\n"
+      "bogus_two { x: 2 }\n"
+      "duration_ms 10\n");
+  EXPECT_THAT(error, StartsWith("3 problems:\ncfg.pbtx:1:1: bogus_one: "));
+  EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:2:1: bogus_two: "));
+  EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:3:"));
+}
+
+TEST(TraceConfigTextTest, ManyUnknownFieldsAreCut) {
+  std::string text;
+  for (size_t i = 0; i < kMaxConfigProblemsShown + 5; ++i)
+    text += "bogus_" + std::to_string(i) + ": 1\n";
+  const std::string error = TextError(text);
+  EXPECT_THAT(error, StartsWith(std::to_string(kMaxConfigProblemsShown + 5) +
+                                " problems:\n"));
+  EXPECT_THAT(
+      error, HasSubstr("bogus_" + std::to_string(kMaxConfigProblemsShown - 1)));
+  EXPECT_EQ(
+      error.find("bogus_" + std::to_string(kMaxConfigProblemsShown) + ":"),
+      std::string::npos);
+  EXPECT_THAT(error, EndsWith("\n... and more"));
 }
 
 TEST(TraceConfigTextTest, UnknownTopLevelField) {
