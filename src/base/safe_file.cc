@@ -150,6 +150,15 @@ Status PendingFile::Open() {
       return ErrStatus("cannot write %s: %s", path_.c_str(), strerror(errno));
     return OpenTemp(path_);  // a new file
   }
+  if (options_.no_clobber) {  // rule 8
+    const char* kind = S_ISREG(lst.st_mode)   ? "a file"
+                       : S_ISLNK(lst.st_mode) ? "a symbolic link"
+                                              : KindOf(lst.st_mode);
+    return ErrStatus("refusing to overwrite %s: it exists (%s)%s%s",
+                     path_.c_str(), kind,
+                     options_.no_clobber_hint.empty() ? "" : "; ",
+                     options_.no_clobber_hint.c_str());
+  }
   if (S_ISREG(lst.st_mode))
     return OpenTemp(path_);  // replaced at Commit()
   if (!S_ISLNK(lst.st_mode)) {
@@ -453,11 +462,22 @@ Status PendingFile::Commit() {
     Discard();
     return status;
   }
-  if (renameat(dir_fd_.get(), temp_name_.c_str(), dir_fd_.get(),
-               name_.c_str()) != 0) {
-    status =
-        ErrStatus("cannot write %s: cannot rename %s to %s: %s", path_.c_str(),
-                  temp_path().c_str(), final_path().c_str(), strerror(errno));
+  const int rc = options_.no_clobber
+                     ? renameat2(dir_fd_.get(), temp_name_.c_str(),
+                                 dir_fd_.get(), name_.c_str(), RENAME_NOREPLACE)
+                     : renameat(dir_fd_.get(), temp_name_.c_str(),
+                                dir_fd_.get(), name_.c_str());
+  if (rc != 0) {
+    if (options_.no_clobber && errno == EEXIST) {
+      status = ErrStatus(
+          "refusing to overwrite %s: it appeared while the trace was "
+          "written, and is kept; the trace was discarded",
+          final_path().c_str());
+    } else {
+      status = ErrStatus("cannot write %s: cannot rename %s to %s: %s",
+                         path_.c_str(), temp_path().c_str(),
+                         final_path().c_str(), strerror(errno));
+    }
     Discard();
     return status;
   }

@@ -43,6 +43,11 @@
 //   7. In a sticky directory (/tmp) another user's file at the path, which
 //      only its owner, the directory's owner or root may replace, is
 //      refused by Create(), not by the rename once the trace is written.
+//   8. PendingFileOptions::no_clobber: anything at the path (a file, a
+//      link, dangling or not, a device) makes Create() fail, and Commit()
+//      puts the file in place with renameat2(RENAME_NOREPLACE), so a file
+//      that appeared meanwhile is kept and the commit fails (the trace is
+//      then discarded, as on any failed commit).
 // Every error names the path, and no error leaves anything behind.
 //
 // Thread model: one thread owns a PendingFile.
@@ -76,6 +81,10 @@ struct PendingFileOptions {
   // Rule 1: kNoGroup for 0600; else the file's group, mode 0640 (the caller
   // must be a member of the group, or root).
   gid_t group = kNoGroup;
+  // Rule 8: never replace anything at the path.
+  bool no_clobber = false;
+  // Appended to the no_clobber refusal: how the user lifts it.
+  std::string no_clobber_hint;
 
   // TEST ONLY. False: no O_TMPFILE, the named temporary file of rule 2.
   bool use_tmpfile = true;

@@ -404,6 +404,51 @@ TEST_P(PendingFileTest, SymlinkPlantedBeforeCommitIsRefused) {
   EXPECT_THAT(TempFilesBeside(out_), IsEmpty());
 }
 
+// Rule 8: with no_clobber nothing at the path is replaced: Create() refuses
+// what is there, and a file that appears before Commit() is kept.
+TEST_P(PendingFileTest, NoClobberRefusesWhatExistsAndWhatAppears) {
+  PendingFileOptions options = Options();
+  options.no_clobber = true;
+  options.no_clobber_hint = "drop --no-clobber to replace it";
+  Plant(out_, "previous", 0644);
+  {
+    const Untouched previous(out_);
+    std::unique_ptr<PendingFile> file;
+    const Status status = PendingFile::Create(out_, options, &file);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.message(), "refusing to overwrite " + out_ +
+                                    ": it exists (a file); drop --no-clobber "
+                                    "to replace it");
+    previous.Check();
+  }
+  const std::string dangling = dir_.File("dangling");
+  ASSERT_EQ(symlink(dir_.File("nowhere").c_str(), dangling.c_str()), 0);
+  std::unique_ptr<PendingFile> refused;
+  EXPECT_THAT(PendingFile::Create(dangling, options, &refused).message(),
+              HasSubstr("it exists (a symbolic link)"));
+
+  // A new path: written as usual.
+  const std::string fresh = dir_.File("fresh.pftrace");
+  ASSERT_TRUE(WriteWhole(fresh, options, "new").ok());
+  EXPECT_EQ(Inspect(fresh).data, "new");
+
+  // A file that appears while the trace is written wins.
+  const std::string raced = dir_.File("raced.pftrace");
+  std::unique_ptr<PendingFile> file;
+  ASSERT_TRUE(PendingFile::Create(raced, options, &file).ok());
+  WriteAll(file->fd(), "trace");
+  Plant(raced, "theirs", 0644);
+  const Untouched theirs(raced);
+  const Status status = file->Commit();
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("refusing to overwrite " + raced +
+                                          ": it appeared while the trace was "
+                                          "written, and is kept"));
+  EXPECT_FALSE(file->committed());
+  theirs.Check();
+  EXPECT_THAT(TempFilesBeside(raced), IsEmpty());
+}
+
 // Rule 5: Discard() and the destructor remove only our temporary file.
 TEST_P(PendingFileTest, DiscardKeepsThePreviousFile) {
   Plant(out_, "previous", 0644);

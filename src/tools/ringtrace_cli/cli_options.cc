@@ -51,6 +51,9 @@ Output and sessions:
   --consumer-socket PATH  the service's consumer socket (default:
                         $RINGTRACE_CONSUMER_SOCK, else the per-user default)
   --no-progress         no progress line (it is only shown on a terminal)
+  --no-clobber          refuse to replace an existing FILE (or snapshot);
+                        a file that appears while tracing is kept and the
+                        trace is not written
   --fail-on-empty       exit 3 when the session recorded no packet from any
                         producer (it is always reported; the file is
                         written)
@@ -109,7 +112,8 @@ bool ParseSessionId(const std::string& s, uint64_t* id) {
 struct Seen {
   bool config = false, out = false, time = false, buffer = false, fill = false,
        socket = false, clone = false, stop = false, query = false, txt = false,
-       no_progress = false, out_symlink = false, fail_on_empty = false;
+       no_progress = false, out_symlink = false, fail_on_empty = false,
+       no_clobber = false;
 };
 
 bool* SeenFlag(Seen* seen, const ValueOption* option) {
@@ -207,6 +211,8 @@ base::Status CheckCombinations(const Seen& seen, CliOptions* options) {
     return base::ErrStatus("%s takes no -o", command_name);
   if (!wants_out && seen.out_symlink)
     return base::ErrStatus("%s takes no --out-symlink", command_name);
+  if (!wants_out && seen.no_clobber)
+    return base::ErrStatus("%s takes no --no-clobber", command_name);
   if (seen.config && shortcuts) {
     return base::ErrStatus(
         "-c excludes the shortcuts (-t, -b, --fill, categories): put them in "
@@ -249,6 +255,8 @@ base::Status ParseCliOptions(int argc,
       flag = &seen.no_progress;
     else if (arg == "--fail-on-empty" || arg == "--fail_on_empty")
       flag = &seen.fail_on_empty;
+    else if (arg == "--no-clobber" || arg == "--no_clobber")
+      flag = &seen.no_clobber;
     if (flag) {
       if (*flag)
         return base::ErrStatus("%s given twice", arg.c_str());
@@ -292,6 +300,7 @@ base::Status ParseCliOptions(int argc,
   options->txt = seen.txt;
   options->no_progress = seen.no_progress;
   options->fail_on_empty = seen.fail_on_empty;
+  options->no_clobber = seen.no_clobber;
   return CheckCombinations(seen, options);
 }
 

@@ -67,6 +67,8 @@ struct CliOptions {
   // --fail-on-empty: exit kExitEmpty when the trace holds no producer
   // packet.
   bool fail_on_empty = false;
+  // --no-clobber: -o FILE (and the snapshots) replace nothing.
+  bool no_clobber = false;
 };
 
 // Reads argv[1..argc). A usage error (unknown option, missing value, a

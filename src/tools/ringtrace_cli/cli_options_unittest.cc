@@ -42,6 +42,15 @@ TEST(CliOptionsTest, TextConfig) {
   EXPECT_FALSE(o.fail_on_empty);
 }
 
+TEST(CliOptionsTest, NoClobber) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--no-clobber", "-o", "x"}, &o), "");
+  EXPECT_TRUE(o.no_clobber);
+  CliOptions query;
+  EXPECT_EQ(Parse({"--query", "--no-clobber"}, &query),
+            "--query takes no --no-clobber");
+}
+
 TEST(CliOptionsTest, FailOnEmpty) {
   CliOptions o;
   ASSERT_EQ(Parse({"--fail-on-empty", "-o", "x"}, &o), "");

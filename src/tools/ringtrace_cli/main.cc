@@ -110,7 +110,8 @@ int Run(int argc, char** argv) {
   std::unique_ptr<base::PendingFile> file;
   if (options.command == Command::kTrace ||
       options.command == Command::kClone) {
-    status = CreateOutputFile(options.out_path, options.follow_symlink, &file);
+    status = CreateOutputFile(options.out_path, options.follow_symlink, &file,
+                              options.no_clobber);
     if (!status.ok()) {
       PrintError(status.message());
       return kExitFailure;
@@ -135,6 +136,7 @@ int Run(int argc, char** argv) {
       session_options.show_progress =
           !options.no_progress && isatty(STDERR_FILENO);
       session_options.fail_on_empty = options.fail_on_empty;
+      session_options.no_clobber = options.no_clobber;
       return RunTraceSession(&connection, config, file.get(), signal_fd.get(),
                              session_options, stderr);
     }

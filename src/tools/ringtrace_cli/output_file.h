@@ -27,9 +27,12 @@ namespace cli {
 
 // Opens the output for |path|. |follow_symlink|: --out-symlink follow
 // (only for -o FILE itself; the snapshots never follow a link).
+// |no_clobber|: --no-clobber, nothing at |path| is replaced (refused at
+// once, and a file that appears before the commit is kept).
 base::Status CreateOutputFile(const std::string& path,
                               bool follow_symlink,
-                              std::unique_ptr<base::PendingFile>* file);
+                              std::unique_ptr<base::PendingFile>* file,
+                              bool no_clobber = false);
 
 }  // namespace cli
 }  // namespace ringtrace

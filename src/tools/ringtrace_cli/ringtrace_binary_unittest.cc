@@ -152,6 +152,20 @@ TEST_F(RingtraceBinaryTest, UnreachableServiceExitsOneAndLeavesOut) {
             kExitFailure);
 }
 
+// --no-clobber: an existing -o FILE is refused before anything is sent
+// (no service is needed to see it), and kept.
+TEST_F(RingtraceBinaryTest, NoClobberRefusesAnExistingOut) {
+  std::string output;
+  EXPECT_EQ(Run({"-t", "1s", "-o", out_, "--no-clobber", "--consumer-socket",
+                 socket_},
+                &output),
+            kExitFailure);
+  EXPECT_THAT(output, HasSubstr("refusing to overwrite " + out_ +
+                                ": it exists (a file); --no-clobber keeps it"));
+  EXPECT_THAT(output, ::testing::Not(HasSubstr(socket_)));
+  ExpectOutUntouched();
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace ringtrace

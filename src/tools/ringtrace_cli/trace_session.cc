@@ -159,10 +159,12 @@ void WriteSnapshot(ConsumerConnection* connection,
                    uint64_t session_id,
                    const std::string& out_path,
                    uint32_t number,
+                   bool no_clobber,
                    Reporter* reporter) {
   const std::string path = out_path + ".snapshot-" + std::to_string(number);
   std::unique_ptr<base::PendingFile> file;
-  base::Status status = CreateOutputFile(path, /*follow_symlink=*/false, &file);
+  base::Status status =
+      CreateOutputFile(path, /*follow_symlink=*/false, &file, no_clobber);
   if (status.ok())
     status = connection->CloneSession(session_id, file->fd());
   uint64_t bytes = 0;
@@ -232,7 +234,7 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
     const uint32_t signo = signals->Consume(fds[0].revents);
     if (signo == SIGUSR1) {
       WriteSnapshot(connection, session_id, file->path(), ++snapshots,
-                    reporter);
+                    options.no_clobber, reporter);
       // The clone's round trip may have read the session's end from the
       // socket: it waits in the connection, and event_fd shows nothing.
       if (CheckEvents(connection, session_id, 0, &result))

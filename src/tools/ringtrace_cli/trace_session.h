@@ -102,6 +102,8 @@ struct TraceSessionOptions {
   // A session that recorded no producer packet is always reported; with
   // this, it also makes the exit status kExitEmpty.
   bool fail_on_empty = false;
+  // --no-clobber: the SIGUSR1 snapshots replace nothing either.
+  bool no_clobber = false;
 };
 
 // Runs the session described above; returns the exit code (kExitOk,
