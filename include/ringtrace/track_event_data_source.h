@@ -84,6 +84,14 @@ class TrackEventDataSource : public DataSourceHandler {
 // The process-wide TrackEventDataSource (never destroyed), registered with
 // |tracing| under TrackEventDataSource::kName.
 base::Status RegisterTrackEventDataSource(Tracing* tracing);
+// The same for an app that holds its Producer itself (Producer::Connect,
+// no reconnection): the shared ownership is what lets each thread's writer
+// keep the Producer alive (producer.h, "Lifetime"). Its threads then record
+// into every session that enables their categories, like a Tracing app's;
+// a ScopedThreadWriter still binds a thread to a writer of the app's own.
+// Errors: a null |producer|, and those of Producer::RegisterDataSource.
+base::Status RegisterTrackEventDataSource(
+    const std::shared_ptr<Producer>& producer);
 
 }  // namespace track_event
 }  // namespace ringtrace

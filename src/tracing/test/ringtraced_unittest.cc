@@ -18,7 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -158,6 +161,59 @@ pid_t SpawnIdleConnections(const std::string& socket_path,
     _exit(4);
   for (;;)
     pause();
+}
+
+// One model of recording: an app on the sessions model (the track_event
+// data source, no writer of its own) records into `ringtraced --out` as
+// into a consumer's session: the service starts its data source with every
+// category, and both categories' events are in FILE.
+TEST_F(RingtracedTest, SessionsModelAppRecordsIntoTheOutTrace) {
+  Subprocess service(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  Subprocess app({bin_ + "/ringtrace_example_app", "--mode", "sessions",
+                  "--socket", socket_, "--name", "sessions_under_out",
+                  "--threads", "2", "--cycle-interval-us", "2000"});
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  // Both workers wrote a cycle with both categories enabled (nonzero
+  // instance masks).
+  static const std::regex kWorker0(
+      "worker-0 masks: example=0x[1-9a-f][0-9a-f]* io=0x[1-9a-f]");
+  static const std::regex kWorker1(
+      "worker-1 masks: example=0x[1-9a-f][0-9a-f]* io=0x[1-9a-f]");
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(kProcessTimeoutMs);
+  bool both = false;
+  while (!both && !app.Ended() && std::chrono::steady_clock::now() < deadline) {
+    const std::string out = app.output();
+    both = std::regex_search(out, kWorker0) && std::regex_search(out, kWorker1);
+    if (!both)
+      usleep(5000);
+  }
+  ASSERT_TRUE(both) << app.output();
+  app.Signal(SIGTERM);
+  ASSERT_TRUE(app.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(app.exit_code(), 0) << app.output();
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs)) << service.output();
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(trace_)));
+  uint64_t events = 0;
+  std::set<std::string> categories;
+  for (const auto& p : trace.packet()) {
+    if (p.trusted_pid() != app.pid())
+      continue;
+    events += p.has_track_event() ? 1 : 0;
+    if (p.has_interned_data()) {
+      for (const auto& c : p.interned_data().event_categories())
+        categories.insert(c.name());
+    }
+  }
+  EXPECT_GT(events, 0u);
+  EXPECT_TRUE(categories.count("example")) << events;
+  EXPECT_TRUE(categories.count("io")) << events;
 }
 
 // --socket naming a regular file, a directory or a symlink: refused with

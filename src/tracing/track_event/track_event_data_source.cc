@@ -108,9 +108,29 @@ uint64_t TrackEventDataSource::start_failures() const {
   return instances_->start_failures;
 }
 
-base::Status RegisterTrackEventDataSource(Tracing* tracing) {
+namespace {
+
+// The process-wide data source both registrations use (never destroyed:
+// threads may still be inside events at exit).
+TrackEventDataSource* ProcessDataSource() {
   static TrackEventDataSource* data_source = new TrackEventDataSource();
-  return tracing->RegisterDataSource(TrackEventDataSource::kName, data_source);
+  return data_source;
+}
+
+}  // namespace
+
+base::Status RegisterTrackEventDataSource(Tracing* tracing) {
+  return tracing->RegisterDataSource(TrackEventDataSource::kName,
+                                     ProcessDataSource());
+}
+
+base::Status RegisterTrackEventDataSource(
+    const std::shared_ptr<Producer>& producer) {
+  if (!producer)
+    return base::ErrStatus(
+        "track_event: no producer (Producer::Connect failed?)");
+  return producer->RegisterDataSource(TrackEventDataSource::kName,
+                                      ProcessDataSource());
 }
 
 }  // namespace track_event

@@ -232,6 +232,53 @@ TEST(TrackEventDataSourceTest, SessionsThroughTracingAndTheWireProtocol) {
             (std::map<shm_ring::BufferID, V>{{5, V{"A"}}, {6, V{"B"}}}));
 }
 
+// A plain Producer app (no Tracing) joins sessions with one call: the
+// service sees the registration, and a started instance gets the thread's
+// events in its buffer.
+TEST(TrackEventDataSourceTest, PlainProducerRegistersTheProcessDataSource) {
+  EXPECT_FALSE(RegisterTrackEventDataSource(std::shared_ptr<Producer>()).ok());
+  base::TempDir dir;
+  const std::string path = dir.File("svc.sock");
+  ScriptedService::Config config;
+  config.geometry = shm_ring::RingGeometry{4096, 64};
+  std::unique_ptr<ScriptedService> service =
+      ScriptedService::Start(path, config);
+  ASSERT_TRUE(service);
+  ProducerOptions options;
+  options.socket_path = path;
+  base::Status status;
+  std::shared_ptr<Producer> producer = Producer::Connect(options, &status);
+  ASSERT_TRUE(producer) << status.message();
+  ASSERT_TRUE(service->WaitConnected());
+  ASSERT_TRUE(RegisterTrackEventDataSource(producer).ok());
+  ipc::Message msg;
+  ASSERT_TRUE(service->Receive(&msg));
+  ASSERT_EQ(msg.type, ipc::MessageType::kRegisterDataSource);
+  EXPECT_EQ(msg.register_data_source.name, "track_event");
+  // A second registration on the same Producer is refused by name.
+  EXPECT_FALSE(RegisterTrackEventDataSource(producer).ok());
+
+  ipc::StartDataSourceMsg start;
+  start.name = "track_event";
+  start.instance_id = 1;
+  start.target_buffer = 9;
+  start.enabled_categories = {"ds.b"};
+  ASSERT_TRUE(service->SendStart(start));
+  ASSERT_TRUE(Eventually([] { return CategoryMask("ds.b") != 0; }));
+  std::thread thread([] {
+    RT_TRACE_INSTANT("ds.a", "not enabled");
+    RT_TRACE_INSTANT("ds.b", "plain");
+  });
+  thread.join();
+  ASSERT_TRUE(service->SendStop(1));
+  ASSERT_TRUE(service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(EventsByBuffer(service->region()),
+            (std::map<shm_ring::BufferID, V>{{9, V{"plain"}}}));
+  producer->StopDataSources();
+}
+
 }  // namespace
 }  // namespace track_event
 }  // namespace ringtrace

@@ -108,6 +108,11 @@ namespace traced {
 // The buffer of the single-session mode (Options::single_session): every
 // producer may write it, and HelloReply.target_buffer names it.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
+// The data source the single-session buffer starts on every producer that
+// registers it, with every category: apps on the sessions model (the
+// TrackEvent data source) record into `ringtraced --out` as into a
+// consumer's session, beside the writers that write buffer 0 directly.
+constexpr char kSingleSessionDataSource[] = "track_event";
 // Consumer sessions' buffers get BufferIDs 1..kMaxSessionBufferId.
 constexpr uint32_t kMaxSessionBufferId = 0xffff;
 
@@ -728,6 +733,13 @@ class ServiceCore {
       const Session& session) const;
   trace_buffer::BufferID AllocateBufferId();
   bool BufferIdInUse(uint32_t id) const;
+  // The single-session buffer's instance of kSingleSessionDataSource on
+  // producer |id|, which just registered |name| (nothing for another name,
+  // without the buffer, or once finished). It is never stopped: the
+  // producer's writers write buffer 0 until the trace is written.
+  void StartInSingleSession(trace_buffer::ProducerID id,
+                            Producer* p,
+                            const std::string& name);
   // Starts instances of |session|'s data sources on |producer| (those not
   // started yet); returns whether it started any.
   bool StartInstances(Session* session,
