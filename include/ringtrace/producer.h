@@ -186,11 +186,15 @@ struct DataSourceInstanceConfig {
   shm_ring::BufferID target_buffer = 0;
   // The registered data source name.
   std::string name;
-  // TrackEvent category patterns (TraceConfig's track_event_config): at most
-  // 256 in all, each 1..128 printable ASCII characters; matching them is
-  // the data source's business.
+  // TrackEvent category and tag entries (TraceConfig's track_event_config,
+  // as the consumer gave them): at most 256 in all four lists, each 1..128
+  // printable ASCII characters, a '*' only at the end (a pattern); matching
+  // them is the data source's business (TrackEventDataSource follows
+  // Perfetto's rule, docs/track_event.md "Category matching").
   std::vector<std::string> enabled_categories;
   std::vector<std::string> disabled_categories;
+  std::vector<std::string> enabled_tags;
+  std::vector<std::string> disabled_tags;
   // Incremental state clear period in milliseconds; 0: never.
   uint32_t clear_period_ms = 0;
   // The Producer that started the instance; valid at least until OnStop for
@@ -199,11 +203,20 @@ struct DataSourceInstanceConfig {
   Producer* producer = nullptr;
 };
 
-// The app's side of a data source. Every call comes from the reader thread
-// of the Producer the handler is registered with, one call at a time per
-// Producer. ringtrace::Tracing registers a handler with one connection
-// after the other: a new connection's calls come only after every OnStop of
-// the previous one, so its handlers are never called concurrently.
+// A category a data source declares (Perfetto's TrackEventCategory): what
+// the service learns about it, for `ringtrace --query` and for telling a
+// user which categories exist.
+struct DataSourceCategory {
+  std::string name;               // 1..128 printable ASCII, no '*'
+  std::string description;        // 0..256 printable ASCII
+  std::vector<std::string> tags;  // 0..4, each 1..64 printable ASCII, no '*'
+};
+
+// The app's side of a data source. Every call but Categories() comes from
+// the reader thread of the Producer the handler is registered with, one
+// call at a time per Producer. ringtrace::Tracing registers a handler with one
+// connection after the other: a new connection's calls come only after every
+// OnStop of the previous one, so its handlers are never called concurrently.
 class DataSourceHandler {
  public:
   virtual ~DataSourceHandler();
@@ -219,6 +232,14 @@ class DataSourceHandler {
   // their threads soon after). FlushAck is sent when every handler of the
   // Producer returned from OnFlush. Called on every registered handler.
   virtual void OnFlush(uint32_t flush_id) = 0;
+  // The categories the data source declares, published to the service
+  // right after RegisterDataSource (on the registering thread, at each
+  // registration: ringtrace::Tracing registers again on every new
+  // connection). The producer publishes at most 512 categories of all its
+  // data sources; it leaves out a category whose name or a tag does not
+  // fit the limits above, cuts a longer description and replaces its
+  // unprintable bytes with '?' (each logged). Default: none.
+  virtual std::vector<DataSourceCategory> Categories() const;
 };
 
 struct ProducerStats {
@@ -233,6 +254,10 @@ struct ProducerStats {
   uint64_t notifications_after_disconnect = 0;
   // Data sources (the reader thread's counters).
   uint64_t data_sources_registered = 0;
+  // Declared categories (DataSourceHandler::Categories()) sent to the
+  // service, and those left out (invalid, repeated, beyond 512).
+  uint64_t categories_published = 0;
+  uint64_t categories_not_published = 0;
   uint64_t instances_started = 0;
   uint64_t instances_stopped = 0;  // by the service's StopDataSource
   // Instances stopped because the connection was lost or the Producer

@@ -8,7 +8,10 @@
 //
 //   // Once per program, at namespace scope, in a header every tracing file
 //   // includes (it defines inline variables):
-//   RT_DEFINE_CATEGORIES("gfx", "io");
+//   RT_DEFINE_CATEGORIES(
+//       "io",
+//       ringtrace::track_event::Category("gfx").SetDescription("Frames"),
+//       ringtrace::track_event::Category("gfx.debug").SetTags("debug"));
 //
 //   // On each thread that traces, bind a writer (from Producer) for a scope:
 //   auto writer = producer->NewTraceWriter();
@@ -19,8 +22,9 @@
 //     RT_TRACE_COUNTER("io", "queue_depth", depth);   // int or double
 //   }
 //
-// Categories. Declared statically; using an undeclared name in a macro is a
-// compile error (RT_TRACE_EVENT_DYNAMIC and RT_TRACE_INSTANT_DYNAMIC take a
+// Categories. Declared statically (a name, or a Category with a description
+// and tags, see there); using an undeclared name in a macro is a compile
+// error (RT_TRACE_EVENT_DYNAMIC and RT_TRACE_INSTANT_DYNAMIC take a
 // name known only at run time instead, see there). Each has an instance mask
 // (std::atomic<uint32_t>): bit 0 is the static enabling (SetCategoriesEnabled()
 // and the RT_TRACE_CATEGORIES environment variable, same syntax, applied when
@@ -102,6 +106,67 @@ namespace track_event {
 // Data-source instance slots: bits 1..kMaxInstances of a category's mask.
 constexpr uint32_t kMaxInstances = 8;
 constexpr uint32_t kStaticBit = 1u;  // bit 0: SetCategoriesEnabled()
+
+// A category declaration for RT_DEFINE_CATEGORIES: a name and, optionally,
+// a description and up to kMaxTags tags, as Perfetto's perfetto::Category
+// has them (TrackEventCategory in its TrackEventDescriptor):
+//   RT_DEFINE_CATEGORIES(
+//       "io",  // a plain name: no description, no tags
+//       ringtrace::track_event::Category("gfx").SetDescription("Frames"),
+//       ringtrace::track_event::Category("gfx.frames")
+//           .SetDescription("One slice per frame stage")
+//           .SetTags("slow"));
+// Tags select categories in a TrackEventConfig (enabled_tags,
+// disabled_tags): a session enables a category tagged "slow" or "debug" only
+// when it asks for it (docs/track_event.md, "Category matching"). The
+// producer publishes every declared category, description and tags to the
+// service when it registers the track_event data source.
+//
+// Everything is a compile-time constant: the declarations are read-only
+// data, and an event macro still costs one relaxed load of the category's
+// mask, whatever the category declares. The strings must live for the
+// whole program (string literals). RT_DEFINE_CATEGORIES checks at compile
+// time that every name and tag is non-empty and holds no '*' (a '*' is a
+// pattern in TrackEventConfig, so such a name could not be selected alone).
+class Category {
+ public:
+  static constexpr size_t kMaxTags = 4;
+
+  constexpr Category(const char* name)  // NOLINT(runtime/explicit)
+      : name_(name) {}
+
+  // A copy with |description| (one line of text, null: none).
+  constexpr Category SetDescription(const char* description) const {
+    Category copy = *this;
+    copy.description_ = description;
+    return copy;
+  }
+  // A copy whose tags are |tags| (1..kMaxTags strings), replacing any.
+  template <typename... Tags>
+  constexpr Category SetTags(Tags... tags) const {
+    static_assert(sizeof...(Tags) >= 1 && sizeof...(Tags) <= kMaxTags,
+                  "a category has 1..Category::kMaxTags tags");
+    static_assert((std::is_convertible<Tags, const char*>::value && ...),
+                  "tags are strings");
+    const char* const given[] = {tags...};
+    Category copy = *this;
+    for (size_t i = 0; i < kMaxTags; i++)
+      copy.tags_[i] = i < sizeof...(Tags) ? given[i] : nullptr;
+    copy.tag_count_ = sizeof...(Tags);
+    return copy;
+  }
+
+  constexpr const char* name() const { return name_; }
+  constexpr const char* description() const { return description_; }
+  constexpr size_t tag_count() const { return tag_count_; }
+  constexpr const char* tag(size_t i) const { return tags_[i]; }
+
+ private:
+  const char* name_;
+  const char* description_ = nullptr;
+  const char* tags_[kMaxTags] = {};
+  size_t tag_count_ = 0;
+};
 
 struct TrackEventStats {
   // Enabled events not written for want of a writer: bit 0 on a thread

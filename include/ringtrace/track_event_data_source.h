@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include <memory>
+#include <vector>
 
 #include "ringtrace/producer.h"
 #include "ringtrace/status.h"
@@ -70,6 +71,11 @@ class TrackEventDataSource : public DataSourceHandler {
   void OnStart(const DataSourceInstanceConfig& config) override;
   void OnStop(uint32_t instance_id) override;
   void OnFlush(uint32_t flush_id) override;
+  // Every category the process declared with RT_DEFINE_CATEGORIES (name,
+  // description, tags; not the dynamic ones), each name once, as
+  // registered so far (a library loaded later is published at the next
+  // registration, i.e. the next connection of ringtrace::Tracing).
+  std::vector<DataSourceCategory> Categories() const override;
 
   size_t running_instances() const;
   uint64_t start_failures() const;

@@ -32,20 +32,24 @@ namespace track_event {
 namespace internal {
 
 // One RT_DEFINE_CATEGORIES table, registered with the runtime at static
-// initialization (so SetCategoriesEnabled and the environment reach it).
+// initialization (so SetCategoriesEnabled, the environment and the running
+// instances reach it).
 struct CategoryTable {
-  CategoryTable(const char* const* names,
+  CategoryTable(const Category* categories,
                 std::atomic<uint32_t>* masks,
                 size_t count);
-  // Not registered (the caller registers it, registry mutex held).
-  struct Unregistered {};
-  CategoryTable(const char* const* names,
+  // A dynamic category's table of one: not registered by the constructor
+  // (the caller registers it, registry mutex held), and not declared (the
+  // producer does not publish it).
+  struct Dynamic {};
+  CategoryTable(const Category* categories,
                 std::atomic<uint32_t>* masks,
                 size_t count,
-                Unregistered);
-  const char* const* names;
+                Dynamic);
+  const Category* categories;
   std::atomic<uint32_t>* masks;
   size_t count;
+  bool declared;  // false: a dynamic category
 };
 
 // A category named at run time: its registered name (stable for the
@@ -71,15 +75,40 @@ constexpr bool StrEq(const char* a, const char* b) {
   return *a == *b;
 }
 
-// The index of |name| in |names|, or |count| if absent (compile time).
-constexpr size_t FindCategory(const char* const* names,
+// The index of |name| in |categories|, or |count| if absent (compile time).
+constexpr size_t FindCategory(const Category* categories,
                               size_t count,
                               const char* name) {
   for (size_t i = 0; i < count; i++) {
-    if (StrEq(names[i], name))
+    if (StrEq(categories[i].name(), name))
       return i;
   }
   return count;
+}
+
+// A name or tag RT_DEFINE_CATEGORIES accepts: non-empty, without '*'.
+constexpr bool IsDeclarableName(const char* s) {
+  if (s == nullptr || *s == '\0')
+    return false;
+  for (; *s != '\0'; ++s) {
+    if (*s == '*')
+      return false;
+  }
+  return true;
+}
+
+// Whether every category of the table has a declarable name and tags
+// (compile time, see Category).
+constexpr bool AreDeclarable(const Category* categories, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    if (!IsDeclarableName(categories[i].name()))
+      return false;
+    for (size_t t = 0; t < categories[i].tag_count(); t++) {
+      if (!IsDeclarableName(categories[i].tag(t)))
+        return false;
+    }
+  }
+  return true;
 }
 
 struct ThreadState;  // track_event_instances.cc
@@ -547,15 +576,22 @@ inline void WriteCounterValue(uint32_t mask,
 }  // namespace track_event
 }  // namespace ringtrace
 
-// Declares the program's categories (string literals).
+// Declares the program's categories: string literals, or
+// ringtrace::track_event::Category values (a name with a description and
+// tags), in any mix.
 #define RT_DEFINE_CATEGORIES(...)                                        \
   namespace RT_TRACK_EVENT_NAMESPACE {                                   \
-  inline constexpr const char* kCategoryNames[] = {__VA_ARGS__};         \
+  inline constexpr ::ringtrace::track_event::Category kCategories[] = {  \
+      __VA_ARGS__};                                                      \
   inline constexpr size_t kCategoryCount =                               \
-      sizeof(kCategoryNames) / sizeof(kCategoryNames[0]);                \
+      sizeof(kCategories) / sizeof(kCategories[0]);                      \
+  static_assert(                                                         \
+      ::ringtrace::track_event::internal::AreDeclarable(kCategories,     \
+                                                        kCategoryCount), \
+      "a category name or tag is empty or holds a '*'");                 \
   inline std::atomic<uint32_t> g_category_mask[kCategoryCount] = {};     \
   inline const ::ringtrace::track_event::internal::CategoryTable         \
-      g_category_table(kCategoryNames, g_category_mask, kCategoryCount); \
+      g_category_table(kCategories, g_category_mask, kCategoryCount);    \
   }                                                                      \
   static_assert(true, "")
 
@@ -568,7 +604,7 @@ inline void WriteCounterValue(uint32_t mask,
   ([] {                                                                  \
     constexpr size_t rt_index =                                          \
         ::ringtrace::track_event::internal::FindCategory(                \
-            ::RT_TRACK_EVENT_NAMESPACE::kCategoryNames,                  \
+            ::RT_TRACK_EVENT_NAMESPACE::kCategories,                     \
             ::RT_TRACK_EVENT_NAMESPACE::kCategoryCount, category);       \
     static_assert(rt_index < ::RT_TRACK_EVENT_NAMESPACE::kCategoryCount, \
                   "category not declared in RT_DEFINE_CATEGORIES");      \

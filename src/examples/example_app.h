@@ -38,7 +38,10 @@
 //   its frames in order;
 //   category "io": a slice "read" (argument "bytes") on the app track
 //   Track::Named("reads", i), and a COUNTER on the counter track
-//   "worker-<i> io bytes" (unit: bytes).
+//   "worker-<i> io bytes" (unit: bytes);
+//   category "example.detail", tagged "slow": an instant "checksum"
+//   (argument "value"), which a session records only when it names the
+//   category or enables the tag (docs/track_event.md, "Category matching").
 // A cycle of a disabled category costs a load and a branch per macro.
 
 #ifndef SRC_EXAMPLES_EXAMPLE_APP_H_
@@ -123,6 +126,8 @@ struct SessionExampleResult {
   uint64_t cycles = 0;          // all workers
   uint64_t cycles_example = 0;  // begun while a session enabled "example"
   uint64_t cycles_io = 0;       // begun while a session enabled "io"
+  // Begun while a session enabled "example.detail" (tagged "slow").
+  uint64_t cycles_detail = 0;
   // TrackEvent's counters (per-thread writers created and released, events
   // that found no writer).
   uint64_t instance_writers_created = 0;
@@ -135,15 +140,19 @@ struct SessionExampleResult {
 // should end (the program: --duration-ms or a stop signal).
 // |on_masks_changed| is called on worker |index|'s thread after it wrote a
 // cycle with instance masks (track_event::CategoryMask, read at the cycle's
-// start) of "example" and "io" other than its previous cycle's (the first
-// time when a mask is not 0): once it returns with a mask bit set, the
-// cycle's packets for that instance are published in the ring (producer.h,
-// "The packet guarantee"). Any hook may be empty.
+// start) of "example", "io" and "example.detail" other than its previous
+// cycle's (the first time when a mask is not 0): once it returns with a
+// mask bit set, the cycle's packets for that instance are published in the
+// ring (producer.h, "The packet guarantee"). Any hook may be empty.
+struct CycleMasks {
+  uint32_t example = 0;
+  uint32_t io = 0;
+  uint32_t detail = 0;  // "example.detail"
+};
 struct SessionExampleHooks {
   std::function<void(uint64_t producer_id)> on_connected;
   std::function<void()> wait_for_end;
-  std::function<void(uint32_t index, uint32_t example_mask, uint32_t io_mask)>
-      on_masks_changed;
+  std::function<void(uint32_t index, const CycleMasks& masks)> on_masks_changed;
 };
 // Runs the sessions mode. Fails if no connection is made within
 // connect_timeout_ms.

@@ -28,6 +28,7 @@ struct WorkerCounts {
   uint64_t cycles = 0;
   uint64_t cycles_example = 0;
   uint64_t cycles_io = 0;
+  uint64_t cycles_detail = 0;
 };
 
 // One cycle of worker |index| (example_app.h, "The sessions mode").
@@ -56,6 +57,10 @@ void WriteCycle(uint32_t index,
           io_counter.c_str(),
           ringtrace::track_event::CounterTrack::Unit::UNIT_SIZE_BYTES),
       bytes);
+  // Tagged "slow": off unless a session asks for it.
+  RT_TRACE_INSTANT(
+      "example.detail", "checksum", "value",
+      static_cast<uint64_t>(depth) * 31 + static_cast<uint64_t>(bytes));
 }
 
 // Worker |index|: names its thread and writes cycles until |*stop|. The
@@ -72,20 +77,25 @@ void RunSessionWorker(uint32_t index,
   const std::string io_counter = thread_name + " io bytes";
   uint32_t reported_example = 0;
   uint32_t reported_io = 0;
+  uint32_t reported_detail = 0;
   // relaxed: the flag only ends the loop; join() publishes |*counts|.
   while (!stop->load(std::memory_order_relaxed)) {
     const uint32_t example = track_event::CategoryMask("example");
     const uint32_t io = track_event::CategoryMask("io");
+    const uint32_t detail = track_event::CategoryMask("example.detail");
     counts->cycles_example += example != 0;
     counts->cycles_io += io != 0;
+    counts->cycles_detail += detail != 0;
     WriteCycle(index, counts->cycles, queue_counter, io_counter);
     ++counts->cycles;
-    if ((example != reported_example || io != reported_io) &&
+    if ((example != reported_example || io != reported_io ||
+         detail != reported_detail) &&
         hooks->on_masks_changed) {
-      hooks->on_masks_changed(index, example, io);
+      hooks->on_masks_changed(index, {example, io, detail});
     }
     reported_example = example;
     reported_io = io;
+    reported_detail = detail;
     if (interval_us != 0)
       usleep(interval_us);
   }
@@ -142,6 +152,7 @@ base::Status RunSessionExample(const ExampleConfig& config,
     result->cycles += c.cycles;
     result->cycles_example += c.cycles_example;
     result->cycles_io += c.cycles_io;
+    result->cycles_detail += c.cycles_detail;
   }
   const track_event::TrackEventStats te = track_event::Stats();
   result->instance_writers_created = te.instance_writers_created;
@@ -162,7 +173,7 @@ std::string FormatSessionExampleSummary(const ExampleConfig& config,
   snprintf(buf, sizeof(buf),
            "ringtrace_example_app %s: producer %llu on %s (sessions mode)\n"
            "  threads %u, cycles %llu: %llu while a session enabled example, "
-           "%llu while one enabled io\n"
+           "%llu while one enabled io, %llu while one enabled example.detail\n"
            "  session instances started %llu, stopped %llu; per-thread writers "
            "created %llu, released %llu; events without a writer %llu\n"
            "  connections %llu, disconnects %llu; drain requests sent %llu, "
@@ -172,6 +183,7 @@ std::string FormatSessionExampleSummary(const ExampleConfig& config,
            static_cast<unsigned long long>(r.cycles),
            static_cast<unsigned long long>(r.cycles_example),
            static_cast<unsigned long long>(r.cycles_io),
+           static_cast<unsigned long long>(r.cycles_detail),
            static_cast<unsigned long long>(r.producer.instances_started),
            static_cast<unsigned long long>(r.producer.instances_stopped),
            static_cast<unsigned long long>(r.instance_writers_created),

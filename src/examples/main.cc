@@ -12,7 +12,8 @@
 //
 // The sessions mode prints "connected as producer N" on stdout once
 // connected (scripts wait for it), a line "worker-I masks: example=0xM
-// io=0xM" whenever a worker wrote its first cycle under new instance masks
+// io=0xM detail=0xM" whenever a worker wrote its first cycle under new
+// instance masks
 // (a session started or stopped; tests wait for these), and runs until
 // --duration-ms or SIGINT or SIGTERM. The two signals are blocked before any
 // thread exists (every thread inherits the mask) and taken by sigtimedwait() on
@@ -76,10 +77,12 @@ int RunSessions(const ExampleConfig& config) {
     fflush(stdout);
   };
   hooks.wait_for_end = [&] { WaitForStop(set, config.duration_ms); };
-  hooks.on_masks_changed = [&](uint32_t index, uint32_t example, uint32_t io) {
+  hooks.on_masks_changed = [&](uint32_t index, const CycleMasks& masks) {
     // One call per line: stdio locks the stream for each.
-    printf("ringtrace_example_app %s: worker-%u masks: example=0x%x io=0x%x\n",
-           config.name.c_str(), index, example, io);
+    printf(
+        "ringtrace_example_app %s: worker-%u masks: example=0x%x io=0x%x "
+        "detail=0x%x\n",
+        config.name.c_str(), index, masks.example, masks.io, masks.detail);
     fflush(stdout);
   };
   SessionExampleResult result;

@@ -68,11 +68,16 @@ write("wire_protocol_fuzzer", "register_data_source",
       message(4, sized(b"track_event")))
 write("wire_protocol_fuzzer", "start_data_source",
       message(5, struct.pack("<III", 1, 3, 5000) + sized(b"track_event") +
-              struct.pack("<II", 2, 1) + sized(b"cat*") + sized(b"gfx") +
-              sized(b"debug")))
+              struct.pack("<IIII", 2, 1, 1, 1) + sized(b"cat*") +
+              sized(b"gfx") + sized(b"*") + sized(b"slow") + sized(b"debug")))
 write("wire_protocol_fuzzer", "start_data_source_no_categories",
       message(5, struct.pack("<III", 0xffffffff, 0xffff, 0) + sized(b"ds") +
-              struct.pack("<II", 0, 0)))
+              struct.pack("<IIII", 0, 0, 0, 0)))
+write("wire_protocol_fuzzer", "data_source_categories",
+      message(10, sized(b"track_event") + struct.pack("<I", 2) +
+              sized(b"gfx") + sized(b"Frames") + struct.pack("<I", 0) +
+              sized(b"gfx.debug") + sized(b"") + struct.pack("<I", 2) +
+              sized(b"debug") + sized(b"slow")))
 write("wire_protocol_fuzzer", "stop_data_source", message(6, struct.pack("<I", 1)))
 write("wire_protocol_fuzzer", "data_source_stopped",
       message(7, struct.pack("<I", 1)))

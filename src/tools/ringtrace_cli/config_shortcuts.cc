@@ -228,6 +228,9 @@ base::Status BuildShortcutConfig(const ConfigShortcuts& shortcuts,
       config->add_data_sources()->mutable_config();
   source->set_name("track_event");
   source->set_target_buffer(0);
+  // Exactly these (Perfetto's "enable a specific category"): everything
+  // else off, a slow or debug category on only when named.
+  source->mutable_track_event_config()->add_disabled_categories("*");
   for (const std::string& category : categories)
     source->mutable_track_event_config()->add_enabled_categories(category);
   if (duration_ms != 0)

@@ -19,7 +19,9 @@
 //
 // The result has one buffer and one "track_event" data source writing into
 // it whose track_event_config.enabled_categories are the categories, in the
-// order given, each once.
+// order given, each once, and disabled_categories "*": those categories and
+// no others (a category tagged slow or debug only if named; with "*", every
+// category but those).
 //
 // Every value is checked: garbage, a missing unit, a value that does not fit
 // the field (duration_ms and size_kb are uint32) or a zero buffer is an

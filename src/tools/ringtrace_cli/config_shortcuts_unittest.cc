@@ -151,7 +151,8 @@ TEST(ConfigShortcutsTest, DefaultConfig) {
   EXPECT_EQ(source.target_buffer(), 0u);
   EXPECT_THAT(source.track_event_config().enabled_categories(),
               ElementsAre("*"));
-  EXPECT_EQ(source.track_event_config().disabled_categories_size(), 0);
+  EXPECT_THAT(source.track_event_config().disabled_categories(),
+              ElementsAre("*"));
 }
 
 TEST(ConfigShortcutsTest, FullConfig) {
@@ -171,6 +172,11 @@ TEST(ConfigShortcutsTest, FullConfig) {
   EXPECT_THAT(
       config.data_sources(0).config().track_event_config().enabled_categories(),
       ElementsAre("gfx", "input", "net"));
+  EXPECT_THAT(config.data_sources(0)
+                  .config()
+                  .track_event_config()
+                  .disabled_categories(),
+              ElementsAre("*"));
 }
 
 TEST(ConfigShortcutsTest, ZeroDurationTracesUntilStopped) {

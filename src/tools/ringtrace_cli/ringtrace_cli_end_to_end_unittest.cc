@@ -369,7 +369,8 @@ TEST_F(RingtraceCliEndToEndTest, TwoSessionsAtOnceEachFileHoldsItsCategories) {
   WriteFile(config_b,
             "buffers { size_kb: 2048 fill_policy: DISCARD }\n"
             "data_sources { config { name: \"track_event\"\n"
-            "  track_event_config { enabled_categories: \"io\" } } }\n");
+            "  track_event_config { disabled_categories: \"*\"\n"
+            "                       enabled_categories: \"io\" } } }\n");
   // A: shortcuts, 1 MiB ring buffer, "example"; B: a config file.
   std::unique_ptr<Subprocess> cli_a =
       StartCli({"-t", "0", "-b", "1mb", "-o", out_a, "example"});
@@ -738,7 +739,8 @@ TEST_F(RingtraceCliEndToEndTest, EveryTraceFileIsMode0600UnderUmask0) {
             "file_write_period_ms: 100\n"
             "duration_ms: 1000\n"
             "data_sources { config { name: \"track_event\"\n"
-            "  track_event_config { enabled_categories: \"example\" } } }\n");
+            "  track_event_config { disabled_categories: \"*\"\n"
+            "                       enabled_categories: \"example\" } } }\n");
   const mode_t old_mask = umask(0);  // inherited by every CLI started here
   std::unique_ptr<Subprocess> cli = StartCli({"-t", "10m", "-o", out, "io"});
   const uint64_t id = WaitForSessionId(cli.get());

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <utility>
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
@@ -272,25 +273,47 @@ base::Status CheckBuffers(const TraceConfig& config) {
   return base::OkStatus();
 }
 
-base::Status CheckCategories(const std::string& path,
-                             const perfetto::protos::TrackEventConfig& te) {
-  const size_t total = static_cast<size_t>(te.enabled_categories_size()) +
-                       static_cast<size_t>(te.disabled_categories_size());
-  if (total > kMaxCategoryPatterns) {
-    return base::ErrStatus("%s: %zu category patterns, at most %zu",
-                           path.c_str(), total, kMaxCategoryPatterns);
-  }
-  for (int j = 0; j < te.enabled_categories_size(); j++) {
+// One list of TrackEventConfig entries: each a name or a pattern (one
+// trailing '*'), printable, 1..kMaxCategoryPatternSize bytes.
+base::Status CheckPatternList(
+    const std::string& where,
+    const google::protobuf::RepeatedPtrField<std::string>& entries) {
+  for (int j = 0; j < entries.size(); j++) {
+    const std::string item = Index(where, j);
     base::Status s =
-        CheckPrintable(Index(path + ".enabled_categories", j),
-                       te.enabled_categories(j), 1, kMaxCategoryPatternSize);
+        CheckPrintable(item, entries.Get(j), 1, kMaxCategoryPatternSize);
     if (!s.ok())
       return s;
+    const size_t star = entries.Get(j).find('*');
+    if (star != std::string::npos && star + 1 != entries.Get(j).size()) {
+      return base::ErrStatus(
+          "%s: '%s': a '*' may only end a pattern (a prefix match)",
+          item.c_str(), entries.Get(j).c_str());
+    }
   }
-  for (int j = 0; j < te.disabled_categories_size(); j++) {
-    base::Status s =
-        CheckPrintable(Index(path + ".disabled_categories", j),
-                       te.disabled_categories(j), 1, kMaxCategoryPatternSize);
+  return base::OkStatus();
+}
+
+base::Status CheckCategories(const std::string& path,
+                             const perfetto::protos::TrackEventConfig& te) {
+  // Each size is below INT_MAX: the sum of four cannot overflow a size_t.
+  const size_t total = static_cast<size_t>(te.enabled_categories_size()) +
+                       static_cast<size_t>(te.disabled_categories_size()) +
+                       static_cast<size_t>(te.enabled_tags_size()) +
+                       static_cast<size_t>(te.disabled_tags_size());
+  if (total > kMaxCategoryPatterns) {
+    return base::ErrStatus(
+        "%s: %zu category and tag patterns in all, at most %zu", path.c_str(),
+        total, kMaxCategoryPatterns);
+  }
+  const std::pair<const char*,
+                  const google::protobuf::RepeatedPtrField<std::string>*>
+      lists[] = {{".enabled_categories", &te.enabled_categories()},
+                 {".disabled_categories", &te.disabled_categories()},
+                 {".enabled_tags", &te.enabled_tags()},
+                 {".disabled_tags", &te.disabled_tags()}};
+  for (const auto& [field, entries] : lists) {
+    base::Status s = CheckPatternList(path + field, *entries);
     if (!s.ok())
       return s;
   }

@@ -76,10 +76,11 @@ constexpr size_t kMaxBuffersPerSession = 8;
 // TraceBufferV2's largest buffer, 0xffff0000 bytes, in KiB.
 constexpr uint32_t kMaxBufferSizeKb = 4194240;
 constexpr size_t kMaxDataSourcesPerConfig = 64;
-// kMaxDataSourceNameSize, kMaxCategoryPatterns (enabled plus disabled
-// patterns of one data source) and kMaxCategoryPatternSize are the producer
-// protocol's (wire_protocol.h): a validated config always encodes as
-// StartDataSource.
+// kMaxDataSourceNameSize, kMaxCategoryPatterns (the enabled and disabled
+// category and tag entries of one data source, all four lists together) and
+// kMaxCategoryPatternSize are the producer protocol's (wire_protocol.h): a
+// validated config always encodes as StartDataSource. An entry is a name or
+// a pattern with one trailing '*'; a '*' anywhere else is an error.
 constexpr size_t kMaxProducerNameFilters = 64;
 constexpr size_t kMaxProducerNameFilterSize = 64;
 constexpr size_t kMaxUniqueSessionNameSize = 64;

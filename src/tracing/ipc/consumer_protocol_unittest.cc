@@ -105,9 +105,12 @@ TEST(ConsumerProtocolTest, ValidConfigsPass) {
     ds->mutable_config()->set_target_buffer(kMaxBuffersPerSession - 1);
     if (i == 0) {
       auto* te = ds->mutable_config()->mutable_track_event_config();
-      for (size_t j = 0; j < kMaxCategoryPatterns / 2; j++) {
+      for (size_t j = 0; j < kMaxCategoryPatterns / 4; j++) {
         te->add_enabled_categories(std::string(kMaxCategoryPatternSize, 'e'));
         te->add_disabled_categories("d ~*");
+        te->add_enabled_tags(std::string(kMaxCategoryPatternSize - 1, 't') +
+                             "*");
+        te->add_disabled_tags("debug");
       }
       for (size_t j = 0; j < kMaxProducerNameFilters; j++)
         ds->add_producer_name_filter(
@@ -204,11 +207,17 @@ TEST(ConsumerProtocolTest, CategoryRules) {
                  ->mutable_track_event_config();
   for (int i = 0; i < 200; i++)
     te->add_enabled_categories("a");
-  for (int i = 0; i < 57; i++)
+  for (int i = 0; i < 27; i++)
     te->add_disabled_categories("b");
+  for (int i = 0; i < 20; i++)
+    te->add_enabled_tags("t");
+  for (int i = 0; i < 9; i++)
+    te->add_disabled_tags("u");
+  EXPECT_EQ(Check(config), "ok");  // 256 in the four lists
+  te->add_disabled_tags("u");
   EXPECT_EQ(Check(config),
-            "data_sources[0].config.track_event_config: 257 category "
-            "patterns, at most 256");
+            "data_sources[0].config.track_event_config: 257 category and tag "
+            "patterns in all, at most 256");
 
   config = ValidConfig();
   te = config.mutable_data_sources(0)
@@ -228,6 +237,38 @@ TEST(ConsumerProtocolTest, CategoryRules) {
   EXPECT_EQ(Check(config),
             "data_sources[0].config.track_event_config.disabled_categories[0]:"
             " byte 0x00 at offset 1 is not printable ASCII");
+
+  // Tags follow the same rules; a '*' only ends a pattern.
+  config = ValidConfig();
+  te = config.mutable_data_sources(0)
+           ->mutable_config()
+           ->mutable_track_event_config();
+  te->add_enabled_categories("*");
+  te->add_disabled_categories("gfx.*");
+  te->add_enabled_tags("slow");
+  te->add_disabled_tags("de*");
+  EXPECT_EQ(Check(config), "ok");
+  te->add_enabled_tags("");
+  EXPECT_EQ(Check(config),
+            "data_sources[0].config.track_event_config.enabled_tags[1]: empty");
+  te->set_enabled_tags(1, std::string(129, 't'));
+  EXPECT_EQ(Check(config),
+            "data_sources[0].config.track_event_config.enabled_tags[1]: 129 "
+            "bytes, at most 128");
+  te->set_enabled_tags(1, "debug");
+  te->add_disabled_tags("a*b");
+  EXPECT_EQ(Check(config),
+            "data_sources[0].config.track_event_config.disabled_tags[1]: "
+            "'a*b': a '*' may only end a pattern (a prefix match)");
+  te->set_disabled_tags(1, "ab");
+  te->add_enabled_categories("**");
+  EXPECT_EQ(Check(config),
+            "data_sources[0].config.track_event_config.enabled_categories[1]: "
+            "'**': a '*' may only end a pattern (a prefix match)");
+  te->set_enabled_categories(1, "*gfx");
+  EXPECT_EQ(Check(config),
+            "data_sources[0].config.track_event_config.enabled_categories[1]: "
+            "'*gfx': a '*' may only end a pattern (a prefix match)");
 }
 
 TEST(ConsumerProtocolTest, ProducerNameFilterRules) {

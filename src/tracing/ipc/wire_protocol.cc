@@ -86,7 +86,10 @@ static_assert(kHeaderSize + kLossReportFixedSize +
 static_assert(kHeaderSize + 4 + kMaxDataSourceNameSize <=
                   kMaxProducerMessageSize,
               "RegisterDataSource fits a producer message");
-static_assert(kHeaderSize + kStartFixedSize + kMaxDataSourceNameSize + 8 +
+// The four list sizes after the name.
+constexpr size_t kStartCountsSize = 16;
+static_assert(kHeaderSize + kStartFixedSize + kMaxDataSourceNameSize +
+                      kStartCountsSize +
                       kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize) ==
                   kMaxStartDataSourceSize,
               "kMaxStartDataSourceSize matches the layout");
@@ -203,8 +206,37 @@ bool IsValidDataSourceName(const std::string& name) {
 }
 
 bool IsValidCategoryPattern(const std::string& pattern) {
-  return IsPrintable(StringBytes(pattern), pattern.size(),
-                     kMaxCategoryPatternSize);
+  if (!IsPrintable(StringBytes(pattern), pattern.size(),
+                   kMaxCategoryPatternSize)) {
+    return false;
+  }
+  const size_t star = pattern.find('*');
+  return star == std::string::npos || star + 1 == pattern.size();
+}
+
+namespace {
+
+// No '*' in |s| (declared names and tags are never patterns).
+bool HasNoStar(const std::string& s) {
+  return s.find('*') == std::string::npos;
+}
+
+}  // namespace
+
+bool IsValidCategoryName(const std::string& name) {
+  return IsPrintable(StringBytes(name), name.size(), kMaxCategoryNameSize) &&
+         HasNoStar(name);
+}
+
+bool IsValidCategoryTag(const std::string& tag) {
+  return IsPrintable(StringBytes(tag), tag.size(), kMaxCategoryTagSize) &&
+         HasNoStar(tag);
+}
+
+bool IsValidCategoryDescription(const std::string& description) {
+  return description.empty() ||
+         IsPrintable(StringBytes(description), description.size(),
+                     kMaxCategoryDescriptionSize);
 }
 
 size_t EncodeRegisterDataSource(const RegisterDataSourceMsg& msg,
@@ -221,6 +253,17 @@ size_t EncodeRegisterDataSource(const RegisterDataSourceMsg& msg,
   return total;
 }
 
+namespace {
+
+// The four lists of a StartDataSource, in their wire order.
+std::vector<const std::vector<std::string>*> StartLists(
+    const StartDataSourceMsg& msg) {
+  return {&msg.enabled_categories, &msg.disabled_categories, &msg.enabled_tags,
+          &msg.disabled_tags};
+}
+
+}  // namespace
+
 size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
                              uint8_t* buf,
                              size_t cap) {
@@ -228,14 +271,16 @@ size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
       !IsValidDataSourceName(msg.name)) {
     return 0;
   }
-  const size_t num_enabled = msg.enabled_categories.size();
-  const size_t num_disabled = msg.disabled_categories.size();
-  if (num_enabled > kMaxCategoryPatterns ||
-      num_disabled > kMaxCategoryPatterns - num_enabled) {
-    return 0;
+  const std::vector<const std::vector<std::string>*> lists = StartLists(msg);
+  size_t entries = 0;
+  for (const std::vector<std::string>* list : lists) {
+    // Each step compares before it adds: no overflow.
+    if (list->size() > kMaxCategoryPatterns - entries)
+      return 0;
+    entries += list->size();
   }
-  size_t payload = kStartFixedSize + msg.name.size() + 8;
-  for (const auto* list : {&msg.enabled_categories, &msg.disabled_categories}) {
+  size_t payload = kStartFixedSize + msg.name.size() + kStartCountsSize;
+  for (const std::vector<std::string>* list : lists) {
     for (const std::string& pattern : *list) {
       if (!IsValidCategoryPattern(pattern))
         return 0;
@@ -252,13 +297,55 @@ size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
   PutU32(p + 8, msg.clear_period_ms);
   p += 12;
   PutSizedString(&p, msg.name);
-  PutU32(p, static_cast<uint32_t>(num_enabled));
-  PutU32(p + 4, static_cast<uint32_t>(num_disabled));
-  p += 8;
-  for (const std::string& pattern : msg.enabled_categories)
-    PutSizedString(&p, pattern);
-  for (const std::string& pattern : msg.disabled_categories)
-    PutSizedString(&p, pattern);
+  for (const std::vector<std::string>* list : lists) {
+    PutU32(p, static_cast<uint32_t>(list->size()));
+    p += 4;
+  }
+  for (const std::vector<std::string>* list : lists) {
+    for (const std::string& pattern : *list)
+      PutSizedString(&p, pattern);
+  }
+  return total;
+}
+
+size_t EncodeDataSourceCategories(const DataSourceCategoriesMsg& msg,
+                                  uint8_t* buf,
+                                  size_t cap) {
+  if (!IsValidDataSourceName(msg.data_source) || msg.categories.empty() ||
+      msg.categories.size() > kMaxCategoriesPerMessage) {
+    return 0;
+  }
+  size_t payload = 4 + msg.data_source.size() + 4;
+  for (const CategoryDescriptor& c : msg.categories) {
+    if (!IsValidCategoryName(c.name) ||
+        !IsValidCategoryDescription(c.description) ||
+        c.tags.size() > kMaxTagsPerCategory) {
+      return 0;
+    }
+    payload += 4 + c.name.size() + 4 + c.description.size() + 4;
+    for (const std::string& tag : c.tags) {
+      if (!IsValidCategoryTag(tag))
+        return 0;
+      payload += 4 + tag.size();
+    }
+  }
+  // Bounded by kMaxDataSourceCategoriesSize: every part was checked.
+  const size_t total =
+      PutHeader(MessageType::kDataSourceCategories, payload, buf, cap);
+  if (total == 0)
+    return 0;
+  uint8_t* p = buf + kHeaderSize;
+  PutSizedString(&p, msg.data_source);
+  PutU32(p, static_cast<uint32_t>(msg.categories.size()));
+  p += 4;
+  for (const CategoryDescriptor& c : msg.categories) {
+    PutSizedString(&p, c.name);
+    PutSizedString(&p, c.description);
+    PutU32(p, static_cast<uint32_t>(c.tags.size()));
+    p += 4;
+    for (const std::string& tag : c.tags)
+      PutSizedString(&p, tag);
+  }
   return total;
 }
 
@@ -348,26 +435,109 @@ base::Status DecodeStartDataSource(const uint8_t* p,
                            out->target_buffer);
   if (!GetSizedString(&p, end, kMaxDataSourceNameSize, &out->name))
     return base::ErrStatus("StartDataSource name is malformed");
-  if (end - p < 8)
-    return base::ErrStatus("StartDataSource without category counts");
-  const uint32_t num_enabled = GetU32(p);
-  const uint32_t num_disabled = GetU32(p + 4);
-  p += 8;
-  if (num_enabled > kMaxCategoryPatterns ||
-      num_disabled > kMaxCategoryPatterns - num_enabled) {
-    return base::ErrStatus("StartDataSource with %u + %u category patterns",
-                           num_enabled, num_disabled);
+  if (static_cast<size_t>(end - p) < kStartCountsSize)
+    return base::ErrStatus("StartDataSource without its four list sizes");
+  std::vector<std::string>* const lists[] = {
+      &out->enabled_categories, &out->disabled_categories, &out->enabled_tags,
+      &out->disabled_tags};
+  uint32_t counts[4];
+  size_t entries = 0;
+  for (size_t i = 0; i < 4; i++, p += 4) {
+    counts[i] = GetU32(p);
+    // Compared before it is added: no overflow.
+    if (counts[i] > kMaxCategoryPatterns - entries) {
+      return base::ErrStatus(
+          "StartDataSource with more than %zu category and tag patterns",
+          kMaxCategoryPatterns);
+    }
+    entries += counts[i];
   }
-  out->enabled_categories.assign(num_enabled, std::string());
-  out->disabled_categories.assign(num_disabled, std::string());
-  for (auto* list : {&out->enabled_categories, &out->disabled_categories}) {
-    for (std::string& pattern : *list) {
-      if (!GetSizedString(&p, end, kMaxCategoryPatternSize, &pattern))
+  for (size_t i = 0; i < 4; i++) {
+    lists[i]->assign(counts[i], std::string());
+    for (std::string& pattern : *lists[i]) {
+      if (!GetSizedString(&p, end, kMaxCategoryPatternSize, &pattern) ||
+          !IsValidCategoryPattern(pattern)) {
         return base::ErrStatus("StartDataSource category pattern is malformed");
+      }
     }
   }
   if (p != end)
     return base::ErrStatus("StartDataSource has %zu trailing bytes",
+                           static_cast<size_t>(end - p));
+  return base::OkStatus();
+}
+
+// Reads a u32 size and that many bytes of printable text (0..|max_size|:
+// unlike GetSizedString, empty is allowed) into |out|, advancing |*p|.
+bool GetSizedText(const uint8_t** p,
+                  const uint8_t* end,
+                  size_t max_size,
+                  std::string* out) {
+  if (end - *p < 4)
+    return false;
+  if (GetU32(*p) == 0) {
+    out->clear();
+    *p += 4;
+    return true;
+  }
+  return GetSizedString(p, end, max_size, out);
+}
+
+// One category of a DataSourceCategories message.
+bool GetCategory(const uint8_t** p,
+                 const uint8_t* end,
+                 CategoryDescriptor* out) {
+  if (!GetSizedString(p, end, kMaxCategoryNameSize, &out->name) ||
+      !IsValidCategoryName(out->name) ||
+      !GetSizedText(p, end, kMaxCategoryDescriptionSize, &out->description) ||
+      end - *p < 4) {
+    return false;
+  }
+  const uint32_t num_tags = GetU32(*p);
+  *p += 4;
+  if (num_tags > kMaxTagsPerCategory)
+    return false;
+  out->tags.assign(num_tags, std::string());
+  for (std::string& tag : out->tags) {
+    if (!GetSizedString(p, end, kMaxCategoryTagSize, &tag) ||
+        !IsValidCategoryTag(tag)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+base::Status DecodeDataSourceCategories(const uint8_t* p,
+                                        uint32_t payload_size,
+                                        DataSourceCategoriesMsg* out) {
+  if (payload_size > kMaxDataSourceCategoriesSize - kHeaderSize) {
+    return base::ErrStatus("DataSourceCategories of %u bytes exceeds %zu",
+                           payload_size,
+                           kMaxDataSourceCategoriesSize - kHeaderSize);
+  }
+  const uint8_t* end = p + payload_size;
+  if (!GetSizedString(&p, end, kMaxDataSourceNameSize, &out->data_source))
+    return base::ErrStatus(
+        "DataSourceCategories data source name is malformed");
+  if (end - p < 4)
+    return base::ErrStatus("DataSourceCategories without a category count");
+  const uint32_t num_categories = GetU32(p);
+  p += 4;
+  if (num_categories == 0 || num_categories > kMaxCategoriesPerMessage) {
+    return base::ErrStatus("DataSourceCategories with %u categories, 1..%zu",
+                           num_categories, kMaxCategoriesPerMessage);
+  }
+  out->categories.assign(num_categories, CategoryDescriptor());
+  for (uint32_t i = 0; i < num_categories; i++) {
+    if (!GetCategory(&p, end, &out->categories[i])) {
+      return base::ErrStatus(
+          "DataSourceCategories category %u is malformed (name, description "
+          "or tags: size, bytes, '*', count)",
+          i);
+    }
+  }
+  if (p != end)
+    return base::ErrStatus("DataSourceCategories has %zu trailing bytes",
                            static_cast<size_t>(end - p));
   return base::OkStatus();
 }
@@ -485,6 +655,14 @@ base::Status DecodeMessage(const uint8_t* data, size_t size, Message* out) {
       if (!s.ok())
         return s;
       out->type = MessageType::kStartDataSource;
+      return base::OkStatus();
+    }
+    case static_cast<uint32_t>(MessageType::kDataSourceCategories): {
+      const base::Status s = DecodeDataSourceCategories(
+          p, payload_size, &out->data_source_categories);
+      if (!s.ok())
+        return s;
+      out->type = MessageType::kDataSourceCategories;
       return base::OkStatus();
     }
     case static_cast<uint32_t>(MessageType::kStopDataSource):

@@ -71,11 +71,32 @@
 //                  BufferID the instance's writers put in their chunks),
 //                  u32 clear_period_ms (the incremental-state clear period;
 //                  0: never), u32 name_size, name (as in
-//                  kRegisterDataSource), u32 num_enabled, u32 num_disabled
-//                  (num_enabled + num_disabled <= kMaxCategoryPatterns),
-//                  then num_enabled enabled category patterns followed by
-//                  num_disabled disabled ones, each u32 size then size bytes
-//                  (1..kMaxCategoryPatternSize printable ASCII).
+//                  kRegisterDataSource), u32 num_enabled, u32 num_disabled,
+//                  u32 num_enabled_tags, u32 num_disabled_tags (the four
+//                  together <= kMaxCategoryPatterns), then the entries of
+//                  TrackEventConfig's enabled_categories,
+//                  disabled_categories, enabled_tags and disabled_tags, in
+//                  that order, each u32 size then size bytes
+//                  (IsValidCategoryPattern: 1..kMaxCategoryPatternSize
+//                  printable ASCII, a '*' only as the last byte).
+//   kDataSourceCategories  producer -> service, after the
+//                  kRegisterDataSource of the data source it names: some of
+//                  the categories that data source declares (Perfetto's
+//                  TrackEventDescriptor.available_categories), appended to
+//                  what earlier ones declared. At most
+//                  kMaxDeclaredCategoriesPerProducer categories in all the
+//                  producer's messages, names distinct per data source.
+//                  u32 name_size, data source name (as in
+//                  kRegisterDataSource), u32 num_categories
+//                  (1..kMaxCategoriesPerMessage), then per category:
+//                    u32 size, name (IsValidCategoryName)
+//                    u32 size, description (IsValidCategoryDescription)
+//                    u32 num_tags (0..kMaxTagsPerCategory), then per tag
+//                      u32 size, tag (IsValidCategoryTag)
+//                  The one producer -> service message that may exceed
+//                  kMaxProducerMessageSize (at most
+//                  kMaxDataSourceCategoriesSize): the registering thread
+//                  sends it from a heap buffer, never an app's event path.
 //   kStopDataSource   service -> producer. u32 instance_id (nonzero).
 //   kDataSourceStopped  producer -> service, the answer to kStopDataSource
 //                  once no new packet of the instance will begin.
@@ -106,24 +127,49 @@ namespace ringtrace {
 namespace ipc {
 
 constexpr uint32_t kMagic = 0x50495452;  // bytes "RTIP" little-endian
-constexpr uint32_t kProtocolVersion = 3;
+constexpr uint32_t kProtocolVersion = 4;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxProducerNameSize = 64;
 constexpr size_t kMaxDataSourceNameSize = 64;
 constexpr size_t kMaxDataSourcesPerProducer = 32;
 constexpr size_t kMaxCategoryPatternSize = 128;
-// Enabled and disabled patterns of one StartDataSource together.
+// The entries of the four lists of one StartDataSource together.
 constexpr size_t kMaxCategoryPatterns = 256;
-// The largest StartDataSource: 12 + 16 + 64 + 8 + 256 * (4 + 128) = 33892.
+// The largest StartDataSource: 12 + 16 + 64 + 16 + 256 * (4 + 128) = 33900.
 constexpr size_t kMaxStartDataSourceSize =
-    kHeaderSize + 16 + kMaxDataSourceNameSize + 8 +
+    kHeaderSize + 16 + kMaxDataSourceNameSize + 16 +
     kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize);
 constexpr size_t kMaxMessageSize = 34 * 1024;
 static_assert(kMaxStartDataSourceSize <= kMaxMessageSize,
               "StartDataSource must fit a message");
-// Every producer -> service message fits (the largest is a full loss
-// report, 236 bytes).
+// Every producer -> service message but kDataSourceCategories fits (the
+// largest is a full loss report, 236 bytes).
 constexpr size_t kMaxProducerMessageSize = 256;
+// Declared categories (kDataSourceCategories).
+constexpr size_t kMaxCategoryNameSize = kMaxCategoryPatternSize;
+constexpr size_t kMaxCategoryDescriptionSize = 256;
+constexpr size_t kMaxCategoryTagSize = 64;
+constexpr size_t kMaxTagsPerCategory = 4;
+constexpr size_t kMaxCategoriesPerMessage = 16;
+// All data sources of one producer together (what the service keeps:
+// at most 512 x 668 bytes of text per producer).
+constexpr size_t kMaxDeclaredCategoriesPerProducer = 512;
+// One category at its largest: 4 + 128 + 4 + 256 + 4 + 4 * (4 + 64) = 668.
+constexpr size_t kMaxCategoryEntrySize =
+    4 + kMaxCategoryNameSize + 4 + kMaxCategoryDescriptionSize + 4 +
+    kMaxTagsPerCategory * (4 + kMaxCategoryTagSize);
+// The largest kDataSourceCategories: 12 + 4 + 64 + 4 + 16 * 668 = 10772.
+constexpr size_t kMaxDataSourceCategoriesSize =
+    kHeaderSize + 4 + kMaxDataSourceNameSize + 4 +
+    kMaxCategoriesPerMessage * kMaxCategoryEntrySize;
+static_assert(kMaxDataSourceCategoriesSize <= kMaxMessageSize,
+              "DataSourceCategories must fit a message");
+// The largest datagram a producer may send (what the service receives
+// into).
+constexpr size_t kMaxProducerDatagramSize =
+    kMaxDataSourceCategoriesSize > kMaxProducerMessageSize
+        ? kMaxDataSourceCategoriesSize
+        : kMaxProducerMessageSize;
 // Loss report entries per DrainRequest: 12 + 8 + 6 * 36 = 236 bytes.
 constexpr size_t kMaxLossEntriesPerMessage = 6;
 // DrainRequest loss report flag: part of the report sent on an orderly
@@ -140,6 +186,7 @@ enum class MessageType : uint32_t {
   kDataSourceStopped = 7,
   kFlush = 8,
   kFlushAck = 9,
+  kDataSourceCategories = 10,
 };
 
 enum class HelloStatus : uint32_t {
@@ -201,6 +248,20 @@ struct StartDataSourceMsg {
   std::string name;
   std::vector<std::string> enabled_categories;
   std::vector<std::string> disabled_categories;
+  std::vector<std::string> enabled_tags;
+  std::vector<std::string> disabled_tags;
+};
+
+// One declared category (Perfetto's TrackEventCategory).
+struct CategoryDescriptor {
+  std::string name;
+  std::string description;  // may be empty
+  std::vector<std::string> tags;
+};
+
+struct DataSourceCategoriesMsg {
+  std::string data_source;
+  std::vector<CategoryDescriptor> categories;
 };
 
 // One decoded message: |type| says which member is meaningful. The u32
@@ -213,14 +274,22 @@ struct Message {
   DrainRequestMsg drain_request;
   RegisterDataSourceMsg register_data_source;
   StartDataSourceMsg start_data_source;
+  DataSourceCategoriesMsg data_source_categories;
   uint32_t id = 0;
 };
 
 // Whether |name| is a valid data source name (1..kMaxDataSourceNameSize
-// printable ASCII), and |pattern| a valid category pattern
-// (1..kMaxCategoryPatternSize printable ASCII).
+// printable ASCII), and |pattern| a valid category or tag entry
+// (1..kMaxCategoryPatternSize printable ASCII, a '*' only as its last
+// byte).
 bool IsValidDataSourceName(const std::string& name);
 bool IsValidCategoryPattern(const std::string& pattern);
+// A declared category's name (1..kMaxCategoryNameSize printable ASCII, no
+// '*': a '*' is a pattern), tag (the same, 1..kMaxCategoryTagSize) and
+// description (0..kMaxCategoryDescriptionSize printable ASCII).
+bool IsValidCategoryName(const std::string& name);
+bool IsValidCategoryTag(const std::string& tag);
+bool IsValidCategoryDescription(const std::string& description);
 
 // Encoders. Return the number of bytes written to |buf| (at most
 // kMaxMessageSize; kMaxProducerMessageSize for a producer -> service
@@ -242,6 +311,14 @@ size_t EncodeRegisterDataSource(const RegisterDataSourceMsg& msg,
 size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
                              uint8_t* buf,
                              size_t cap);
+// 0 for an invalid data source name, no categories or more than
+// kMaxCategoriesPerMessage, or a category with an invalid name,
+// description or tag, or more than kMaxTagsPerCategory tags. (Distinct
+// names and the per-producer total are the service's to check: it sees
+// every message.)
+size_t EncodeDataSourceCategories(const DataSourceCategoriesMsg& msg,
+                                  uint8_t* buf,
+                                  size_t cap);
 // 0 for instance id 0.
 size_t EncodeStopDataSource(uint32_t instance_id, uint8_t* buf, size_t cap);
 size_t EncodeDataSourceStopped(uint32_t instance_id, uint8_t* buf, size_t cap);

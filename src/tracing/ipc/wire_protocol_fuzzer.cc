@@ -55,6 +55,10 @@ void FuzzOne(const uint8_t* data, size_t size) {
     case MessageType::kFlushAck:
       n = EncodeFlushAck(msg.id, buf, sizeof(buf));
       break;
+    case MessageType::kDataSourceCategories:
+      n = EncodeDataSourceCategories(msg.data_source_categories, buf,
+                                     sizeof(buf));
+      break;
   }
   RT_CHECK(n == size);
   RT_CHECK(memcmp(buf, data, size) == 0);

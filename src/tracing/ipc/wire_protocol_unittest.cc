@@ -238,7 +238,7 @@ TEST(WireProtocolTest, MalformedMessagesAreRejectedWithAReason) {
   const std::vector<Case> cases = {
       {"empty", {}, "shorter"},
       {"bad magic", {'R', 'T', 'I', 'X', 3, 0, 0, 0, 0, 0, 0, 0}, "magic"},
-      {"unknown type", {'R', 'T', 'I', 'P', 10, 0, 0, 0, 0, 0, 0, 0}, "type"},
+      {"unknown type", {'R', 'T', 'I', 'P', 11, 0, 0, 0, 0, 0, 0, 0}, "type"},
       {"type 0", {'R', 'T', 'I', 'P', 0, 0, 0, 0, 0, 0, 0, 0}, "type"},
       {"payload size larger than sent",
        {'R', 'T', 'I', 'P', 3, 0, 0, 0, 1, 0, 0, 0},
@@ -369,17 +369,21 @@ TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
   start.name = "ds";
   start.enabled_categories = {"a*", "b"};
   start.disabled_categories = {"c"};
+  start.disabled_tags = {"t*"};
   const std::vector<uint8_t> expected = {
-      'R',  'T',  'I', 'P', 5,   0,   0, 0, 42, 0, 0, 0,  // header
+      'R',  'T',  'I', 'P', 5,   0,   0, 0, 56, 0, 0, 0,  // header
       4,    3,    2,   1,                                 // instance_id
       0xfe, 0xff, 0,   0,                                 // target_buffer
-      0x88, 0x13, 0,   0,              // clear_period_ms 5000
-      2,    0,    0,   0,   'd', 's',  // name
-      2,    0,    0,   0,              // num_enabled
-      1,    0,    0,   0,              // num_disabled
-      2,    0,    0,   0,   'a', '*',  // enabled[0]
-      1,    0,    0,   0,   'b',       // enabled[1]
-      1,    0,    0,   0,   'c'};      // disabled[0]
+      0x88, 0x13, 0,   0,               // clear_period_ms 5000
+      2,    0,    0,   0,   'd', 's',   // name
+      2,    0,    0,   0,               // num_enabled
+      1,    0,    0,   0,               // num_disabled
+      0,    0,    0,   0,               // num_enabled_tags
+      1,    0,    0,   0,               // num_disabled_tags
+      2,    0,    0,   0,   'a', '*',   // enabled[0]
+      1,    0,    0,   0,   'b',        // enabled[1]
+      1,    0,    0,   0,   'c',        // disabled[0]
+      2,    0,    0,   0,   't', '*'};  // disabled_tags[0]
   EXPECT_EQ(EncodedStart(start), expected);
   Message msg;
   ASSERT_TRUE(Decode(expected, &msg).ok());
@@ -391,26 +395,49 @@ TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
   EXPECT_EQ(d.name, "ds");
   EXPECT_EQ(d.enabled_categories, (std::vector<std::string>{"a*", "b"}));
   EXPECT_EQ(d.disabled_categories, (std::vector<std::string>{"c"}));
+  EXPECT_TRUE(d.enabled_tags.empty());
+  EXPECT_EQ(d.disabled_tags, (std::vector<std::string>{"t*"}));
 
-  // No pattern at all; a reused Message loses the previous patterns.
+  // Only enabled tags.
   start.enabled_categories.clear();
   start.disabled_categories.clear();
+  start.disabled_tags.clear();
+  start.enabled_tags = {"slow"};
+  const std::vector<uint8_t> tags_only = EncodedStart(start);
+  const std::vector<uint8_t> tail = {0, 0, 0, 0, 0,   0,   0,   0,
+                                     1, 0, 0, 0, 0,   0,   0,   0,
+                                     4, 0, 0, 0, 's', 'l', 'o', 'w'};
+  ASSERT_GE(tags_only.size(), tail.size());
+  EXPECT_EQ(
+      std::vector<uint8_t>(tags_only.end() - tail.size(), tags_only.end()),
+      tail);
+  ASSERT_TRUE(Decode(tags_only, &msg).ok());
+  EXPECT_EQ(msg.start_data_source.enabled_tags,
+            (std::vector<std::string>{"slow"}));
+
+  // No pattern at all; a reused Message loses the previous patterns.
+  start.enabled_tags.clear();
   const std::vector<uint8_t> bare = EncodedStart(start);
-  ASSERT_EQ(bare.size(), kHeaderSize + 16 + 2 + 8);
+  ASSERT_EQ(bare.size(), kHeaderSize + 16 + 2 + 16);
   ASSERT_TRUE(Decode(bare, &msg).ok());
   EXPECT_TRUE(msg.start_data_source.enabled_categories.empty());
   EXPECT_TRUE(msg.start_data_source.disabled_categories.empty());
+  EXPECT_TRUE(msg.start_data_source.enabled_tags.empty());
+  EXPECT_TRUE(msg.start_data_source.disabled_tags.empty());
 }
 
 TEST(WireProtocolTest, LargestStartDataSourceFitsAMessage) {
   StartDataSourceMsg start;
   start.instance_id = 1;
   start.name = std::string(kMaxDataSourceNameSize, 'n');
+  std::vector<std::string>* const lists[] = {
+      &start.enabled_categories, &start.disabled_categories,
+      &start.enabled_tags, &start.disabled_tags};
   for (size_t i = 0; i < kMaxCategoryPatterns; i++) {
     std::string pattern(kMaxCategoryPatternSize, 'p');
     pattern[0] = static_cast<char>('A' + i % 26);
-    (i % 2 ? start.disabled_categories : start.enabled_categories)
-        .push_back(pattern);
+    pattern.back() = '*';
+    lists[i % 4]->push_back(pattern);
   }
   const std::vector<uint8_t> bytes = EncodedStart(start);
   EXPECT_EQ(bytes.size(), kMaxStartDataSourceSize);
@@ -420,6 +447,8 @@ TEST(WireProtocolTest, LargestStartDataSourceFitsAMessage) {
   EXPECT_EQ(msg.start_data_source.enabled_categories, start.enabled_categories);
   EXPECT_EQ(msg.start_data_source.disabled_categories,
             start.disabled_categories);
+  EXPECT_EQ(msg.start_data_source.enabled_tags, start.enabled_tags);
+  EXPECT_EQ(msg.start_data_source.disabled_tags, start.disabled_tags);
 
   // One pattern more is refused by both sides.
   start.enabled_categories.push_back("x");
@@ -465,6 +494,20 @@ TEST(WireProtocolTest, EncodersRefuseInvalidStartDataSource) {
   m.enabled_categories.assign(kMaxCategoryPatterns, "e");
   m.disabled_categories = {"d"};
   EXPECT_TRUE(EncodedStart(m).empty()) << "257 patterns";
+  m = good;
+  m.enabled_categories.assign(kMaxCategoryPatterns - 1, "e");
+  m.disabled_tags = {"d"};
+  EXPECT_FALSE(EncodedStart(m).empty()) << "256 patterns";
+  m.enabled_tags = {"t"};
+  EXPECT_TRUE(EncodedStart(m).empty()) << "257 patterns with tags";
+  for (const char* bad : {"a*b", "**", "*x"}) {
+    EXPECT_FALSE(IsValidCategoryPattern(bad)) << bad;
+    m = good;
+    m.enabled_tags = {bad};
+    EXPECT_TRUE(EncodedStart(m).empty()) << bad;
+  }
+  EXPECT_TRUE(IsValidCategoryPattern("*"));
+  EXPECT_TRUE(IsValidCategoryPattern("a.b*"));
 }
 
 // Writes |v| little-endian at |offset| of |bytes|.
@@ -484,8 +527,8 @@ TEST(WireProtocolTest, MalformedStartDataSourceIsRejected) {
   Message msg;
   ASSERT_TRUE(Decode(good, &msg).ok());
   // Payload offsets: 0 instance, 4 buffer, 8 period, 12 name_size, 16 name,
-  // 18 num_enabled, 22 num_disabled, 26 size "ab", 30 "ab", 32 size "c",
-  // 36 "c".
+  // 18 num_enabled, 22 num_disabled, 26 num_enabled_tags, 30
+  // num_disabled_tags, 34 size "ab", 38 "ab", 40 size "c", 44 "c".
   struct Mutation {
     const char* what;
     size_t offset;
@@ -501,19 +544,24 @@ TEST(WireProtocolTest, MalformedStartDataSourceIsRejected) {
       {"more enabled than sent", 18, 2},
       {"fewer enabled than sent", 18, 0},
       {"more disabled than sent", 22, 2},
+      {"enabled tags not sent", 26, 1},
+      {"disabled tags not sent", 30, 1},
       {"counts summing past the limit", 18, 0x80000000},
       {"counts wrapping 2^32", 22, 0xffffffff},
+      {"tag counts wrapping 2^32", 30, 0xffffffff},
       {"257 patterns", 22, 256},
-      {"pattern size 0", 26, 0},
-      {"pattern size past the end", 32, 2},
-      {"pattern size near 2^32", 32, 0xffffffff},
-      {"pattern size above the maximum", 26, 129},
-      {"unprintable pattern", 30, 0x1f},
+      {"257 patterns with tags", 30, 255},
+      {"pattern size 0", 34, 0},
+      {"pattern size past the end", 40, 2},
+      {"pattern size near 2^32", 40, 0xffffffff},
+      {"pattern size above the maximum", 34, 129},
+      {"unprintable pattern", 38, 0x1f},
+      {"a '*' not at the end", 38, '*'},
       {"unprintable name", 16, 0x7f},
   };
   for (const Mutation& m : mutations) {
     std::vector<uint8_t> bytes = good;
-    if (m.offset == 30 || m.offset == 16)
+    if (m.offset == 38 || m.offset == 16)
       bytes[kHeaderSize + m.offset] = static_cast<uint8_t>(m.value);
     else
       Poke32(&bytes, kHeaderSize + m.offset, m.value);
@@ -590,6 +638,190 @@ TEST(WireProtocolTest, ProducerMessagesFitTheProducerLimit) {
   EXPECT_GT(EncodeRegisterDataSource(reg, buf, sizeof(buf)), 0u);
   EXPECT_GT(EncodeDataSourceStopped(0xffffffff, buf, sizeof(buf)), 0u);
   EXPECT_GT(EncodeFlushAck(0xffffffff, buf, sizeof(buf)), 0u);
+}
+
+std::vector<uint8_t> EncodedCategories(const DataSourceCategoriesMsg& msg) {
+  std::vector<uint8_t> buf(kMaxDataSourceCategoriesSize);
+  const size_t n = EncodeDataSourceCategories(msg, buf.data(), buf.size());
+  buf.resize(n);
+  return buf;
+}
+
+CategoryDescriptor Cat(const std::string& name,
+                       const std::string& description = "",
+                       std::vector<std::string> tags = {}) {
+  CategoryDescriptor c;
+  c.name = name;
+  c.description = description;
+  c.tags = std::move(tags);
+  return c;
+}
+
+TEST(WireProtocolTest, DataSourceCategoriesLayoutIsByteExact) {
+  DataSourceCategoriesMsg msg;
+  msg.data_source = "te";
+  msg.categories = {Cat("gfx", "Fr"), Cat("io", "", {"slow", "x"})};
+  const std::vector<uint8_t> expected = {
+      'R', 'T', 'I', 'P', 10,  0,   0,   0,   54, 0, 0, 0,  // header
+      2,   0,   0,   0,   't', 'e',                         // data source
+      2,   0,   0,   0,                                     // num_categories
+      3,   0,   0,   0,   'g', 'f', 'x',                    // name
+      2,   0,   0,   0,   'F', 'r',                         // description
+      0,   0,   0,   0,                                     // num_tags
+      2,   0,   0,   0,   'i', 'o',                         // name
+      0,   0,   0,   0,                                     // no description
+      2,   0,   0,   0,                                     // num_tags
+      4,   0,   0,   0,   's', 'l', 'o', 'w',               // tag
+      1,   0,   0,   0,   'x'};                             // tag
+  EXPECT_EQ(EncodedCategories(msg), expected);
+  Message decoded;
+  ASSERT_TRUE(Decode(expected, &decoded).ok());
+  EXPECT_EQ(decoded.type, MessageType::kDataSourceCategories);
+  const DataSourceCategoriesMsg& d = decoded.data_source_categories;
+  EXPECT_EQ(d.data_source, "te");
+  ASSERT_EQ(d.categories.size(), 2u);
+  EXPECT_EQ(d.categories[0].name, "gfx");
+  EXPECT_EQ(d.categories[0].description, "Fr");
+  EXPECT_TRUE(d.categories[0].tags.empty());
+  EXPECT_EQ(d.categories[1].name, "io");
+  EXPECT_EQ(d.categories[1].description, "");
+  EXPECT_EQ(d.categories[1].tags, (std::vector<std::string>{"slow", "x"}));
+}
+
+TEST(WireProtocolTest, LargestDataSourceCategoriesFitsItsBound) {
+  DataSourceCategoriesMsg msg;
+  msg.data_source = std::string(kMaxDataSourceNameSize, 'd');
+  for (size_t i = 0; i < kMaxCategoriesPerMessage; i++) {
+    CategoryDescriptor c = Cat(std::string(kMaxCategoryNameSize, 'n'),
+                               std::string(kMaxCategoryDescriptionSize, ' '));
+    c.name[0] = static_cast<char>('a' + i);
+    c.tags.assign(kMaxTagsPerCategory, std::string(kMaxCategoryTagSize, 't'));
+    msg.categories.push_back(c);
+  }
+  const std::vector<uint8_t> bytes = EncodedCategories(msg);
+  EXPECT_EQ(bytes.size(), kMaxDataSourceCategoriesSize);
+  EXPECT_LE(kMaxDataSourceCategoriesSize, kMaxProducerDatagramSize);
+  EXPECT_LE(kMaxProducerDatagramSize, kMaxMessageSize);
+  Message decoded;
+  ASSERT_TRUE(Decode(bytes, &decoded).ok());
+  EXPECT_EQ(decoded.data_source_categories.categories.size(),
+            kMaxCategoriesPerMessage);
+  std::vector<uint8_t> buf(kMaxDataSourceCategoriesSize);
+  EXPECT_EQ(EncodeDataSourceCategories(msg, buf.data(), buf.size() - 1), 0u);
+  // A datagram past the bound is refused even if it is consistent: the
+  // payload of a 17th category appended, the count left at 16.
+  std::vector<uint8_t> longer = bytes;
+  longer.insert(longer.end(), 4, 0);
+  Poke32(&longer, 8, static_cast<uint32_t>(longer.size() - kHeaderSize));
+  EXPECT_NE(Decode(longer, &decoded).message().find("exceeds"),
+            std::string::npos);
+}
+
+TEST(WireProtocolTest, EncodersRefuseInvalidDataSourceCategories) {
+  DataSourceCategoriesMsg good;
+  good.data_source = "track_event";
+  good.categories = {Cat("gfx", "Frames", {"slow"})};
+  ASSERT_FALSE(EncodedCategories(good).empty());
+  struct Bad {
+    const char* what;
+    DataSourceCategoriesMsg msg;
+  };
+  std::vector<Bad> bad;
+  auto with = [&](const char* what, auto change) {
+    DataSourceCategoriesMsg m = good;
+    change(&m);
+    bad.push_back({what, m});
+  };
+  with("no data source", [](auto* m) { m->data_source = ""; });
+  with("no categories", [](auto* m) { m->categories.clear(); });
+  with("17 categories", [](auto* m) {
+    m->categories.clear();
+    for (size_t i = 0; i <= kMaxCategoriesPerMessage; i++)
+      m->categories.push_back(Cat("c" + std::to_string(i)));
+  });
+  with("empty name", [](auto* m) { m->categories[0].name = ""; });
+  with("name with '*'", [](auto* m) { m->categories[0].name = "gfx*"; });
+  with("long name", [](auto* m) {
+    m->categories[0].name = std::string(kMaxCategoryNameSize + 1, 'n');
+  });
+  with("unprintable name", [](auto* m) { m->categories[0].name = "g\nfx"; });
+  with("long description", [](auto* m) {
+    m->categories[0].description =
+        std::string(kMaxCategoryDescriptionSize + 1, 'd');
+  });
+  with("unprintable description",
+       [](auto* m) { m->categories[0].description = "caf\xc3\xa9"; });
+  with("five tags", [](auto* m) {
+    m->categories[0].tags.assign(kMaxTagsPerCategory + 1, "t");
+  });
+  with("empty tag", [](auto* m) { m->categories[0].tags = {""}; });
+  with("tag with '*'", [](auto* m) { m->categories[0].tags = {"sl*"}; });
+  with("long tag", [](auto* m) {
+    m->categories[0].tags = {std::string(kMaxCategoryTagSize + 1, 't')};
+  });
+  for (const Bad& b : bad)
+    EXPECT_TRUE(EncodedCategories(b.msg).empty()) << b.what;
+  EXPECT_TRUE(IsValidCategoryDescription(""));
+  EXPECT_TRUE(IsValidCategoryName(std::string(kMaxCategoryNameSize, 'n')));
+  EXPECT_TRUE(IsValidCategoryTag(std::string(kMaxCategoryTagSize, 't')));
+}
+
+TEST(WireProtocolTest, MalformedDataSourceCategoriesIsRejected) {
+  DataSourceCategoriesMsg msg;
+  msg.data_source = "ds";
+  msg.categories = {Cat("ab", "d", {"t"})};
+  const std::vector<uint8_t> good = EncodedCategories(msg);
+  Message decoded;
+  ASSERT_TRUE(Decode(good, &decoded).ok());
+  // Payload offsets: 0 size "ds", 4 "ds", 6 num_categories, 10 size "ab",
+  // 14 "ab", 16 size "d", 20 "d", 21 num_tags, 25 size "t", 29 "t".
+  struct Mutation {
+    const char* what;
+    size_t offset;
+    uint32_t value;
+    bool byte;
+  };
+  const Mutation mutations[] = {
+      {"data source size 0", 0, 0, false},
+      {"data source size past the end", 0, 0xfffffff0, false},
+      {"0 categories", 6, 0, false},
+      {"17 categories", 6, 17, false},
+      {"more categories than sent", 6, 2, false},
+      {"count near 2^32", 6, 0xffffffff, false},
+      {"name size 0", 10, 0, false},
+      {"name size above the maximum", 10, 129, false},
+      {"name size near 2^32", 10, 0xffffffff, false},
+      {"name with '*'", 14, '*', true},
+      {"unprintable name", 15, 0x07, true},
+      {"description size past the end", 16, 100, false},
+      {"description size above the maximum", 16, 257, false},
+      {"unprintable description", 20, 0x80, true},
+      {"5 tags", 21, 5, false},
+      {"more tags than sent", 21, 2, false},
+      {"tag size 0", 25, 0, false},
+      {"tag size above the maximum", 25, 65, false},
+      {"tag with '*'", 29, '*', true},
+      {"unprintable tag", 29, 0x7f, true},
+      {"unprintable data source", 4, 0x01, true},
+  };
+  for (const Mutation& m : mutations) {
+    std::vector<uint8_t> bytes = good;
+    if (m.byte)
+      bytes[kHeaderSize + m.offset] = static_cast<uint8_t>(m.value);
+    else
+      Poke32(&bytes, kHeaderSize + m.offset, m.value);
+    EXPECT_FALSE(Decode(bytes, &decoded).ok()) << m.what;
+  }
+  for (size_t cut = kHeaderSize; cut < good.size(); cut++) {
+    std::vector<uint8_t> bytes(good.begin(), good.begin() + cut);
+    Poke32(&bytes, 8, static_cast<uint32_t>(cut - kHeaderSize));
+    EXPECT_FALSE(Decode(bytes, &decoded).ok()) << cut;
+  }
+  std::vector<uint8_t> longer = good;
+  longer.push_back('x');
+  Poke32(&longer, 8, static_cast<uint32_t>(longer.size() - kHeaderSize));
+  EXPECT_NE(Decode(longer, &decoded).message().find("trailing"),
+            std::string::npos);
 }
 
 TEST(WireProtocolTest, StatusNames) {

@@ -358,6 +358,8 @@ ProducerStats Producer::stats() const {
   // Lock-free (usable in a fork child as well).
   const producer::ServiceReaderStats r = reader_->stats();
   s.data_sources_registered = r.data_sources_registered;
+  s.categories_published = r.categories_published;
+  s.categories_not_published = r.categories_not_published;
   s.instances_started = r.instances_started;
   s.instances_stopped = r.instances_stopped;
   s.instances_stopped_without_request = r.instances_stopped_without_request;

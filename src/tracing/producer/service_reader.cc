@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <set>
 #include <utility>
 
 #include "ringtrace/logging.h"
@@ -22,7 +24,46 @@ namespace ringtrace {
 
 DataSourceHandler::~DataSourceHandler() = default;
 
+std::vector<DataSourceCategory> DataSourceHandler::Categories() const {
+  return {};
+}
+
 namespace producer {
+
+size_t ToCategoryDescriptors(const std::vector<DataSourceCategory>& categories,
+                             size_t room,
+                             std::vector<ipc::CategoryDescriptor>* out,
+                             std::string* first_left_out) {
+  out->clear();
+  std::set<std::string> names;
+  size_t left_out = 0;
+  for (const DataSourceCategory& category : categories) {
+    bool ok = out->size() < room && ipc::IsValidCategoryName(category.name) &&
+              category.tags.size() <= ipc::kMaxTagsPerCategory &&
+              names.count(category.name) == 0;
+    for (size_t i = 0; ok && i < category.tags.size(); i++)
+      ok = ipc::IsValidCategoryTag(category.tags[i]);
+    if (!ok) {
+      if (left_out++ == 0 && first_left_out)
+        *first_left_out = category.name;
+      continue;
+    }
+    names.insert(category.name);
+    ipc::CategoryDescriptor d;
+    d.name = category.name;
+    d.description =
+        category.description.substr(0, ipc::kMaxCategoryDescriptionSize);
+    for (char& ch : d.description) {
+      if (static_cast<unsigned char>(ch) < 0x20 ||
+          static_cast<unsigned char>(ch) > 0x7e) {
+        ch = '?';
+      }
+    }
+    d.tags = category.tags;
+    out->push_back(std::move(d));
+  }
+  return left_out;
+}
 
 bool SendBefore(int fd,
                 const uint8_t* data,
@@ -124,6 +165,10 @@ ServiceReaderStats ServiceReader::stats() const {
   // relaxed: statistics (see the header).
   ServiceReaderStats s;
   s.data_sources_registered = registered_.load(std::memory_order_relaxed);
+  s.categories_published =
+      categories_published_.load(std::memory_order_relaxed);
+  s.categories_not_published =
+      categories_not_published_.load(std::memory_order_relaxed);
   s.instances_started = started_count_.load(std::memory_order_relaxed);
   s.instances_stopped = stopped_.load(std::memory_order_relaxed);
   s.instances_stopped_without_request =
@@ -148,6 +193,11 @@ base::Status ServiceReader::Register(const std::string& name,
         "invalid data source name '%s' (1..%zu printable ASCII characters)",
         name.c_str(), ipc::kMaxDataSourceNameSize);
   }
+  // Asked before any lock: the handler is the app's code.
+  const std::vector<DataSourceCategory> declared = handler->Categories();
+  std::vector<ipc::CategoryDescriptor> categories;
+  size_t left_out = 0;
+  std::string first_left_out;
   {
     base::MutexLock lock(&mutex_);
     if (ended_ || stop_requested_.load(std::memory_order_relaxed)) {
@@ -168,20 +218,60 @@ base::Status ServiceReader::Register(const std::string& name,
     // may follow at once, and the reader must know the name then.
     sources_.push_back(Source{name, handler});
     StartThreadLocked();
+    left_out = ToCategoryDescriptors(
+        declared, ipc::kMaxDeclaredCategoriesPerProducer - categories_reserved_,
+        &categories, &first_left_out);
+    categories_reserved_ += categories.size();
   }
   registered_.fetch_add(1, std::memory_order_relaxed);
+  if (left_out != 0) {
+    categories_not_published_.fetch_add(left_out, std::memory_order_relaxed);
+    RT_ELOG(
+        "ringtrace producer: data source '%s': %zu categories not published "
+        "to the service (the first: '%s'): an invalid or repeated name or "
+        "tag, more than %zu tags, or more than %zu categories in all",
+        name.c_str(), left_out, first_left_out.c_str(),
+        ipc::kMaxTagsPerCategory, ipc::kMaxDeclaredCategoriesPerProducer);
+  }
   if (!SendBefore(options_.socket->fd(), buf, size,
-                  base::MonotonicMs() + send_timeout_ms)) {
+                  base::MonotonicMs() + send_timeout_ms) ||
+      !SendCategories(name, categories, send_timeout_ms)) {
     // The service is gone or does not read: without the registration it
     // would never start the data source; disconnect (the reader sees the
     // hang-up and ends).
     shutdown(options_.socket->fd(), SHUT_RDWR);
     return base::ErrStatus(
-        "data source '%s': cannot send RegisterDataSource within %u ms; "
-        "disconnected",
+        "data source '%s': cannot send RegisterDataSource or its categories "
+        "within %u ms; disconnected",
         name.c_str(), send_timeout_ms);
   }
   return base::OkStatus();
+}
+
+bool ServiceReader::SendCategories(
+    const std::string& name,
+    const std::vector<ipc::CategoryDescriptor>& categories,
+    uint32_t send_timeout_ms) {
+  // Larger than an app thread's messages: not on the stack.
+  std::vector<uint8_t> buf(ipc::kMaxDataSourceCategoriesSize);
+  for (size_t first = 0; first < categories.size();
+       first += ipc::kMaxCategoriesPerMessage) {
+    ipc::DataSourceCategoriesMsg msg;
+    msg.data_source = name;
+    const size_t last =
+        std::min(categories.size(), first + ipc::kMaxCategoriesPerMessage);
+    msg.categories.assign(categories.begin() + static_cast<ptrdiff_t>(first),
+                          categories.begin() + static_cast<ptrdiff_t>(last));
+    const size_t size =
+        ipc::EncodeDataSourceCategories(msg, buf.data(), buf.size());
+    RT_CHECK(size > 0);  // ToCategoryDescriptors kept valid entries only
+    if (!SendBefore(options_.socket->fd(), buf.data(), size,
+                    base::MonotonicMs() + send_timeout_ms)) {
+      return false;
+    }
+    categories_published_.fetch_add(last - first, std::memory_order_relaxed);
+  }
+  return true;
 }
 
 void ServiceReader::Run() {
@@ -261,6 +351,7 @@ ServiceReader::Next ServiceReader::Dispatch(const ipc::Message& msg) {
     case ipc::MessageType::kRegisterDataSource:
     case ipc::MessageType::kDataSourceStopped:
     case ipc::MessageType::kFlushAck:
+    case ipc::MessageType::kDataSourceCategories:
       break;
   }
   return Violation("a message type the service does not send");
@@ -293,6 +384,8 @@ ServiceReader::Next ServiceReader::OnStartDataSource(
   config.name = start.name;
   config.enabled_categories = start.enabled_categories;
   config.disabled_categories = start.disabled_categories;
+  config.enabled_tags = start.enabled_tags;
+  config.disabled_tags = start.disabled_tags;
   config.clear_period_ms = start.clear_period_ms;
   config.producer = options_.producer;
   handler->OnStart(config);

@@ -71,8 +71,24 @@ class DrainNotifier;
 // if it could not be sent (the peer is gone, or the time is up).
 bool SendBefore(int fd, const uint8_t* data, size_t size, uint64_t deadline_ms);
 
+// The wire form of |categories| (a handler's Categories()), as much as may
+// be published: at most |room| entries; a category whose name or a tag is
+// invalid (ipc::IsValidCategoryName / IsValidCategoryTag), with more than
+// ipc::kMaxTagsPerCategory tags, or whose name came before, is left out; a
+// description is cut to ipc::kMaxCategoryDescriptionSize bytes and its
+// unprintable bytes become '?'. Returns the number left out (past |room|
+// included); |*first_left_out| (if not null) gets the first one's name.
+size_t ToCategoryDescriptors(const std::vector<DataSourceCategory>& categories,
+                             size_t room,
+                             std::vector<ipc::CategoryDescriptor>* out,
+                             std::string* first_left_out);
+
 struct ServiceReaderStats {
   uint64_t data_sources_registered = 0;
+  // Categories sent in DataSourceCategories, and those left out (see
+  // ToCategoryDescriptors).
+  uint64_t categories_published = 0;
+  uint64_t categories_not_published = 0;
   uint64_t instances_started = 0;
   uint64_t instances_stopped = 0;
   uint64_t instances_stopped_without_request = 0;
@@ -114,10 +130,11 @@ class ServiceReader {
   ServiceReader(const ServiceReader&) = delete;
   ServiceReader& operator=(const ServiceReader&) = delete;
 
-  // Records the data source, then sends RegisterDataSource (bounded by
-  // |send_timeout_ms|; on failure the connection is shut down). Errors: an
-  // invalid or duplicate name, kMaxDataSourcesPerProducer reached, the
-  // reader ended (connection lost or stopped), the send failed.
+  // Records the data source, then sends RegisterDataSource and the
+  // handler's Categories() in DataSourceCategories messages (each send
+  // bounded by |send_timeout_ms|; on failure the connection is shut down).
+  // Errors: an invalid or duplicate name, kMaxDataSourcesPerProducer
+  // reached, the reader ended (connection lost or stopped), a send failed.
   base::Status Register(const std::string& name,
                         DataSourceHandler* handler,
                         uint32_t send_timeout_ms);
@@ -148,6 +165,12 @@ class ServiceReader {
   Next OnFlush(uint32_t flush_id);
   // Counts, logs and shuts the connection down.
   Next Violation(const char* what);
+  // Sends |categories| of data source |name| in DataSourceCategories
+  // messages, each within |send_timeout_ms|; false if one could not be
+  // sent.
+  bool SendCategories(const std::string& name,
+                      const std::vector<ipc::CategoryDescriptor>& categories,
+                      uint32_t send_timeout_ms);
   // Sends one small message within ack_timeout_ms; false on failure.
   bool SendAck(const uint8_t* data, size_t size);
   // Loss reports of every writer whose counters changed since last sent,
@@ -174,10 +197,15 @@ class ServiceReader {
   std::vector<Source> sources_ RT_GUARDED_BY(mutex_);
   // Started instances: id -> index in sources_.
   std::map<uint32_t, size_t> started_ RT_GUARDED_BY(mutex_);
+  // Categories reserved for publication, of every data source
+  // (ipc::kMaxDeclaredCategoriesPerProducer at most).
+  size_t categories_reserved_ RT_GUARDED_BY(mutex_) = 0;
   bool ended_ RT_GUARDED_BY(mutex_) = false;
 
   // Counters (relaxed, see above).
   std::atomic<uint64_t> registered_{0};
+  std::atomic<uint64_t> categories_published_{0};
+  std::atomic<uint64_t> categories_not_published_{0};
   std::atomic<uint64_t> started_count_{0};
   std::atomic<uint64_t> stopped_{0};
   std::atomic<uint64_t> stopped_without_request_{0};

@@ -95,7 +95,7 @@ size_t ApplyTermLocked(
   size_t matches = 0;
   for (const internal::CategoryTable* table : tables) {
     for (size_t i = 0; i < table->count; i++) {
-      if (Matches(term, table->names[i])) {
+      if (Matches(term, table->categories[i].name())) {
         // Relaxed: pairs with the macros' relaxed load; publishes no data.
         // An RMW, because the instance bits change concurrently.
         if (enable)
@@ -178,10 +178,13 @@ void CountInstanceWriterReleased() {
 
 __thread TrackEventSequence* t_bound_sequence = nullptr;
 
-CategoryTable::CategoryTable(const char* const* names_in,
+CategoryTable::CategoryTable(const Category* categories_in,
                              std::atomic<uint32_t>* masks_in,
                              size_t count_in)
-    : names(names_in), masks(masks_in), count(count_in) {
+    : categories(categories_in),
+      masks(masks_in),
+      count(count_in),
+      declared(true) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   registry.tables.push_back(this);
@@ -191,11 +194,14 @@ CategoryTable::CategoryTable(const char* const* names_in,
   ApplyInstancesLocked(this);
 }
 
-CategoryTable::CategoryTable(const char* const* names_in,
+CategoryTable::CategoryTable(const Category* categories_in,
                              std::atomic<uint32_t>* masks_in,
                              size_t count_in,
-                             Unregistered)
-    : names(names_in), masks(masks_in), count(count_in) {}
+                             Dynamic)
+    : categories(categories_in),
+      masks(masks_in),
+      count(count_in),
+      declared(false) {}
 
 namespace {
 
@@ -205,10 +211,10 @@ namespace {
 struct DynamicEntry {
   explicit DynamicEntry(std::string_view n)
       : name(n),
-        name_ptr(name.c_str()),
-        table(&name_ptr, &mask, 1, CategoryTable::Unregistered()) {}
+        category(name.c_str()),
+        table(&category, &mask, 1, CategoryTable::Dynamic()) {}
   const std::string name;
-  const char* const name_ptr;
+  const Category category;  // no description, no tags
   std::atomic<uint32_t> mask{0};
   const CategoryTable table;
 };
@@ -249,7 +255,7 @@ DynamicCategory GetDynamicCategory(std::string_view name) {
     t_dynamic.emplace(std::string(name), entry);
   }
   DynamicCategory category;
-  category.registered = entry->name_ptr;
+  category.registered = entry->category.name();
   // Relaxed: as the declared categories' masks.
   category.mask = entry->mask.load(std::memory_order_relaxed);
   return category;
@@ -380,7 +386,7 @@ uint32_t CategoryMask(std::string_view name) {
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const internal::CategoryTable* table : registry.tables) {
     for (size_t i = 0; i < table->count; i++) {
-      if (name == table->names[i])
+      if (name == table->categories[i].name())
         return table->masks[i].load(std::memory_order_relaxed);
     }
   }

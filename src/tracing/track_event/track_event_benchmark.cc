@@ -56,7 +56,8 @@ BENCHMARK(BM_TrackEvent_EmptyLoopBaseline);
 void BM_TrackEvent_Disabled(benchmark::State& state) {
   SetCategoriesEnabled("-bench.off");
   InstanceConfig config;
-  config.enabled_categories = {"bench.on"};
+  config.categories.enabled_categories = {"bench.on"};
+  config.categories.disabled_categories = {"*"};
   base::Status status;
   const InstanceHandle instance = StartInstance(std::move(config), &status);
   if (!instance.valid())
@@ -222,7 +223,8 @@ void BM_TrackEvent_InstanceSlicePair(benchmark::State& state) {
   std::vector<InstanceHandle> instances;
   for (int64_t n = 0; n < state.range(0); n++) {
     InstanceConfig config;
-    config.enabled_categories = {"bench.on"};
+    config.categories.enabled_categories = {"bench.on"};
+    config.categories.disabled_categories = {"*"};
     config.new_writer = ring.Factory();
     base::Status status;
     instances.push_back(StartInstance(std::move(config), &status));
@@ -262,7 +264,8 @@ void BM_TrackEvent_FirstEventOfAThread(benchmark::State& state) {
   SetCategoriesEnabled("-*");
   BenchInstanceRing ring;
   InstanceConfig config;
-  config.enabled_categories = {"bench.on"};
+  config.categories.enabled_categories = {"bench.on"};
+  config.categories.disabled_categories = {"*"};
   config.new_writer = ring.Factory();
   base::Status status;
   const InstanceHandle instance = StartInstance(std::move(config), &status);

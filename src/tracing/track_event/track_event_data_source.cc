@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "ringtrace/logging.h"
 #include "src/tracing/track_event/track_event_instances.h"
@@ -54,8 +56,10 @@ void TrackEventDataSource::OnStart(const DataSourceInstanceConfig& config) {
   }
   InstanceConfig instance;
   instance.instance_id = config.instance_id;
-  instance.enabled_categories = config.enabled_categories;
-  instance.disabled_categories = config.disabled_categories;
+  instance.categories.enabled_categories = config.enabled_categories;
+  instance.categories.disabled_categories = config.disabled_categories;
+  instance.categories.enabled_tags = config.enabled_tags;
+  instance.categories.disabled_tags = config.disabled_tags;
   instance.clear_period_ms = config.clear_period_ms;
   const shm_ring::BufferID target = config.target_buffer;
   instance.new_writer =
@@ -96,6 +100,28 @@ void TrackEventDataSource::OnStop(uint32_t instance_id) {
 
 void TrackEventDataSource::OnFlush(uint32_t) {
   // Nothing to do: see the header.
+}
+
+std::vector<DataSourceCategory> TrackEventDataSource::Categories() const {
+  std::vector<DataSourceCategory> out;
+  for (const Category& category : DeclaredCategories()) {
+    DataSourceCategory c;
+    c.name = category.name();
+    if (category.description())
+      c.description = category.description();
+    bool slow = false;
+    for (size_t i = 0; i < category.tag_count(); i++) {
+      c.tags.emplace_back(category.tag(i));
+      slow = slow || c.tags.back() == "slow";
+    }
+    // Matched as tagged "slow" (track_event_instances.h), so published so.
+    if (!slow && c.tags.size() < Category::kMaxTags &&
+        c.name.rfind("disabled-by-default-", 0) == 0) {
+      c.tags.emplace_back("slow");
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 size_t TrackEventDataSource::running_instances() const {

@@ -27,7 +27,12 @@
 #include "src/tracing/producer/test/scripted_service.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
-RT_DEFINE_CATEGORIES("ds.a", "ds.b");
+RT_DEFINE_CATEGORIES("ds.a",
+                     "ds.b",
+                     ringtrace::track_event::Category("ds.tagged")
+                         .SetDescription("Verbose details")
+                         .SetTags("debug"),
+                     "disabled-by-default-ds");
 
 namespace ringtrace {
 namespace track_event {
@@ -66,6 +71,7 @@ DataSourceInstanceConfig StartConfig(uint32_t id,
   config.target_buffer = buffer;
   config.name = TrackEventDataSource::kName;
   config.enabled_categories = std::move(enabled);
+  config.disabled_categories = {"*"};  // |enabled| only
   config.producer = producer;
   return config;
 }
@@ -207,6 +213,7 @@ TEST(TrackEventDataSourceTest, SessionsThroughTracingAndTheWireProtocol) {
   start.instance_id = 1;
   start.target_buffer = 5;
   start.enabled_categories = {"ds.a"};
+  start.disabled_categories = {"*"};
   ASSERT_TRUE(service->SendStart(start));
   start.instance_id = 2;
   start.target_buffer = 6;
@@ -230,6 +237,20 @@ TEST(TrackEventDataSourceTest, SessionsThroughTracingAndTheWireProtocol) {
   using V = std::vector<std::string>;
   EXPECT_EQ(EventsByBuffer(service->region()),
             (std::map<shm_ring::BufferID, V>{{5, V{"A"}}, {6, V{"B"}}}));
+  // The process's declared categories (this file's among them) followed
+  // the registration, each once.
+  ASSERT_TRUE(service->WaitForDeclaredCategory("disabled-by-default-ds"));
+  std::map<std::string, ipc::CategoryDescriptor> declared;
+  for (const ScriptedService::Declared& d : service->declared_categories()) {
+    EXPECT_EQ(d.data_source, "track_event");
+    EXPECT_TRUE(declared.emplace(d.category.name, d.category).second)
+        << d.category.name;
+  }
+  ASSERT_EQ(declared.count("ds.a"), 1u);
+  EXPECT_TRUE(declared["ds.a"].tags.empty());
+  EXPECT_EQ(declared["ds.tagged"].description, "Verbose details");
+  EXPECT_EQ(declared["ds.tagged"].tags, (V{"debug"}));
+  EXPECT_EQ(declared["disabled-by-default-ds"].tags, (V{"slow"}));
 }
 
 // A plain Producer app (no Tracing) joins sessions with one call: the

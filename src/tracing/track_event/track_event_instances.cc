@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "src/tracing/track_event/track_event_internal.h"
@@ -56,31 +58,13 @@ ThreadList& GetThreadList() {
   return *list;
 }
 
-bool Matches(std::string_view pattern, std::string_view category) {
-  if (!pattern.empty() && pattern.back() == '*') {
-    const std::string_view prefix = pattern.substr(0, pattern.size() - 1);
-    return category.substr(0, prefix.size()) == prefix;
-  }
-  return pattern == category;
-}
-
-bool MatchesAny(std::string_view category,
-                const std::vector<std::string>& patterns) {
-  for (const std::string& pattern : patterns) {
-    if (Matches(pattern, category))
-      return true;
-  }
-  return false;
-}
-
 // Sets (or clears) |bit| in the masks of |table|'s categories that |config|
 // enables. Relaxed RMWs: see "Memory order" in track_event.h.
 void SetBitsLocked(const internal::CategoryTable* table,
                    const InstanceConfig& config,
                    uint32_t bit) {
   for (size_t i = 0; i < table->count; i++) {
-    if (CategoryEnabledByConfig(table->names[i], config.enabled_categories,
-                                config.disabled_categories)) {
+    if (CategoryEnabledByConfig(table->categories[i], config.categories)) {
       table->masks[i].fetch_or(bit, std::memory_order_relaxed);
     }
   }
@@ -306,10 +290,21 @@ TrackEventSequence* EventTargets::NextSlow() {
 
 }  // namespace internal
 
-bool CategoryEnabledByConfig(std::string_view category,
-                             const std::vector<std::string>& enabled,
-                             const std::vector<std::string>& disabled) {
-  return MatchesAny(category, enabled) && !MatchesAny(category, disabled);
+std::vector<Category> DeclaredCategories() {
+  internal::Registry& registry = internal::GetRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  std::vector<Category> out;
+  std::set<std::string_view> names;
+  for (const internal::CategoryTable* table : registry.tables) {
+    if (!table->declared)
+      continue;
+    for (size_t i = 0; i < table->count; i++) {
+      // The names are static strings: the views outlive the call.
+      if (names.insert(table->categories[i].name()).second)
+        out.push_back(table->categories[i]);
+    }
+  }
+  return out;
 }
 
 InstanceHandle StartInstance(InstanceConfig config, base::Status* status) {

@@ -61,12 +61,9 @@
 // released after it): releasing a writer may destroy its Producer, whose
 // destructor joins the thread that may be running a StopInstance.
 //
-// Category matching (TrackEventConfig): a category is enabled when it
-// matches an entry of |enabled_categories| and no entry of
-// |disabled_categories| (disabled wins). "*" matches every category, an
-// entry ending in '*' every category with that prefix, any other entry the
-// category of that exact name. An empty |enabled_categories| enables
-// nothing.
+// Category matching: the rule of Perfetto's C++ SDK (category_matching.h),
+// applied to every registered category at the start and to a category
+// registered while the instance runs.
 //
 // Thread model: StartInstance/StopInstance from any thread (the producer's
 // dispatch thread), serialized by the caller per instance; events from any
@@ -86,6 +83,7 @@
 #include "ringtrace/status.h"
 #include "ringtrace/trace_writer_v2.h"
 #include "ringtrace/track_event.h"
+#include "src/tracing/track_event/category_matching.h"
 
 namespace ringtrace {
 namespace track_event {
@@ -99,8 +97,7 @@ using WriterFactory = std::function<std::unique_ptr<shm_ring::TraceWriterV2>(
 
 struct InstanceConfig {
   uint64_t instance_id = 0;  // the service's id, for the caller's bookkeeping
-  std::vector<std::string> enabled_categories;
-  std::vector<std::string> disabled_categories;
+  CategoryConfig categories;
   // Incremental-state clear period of the instance's sequences; 0: the
   // SDK's (GetIncrementalStateConfig().period_ms).
   uint32_t clear_period_ms = 0;
@@ -115,10 +112,11 @@ struct InstanceHandle {
   bool valid() const { return slot != 0; }
 };
 
-// The matching rule above.
-bool CategoryEnabledByConfig(std::string_view category,
-                             const std::vector<std::string>& enabled,
-                             const std::vector<std::string>& disabled);
+// Every category declared with RT_DEFINE_CATEGORIES in the process (dynamic
+// ones are not declared), in registration order, each name once: the first
+// declaration of a name that several tables declare. What the data source
+// publishes to the service.
+std::vector<Category> DeclaredCategories();
 
 // Starts an instance in a free slot. Returns an invalid handle (|*status|
 // set, if not null) when all kMaxInstances slots are in use.

@@ -25,7 +25,13 @@
 #include "ringtrace/track_event.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
-RT_DEFINE_CATEGORIES("inst.a", "inst.b", "inst.common", "inst.a.verbose");
+RT_DEFINE_CATEGORIES("inst.a",
+                     "inst.b",
+                     "inst.common",
+                     "inst.a.verbose",
+                     ringtrace::track_event::Category("inst.slow")
+                         .SetDescription("Expensive events")
+                         .SetTags("slow", "inst.tag"));
 
 namespace ringtrace {
 namespace track_event {
@@ -33,12 +39,14 @@ namespace {
 
 namespace pb = perfetto::protos;
 
+// An instance of |enabled| only: disabled_categories "*" unless given
+// (Perfetto's "enable a specific category").
 InstanceConfig Config(std::vector<std::string> enabled,
                       WriterFactory factory,
-                      std::vector<std::string> disabled = {}) {
+                      std::vector<std::string> disabled = {"*"}) {
   InstanceConfig config;
-  config.enabled_categories = std::move(enabled);
-  config.disabled_categories = std::move(disabled);
+  config.categories.enabled_categories = std::move(enabled);
+  config.categories.disabled_categories = std::move(disabled);
   config.new_writer = std::move(factory);
   return config;
 }
@@ -87,31 +95,58 @@ class TrackEventInstancesTest : public testing::Test {
   void TearDown() override { EXPECT_EQ(RunningInstances(), 0u); }
 };
 
-TEST_F(TrackEventInstancesTest, CategoryMatchingRules) {
-  using V = std::vector<std::string>;
-  EXPECT_TRUE(CategoryEnabledByConfig("gfx", V{"gfx"}, V{}));
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx2", V{"gfx"}, V{}));
-  EXPECT_TRUE(CategoryEnabledByConfig("anything", V{"*"}, V{}));
-  EXPECT_TRUE(CategoryEnabledByConfig("gfx.draw", V{"gfx*"}, V{}));
-  EXPECT_TRUE(CategoryEnabledByConfig("gfx", V{"gfx*"}, V{}));
-  EXPECT_FALSE(CategoryEnabledByConfig("io", V{"gfx*"}, V{}));
-  // Disabled wins, whichever is more specific.
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx", V{"gfx"}, V{"*"}));
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx.slow", V{"*"}, V{"gfx.*"}));
-  EXPECT_TRUE(CategoryEnabledByConfig("gfx.fast", V{"*"}, V{"gfx.slow"}));
-  // Nothing enabled: nothing matches.
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx", V{}, V{}));
-  // '-' and '*' inside a name are plain characters.
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx", V{"-gfx"}, V{}));
-  EXPECT_FALSE(CategoryEnabledByConfig("gfx", V{"g*x"}, V{}));
-  EXPECT_TRUE(CategoryEnabledByConfig("g*x", V{"g*x"}, V{}));
+// The rule itself is category_matching_unittest.cc's; here its inputs:
+// the declared tags and the four lists of the instance's config.
+TEST_F(TrackEventInstancesTest, DeclaredTagsAndTheFourListsDecideTheMask) {
+  RingCapture capture;
+  // No lists: everything but the slow category (of this file's; other
+  // files' categories are in the process too).
+  const InstanceHandle all = Start(Config({}, capture.Factory(1), {}));
+  EXPECT_EQ(CategoryMask("inst.a"), 1u << all.slot);
+  EXPECT_EQ(CategoryMask("inst.a.verbose"), 1u << all.slot);
+  EXPECT_EQ(CategoryMask("inst.slow"), 0u);
+  InstanceConfig slow = Config({}, capture.Factory(2), {"*"});
+  slow.categories.enabled_tags = {"slow"};
+  const InstanceHandle slow_only = Start(std::move(slow));
+  EXPECT_EQ(CategoryMask("inst.a"), 1u << all.slot);
+  EXPECT_EQ(CategoryMask("inst.slow"), 1u << slow_only.slot);
+  InstanceConfig by_tag = Config({}, capture.Factory(3), {});
+  by_tag.categories.disabled_tags = {"inst.*"};
+  const InstanceHandle not_by_tag = Start(std::move(by_tag));
+  EXPECT_EQ(CategoryMask("inst.slow"), 1u << slow_only.slot);
+  EXPECT_EQ(CategoryMask("inst.b"), (1u << all.slot) | (1u << not_by_tag.slot));
+  StopInstance(all);
+  StopInstance(slow_only);
+  StopInstance(not_by_tag);
+  EXPECT_EQ(CategoryMask("inst.slow"), 0u);
+}
+
+TEST_F(TrackEventInstancesTest, DeclaredCategoriesListsNamesDescriptionsTags) {
+  const std::vector<Category> declared = DeclaredCategories();
+  const Category* slow = nullptr;
+  size_t inst_a = 0;
+  for (const Category& c : declared) {
+    if (std::string(c.name()) == "inst.slow")
+      slow = &c;
+    inst_a += std::string(c.name()) == "inst.a";
+  }
+  EXPECT_EQ(inst_a, 1u);
+  ASSERT_NE(slow, nullptr);
+  EXPECT_STREQ(slow->description(), "Expensive events");
+  ASSERT_EQ(slow->tag_count(), 2u);
+  EXPECT_STREQ(slow->tag(0), "slow");
+  EXPECT_STREQ(slow->tag(1), "inst.tag");
+  // A dynamic category is not declared.
+  RT_TRACE_INSTANT_DYNAMIC(std::string("inst.dynamic.unlisted"), "X");
+  for (const Category& c : DeclaredCategories())
+    EXPECT_STRNE(c.name(), "inst.dynamic.unlisted");
 }
 
 TEST_F(TrackEventInstancesTest, StartSetsTheInstanceBitsAndStopClearsThem) {
   RingCapture capture;
   SetCategoriesEnabled("inst.b");
   const InstanceHandle a = Start(Config(
-      {"inst.a*", "inst.common"}, capture.Factory(1), {"inst.a.verbose"}));
+      {"inst.a*", "inst.common"}, capture.Factory(1), {"inst.a.verbose", "*"}));
   const InstanceHandle b = Start(Config({"inst.b"}, capture.Factory(2)));
   ASSERT_NE(a.slot, b.slot);
   const uint32_t bit_a = 1u << a.slot;
@@ -616,7 +651,7 @@ TEST_F(TrackEventInstancesTest,
   RingCapture capture;
   RingCapture bound;
   const InstanceHandle a =
-      Start(Config({"dyn.*"}, capture.Factory(1), {"dyn.off"}));
+      Start(Config({"dyn.*"}, capture.Factory(1), {"dyn.off", "*"}));
   SetCategoriesEnabled("plugin*,-plugin.quiet");
   const std::string prefix = "dyn.";
   const std::string dyn_x = prefix + "x";  // built at run time

@@ -360,7 +360,8 @@ TEST_F(TrackEventTracksTest, DisabledEventEvaluatesNoArgument) {
 TEST_F(TrackEventTracksTest, InstanceSequencesDescribeTheTrackOnEachThread) {
   RingCapture capture;
   InstanceConfig config;
-  config.enabled_categories = {"tracks.*"};
+  config.categories.enabled_categories = {"tracks.*"};
+  config.categories.disabled_categories = {"*"};
   config.new_writer = capture.Factory(1);
   base::Status status;
   const InstanceHandle instance = StartInstance(std::move(config), &status);

@@ -143,8 +143,32 @@ bool ScriptedService::ReadOne(int wait_ms) {
     }
     return true;
   }
+  if (msg.type == ipc::MessageType::kDataSourceCategories) {
+    for (const ipc::CategoryDescriptor& c :
+         msg.data_source_categories.categories) {
+      declared_.push_back(Declared{msg.data_source_categories.data_source, c});
+    }
+    return true;
+  }
   queued_.push_back(std::move(msg));
   return true;
+}
+
+bool ScriptedService::WaitForDeclaredCategory(const std::string& name) {
+  const uint64_t deadline = base::MonotonicMs() + kWaitMs;
+  for (;;) {
+    for (const Declared& d : declared_) {
+      if (d.category.name == name)
+        return true;
+    }
+    const uint64_t now = base::MonotonicMs();
+    if (now >= deadline)
+      return false;
+    if (!ReadOne(static_cast<int>(deadline - now)) &&
+        (hung_up_ || bad_datagram_)) {
+      return false;
+    }
+  }
 }
 
 bool ScriptedService::Receive(ipc::Message* msg) {

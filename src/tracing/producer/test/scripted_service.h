@@ -11,7 +11,9 @@
 //   WaitConnected() joins that thread. From then on everything happens on
 //                   the test thread: Send*() puts a message in the
 //                   producer's socket, Receive() takes the next message the
-//                   producer sent (DrainRequests are counted and skipped),
+//                   producer sent (DrainRequests are counted and skipped;
+//                   DataSourceCategories are kept aside, see
+//                   declared_categories()),
 //                   HasPendingMessage() tells without waiting whether one is
 //                   already queued: a send(2) completes into the peer's
 //                   queue, so "nothing queued" after the producer could
@@ -30,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ringtrace/shm_ring_abi.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
@@ -80,6 +83,16 @@ class ScriptedService {
   // is queued first.
   bool hung_up();
 
+  // The categories of every DataSourceCategories read so far, in order,
+  // with the data source each named.
+  struct Declared {
+    std::string data_source;
+    ipc::CategoryDescriptor category;
+  };
+  const std::vector<Declared>& declared_categories() const { return declared_; }
+  // Reads (up to kWaitMs) until a category named |name| was declared.
+  bool WaitForDeclaredCategory(const std::string& name);
+
   // The service hangs up (keeps listening).
   void Close();
 
@@ -106,6 +119,7 @@ class ScriptedService {
   bool hung_up_ = false;
   bool bad_datagram_ = false;
   std::deque<ipc::Message> queued_;
+  std::vector<Declared> declared_;
   uint64_t drain_requests_ = 0;
   uint64_t final_loss_reports_ = 0;
 };

@@ -679,6 +679,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   });
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
+  declared_categories_.RemoveProducer(id);
   departed_ids_.push_back(id);
   scanned_since_departure_ = false;
   stats_.producers_connected = static_cast<uint32_t>(producers_.size());

@@ -97,6 +97,7 @@
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
+#include "src/tracing/service/traced/declared_categories.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/session_config.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
@@ -278,6 +279,8 @@ struct ProducerCommand {
   std::string data_source_name;
   std::vector<std::string> enabled_categories;
   std::vector<std::string> disabled_categories;
+  std::vector<std::string> enabled_tags;
+  std::vector<std::string> disabled_tags;
 };
 
 // What happened to a session, for the owner to tell its consumer.
@@ -585,6 +588,14 @@ class ServiceCore {
   base::Status OnFlushAck(trace_buffer::ProducerID id,
                           uint32_t flush_id,
                           Clock::time_point now);
+  // DataSourceCategories: stored in DeclaredCategories (declared_categories.h,
+  // its errors), for a data source the producer registered (else an
+  // error).
+  base::Status DeclareCategories(trace_buffer::ProducerID id,
+                                 const ipc::DataSourceCategoriesMsg& msg);
+  // Every connected producer's data sources with their declared
+  // categories (declared_categories.h).
+  std::vector<ProducerDataSources> ListDataSources() const;
 
   // Runs what is due at |now|: duration_ms ends, stop and flush timeouts,
   // periodic flushes. The owner calls it when NextDeadline() passed (and
@@ -935,6 +946,8 @@ class ServiceCore {
   std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;
+  // The connected producers' declared categories (RemoveProducer forgets).
+  DeclaredCategories declared_categories_;
   // The next ProducerID to assign; 65536 once every id was used.
   uint32_t next_producer_id_ = 1;
   std::vector<trace_buffer::ProducerID> departed_ids_;  // may hold data

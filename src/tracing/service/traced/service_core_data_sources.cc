@@ -178,10 +178,43 @@ void ServiceCore::StartInSingleSession(ProducerID id,
     p->next_instance_id = 1;
   cmd.target_buffer = kTargetBuffer;
   cmd.data_source_name = name;
-  // Every category, as the TraceConfig of the trace says.
-  cmd.enabled_categories = {"*"};
+  // No category lists, as the trace's TraceConfig says: Perfetto's default
+  // rule, every category but those tagged slow or debug.
   commands_.push_back(std::move(cmd));
   ++session_stats_.data_source_instances_started;
+}
+
+base::Status ServiceCore::DeclareCategories(
+    ProducerID id,
+    const ipc::DataSourceCategoriesMsg& msg) {
+  auto it = producers_.find(id);
+  if (it == producers_.end())
+    return base::OkStatus();
+  const std::vector<std::string>& registered = it->second.data_sources;
+  if (std::find(registered.begin(), registered.end(), msg.data_source) ==
+      registered.end()) {
+    return base::ErrStatus(
+        "categories declared for data source \"%s\", never registered",
+        msg.data_source.c_str());
+  }
+  return declared_categories_.Add(id, msg.data_source, msg.categories);
+}
+
+std::vector<ProducerDataSources> ServiceCore::ListDataSources() const {
+  std::vector<ProducerDataSources> out;
+  for (const auto& [id, producer] : producers_) {
+    ProducerDataSources p;
+    p.producer_id = id;
+    p.producer_name = producer.name;
+    for (const std::string& name : producer.data_sources) {
+      ProducerDataSources::DataSource ds;
+      ds.name = name;
+      ds.categories = declared_categories_.Of(id, name);
+      p.data_sources.push_back(std::move(ds));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 base::Status ServiceCore::OnDataSourceStopped(ProducerID id,

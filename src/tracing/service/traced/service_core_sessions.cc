@@ -164,6 +164,8 @@ bool ServiceCore::StartInstances(Session* session,
     cmd.data_source_name = ds.name;
     cmd.enabled_categories = ds.enabled_categories;
     cmd.disabled_categories = ds.disabled_categories;
+    cmd.enabled_tags = ds.enabled_tags;
+    cmd.disabled_tags = ds.disabled_tags;
     commands_.push_back(std::move(cmd));
     ++session_stats_.data_source_instances_started;
     any = true;

@@ -63,6 +63,9 @@ base::Status MakeSessionConfig(const TraceConfig& config, SessionConfig* out) {
                                 te.enabled_categories().end());
     d.disabled_categories.assign(te.disabled_categories().begin(),
                                  te.disabled_categories().end());
+    d.enabled_tags.assign(te.enabled_tags().begin(), te.enabled_tags().end());
+    d.disabled_tags.assign(te.disabled_tags().begin(),
+                           te.disabled_tags().end());
     out->data_sources.push_back(std::move(d));
   }
   out->duration_ms = config.duration_ms();

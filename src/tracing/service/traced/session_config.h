@@ -47,8 +47,12 @@ struct SessionConfig {
     std::string name;
     size_t target_buffer = 0;                       // index into |buffers|
     std::vector<std::string> producer_name_filter;  // empty: every producer
+    // TrackEventConfig's lists, as given (the producer applies the rule
+    // and the disabled_tags default).
     std::vector<std::string> enabled_categories;
     std::vector<std::string> disabled_categories;
+    std::vector<std::string> enabled_tags;
+    std::vector<std::string> disabled_tags;
   };
   std::vector<Buffer> buffers;
   std::vector<DataSource> data_sources;

@@ -539,14 +539,17 @@ ServiceCounters TracingService::MakeServiceCounters() const {
 }
 
 void TracingService::Serve(Connection* c) {
-  // A producer message is never longer: a longer datagram is refused whole.
-  uint8_t buf[ipc::kMaxProducerMessageSize];
+  // A producer message is never longer: a longer datagram is refused whole
+  // (and DecodeMessage bounds each type by its layout).
+  if (producer_buf_.size() != ipc::kMaxProducerDatagramSize)
+    producer_buf_.resize(ipc::kMaxProducerDatagramSize);
+  uint8_t* const buf = producer_buf_.data();
   for (uint32_t i = 0; i < options_.messages_per_round && c->socket; ++i) {
     size_t size = 0;
     base::ScopedFd fd;
     base::Status status;
     const ipc::UnixSocket::RecvResult result =
-        c->socket->Receive(buf, sizeof(buf), &size, &fd, &status);
+        c->socket->Receive(buf, producer_buf_.size(), &size, &fd, &status);
     switch (result) {
       case ipc::UnixSocket::RecvResult::kWouldBlock:
         return;
@@ -611,6 +614,7 @@ void TracingService::Serve(Connection* c) {
       case ipc::MessageType::kRegisterDataSource:
       case ipc::MessageType::kDataSourceStopped:
       case ipc::MessageType::kFlushAck:
+      case ipc::MessageType::kDataSourceCategories:
         if (!HandleDataSourceMessage(c, msg))
           return;  // closed
         break;
@@ -641,6 +645,9 @@ bool TracingService::HandleDataSourceMessage(Connection* c,
   if (msg.type == ipc::MessageType::kRegisterDataSource) {
     status = core_->RegisterDataSource(c->producer_id,
                                        msg.register_data_source.name, now);
+  } else if (msg.type == ipc::MessageType::kDataSourceCategories) {
+    status =
+        core_->DeclareCategories(c->producer_id, msg.data_source_categories);
   } else if (msg.type == ipc::MessageType::kDataSourceStopped) {
     status = core_->OnDataSourceStopped(c->producer_id, msg.id, now);
   } else {

@@ -369,6 +369,7 @@ class TracingService {
   std::unique_ptr<ipc::UnixSocket> consumer_listener_;  // may be null
   uint64_t next_consumer_id_ = 1;
   std::vector<uint8_t> consumer_buf_;  // one received consumer datagram
+  std::vector<uint8_t> producer_buf_;  // one received producer datagram
   base::ScopedFd wake_fd_;             // eventfd: Stop() wakes the loop
   base::ScopedFd snapshot_fd_;         // eventfd: a request is in snapshot_
   std::unique_ptr<base::PendingFile> out_file_;

@@ -499,6 +499,8 @@ void TracingService::SendCommand(const ProducerCommand& command) {
       msg.name = command.data_source_name;
       msg.enabled_categories = command.enabled_categories;
       msg.disabled_categories = command.disabled_categories;
+      msg.enabled_tags = command.enabled_tags;
+      msg.disabled_tags = command.disabled_tags;
       size = ipc::EncodeStartDataSource(msg, buf.data(), buf.size());
       break;
     }

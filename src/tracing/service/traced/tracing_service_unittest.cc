@@ -281,12 +281,13 @@ TEST_F(TracingServiceTest, OversizedDatagram) {
       [&] {
         TestClient bad;
         ASSERT_TRUE(bad.Connect(options_.socket_path));
-        // A valid Hello's header, then far more bytes than any message.
+        // A valid Hello's header, then one byte more than any producer
+        // message (the largest DataSourceCategories) may have.
         ipc::HelloMsg hello;
         hello.name = "oversized";
-        uint8_t buf[4096] = {};
-        ASSERT_GT(ipc::EncodeHello(hello, buf, sizeof(buf)), 0u);
-        ASSERT_TRUE(bad.SendRaw(buf, sizeof(buf)));
+        std::vector<uint8_t> buf(ipc::kMaxProducerDatagramSize + 1);
+        ASSERT_GT(ipc::EncodeHello(hello, buf.data(), buf.size()), 0u);
+        ASSERT_TRUE(bad.SendRaw(buf.data(), buf.size()));
         EXPECT_TRUE(bad.WaitForClose());
       },
       [](const ServiceStats& s) {
