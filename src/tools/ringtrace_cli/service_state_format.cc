@@ -53,6 +53,36 @@ std::string OneDecimal(uint64_t value, uint64_t unit) {
   return U64(whole) + "." + U64(tenth);
 }
 
+// The categories the producers' data sources declared, one row each, or ""
+// when none was declared (nor left out of the answer).
+std::string FormatCategories(const ServiceState& state) {
+  TextTable table(
+      {"PRODUCER", "DATA SOURCE", "CATEGORY", "TAGS", "DESCRIPTION"});
+  size_t rows = 0;
+  for (const auto& p : state.producers()) {
+    for (const auto& list : p.categories()) {
+      for (const auto& c : list.categories()) {
+        std::string tags;
+        for (const std::string& tag : c.tags())
+          tags += (tags.empty() ? "" : ",") + Sanitize(tag);
+        table.AddRow({U64(p.id()), Sanitize(list.data_source()),
+                      Sanitize(c.name()), tags.empty() ? "-" : tags,
+                      Sanitize(c.description())});
+        rows++;
+      }
+    }
+  }
+  if (rows == 0 && state.categories_omitted() == 0)
+    return "";
+  std::string out =
+      "Categories (" + std::to_string(rows) + "):\n" + table.Render();
+  if (state.categories_omitted() != 0) {
+    out += "(" + U64(state.categories_omitted()) +
+           " more left out: the service's answer has room for no more)\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 TextTable::TextTable(std::vector<std::string> header) {
@@ -143,6 +173,9 @@ std::string FormatServiceState(const ServiceState& state) {
     }
     out += producers.Render();
   }
+  const std::string categories = FormatCategories(state);
+  if (!categories.empty())
+    out += "\n" + categories;
   out += "\n";
   if (state.sessions_size() == 0) {
     out += "Sessions: none\n";

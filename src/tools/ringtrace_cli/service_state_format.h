@@ -6,7 +6,8 @@
 // `ringtrace --query` and the progress line of a running session.
 //
 // Every string the service relays (producer and session names, data source
-// names) comes from other processes and is printed with its control and
+// names, declared categories, their tags and descriptions) comes from other
+// processes and is printed with its control and
 // non-ASCII bytes replaced by '?', so that no peer can send escape sequences
 // to the user's terminal.
 
@@ -45,8 +46,9 @@ std::string FormatBytes(uint64_t bytes);
 // 1234 -> "1.2s", 83000 -> "1m23s", 7384000 -> "2h03m".
 std::string FormatDurationMs(uint64_t ms);
 
-// The three tables of `ringtrace --query` (producers, sessions, buffers),
-// each under a title, and the service's limits.
+// The tables of `ringtrace --query` (producers; the categories their data
+// sources declared, when any did; sessions; buffers), each under a title,
+// and the service's limits.
 std::string FormatServiceState(const ringtrace::protos::ServiceState& state);
 
 // One line (no newline) about session |session_id|: elapsed time, how full

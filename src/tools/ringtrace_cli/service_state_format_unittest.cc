@@ -113,6 +113,46 @@ TEST(ServiceStateFormatTest, Query) {
       "Limits: 8 sessions, 1.0 GiB of buffers, 64 producers\n");
 }
 
+TEST(ServiceStateFormatTest, QueryWithDeclaredCategories) {
+  ServiceState state = ExampleState();
+  state.mutable_sessions()->Clear();
+  auto* list = state.mutable_producers(0)->add_categories();
+  list->set_data_source("track_event");
+  auto* gfx = list->add_categories();
+  gfx->set_name("gfx");
+  gfx->set_description("Frames\x1b[0m");
+  auto* slow = list->add_categories();
+  slow->set_name("gfx.debug");
+  slow->add_tags("debug");
+  slow->add_tags("slow");
+  auto* other = state.mutable_producers(1)->add_categories();
+  other->set_data_source("custom");
+  other->add_categories()->set_name("c\n");
+  EXPECT_EQ(FormatServiceState(state),
+            "Producers (2):\n"
+            "ID  NAME         PID   UID   RING      DATA SOURCES\n"
+            "1   example_app  1234  1000  1.0 MiB   track_event,custom\n"
+            "12  x?           99    0     64.0 KiB  -\n"
+            "\n"
+            "Categories (3):\n"
+            "PRODUCER  DATA SOURCE  CATEGORY   TAGS        DESCRIPTION\n"
+            "1         track_event  gfx        -           Frames?[0m\n"
+            "1         track_event  gfx.debug  debug,slow  -\n"
+            "12        custom       c?         -           -\n"
+            "\n"
+            "Sessions: none\n"
+            "\n"
+            "Limits: 8 sessions, 1.0 GiB of buffers, 64 producers\n");
+
+  state.set_categories_omitted(40);
+  EXPECT_NE(FormatServiceState(state).find(
+                "12        custom       c?         -           -\n"
+                "(40 more left out: the service's answer has room for no "
+                "more)\n"),
+            std::string::npos)
+      << FormatServiceState(state);
+}
+
 TEST(ServiceStateFormatTest, QueryEmpty) {
   ServiceState state;
   state.set_max_sessions(8);

@@ -71,6 +71,58 @@ perfetto::protos::TraceConfig::BufferConfig::FillPolicy ToProto(
              : perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER;
 }
 
+// Bytes a length-delimited field of |size| bytes costs beyond |size|: its
+// tag (field numbers below 16) and its length, which stays below 2^21.
+constexpr size_t kFieldOverhead = 1 + 3;
+
+// Adds |declared| (ServiceCore::ListDataSources) to the producers of
+// |state|, in producer order, while the additions fit |budget| bytes
+// (counted generously: every enclosing length may grow by two bytes);
+// returns the number of categories left out.
+uint32_t AddDeclaredCategories(const std::vector<ProducerDataSources>& declared,
+                               size_t budget,
+                               protos::ServiceState* state) {
+  // The enclosing ServiceState's length may grow.
+  size_t used = 2;
+  uint32_t omitted = 0;
+  for (const ProducerDataSources& p : declared) {
+    protos::ServiceState::Producer* out = nullptr;
+    for (auto& candidate : *state->mutable_producers()) {
+      if (candidate.id() == p.producer_id)
+        out = &candidate;
+    }
+    bool producer_counted = false;
+    for (const ProducerDataSources::DataSource& ds : p.data_sources) {
+      protos::ServiceState::DataSourceCategories* list = nullptr;
+      for (const ipc::CategoryDescriptor& c : ds.categories) {
+        protos::ServiceState::Category category;
+        category.set_name(c.name);
+        if (!c.description.empty())
+          category.set_description(c.description);
+        for (const std::string& tag : c.tags)
+          category.add_tags(tag);
+        size_t cost = category.ByteSizeLong() + kFieldOverhead;
+        if (!list)
+          cost += kFieldOverhead + kFieldOverhead + ds.name.size();
+        if (!producer_counted)
+          cost += 2;  // the Producer's length may grow
+        if (!out || omitted != 0 || used > budget || cost > budget - used) {
+          ++omitted;  // and every later one: the lists are cut, not holed
+          continue;
+        }
+        if (!list) {
+          list = out->add_categories();
+          list->set_data_source(ds.name);
+        }
+        *list->add_categories() = std::move(category);
+        producer_counted = true;
+        used += cost;
+      }
+    }
+  }
+  return omitted;
+}
+
 }  // namespace
 
 bool ConsumerMayAccessSession(int32_t consumer_uid, int32_t session_uid) {
@@ -379,6 +431,17 @@ void TracingService::FillServiceState(const Connection& c,
   state->set_max_sessions(core_->options().max_sessions);
   state->set_max_total_buffer_bytes(core_->options().max_total_buffer_bytes);
   state->set_max_producers(core_->options().max_producers);
+  // Last, into what is left of one message (ok, error and the omitted
+  // count, set later, get kReserve).
+  constexpr size_t kReserve = 256;
+  const size_t size = response->ByteSizeLong();
+  const size_t budget = ipc::kMaxConsumerPayloadSize > size + kReserve
+                            ? ipc::kMaxConsumerPayloadSize - size - kReserve
+                            : 0;
+  const uint32_t omitted =
+      AddDeclaredCategories(core_->ListDataSources(), budget, state);
+  if (omitted != 0)
+    state->set_categories_omitted(omitted);
 }
 
 bool TracingService::SendToConsumer(Connection* c,

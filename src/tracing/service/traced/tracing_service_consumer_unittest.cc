@@ -692,6 +692,181 @@ bool AnswerEach(std::initializer_list<TestClient*> apps,
   return true;
 }
 
+// |producer| declares |count| categories of |data_source| named
+// "<prefix><i>", in messages of at most ipc::kMaxCategoriesPerMessage; each
+// has a description of |description_size| bytes and the tag "slow" when i
+// is odd.
+bool DeclareCategories(TestClient* producer,
+                       const std::string& data_source,
+                       const std::string& prefix,
+                       size_t count,
+                       size_t description_size = 0) {
+  std::vector<uint8_t> buf(ipc::kMaxDataSourceCategoriesSize);
+  for (size_t first = 0; first < count;
+       first += ipc::kMaxCategoriesPerMessage) {
+    ipc::DataSourceCategoriesMsg msg;
+    msg.data_source = data_source;
+    for (size_t i = first;
+         i < count && i < first + ipc::kMaxCategoriesPerMessage; i++) {
+      ipc::CategoryDescriptor c;
+      c.name = prefix + std::to_string(i);
+      c.description = std::string(description_size, 'd');
+      if (i % 2)
+        c.tags = {"slow"};
+      msg.categories.push_back(c);
+    }
+    const size_t size =
+        ipc::EncodeDataSourceCategories(msg, buf.data(), buf.size());
+    if (size == 0 || !producer->SendRaw(buf.data(), size))
+      return false;
+  }
+  return true;
+}
+
+ConsumerRequest Query() {
+  ConsumerRequest query;
+  query.mutable_query_service_state();
+  return query;
+}
+
+// Producers publish their categories; QueryServiceState lists them per
+// producer and data source, and forgets a producer that left.
+TEST_F(TracingServiceConsumerTest, QueryListsTheDeclaredCategories) {
+  StartService(DaemonOptions());
+  TestClient app, other;
+  ASSERT_TRUE(app.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(app.Hello("app"));
+  ASSERT_TRUE(RegisterDataSource(&app, "track_event"));
+  ASSERT_TRUE(RegisterDataSource(&app, "plain"));  // declares nothing
+  ASSERT_TRUE(DeclareCategories(&app, "track_event", "cat", 3, 5));
+  ASSERT_TRUE(other.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(other.Hello("other"));
+  ASSERT_TRUE(RegisterDataSource(&other, "track_event"));
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  // The producers' messages are taken in the service's rounds: poll.
+  ConsumerResponse r;
+  for (int i = 0; i < 1000; i++) {
+    r = consumer.Call(Query());
+    if (r.service_state().producers_size() == 2 &&
+        r.service_state().producers(0).categories_size() == 1 &&
+        r.service_state().producers(0).categories(0).categories_size() == 3) {
+      break;
+    }
+    usleep(10 * 1000);
+  }
+  ASSERT_TRUE(r.ok()) << r.error();
+  const protos::ServiceState& state = r.service_state();
+  ASSERT_EQ(state.producers_size(), 2);
+  const auto& p = state.producers(0);
+  EXPECT_EQ(p.name(), "app");
+  ASSERT_EQ(p.categories_size(), 1);
+  EXPECT_EQ(p.categories(0).data_source(), "track_event");
+  ASSERT_EQ(p.categories(0).categories_size(), 3);
+  EXPECT_EQ(p.categories(0).categories(0).name(), "cat0");
+  EXPECT_EQ(p.categories(0).categories(0).description(), "ddddd");
+  EXPECT_EQ(p.categories(0).categories(0).tags_size(), 0);
+  EXPECT_EQ(p.categories(0).categories(1).name(), "cat1");
+  ASSERT_EQ(p.categories(0).categories(1).tags_size(), 1);
+  EXPECT_EQ(p.categories(0).categories(1).tags(0), "slow");
+  EXPECT_EQ(state.producers(1).categories_size(), 0);
+  EXPECT_FALSE(state.has_categories_omitted());
+
+  app.Disconnect();
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.producers.producers_connected == 1;
+  }));
+  r = consumer.Call(Query());
+  ASSERT_EQ(r.service_state().producers_size(), 1);
+  EXPECT_EQ(r.service_state().producers(0).name(), "other");
+  EXPECT_EQ(r.service_state().producers(0).categories_size(), 0);
+}
+
+// Two producers declaring all they may, with the longest descriptions:
+// far more than one answer holds. The answer still comes, with the lists
+// cut (in producer order) and the rest counted.
+TEST_F(TracingServiceConsumerTest, QueryCutsTheCategoriesToFitOneMessage) {
+  StartService(DaemonOptions());
+  TestClient a, b;
+  for (TestClient* c : {&a, &b}) {
+    ASSERT_TRUE(c->Connect(dir_.File("producer.sock")));
+    ASSERT_TRUE(c->Hello("big"));
+    ASSERT_TRUE(RegisterDataSource(c, "track_event"));
+    ASSERT_TRUE(DeclareCategories(c, "track_event", "category.",
+                                  ipc::kMaxDeclaredCategoriesPerProducer,
+                                  ipc::kMaxCategoryDescriptionSize));
+  }
+  RawConsumer consumer;
+  ASSERT_TRUE(consumer.Connect(dir_.File("consumer.sock")));
+  const uint32_t total = 2 * ipc::kMaxDeclaredCategoriesPerProducer;
+  ConsumerResponse r;
+  uint32_t listed = 0;
+  for (int i = 0; i < 1000; i++) {
+    r = consumer.Call(Query());
+    ASSERT_TRUE(r.ok()) << r.error();
+    listed = 0;
+    for (const auto& p : r.service_state().producers()) {
+      for (const auto& list : p.categories())
+        listed += static_cast<uint32_t>(list.categories_size());
+    }
+    if (r.service_state().producers_size() == 2 &&
+        listed + r.service_state().categories_omitted() == total) {
+      break;
+    }
+    usleep(10 * 1000);
+  }
+  EXPECT_EQ(listed + r.service_state().categories_omitted(), total);
+  EXPECT_GT(r.service_state().categories_omitted(), 0u);
+  // Most of a message is used: about 64 KiB of 266-byte entries.
+  EXPECT_GT(listed, 200u);
+  // The cut is a prefix: the first producer's first categories.
+  ASSERT_GE(r.service_state().producers(0).categories_size(), 1);
+  EXPECT_EQ(r.service_state().producers(0).categories(0).categories(0).name(),
+            "category.0");
+  EXPECT_EQ(r.service_state().producers(1).categories_size(), 0);
+  EXPECT_LE(r.ByteSizeLong(), ipc::kMaxConsumerPayloadSize);
+}
+
+// What a producer declares is checked: a data source it never registered,
+// a name declared twice, more than the limit: each a violation.
+TEST_F(TracingServiceConsumerTest, HostileCategoryDeclarationsAreViolations) {
+  StartService(DaemonOptions());
+  TestClient unregistered, twice, too_many, fine;
+  ASSERT_TRUE(unregistered.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(unregistered.Hello("unregistered"));
+  ASSERT_TRUE(RegisterDataSource(&unregistered, "track_event"));
+  ASSERT_TRUE(DeclareCategories(&unregistered, "other", "c", 1));
+  EXPECT_TRUE(unregistered.WaitForClose());
+
+  ASSERT_TRUE(twice.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(twice.Hello("twice"));
+  ASSERT_TRUE(RegisterDataSource(&twice, "track_event"));
+  ASSERT_TRUE(DeclareCategories(&twice, "track_event", "c", 2));
+  ASSERT_TRUE(DeclareCategories(&twice, "track_event", "c", 1));  // "c0"
+  EXPECT_TRUE(twice.WaitForClose());
+
+  ASSERT_TRUE(too_many.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(too_many.Hello("too_many"));
+  ASSERT_TRUE(RegisterDataSource(&too_many, "a"));
+  ASSERT_TRUE(RegisterDataSource(&too_many, "b"));
+  ASSERT_TRUE(DeclareCategories(&too_many, "a", "c", 500));
+  // 500 + 13 > 512 (the limit is the producer's, across data sources).
+  ASSERT_TRUE(DeclareCategories(&too_many, "b", "c", 13));
+  EXPECT_TRUE(too_many.WaitForClose());
+
+  // The same names under two data sources are fine.
+  ASSERT_TRUE(fine.Connect(dir_.File("producer.sock")));
+  ASSERT_TRUE(fine.Hello("fine"));
+  ASSERT_TRUE(RegisterDataSource(&fine, "a"));
+  ASSERT_TRUE(RegisterDataSource(&fine, "b"));
+  ASSERT_TRUE(DeclareCategories(&fine, "a", "c", 12));
+  ASSERT_TRUE(DeclareCategories(&fine, "b", "c", 12));
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.violations_data_source == 3 &&
+           s.producers.producers_connected == 1;
+  }));
+}
+
 TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
   StartService(DaemonOptions());
   TestClient app1, app2;
