@@ -899,6 +899,144 @@ TEST_F(RingtraceCliEndToEndTest, FifoAtOutIsRefusedAndKept) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
+// Which of the app's three categories a session enables.
+struct Wanted {
+  bool example;
+  bool io;
+  bool detail;  // "example.detail", tagged "slow"
+};
+
+// Waits until worker 0 of |app| reported, in its output after byte
+// |from|, a cycle whose masks enable exactly |wanted| (example_app.h,
+// on_masks_changed): from then on such a cycle's packets are in the ring.
+bool WaitForMasks(Subprocess* app, size_t from, Wanted wanted) {
+  static const std::regex kLine(
+      "worker-0 masks: example=0x([0-9a-f]+) io=0x([0-9a-f]+) "
+      "detail=0x([0-9a-f]+)");
+  return PollUntil([&] {
+           const std::string output = app->output();
+           if (output.size() <= from)
+             return app->Ended();
+           const std::string fresh = output.substr(from);
+           for (std::sregex_iterator it(fresh.begin(), fresh.end(), kLine), end;
+                it != end; ++it) {
+             if (((*it)[1].str() != "0") == wanted.example &&
+                 ((*it)[2].str() != "0") == wanted.io &&
+                 ((*it)[3].str() != "0") == wanted.detail) {
+               return true;
+             }
+           }
+           return app->Ended();
+         }) &&
+         !app->Ended();
+}
+
+// Perfetto's TrackEventConfig idioms mean here what they mean there: no
+// track_event_config records every category but the slow one;
+// disabled_categories "*" with one enabled category records that one; the
+// "slow"-tagged category is recorded only when enabled_tags asks for it.
+// One session at a time, each recorded until its categories were written.
+TEST_F(RingtraceCliEndToEndTest,
+       TrackEventConfigIdiomsSelectTheAppsCategories) {
+  Subprocess* app = StartApp("cli_e2e_idioms", 1);
+  const std::string buffer = "buffers { size_kb: 1024 }\n";
+  const std::string source = "data_sources { config { name: \"track_event\"";
+  struct Case {
+    const char* name;
+    std::string config;
+    Wanted wanted;
+    std::set<std::string> categories;
+  };
+  const std::vector<Case> cases = {
+      {"no track_event_config",
+       buffer + source + " } }\n",
+       {true, true, false},
+       {"example", "io"}},
+      {"disabled * and one enabled",
+       buffer + source +
+           " track_event_config { disabled_categories: \"*\" "
+           "enabled_categories: \"io\" } } }\n",
+       {false, true, false},
+       {"io"}},
+      {"enabled_tags slow",
+       buffer + source + " track_event_config { enabled_tags: \"slow\" } } }\n",
+       {true, true, true},
+       {"example", "io", "example.detail"}},
+      {"disabled * and enabled_tags slow",
+       buffer + source +
+           " track_event_config { disabled_categories: \"*\" "
+           "enabled_tags: \"slow\" } } }\n",
+       {false, false, true},
+       {"example.detail"}},
+      {"its name enables the slow category",
+       buffer + source +
+           " track_event_config { disabled_categories: \"*\" "
+           "enabled_categories: \"example.*\" "
+           "enabled_categories: \"example.detail\" } } }\n",
+       {false, false, true},
+       {"example.detail"}},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string config = dir_.File("idiom" + std::to_string(n) + ".pbtx");
+    const std::string out = dir_.File("idiom" + std::to_string(n) + ".pftrace");
+    n++;
+    WriteFile(config, c.config);
+    const size_t from = app->output().size();
+    std::unique_ptr<Subprocess> cli =
+        StartCli({"--txt", "-c", config, "-o", out});
+    ASSERT_NE(WaitForSessionId(cli.get()), 0u) << cli->output();
+    ASSERT_TRUE(WaitForMasks(app, from, c.wanted)) << app->output();
+    StopWithCtrlC(cli.get(), out);
+    const TraceContents t = ReadTrace(out);
+    ExpectCompleteTrace(t, 1, *app);
+    EXPECT_EQ(Categories(t), c.categories);
+    // The session is gone before the next one starts (its masks with it).
+    ASSERT_TRUE(PollUntil([&] { return State().sessions_size() == 0; }));
+  }
+}
+
+// The app's declared categories (names, descriptions, tags) reach the
+// service and `ringtrace --query` lists them.
+TEST_F(RingtraceCliEndToEndTest, QueryListsTheAppsDeclaredCategories) {
+  Subprocess* app = StartApp("cli_e2e_categories", 1);
+  ServiceState state;
+  ASSERT_TRUE(PollUntil([&] {
+    state = State();
+    return state.producers_size() == 1 &&
+           state.producers(0).categories_size() == 1 &&
+           state.producers(0).categories(0).categories_size() == 3;
+  })) << state.DebugString();
+  EXPECT_EQ(state.producers(0).pid(), app->pid());
+  const auto& list = state.producers(0).categories(0);
+  EXPECT_EQ(list.data_source(), "track_event");
+  std::map<std::string, ServiceState::Category> by_name;
+  for (const auto& c : list.categories())
+    by_name[c.name()] = c;
+  ASSERT_EQ(by_name.count("example.detail"), 1u);
+  EXPECT_EQ(by_name["example.detail"].description(),
+            "A checksum instant per cycle (verbose)");
+  ASSERT_EQ(by_name["example.detail"].tags_size(), 1);
+  EXPECT_EQ(by_name["example.detail"].tags(0), "slow");
+  EXPECT_EQ(by_name["io"].tags_size(), 0);
+  EXPECT_FALSE(by_name["io"].description().empty());
+
+  std::string output;
+  ASSERT_EQ(RunCli({"--query"}, &output), kExitOk) << output;
+  const std::string id = std::to_string(state.producers(0).id());
+  for (const std::string& row :
+       {std::string("Categories \\(3\\):"),
+        id + " +track_event +example +- +Frames of the example workers",
+        id + " +track_event +io +- +Reads of the example workers",
+        id + " +track_event +example\\.detail +slow +A checksum instant per "
+             "cycle \\(verbose\\)"}) {
+    EXPECT_TRUE(std::regex_search(output, std::regex("(^|\n)" + row)))
+        << row << "\nin:\n"
+        << output;
+  }
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace ringtrace
