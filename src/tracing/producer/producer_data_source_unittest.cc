@@ -94,6 +94,83 @@ void WritePackets(TraceWriterV2* w, uint32_t n) {
   w->Flush();
 }
 
+DataSourceCategory Category(const std::string& name,
+                            const std::string& description = "",
+                            std::vector<std::string> tags = {}) {
+  DataSourceCategory c;
+  c.name = name;
+  c.description = description;
+  c.tags = std::move(tags);
+  return c;
+}
+
+// The handler's categories follow its RegisterDataSource, in order, in as
+// many messages as they need; what the wire cannot carry is left out (or a
+// description cut and cleaned) and counted, never a reason to disconnect.
+TEST(ProducerDataSourceTest, RegistrationPublishesTheHandlersCategories) {
+  RecordingHandler handler;
+  handler.categories = {
+      Category("gfx", "Frames", {"rendering"}),
+      Category("gfx*"),  // a pattern
+      Category(""),      // empty
+      Category(std::string(ipc::kMaxCategoryNameSize + 1, 'n')),
+      Category("tags", "", {"a", "b", "c", "d", "e"}),  // five tags
+      Category("bad.tag", "", {"sl*w"}),
+      Category("gfx", "again"),  // repeated
+      Category("long", std::string(300, 'x') + "\n"),
+      Category("io", "caf\xc3\xa9\tok", {"slow", "debug"}),
+  };
+  for (int i = 0; i < 20; i++)  // more than one message's worth
+    handler.categories.push_back(Category("many." + std::to_string(i)));
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->WaitForDeclaredCategory("many.19"));
+  const std::vector<ScriptedService::Declared>& declared =
+      c.service->declared_categories();
+  ASSERT_EQ(declared.size(), 23u);
+  for (const ScriptedService::Declared& d : declared)
+    EXPECT_EQ(d.data_source, "ds");
+  EXPECT_EQ(declared[0].category.name, "gfx");
+  EXPECT_EQ(declared[0].category.description, "Frames");
+  EXPECT_EQ(declared[0].category.tags, (std::vector<std::string>{"rendering"}));
+  EXPECT_EQ(declared[1].category.name, "long");
+  EXPECT_EQ(declared[1].category.description,
+            std::string(ipc::kMaxCategoryDescriptionSize, 'x'));
+  EXPECT_EQ(declared[2].category.name, "io");
+  EXPECT_EQ(declared[2].category.description, "caf???ok");
+  EXPECT_EQ(declared[2].category.tags,
+            (std::vector<std::string>{"slow", "debug"}));
+  EXPECT_EQ(declared[22].category.name, "many.19");
+  const ProducerStats stats = c.producer->stats();
+  EXPECT_EQ(stats.categories_published, 23u);
+  EXPECT_EQ(stats.categories_not_published, 6u);
+  EXPECT_EQ(stats.service_protocol_violations, 0u);
+  EXPECT_TRUE(c.producer->connected());
+}
+
+// At most kMaxDeclaredCategoriesPerProducer in all the producer's data
+// sources: the first registrations get them.
+TEST(ProducerDataSourceTest, CategoriesAreBoundedPerProducer) {
+  RecordingHandler first, second;
+  for (size_t i = 0; i + 8 < ipc::kMaxDeclaredCategoriesPerProducer; i++)
+    first.categories.push_back(Category("a." + std::to_string(i)));
+  for (int i = 0; i < 20; i++)
+    second.categories.push_back(Category("b." + std::to_string(i)));
+  Connected c;
+  ASSERT_TRUE(c.Connect(&first));
+  ASSERT_TRUE(c.producer->RegisterDataSource("second", &second).ok());
+  ASSERT_TRUE(c.service->WaitForDeclaredCategory("b.7"));
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kRegisterDataSource);
+  EXPECT_FALSE(c.service->HasPendingMessage());
+  EXPECT_EQ(c.service->declared_categories().size(),
+            ipc::kMaxDeclaredCategoriesPerProducer);
+  EXPECT_EQ(c.service->declared_categories().back().category.name, "b.7");
+  EXPECT_EQ(c.service->declared_categories().back().data_source, "second");
+  EXPECT_EQ(c.producer->stats().categories_not_published, 12u);
+}
+
 TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
   RecordingHandler handler;
   Connected c;
@@ -112,6 +189,8 @@ TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
   start.clear_period_ms = 250;
   start.enabled_categories = {"gfx*", "input"};
   start.disabled_categories = {"debug"};
+  start.enabled_tags = {"slow"};
+  start.disabled_tags = {"x*", "y"};
   ASSERT_TRUE(c.service->SendStart(start));
   ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
   const std::vector<RecordingHandler::Event> events = handler.events();
@@ -123,6 +202,8 @@ TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
   EXPECT_EQ(config.enabled_categories,
             (std::vector<std::string>{"gfx*", "input"}));
   EXPECT_EQ(config.disabled_categories, (std::vector<std::string>{"debug"}));
+  EXPECT_EQ(config.enabled_tags, (std::vector<std::string>{"slow"}));
+  EXPECT_EQ(config.disabled_tags, (std::vector<std::string>{"x*", "y"}));
   EXPECT_EQ(config.clear_period_ms, 250u);
   EXPECT_EQ(config.producer, c.producer.get());
   EXPECT_NE(events[0].thread, std::this_thread::get_id());

@@ -4,7 +4,8 @@
 
 // TEST ONLY. A DataSourceHandler that records every call (and the thread it
 // came on), can run a hook in OnStart, and can hold an OnStop or OnFlush
-// call until the test releases it. Every wait is bounded by kWaitMs.
+// call until the test releases it; it declares |categories|. Every wait is
+// bounded by kWaitMs.
 
 #ifndef SRC_TRACING_PRODUCER_TEST_RECORDING_HANDLER_H_
 #define SRC_TRACING_PRODUCER_TEST_RECORDING_HANDLER_H_
@@ -51,6 +52,11 @@ class RecordingHandler : public DataSourceHandler {
     Record(Event{Kind::kFlush, flush_id, DataSourceInstanceConfig(),
                  std::this_thread::get_id()});
   }
+  std::vector<DataSourceCategory> Categories() const override {
+    return categories;
+  }
+  // Set before the handler is registered.
+  std::vector<DataSourceCategory> categories;
 
   std::vector<Event> events() {
     std::lock_guard<std::mutex> lock(mutex_);
