@@ -165,8 +165,9 @@ pid_t SpawnIdleConnections(const std::string& socket_path,
 
 // One model of recording: an app on the sessions model (the track_event
 // data source, no writer of its own) records into `ringtraced --out` as
-// into a consumer's session: the service starts its data source with every
-// category, and both categories' events are in FILE.
+// into a consumer's session: the service starts its data source with no
+// category lists (Perfetto's default: all but slow/debug-tagged ones), and
+// both of the app's categories' events are in FILE.
 TEST_F(RingtracedTest, SessionsModelAppRecordsIntoTheOutTrace) {
   Subprocess service(ServiceArgs(socket_, trace_));
   ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));

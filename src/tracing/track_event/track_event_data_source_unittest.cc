@@ -284,6 +284,7 @@ TEST(TrackEventDataSourceTest, PlainProducerRegistersTheProcessDataSource) {
   start.instance_id = 1;
   start.target_buffer = 9;
   start.enabled_categories = {"ds.b"};
+  start.disabled_categories = {"*"};
   ASSERT_TRUE(service->SendStart(start));
   ASSERT_TRUE(Eventually([] { return CategoryMask("ds.b") != 0; }));
   std::thread thread([] {

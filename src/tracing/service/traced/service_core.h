@@ -110,7 +110,8 @@ namespace traced {
 // producer may write it, and HelloReply.target_buffer names it.
 constexpr trace_buffer::BufferID kTargetBuffer = 0;
 // The data source the single-session buffer starts on every producer that
-// registers it, with every category: apps on the sessions model (the
+// registers it, with no category lists (Perfetto's default rule: every
+// category not tagged slow or debug): apps on the sessions model (the
 // TrackEvent data source) record into `ringtraced --out` as into a
 // consumer's session, beside the writers that write buffer 0 directly.
 constexpr char kSingleSessionDataSource[] = "track_event";

@@ -951,12 +951,25 @@ TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
   const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
   ProducerSide side(a);
   ASSERT_TRUE(core->RegisterDataSource(p, "track_event", Clock::now()).ok());
+  // The implicit buffer's own instance: every category by Perfetto's
+  // default rule (no lists), into buffer 0.
+  std::vector<ProducerCommand> implicit = core->TakeCommands();
+  ASSERT_EQ(implicit.size(), 1u);
+  EXPECT_EQ(implicit[0].type, Cmd::kStartDataSource);
+  EXPECT_EQ(implicit[0].target_buffer, kTargetBuffer);
+  EXPECT_EQ(implicit[0].data_source_name, "track_event");
+  EXPECT_TRUE(implicit[0].enabled_categories.empty());
+  EXPECT_TRUE(implicit[0].disabled_categories.empty());
+  // Another data source is not started there.
+  ASSERT_TRUE(core->RegisterDataSource(p, "other", Clock::now()).ok());
+  EXPECT_TRUE(core->TakeCommands().empty());
   SessionId s = 0;
   ASSERT_TRUE(core->StartSession(OneBufferConfig(), OpenOut(dir.File("s")), 2,
                                  1, Clock::now(), &s)
                   .ok());
   std::vector<ProducerCommand> starts = core->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
+  EXPECT_NE(starts[0].id, implicit[0].id);
   auto w0 = side.NewWriter(kTargetBuffer);
   auto ws = side.NewWriter(starts[0].target_buffer);
   WriteTestPackets(w0.get(), "implicit", 0, 70);
