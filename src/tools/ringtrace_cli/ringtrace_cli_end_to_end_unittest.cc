@@ -650,7 +650,8 @@ TEST_F(RingtraceCliEndToEndTest, UnprovidedDataSourceAndEmptySessionAreTold) {
             "buffers { size_kb: 512 }\n"
             "data_sources { config { name: \"linux.process_stats\" } }\n"
             "data_sources { config { name: \"track_event\"\n"
-            "  track_event_config { enabled_categories: \"*\" } } }\n");
+            "  track_event_config { enabled_categories: \"*\"\n"
+            "    enabled_categories: \"exampel\" } } }\n");
   const std::string out = dir_.File("s.pftrace");
   std::string output;
   ASSERT_EQ(RunCli({"--txt", "-c", config, "-o", out}, &output), kExitOk)
@@ -661,6 +662,12 @@ TEST_F(RingtraceCliEndToEndTest, UnprovidedDataSourceAndEmptySessionAreTold) {
             std::string::npos)
       << output;
   EXPECT_EQ(output.find("\"track_event\": no connected"), std::string::npos)
+      << output;
+  // A misspelled category, against what the app declared.
+  EXPECT_NE(output.find("ringtrace: warning: data source \"track_event\": "
+                        "enabled_categories \"exampel\" matches no category "
+                        "the connected producers declare (\"example\""),
+            std::string::npos)
       << output;
   EXPECT_EQ(output.find("recorded no packet"), std::string::npos) << output;
   EXPECT_TRUE(Exists(out));

@@ -6,6 +6,8 @@
 
 #include <string_view>
 
+#include "src/base/name_pattern.h"
+
 namespace ringtrace {
 namespace track_event {
 namespace {
@@ -20,14 +22,12 @@ bool ListMatches(const std::vector<std::string>& entries,
                  std::string_view name,
                  Pass pass) {
   for (const std::string& entry : entries) {
-    const bool pattern = !entry.empty() && entry.back() == '*';
+    const bool pattern = base::IsNamePattern(entry);
     if (pass == Pass::kExact) {
       if (!pattern && entry == name)
         return true;
-    } else if (pattern) {
-      const std::string_view prefix(entry.data(), entry.size() - 1);
-      if (name.substr(0, prefix.size()) == prefix)
-        return true;
+    } else if (pattern && base::NamePatternMatches(entry, name)) {
+      return true;
     }
   }
   return false;

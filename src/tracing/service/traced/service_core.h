@@ -544,7 +544,8 @@ class ServiceCore {
                             Clock::time_point now,
                             SessionId* id);
   // What the session will not record as its config asks, one line each
-  // (session_start_warnings.h): data sources no connected producer serves.
+  // (session_start_warnings.h): data sources no connected producer serves,
+  // enabled category and tag patterns nothing they declare matches.
   // Empty for an unknown id. Called right after StartSession for the
   // EnableTracing reply.
   std::vector<std::string> StartWarnings(SessionId id) const;

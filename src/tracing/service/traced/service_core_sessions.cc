@@ -302,10 +302,23 @@ std::vector<std::string> ServiceCore::StartWarnings(SessionId id) const {
   for (const Instance& inst : s.instances)
     started[inst.ds_index] = true;
   std::vector<ProducerOffer> offers;
-  offers.reserve(producers_.size());
-  for (const auto& kv : producers_)
-    offers.push_back({kv.second.name, kv.second.data_sources});
-  return UnstartedDataSourceWarnings(s.config, started, offers);
+  for (const ProducerDataSources& p : ListDataSources()) {
+    ProducerOffer offer;
+    offer.name = p.producer_name;
+    for (const ProducerDataSources::DataSource& ds : p.data_sources) {
+      offer.data_sources.push_back(ds.name);
+      offer.categories.push_back(ds.categories);
+    }
+    offers.push_back(std::move(offer));
+  }
+  std::vector<std::string> warnings =
+      UnstartedDataSourceWarnings(s.config, started, offers);
+  for (std::string& w : UndeclaredCategoryWarnings(s.config, offers)) {
+    if (warnings.size() >= kMaxStartWarnings)
+      break;
+    warnings.push_back(std::move(w));
+  }
+  return warnings;
 }
 
 void ServiceCore::OpenStream(Session* s, Clock::time_point now) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ringtrace/logging.h"
+#include "src/base/name_pattern.h"
 
 namespace ringtrace {
 namespace traced {
@@ -49,7 +50,105 @@ std::string DescribeOne(const SessionConfig::DataSource& ds,
          " that provides it (" + NameList(excluded) + ")";
 }
 
+constexpr size_t kMaxNamedCategories = 8;
+
+bool Serves(const ProducerOffer& p, const SessionConfig::DataSource& ds) {
+  return Registers(p, ds.name) &&
+         (ds.producer_name_filter.empty() ||
+          std::find(ds.producer_name_filter.begin(),
+                    ds.producer_name_filter.end(),
+                    p.name) != ds.producer_name_filter.end());
+}
+
+// The categories |p| declared for |data_source|; null if none.
+const std::vector<ipc::CategoryDescriptor>* DeclaredFor(
+    const ProducerOffer& p,
+    const std::string& data_source) {
+  for (size_t i = 0; i < p.data_sources.size() && i < p.categories.size();
+       ++i) {
+    if (p.data_sources[i] == data_source)
+      return p.categories[i].empty() ? nullptr : &p.categories[i];
+  }
+  return nullptr;
+}
+
+std::string CategoryNames(
+    const std::vector<const ipc::CategoryDescriptor*>& declared) {
+  std::vector<std::string> names;
+  for (const ipc::CategoryDescriptor* c : declared) {
+    if (std::find(names.begin(), names.end(), c->name) == names.end())
+      names.push_back(c->name);
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kMaxNamedCategories; ++i)
+    out += (i ? ", \"" : "\"") + names[i] + "\"";
+  if (names.size() > kMaxNamedCategories)
+    out +=
+        " and " + std::to_string(names.size() - kMaxNamedCategories) + " more";
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> UndeclaredCategoryWarnings(
+    const SessionConfig& config,
+    const std::vector<ProducerOffer>& producers) {
+  std::vector<std::string> out;
+  for (const SessionConfig::DataSource& ds : config.data_sources) {
+    if (ds.enabled_categories.empty() && ds.enabled_tags.empty())
+      continue;
+    std::vector<const ipc::CategoryDescriptor*> declared;
+    bool any = false, all_declared = true;
+    for (const ProducerOffer& p : producers) {
+      if (!Serves(p, ds))
+        continue;
+      any = true;
+      const std::vector<ipc::CategoryDescriptor>* mine =
+          DeclaredFor(p, ds.name);
+      if (!mine) {
+        all_declared = false;
+        break;
+      }
+      for (const ipc::CategoryDescriptor& c : *mine)
+        declared.push_back(&c);
+    }
+    if (!any || !all_declared)
+      continue;
+    const std::string names = CategoryNames(declared);
+    for (const std::string& entry : ds.enabled_categories) {
+      const bool matched =
+          std::any_of(declared.begin(), declared.end(),
+                      [&](const ipc::CategoryDescriptor* c) {
+                        return base::NameOrPatternMatches(entry, c->name);
+                      });
+      if (!matched) {
+        out.push_back("data source \"" + ds.name + "\": enabled_categories \"" +
+                      entry +
+                      "\" matches no category the connected producers "
+                      "declare (" +
+                      names + ")");
+      }
+    }
+    for (const std::string& entry : ds.enabled_tags) {
+      const bool matched = std::any_of(
+          declared.begin(), declared.end(),
+          [&](const ipc::CategoryDescriptor* c) {
+            return std::any_of(c->tags.begin(), c->tags.end(),
+                               [&](const std::string& tag) {
+                                 return base::NameOrPatternMatches(entry, tag);
+                               });
+          });
+      if (!matched) {
+        out.push_back("data source \"" + ds.name + "\": enabled_tags \"" +
+                      entry +
+                      "\" matches no tag of a category the connected "
+                      "producers declare (" +
+                      names + ")");
+      }
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> UnstartedDataSourceWarnings(
     const SessionConfig& config,

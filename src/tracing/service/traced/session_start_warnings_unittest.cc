@@ -77,6 +77,67 @@ TEST(SessionStartWarningsTest, ManyUnstartedAreSummedUp) {
   EXPECT_EQ(w.back(), "5 more data sources: no connected producer serves them");
 }
 
+ipc::CategoryDescriptor Cat(const std::string& name,
+                            std::vector<std::string> tags = {}) {
+  ipc::CategoryDescriptor c;
+  c.name = name;
+  c.tags = std::move(tags);
+  return c;
+}
+
+ProducerOffer App(const std::string& name,
+                  std::vector<ipc::CategoryDescriptor> categories) {
+  ProducerOffer p;
+  p.name = name;
+  p.data_sources = {"track_event"};
+  p.categories = {std::move(categories)};
+  return p;
+}
+
+TEST(SessionStartWarningsTest, EnabledPatternsNothingDeclaredMatches) {
+  SessionConfig config;
+  config.data_sources = {Ds("track_event")};
+  config.data_sources[0].enabled_categories = {"gfx", "exampel", "io*", "net*",
+                                               "*"};
+  config.data_sources[0].enabled_tags = {"slow", "gpu"};
+  const std::vector<ProducerOffer> producers = {
+      App("a", {Cat("gfx"), Cat("io.disk", {"slow"})}), App("b", {Cat("gfx")})};
+  EXPECT_THAT(
+      UndeclaredCategoryWarnings(config, producers),
+      ElementsAre("data source \"track_event\": enabled_categories "
+                  "\"exampel\" matches no category the connected producers "
+                  "declare (\"gfx\", \"io.disk\")",
+                  "data source \"track_event\": enabled_categories \"net*\" "
+                  "matches no category the connected producers declare "
+                  "(\"gfx\", \"io.disk\")",
+                  "data source \"track_event\": enabled_tags \"gpu\" matches "
+                  "no tag of a category the connected producers declare "
+                  "(\"gfx\", \"io.disk\")"));
+}
+
+TEST(SessionStartWarningsTest, NoCategoryWarningWithoutEveryDeclaration) {
+  SessionConfig config;
+  config.data_sources = {Ds("track_event")};
+  config.data_sources[0].enabled_categories = {"exampel"};
+  // One serving producer declared nothing: it may record any name.
+  EXPECT_THAT(UndeclaredCategoryWarnings(
+                  config, {App("a", {Cat("gfx")}), App("quiet", {})}),
+              IsEmpty());
+  // Nobody serves it: the unstarted data source says so instead.
+  EXPECT_THAT(UndeclaredCategoryWarnings(config, {}), IsEmpty());
+  // The filter keeps the silent one out: the declared names decide.
+  config.data_sources[0].producer_name_filter = {"a"};
+  EXPECT_EQ(UndeclaredCategoryWarnings(
+                config, {App("a", {Cat("gfx")}), App("quiet", {})})
+                .size(),
+            1u);
+  // No lists (Perfetto's default rule): nothing to check.
+  SessionConfig plain;
+  plain.data_sources = {Ds("track_event")};
+  EXPECT_THAT(UndeclaredCategoryWarnings(plain, {App("a", {Cat("gfx")})}),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace traced
 }  // namespace ringtrace
