@@ -101,6 +101,8 @@ TEST_F(TracingReconnectTest, AppStartedFirstIsPickedUpAndSurvivesARestart) {
     old_writer = producer->NewTraceWriter();
   }
   WriteTagged(old_writer.get(), "first-", 100);
+  // The --out service starts track_event on each connection.
+  ASSERT_TRUE(Eventually([&] { return handler.starts.load() == 1; }));
   Stop(&first);
   ASSERT_TRUE(Eventually([&] { return tracing.stats().disconnects == 1; }));
   WriteTagged(old_writer.get(), "late-", 10);
@@ -119,6 +121,7 @@ TEST_F(TracingReconnectTest, AppStartedFirstIsPickedUpAndSurvivesARestart) {
     std::unique_ptr<TraceWriterV2> writer = producer->NewTraceWriter();
     WriteTagged(writer.get(), "second-", 50);
   }
+  ASSERT_TRUE(Eventually([&] { return handler.starts.load() == 2; }));
   old_writer.reset();  // the first connection's Producer goes with it
   Stop(&second);
 
@@ -132,7 +135,7 @@ TEST_F(TracingReconnectTest, AppStartedFirstIsPickedUpAndSurvivesARestart) {
   // connection (docs/sessions.md, "One model of recording"); each instance
   // ended with its connection.
   EXPECT_EQ(handler.starts.load(), 2);
-  EXPECT_EQ(handler.stops.load(), 2);
+  EXPECT_TRUE(Eventually([&] { return handler.stops.load() == 2; }));
 }
 
 }  // namespace
