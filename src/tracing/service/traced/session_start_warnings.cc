@@ -4,6 +4,8 @@
 #include "src/tracing/service/traced/session_start_warnings.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "ringtrace/logging.h"
 #include "src/base/name_pattern.h"
@@ -122,11 +124,13 @@ std::vector<std::string> UndeclaredCategoryWarnings(
                         return base::NameOrPatternMatches(entry, c->name);
                       });
       if (!matched) {
-        out.push_back("data source \"" + ds.name + "\": enabled_categories \"" +
-                      entry +
-                      "\" matches no category the connected producers "
-                      "declare (" +
-                      names + ")");
+        std::string line = "data source \"" + ds.name;
+        line += "\": enabled_categories \"";
+        line += entry;
+        line += "\" matches no category the connected producers declare (";
+        line += names;
+        line += ")";
+        out.push_back(std::move(line));
       }
     }
     for (const std::string& entry : ds.enabled_tags) {
@@ -139,11 +143,15 @@ std::vector<std::string> UndeclaredCategoryWarnings(
                                });
           });
       if (!matched) {
-        out.push_back("data source \"" + ds.name + "\": enabled_tags \"" +
-                      entry +
-                      "\" matches no tag of a category the connected "
-                      "producers declare (" +
-                      names + ")");
+        std::string line = "data source \"" + ds.name;
+        line += "\": enabled_tags \"";
+        line += entry;
+        line +=
+            "\" matches no tag of a category the connected producers "
+            "declare (";
+        line += names;
+        line += ")";
+        out.push_back(std::move(line));
       }
     }
   }
