@@ -243,6 +243,10 @@ class NameRef {
 
 // Track uuids of this process's tracks (distinct for distinct arguments).
 uint64_t ProcessTrackUuid();
+// The uuid of Track(id) in this process: |id| mixed with
+// ProcessTrackUuid() (tag 0 in the top two bits, as Named() tracks; never
+// 0).
+uint64_t ProcessScopedTrackUuid(uint64_t id);
 uint64_t ThreadTrackUuid(int64_t tid);
 uint64_t CounterTrackUuid(std::string_view name);
 
@@ -317,10 +321,14 @@ class TerminatingFlow {
 // incremental-state clear, as for counter tracks; events carry its uuid in
 // TrackEvent.track_uuid.
 //
-// The uuid identifies the track in the whole trace: the app keeps it unique
-// and never 0, and uses one name and parent per uuid (every descriptor of a
-// uuid must be the same). Named() derives one from this process, the name
-// and an id. |name| is a string literal or outlives every event on the
+// Track(id) is scoped to this process, as Perfetto's Track(id) is: its
+// uuid in the trace mixes |id| with this process's track uuid, so two
+// processes (two copies of one app) that both use Track(7) get two tracks,
+// each under its own process. Track::Global(uuid) is the explicit
+// exception: that uuid is used as given, one timeline for every process
+// that names it. Named() derives a process-scoped uuid from a name and an
+// id. A track uses one name per uuid (every descriptor of a uuid must be
+// the same). |name| is a string literal or outlives every event on the
 // track (descriptors are written lazily); null: an unnamed track.
 //
 // Tracks end their slices by themselves: two slices open at once on one
@@ -331,30 +339,45 @@ class Track {
   // The track of the thread that writes the event (what the macros use
   // when given no Track).
   constexpr Track() = default;
-  // |uuid| (not 0), a child of this process's track: listed under the
-  // process (trace_processor's process-scoped async track).
-  constexpr explicit Track(uint64_t uuid, const char* name = nullptr)
-      : uuid_(uuid), name_(name) {}
-  // |uuid| (not 0) without a parent: a track of the whole trace, not of
-  // this process (trace_processor's global async track).
+  // The track |id| (not 0) of this process: a child of the process's
+  // track (trace_processor's process-scoped async track) whose uuid is
+  // ProcessScopedTrackUuid(id).
+  constexpr explicit Track(uint64_t id, const char* name = nullptr)
+      : id_(id), name_(name) {}
+  // |uuid| (not 0) as given, without a parent: a track of the whole trace,
+  // not of this process (trace_processor's global async track).
   static constexpr Track Global(uint64_t uuid, const char* name = nullptr) {
-    return Track(uuid, name, /*global=*/true);
+    return Track(uuid, name, Scope::kGlobal);
   }
   // A track of this process whose uuid is derived from the process, |name|
   // and |id|: distinct (name, id) pairs are distinct tracks.
   static Track Named(const char* name, uint64_t id = 0);
 
-  constexpr uint64_t uuid() const { return uuid_; }  // 0: the thread's
+  // What the track was made from: the id of Track(id), the uuid of
+  // Global() and Named(); 0 for the thread's track.
+  constexpr uint64_t id() const { return id_; }
+  // The track's uuid in the trace (0: the thread's track, which the
+  // sequence's default names).
+  uint64_t uuid() const;
   constexpr const char* name() const { return name_; }
-  constexpr bool global() const { return global_; }
+  constexpr bool global() const { return scope_ == Scope::kGlobal; }
 
  private:
-  constexpr Track(uint64_t uuid, const char* name, bool global)
-      : uuid_(uuid), name_(name), global_(global) {}
+  friend class TrackEventSequence;
+  enum class Scope : uint8_t {
+    kProcessId,  // id_ is mixed with the process track's uuid
+    kResolved,   // id_ is the uuid, a child of the process track (Named)
+    kGlobal,     // id_ is the uuid, no parent
+  };
+  constexpr Track(uint64_t uuid, const char* name, Scope scope)
+      : id_(uuid), name_(name), scope_(scope) {}
+  // uuid() given the process track's uuid (the sequence keeps it, so the
+  // event path reads no pid).
+  uint64_t UuidUnder(uint64_t process_track_uuid) const;
 
-  uint64_t uuid_ = 0;
+  uint64_t id_ = 0;
   const char* name_ = nullptr;
-  bool global_ = false;
+  Scope scope_ = Scope::kProcessId;
 };
 
 // A counter track the app describes (Perfetto's TrackDescriptor with a
@@ -465,7 +488,7 @@ class TrackEventSequence {
   // descriptor (uuid, parent, name) at |now_ns| the first time it is used
   // since the last clear; 0 if that descriptor was lost, as above.
   uint64_t EnsureTrack(const Track& track, uint64_t now_ns) {
-    if (RT_LIKELY(track.uuid() == 0))
+    if (RT_LIKELY(track.id() == 0))
       return thread_track_uuid_;
     return EnsureAppTrack(track, now_ns);
   }

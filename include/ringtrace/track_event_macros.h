@@ -350,7 +350,7 @@ inline void WriteEvent(TrackEventSequence* binding,
   binding->WriteEventPrologue(packet, now);
   perfetto::protos::rtzero::TrackEvent event = packet.set_track_event();
   event.set_type(type);
-  if (track.uuid() != 0)  // the thread's track is the sequence's default
+  if (track.id() != 0)  // the thread's track is the sequence's default
     event.set_track_uuid(track_uuid);
   if (category_iid)
     event.add_category_iids(category_iid);

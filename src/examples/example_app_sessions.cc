@@ -51,6 +51,10 @@ void WriteCycle(uint32_t index,
                    ringtrace::track_event::Track::Named("reads", index),
                    "bytes", bytes);
   }
+  // A track id both copies of the app use: each process gets its own
+  // track (Track ids are process-scoped, as Perfetto's).
+  constexpr ringtrace::track_event::Track kRequests(0xabc123, "requests");
+  RT_TRACE_INSTANT("io", "request", kRequests, "worker", index);
   RT_TRACE_COUNTER(
       "io",
       ringtrace::track_event::CounterTrack(

@@ -441,11 +441,36 @@ Flow Flow::ProcessScoped(uint64_t id) {
   return Flow(Mix64(ProcessTrackUuid() ^ Mix64(id)));
 }
 
+namespace {
+// Tag 0 in the top two bits: no process, thread or counter track has it.
+// The constant keeps Track(id) apart from Named(name, id') of the same
+// process (Named mixes a name hash where this mixes a constant).
+uint64_t ScopedTrackUuid(uint64_t process_track_uuid, uint64_t id) {
+  const uint64_t uuid =
+      Mix64(process_track_uuid ^ Mix64(id ^ 0x7472616b2d696473ull)) & kLow62;
+  return uuid != 0 ? uuid : 1;
+}
+}  // namespace
+
+uint64_t ProcessScopedTrackUuid(uint64_t id) {
+  return ScopedTrackUuid(ProcessTrackUuid(), id);
+}
+
 Track Track::Named(const char* name, uint64_t id) {
   // Tag 0 in the top two bits: no process, thread or counter track has it.
   const uint64_t uuid =
       Mix64(ProcessTrackUuid() ^ Mix64(Fnv1a(name ? name : "") ^ id)) & kLow62;
-  return Track(uuid != 0 ? uuid : 1, name);
+  return Track(uuid != 0 ? uuid : 1, name, Scope::kResolved);
+}
+
+uint64_t Track::uuid() const {
+  return id_ == 0 ? 0 : UuidUnder(ProcessTrackUuid());
+}
+
+uint64_t Track::UuidUnder(uint64_t process_track_uuid) const {
+  if (id_ == 0 || scope_ != Scope::kProcessId)
+    return id_;
+  return ScopedTrackUuid(process_track_uuid, id_);
 }
 
 uint64_t NowNs() {
@@ -667,7 +692,7 @@ void TrackEventSequence::WriteInternedData(rt::TracePacket packet) {
 
 uint64_t TrackEventSequence::EnsureAppTrack(const Track& track,
                                             uint64_t now_ns) {
-  const uint64_t uuid = track.uuid();
+  const uint64_t uuid = track.UuidUnder(process_track_uuid_);
   if (RT_LIKELY(!tracks_written_.insert(uuid).second))
     return uuid;
   const uint64_t dropped_before = writer_->stats().packets_dropped;

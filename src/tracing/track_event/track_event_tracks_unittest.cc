@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -165,12 +166,12 @@ TEST_F(TrackEventTracksTest, SliceEndsCarryFlowsAndAnnotations) {
   ASSERT_EQ(work_end.debug_annotations_size(), 1);
   EXPECT_EQ(work_end.debug_annotations(0).name(), "result");
   EXPECT_EQ(work_end.debug_annotations(0).int_value(), 3);
-  ExpectAppTrackDescriptor(p[4], 0x10b5, ProcessTrackUuid(), "jobs");
+  ExpectAppTrackDescriptor(p[4], kJobs.uuid(), ProcessTrackUuid(), "jobs");
   EXPECT_EQ(p[5].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
   EXPECT_EQ(p[5].track_event().flow_ids_size(), 0);
   const pb::TrackEvent& job_end = p[6].track_event();
   EXPECT_EQ(job_end.type(), pb::TrackEvent::TYPE_SLICE_END);
-  EXPECT_EQ(job_end.track_uuid(), 0x10b5u);
+  EXPECT_EQ(job_end.track_uuid(), kJobs.uuid());
   ASSERT_EQ(job_end.flow_ids_size(), 1);
   EXPECT_EQ(job_end.flow_ids(0), 10u);
   EXPECT_EQ(job_end.debug_annotations_size(), 0);
@@ -208,21 +209,60 @@ TEST_F(TrackEventTracksTest, AppTrackDescriptorOnceAndEventsCarryItsUuid) {
   }
   const std::vector<pb::TracePacket> p = Parse(&capture);
   ASSERT_EQ(p.size(), 7u);
-  ExpectAppTrackDescriptor(p[2], 0x5eed, ProcessTrackUuid(), "net");
+  ExpectAppTrackDescriptor(p[2], kNet.uuid(), ProcessTrackUuid(), "net");
   const pb::TrackEvent& send = p[3].track_event();
   EXPECT_EQ(send.type(), pb::TrackEvent::TYPE_INSTANT);
   EXPECT_EQ(send.name(), "Send");
-  EXPECT_EQ(send.track_uuid(), 0x5eedu);
+  EXPECT_EQ(send.track_uuid(), kNet.uuid());
   ASSERT_EQ(send.debug_annotations_size(), 1);
   EXPECT_EQ(send.debug_annotations(0).uint_value(), 10u);
   EXPECT_EQ(p[4].track_event().track_uuid(), ThisThreadTrack());
   EXPECT_EQ(p[5].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
   EXPECT_EQ(p[5].track_event().name(), "Parse");
-  EXPECT_EQ(p[5].track_event().track_uuid(), 0x5eedu);
+  EXPECT_EQ(p[5].track_event().track_uuid(), kNet.uuid());
   ASSERT_EQ(p[5].track_event().flow_ids_size(), 1);
   EXPECT_EQ(p[5].track_event().flow_ids(0), 5u);
   EXPECT_EQ(p[6].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
-  EXPECT_EQ(p[6].track_event().track_uuid(), 0x5eedu);
+  EXPECT_EQ(p[6].track_event().track_uuid(), kNet.uuid());
+}
+
+// Track(id) is of this process, as Perfetto's: its uuid mixes the id with
+// the process track's uuid, so a second process (a forked child here, with
+// its own pid) gets another uuid for the same id, and neither is the bare
+// id. Global(uuid) is the same everywhere.
+TEST_F(TrackEventTracksTest, TrackIdsAreScopedToTheProcess) {
+  constexpr Track kRequests(0xabc123, "requests");
+  constexpr Track kShared = Track::Global(0xabc123, "shared");
+  static_assert(kRequests.id() == 0xabc123, "the id is kept as given");
+  EXPECT_EQ(kRequests.uuid(), ProcessScopedTrackUuid(0xabc123));
+  EXPECT_NE(kRequests.uuid(), 0xabc123u);
+  EXPECT_EQ(kRequests.uuid() >> 62, 0u);
+  EXPECT_NE(kRequests.uuid(), Track(0xabc124).uuid());
+  EXPECT_NE(kRequests.uuid(), Track::Named("requests", 0xabc123).uuid());
+  EXPECT_EQ(kShared.uuid(), 0xabc123u);
+  EXPECT_EQ(Track().uuid(), 0u);
+
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const uint64_t uuids[2] = {kRequests.uuid(), kShared.uuid()};
+    const bool ok = write(fds[1], uuids, sizeof(uuids)) ==
+                    static_cast<ssize_t>(sizeof(uuids));
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t in_child[2] = {0, 0};
+  EXPECT_EQ(read(fds[0], in_child, sizeof(in_child)),
+            static_cast<ssize_t>(sizeof(in_child)));
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_NE(in_child[0], kRequests.uuid()) << "two processes, one track";
+  EXPECT_NE(in_child[0], 0u);
+  EXPECT_EQ(in_child[1], kShared.uuid()) << "a global track is shared";
 }
 
 // Global tracks have no parent; Named() derives distinct uuids per (name,
@@ -281,8 +321,9 @@ TEST_F(TrackEventTracksTest, AppTrackDescriptorAgainAfterEveryClear) {
         static_cast<uint32_t>(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED));
     EXPECT_TRUE(p[base].track_descriptor().has_process());
     EXPECT_TRUE(p[base + 1].track_descriptor().has_thread());
-    ExpectAppTrackDescriptor(p[base + 2], 0x77, ProcessTrackUuid(), "jobs");
-    EXPECT_EQ(p[base + 3].track_event().track_uuid(), 0x77u);
+    ExpectAppTrackDescriptor(p[base + 2], kTrack.uuid(), ProcessTrackUuid(),
+                             "jobs");
+    EXPECT_EQ(p[base + 3].track_event().track_uuid(), kTrack.uuid());
     EXPECT_EQ(p[base + 3].track_event().name(), "Job");
     EXPECT_EQ(p[base + 3].track_event().debug_annotations(0).int_value(),
               static_cast<int64_t>(g));
@@ -313,17 +354,19 @@ TEST_F(TrackEventTracksTest, AsyncSliceBeginsAndEndsOnDifferentThreads) {
   const std::vector<pb::TracePacket> b = Parse(&begin_capture);
   ASSERT_EQ(b.size(), 4u);
   EXPECT_EQ(b[1].track_descriptor().uuid(), begin_thread);
-  ExpectAppTrackDescriptor(b[2], 0x1234, ProcessTrackUuid(), "requests");
+  ExpectAppTrackDescriptor(b[2], kRequests.uuid(), ProcessTrackUuid(),
+                           "requests");
   EXPECT_EQ(b[3].track_event().type(), pb::TrackEvent::TYPE_SLICE_BEGIN);
   EXPECT_EQ(b[3].track_event().name(), "Fetch");
-  EXPECT_EQ(b[3].track_event().track_uuid(), 0x1234u);
+  EXPECT_EQ(b[3].track_event().track_uuid(), kRequests.uuid());
 
   const std::vector<pb::TracePacket> e = Parse(&end_capture);
   ASSERT_EQ(e.size(), 4u);
   EXPECT_EQ(e[1].track_descriptor().uuid(), end_thread);
-  ExpectAppTrackDescriptor(e[2], 0x1234, ProcessTrackUuid(), "requests");
+  ExpectAppTrackDescriptor(e[2], kRequests.uuid(), ProcessTrackUuid(),
+                           "requests");
   EXPECT_EQ(e[3].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
-  EXPECT_EQ(e[3].track_event().track_uuid(), 0x1234u);
+  EXPECT_EQ(e[3].track_event().track_uuid(), kRequests.uuid());
   EXPECT_GE(e[3].timestamp(), b[3].timestamp());
 }
 
