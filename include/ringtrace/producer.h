@@ -197,6 +197,15 @@ struct DataSourceInstanceConfig {
   std::vector<std::string> disabled_tags;
   // Incremental state clear period in milliseconds; 0: never.
   uint32_t clear_period_ms = 0;
+  // The instance's perfetto.protos.DataSourceConfig as the consumer gave
+  // it, serialized (at most 28 KiB): its name, its target_buffer (the
+  // index into the TraceConfig's buffers, not the BufferID above) and
+  // every field of the data source's own (ftrace_config, an app's own
+  // config in a field numbered 100 or more), including those the service
+  // does not know, which it passes through unread. Parse it with the
+  // data source's own proto (docs/sessions.md, "A data source's own
+  // config").
+  std::string config;
   // The Producer that started the instance; valid at least until OnStop for
   // this instance returns (when it is shared-owned,
   // producer->weak_from_this() gives a reference that can outlive that).

@@ -53,6 +53,22 @@ std::string Index(const std::string& path, int i) {
 
 // ---- Generic checks by reflection -----------------------------------------
 
+// DataSourceConfig fields numbered this or more are a data source's own
+// config (Perfetto numbers ftrace_config 100, process_stats_config 103,
+// track_event_config 113): the service passes the whole DataSourceConfig
+// to the producer, which parses its part, so a number this build does not
+// know there is not an error (docs/sessions.md, "A data source's own
+// config").
+constexpr int kFirstDataSourceOwnField = 100;
+
+// |f|, unknown in |msg|, is a data source's own field passed through.
+bool PassesThrough(const Message& msg, const UnknownField& f) {
+  return msg.GetDescriptor() ==
+             perfetto::protos::DataSourceConfig::descriptor() &&
+         f.number() >= kFirstDataSourceOwnField &&
+         msg.GetDescriptor()->FindFieldByNumber(f.number()) == nullptr;
+}
+
 // The first field of |msg| or below it that this build does not know, as an
 // error naming its path (|root| names |msg| itself in the message). A known
 // field number lands among the unknown fields too when its value cannot be
@@ -65,8 +81,10 @@ base::Status CheckNoUnknownFields(const Message& msg,
                                   const Descriptor* stop_at) {
   const Reflection* reflection = msg.GetReflection();
   const UnknownFieldSet& unknown = reflection->GetUnknownFields(msg);
-  if (!unknown.empty()) {
-    const UnknownField& f = unknown.field(0);
+  for (int u = 0; u < unknown.field_count(); u++) {
+    const UnknownField& f = unknown.field(u);
+    if (PassesThrough(msg, f))
+      continue;
     const FieldDescriptor* known =
         msg.GetDescriptor()->FindFieldByNumber(f.number());
     if (!known) {
@@ -334,6 +352,13 @@ base::Status CheckDataSource(const TraceConfig& config, int i) {
     return base::ErrStatus(
         "%s.config.target_buffer: %u is outside 0..%d (the buffers entries)",
         path.c_str(), dsc.target_buffer(), config.buffers_size() - 1);
+  }
+  // The producer receives it whole (ipc::StartDataSourceMsg::config).
+  if (dsc.ByteSizeLong() > kMaxDataSourceConfigSize) {
+    return base::ErrStatus(
+        "%s.config: %zu bytes serialized, over the %zu a data source's config "
+        "may have",
+        path.c_str(), dsc.ByteSizeLong(), kMaxDataSourceConfigSize);
   }
   if (dsc.has_track_event_config()) {
     s = CheckCategories(path + ".config.track_event_config",

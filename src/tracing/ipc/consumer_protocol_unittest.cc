@@ -358,16 +358,17 @@ TEST(ConsumerProtocolTest, UnknownConfigFieldsAreErrors) {
             "config: unknown field 99 (not understood by this version of "
             "ringtrace)");
 
-  // Through the wire, as the service sees them.
+  // Through the wire, as the service sees them: a DataSourceConfig field
+  // below 100 is the service's and must be known.
   config = ValidConfig();
   config.mutable_data_sources(0)
       ->mutable_config()
       ->mutable_unknown_fields()
-      ->AddLengthDelimited(100, "{}");
+      ->AddVarint(99, 1);
   TraceConfig parsed;
   ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
   EXPECT_EQ(Check(parsed),
-            "data_sources[0].config: unknown field 100 (not understood by "
+            "data_sources[0].config: unknown field 99 (not understood by "
             "this version of ringtrace)");
 
   // An enum value outside FillPolicy.
@@ -385,6 +386,69 @@ TEST(ConsumerProtocolTest, UnknownConfigFieldsAreErrors) {
   buffer->mutable_unknown_fields()->AddLengthDelimited(1, "x");
   ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
   EXPECT_EQ(Check(parsed), "buffers[0].size_kb: wrong wire type");
+}
+
+// A DataSourceConfig field numbered 100 or more that this build does not
+// know is the data source's own config: accepted, and kept in the bytes
+// the producer receives (SessionConfig::DataSource::config). Only there:
+// the same number elsewhere is still an error, and the whole config is
+// bounded.
+TEST(ConsumerProtocolTest, DataSourceOwnFieldsPassThrough) {
+  TraceConfig config = ValidConfig();
+  perfetto::protos::DataSourceConfig* ds =
+      config.mutable_data_sources(0)->mutable_config();
+  ds->mutable_unknown_fields()->AddLengthDelimited(100, "ftrace-like");
+  ds->mutable_unknown_fields()->AddVarint(5000, 42);
+  TraceConfig parsed;
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed), "ok");
+  const std::string bytes = parsed.data_sources(0).config().SerializeAsString();
+  EXPECT_NE(bytes.find("ftrace-like"), std::string::npos);
+
+  config = ValidConfig();
+  config.mutable_buffers(0)->mutable_unknown_fields()->AddVarint(5000, 1);
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed),
+            "buffers[0]: unknown field 5000 (not understood by this version "
+            "of ringtrace)");
+
+  // A pass-through field before a refused one: the refused one is named.
+  config = ValidConfig();
+  ds = config.mutable_data_sources(0)->mutable_config();
+  ds->mutable_unknown_fields()->AddVarint(200, 1);
+  ds->mutable_unknown_fields()->AddVarint(50, 1);
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed),
+            "data_sources[0].config: unknown field 50 (not understood by "
+            "this version of ringtrace)");
+
+  // A known field of the data source's own range with the wrong wire type
+  // is still an error.
+  config = ValidConfig();
+  config.mutable_data_sources(0)
+      ->mutable_config()
+      ->mutable_unknown_fields()
+      ->AddVarint(113, 1);  // track_event_config is a message
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed),
+            "data_sources[0].config.track_event_config: wrong wire type");
+
+  // At most kMaxDataSourceConfigSize bytes serialized.
+  config = ValidConfig();
+  ds = config.mutable_data_sources(0)->mutable_config();
+  const size_t fixed = ds->ByteSizeLong();
+  // Tag (2 bytes for 1000) and a 3-byte length: fill to exactly the limit.
+  ds->mutable_unknown_fields()->AddLengthDelimited(
+      1000, std::string(ipc::kMaxDataSourceConfigSize - fixed - 5, 'x'));
+  ASSERT_EQ(ds->ByteSizeLong(), ipc::kMaxDataSourceConfigSize);
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed), "ok");
+  ds->mutable_unknown_fields()->AddVarint(1001, 1);
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_NE(Check(parsed).find("over the 28672 a data source's config may "
+                               "have"),
+            std::string::npos)
+      << Check(parsed);
 }
 
 // ---- Requests

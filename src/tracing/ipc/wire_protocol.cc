@@ -90,7 +90,8 @@ static_assert(kHeaderSize + 4 + kMaxDataSourceNameSize <=
 constexpr size_t kStartCountsSize = 16;
 static_assert(kHeaderSize + kStartFixedSize + kMaxDataSourceNameSize +
                       kStartCountsSize +
-                      kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize) ==
+                      kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize) + 4 +
+                      kMaxDataSourceConfigSize ==
                   kMaxStartDataSourceSize,
               "kMaxStartDataSourceSize matches the layout");
 
@@ -279,6 +280,8 @@ size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
       return 0;
     entries += list->size();
   }
+  if (msg.config.size() > kMaxDataSourceConfigSize)
+    return 0;
   size_t payload = kStartFixedSize + msg.name.size() + kStartCountsSize;
   for (const std::vector<std::string>* list : lists) {
     for (const std::string& pattern : *list) {
@@ -287,6 +290,7 @@ size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
       payload += 4 + pattern.size();  // bounded: at most 256 x 132 bytes
     }
   }
+  payload += 4 + msg.config.size();  // bounded by kMaxStartDataSourceSize
   const size_t total =
       PutHeader(MessageType::kStartDataSource, payload, buf, cap);
   if (total == 0)
@@ -305,6 +309,7 @@ size_t EncodeStartDataSource(const StartDataSourceMsg& msg,
     for (const std::string& pattern : *list)
       PutSizedString(&p, pattern);
   }
+  PutSizedString(&p, msg.config);  // any bytes; may be empty
   return total;
 }
 
@@ -461,6 +466,18 @@ base::Status DecodeStartDataSource(const uint8_t* p,
       }
     }
   }
+  if (end - p < 4)
+    return base::ErrStatus("StartDataSource without its config size");
+  const uint32_t config_size = GetU32(p);
+  p += 4;
+  if (config_size > kMaxDataSourceConfigSize ||
+      config_size > static_cast<size_t>(end - p)) {
+    return base::ErrStatus(
+        "StartDataSource config of %u bytes is over %zu or past the payload",
+        config_size, kMaxDataSourceConfigSize);
+  }
+  out->config.assign(reinterpret_cast<const char*>(p), config_size);
+  p += config_size;
   if (p != end)
     return base::ErrStatus("StartDataSource has %zu trailing bytes",
                            static_cast<size_t>(end - p));

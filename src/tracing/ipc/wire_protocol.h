@@ -78,7 +78,12 @@
 //                  disabled_categories, enabled_tags and disabled_tags, in
 //                  that order, each u32 size then size bytes
 //                  (IsValidCategoryPattern: 1..kMaxCategoryPatternSize
-//                  printable ASCII, a '*' only as the last byte).
+//                  printable ASCII, a '*' only as the last byte), then
+//                  u32 config_size and config_size bytes
+//                  (0..kMaxDataSourceConfigSize): the instance's
+//                  perfetto.protos.DataSourceConfig as the consumer gave
+//                  it, serialized, opaque here (the data source parses its
+//                  own part; docs/sessions.md, "A data source's own config").
 //   kDataSourceCategories  producer -> service, after the
 //                  kRegisterDataSource of the data source it names: some of
 //                  the categories that data source declares (Perfetto's
@@ -127,7 +132,7 @@ namespace ringtrace {
 namespace ipc {
 
 constexpr uint32_t kMagic = 0x50495452;  // bytes "RTIP" little-endian
-constexpr uint32_t kProtocolVersion = 4;
+constexpr uint32_t kProtocolVersion = 5;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxProducerNameSize = 64;
 constexpr size_t kMaxDataSourceNameSize = 64;
@@ -135,11 +140,17 @@ constexpr size_t kMaxDataSourcesPerProducer = 32;
 constexpr size_t kMaxCategoryPatternSize = 128;
 // The entries of the four lists of one StartDataSource together.
 constexpr size_t kMaxCategoryPatterns = 256;
-// The largest StartDataSource: 12 + 16 + 64 + 16 + 256 * (4 + 128) = 33900.
+// A data source instance's serialized DataSourceConfig (the consumer
+// protocol refuses a larger one).
+constexpr size_t kMaxDataSourceConfigSize = 28 * 1024;
+// The largest StartDataSource: 12 + 16 + 64 + 16 + 256 * (4 + 128) + 4 +
+// 28672 = 62576. A message and one byte more stay within the 64 KiB a
+// UnixSocket datagram may have (so a too-long one can be sent, in tests).
 constexpr size_t kMaxStartDataSourceSize =
     kHeaderSize + 16 + kMaxDataSourceNameSize + 16 +
-    kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize);
-constexpr size_t kMaxMessageSize = 34 * 1024;
+    kMaxCategoryPatterns * (4 + kMaxCategoryPatternSize) + 4 +
+    kMaxDataSourceConfigSize;
+constexpr size_t kMaxMessageSize = 62 * 1024;
 static_assert(kMaxStartDataSourceSize <= kMaxMessageSize,
               "StartDataSource must fit a message");
 // Every producer -> service message but kDataSourceCategories fits (the
@@ -250,6 +261,9 @@ struct StartDataSourceMsg {
   std::vector<std::string> disabled_categories;
   std::vector<std::string> enabled_tags;
   std::vector<std::string> disabled_tags;
+  // The serialized DataSourceConfig (0..kMaxDataSourceConfigSize bytes;
+  // any bytes: the data source parses them).
+  std::string config;
 };
 
 // One declared category (Perfetto's TrackEventCategory).

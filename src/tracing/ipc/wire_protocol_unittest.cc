@@ -370,20 +370,22 @@ TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
   start.enabled_categories = {"a*", "b"};
   start.disabled_categories = {"c"};
   start.disabled_tags = {"t*"};
+  start.config = std::string("\x0a\x02\x00\xff", 4);  // any bytes
   const std::vector<uint8_t> expected = {
-      'R',  'T',  'I', 'P', 5,   0,   0, 0, 56, 0, 0, 0,  // header
-      4,    3,    2,   1,                                 // instance_id
-      0xfe, 0xff, 0,   0,                                 // target_buffer
-      0x88, 0x13, 0,   0,               // clear_period_ms 5000
-      2,    0,    0,   0,   'd', 's',   // name
-      2,    0,    0,   0,               // num_enabled
-      1,    0,    0,   0,               // num_disabled
-      0,    0,    0,   0,               // num_enabled_tags
-      1,    0,    0,   0,               // num_disabled_tags
-      2,    0,    0,   0,   'a', '*',   // enabled[0]
-      1,    0,    0,   0,   'b',        // enabled[1]
-      1,    0,    0,   0,   'c',        // disabled[0]
-      2,    0,    0,   0,   't', '*'};  // disabled_tags[0]
+      'R',  'T',  'I', 'P', 5,    0,    0,    0,   64, 0, 0, 0,  // header
+      4,    3,    2,   1,                                        // instance_id
+      0xfe, 0xff, 0,   0,                             // target_buffer
+      0x88, 0x13, 0,   0,                             // clear_period_ms 5000
+      2,    0,    0,   0,   'd',  's',                // name
+      2,    0,    0,   0,                             // num_enabled
+      1,    0,    0,   0,                             // num_disabled
+      0,    0,    0,   0,                             // num_enabled_tags
+      1,    0,    0,   0,                             // num_disabled_tags
+      2,    0,    0,   0,   'a',  '*',                // enabled[0]
+      1,    0,    0,   0,   'b',                      // enabled[1]
+      1,    0,    0,   0,   'c',                      // disabled[0]
+      2,    0,    0,   0,   't',  '*',                // disabled_tags[0]
+      4,    0,    0,   0,   0x0a, 0x02, 0x00, 0xff};  // config
   EXPECT_EQ(EncodedStart(start), expected);
   Message msg;
   ASSERT_TRUE(Decode(expected, &msg).ok());
@@ -397,16 +399,18 @@ TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
   EXPECT_EQ(d.disabled_categories, (std::vector<std::string>{"c"}));
   EXPECT_TRUE(d.enabled_tags.empty());
   EXPECT_EQ(d.disabled_tags, (std::vector<std::string>{"t*"}));
+  EXPECT_EQ(d.config, start.config);
 
-  // Only enabled tags.
+  // Only enabled tags, no config.
+  start.config.clear();
   start.enabled_categories.clear();
   start.disabled_categories.clear();
   start.disabled_tags.clear();
   start.enabled_tags = {"slow"};
   const std::vector<uint8_t> tags_only = EncodedStart(start);
-  const std::vector<uint8_t> tail = {0, 0, 0, 0, 0,   0,   0,   0,
-                                     1, 0, 0, 0, 0,   0,   0,   0,
-                                     4, 0, 0, 0, 's', 'l', 'o', 'w'};
+  const std::vector<uint8_t> tail = {
+      0, 0, 0, 0, 0, 0, 0,   0,   1,   0,   0, 0, 0, 0,
+      0, 0, 4, 0, 0, 0, 's', 'l', 'o', 'w', 0, 0, 0, 0};  // config_size 0
   ASSERT_GE(tags_only.size(), tail.size());
   EXPECT_EQ(
       std::vector<uint8_t>(tags_only.end() - tail.size(), tags_only.end()),
@@ -414,11 +418,12 @@ TEST(WireProtocolTest, StartDataSourceLayoutIsByteExact) {
   ASSERT_TRUE(Decode(tags_only, &msg).ok());
   EXPECT_EQ(msg.start_data_source.enabled_tags,
             (std::vector<std::string>{"slow"}));
+  EXPECT_TRUE(msg.start_data_source.config.empty()) << "a reused Message";
 
   // No pattern at all; a reused Message loses the previous patterns.
   start.enabled_tags.clear();
   const std::vector<uint8_t> bare = EncodedStart(start);
-  ASSERT_EQ(bare.size(), kHeaderSize + 16 + 2 + 16);
+  ASSERT_EQ(bare.size(), kHeaderSize + 16 + 2 + 16 + 4);
   ASSERT_TRUE(Decode(bare, &msg).ok());
   EXPECT_TRUE(msg.start_data_source.enabled_categories.empty());
   EXPECT_TRUE(msg.start_data_source.disabled_categories.empty());
@@ -439,6 +444,7 @@ TEST(WireProtocolTest, LargestStartDataSourceFitsAMessage) {
     pattern.back() = '*';
     lists[i % 4]->push_back(pattern);
   }
+  start.config.assign(kMaxDataSourceConfigSize, '\xa5');
   const std::vector<uint8_t> bytes = EncodedStart(start);
   EXPECT_EQ(bytes.size(), kMaxStartDataSourceSize);
   EXPECT_LE(bytes.size(), kMaxMessageSize);
@@ -449,8 +455,12 @@ TEST(WireProtocolTest, LargestStartDataSourceFitsAMessage) {
             start.disabled_categories);
   EXPECT_EQ(msg.start_data_source.enabled_tags, start.enabled_tags);
   EXPECT_EQ(msg.start_data_source.disabled_tags, start.disabled_tags);
+  EXPECT_EQ(msg.start_data_source.config, start.config);
 
-  // One pattern more is refused by both sides.
+  // One pattern more, or one config byte more, is refused.
+  start.config.push_back('x');
+  EXPECT_TRUE(EncodedStart(start).empty());
+  start.config.pop_back();
   start.enabled_categories.push_back("x");
   EXPECT_TRUE(EncodedStart(start).empty());
   // A buffer one byte short.
@@ -523,12 +533,14 @@ TEST(WireProtocolTest, MalformedStartDataSourceIsRejected) {
   start.name = "ds";
   start.enabled_categories = {"ab"};
   start.disabled_categories = {"c"};
+  start.config = "\x08\x01";
   const std::vector<uint8_t> good = EncodedStart(start);
   Message msg;
   ASSERT_TRUE(Decode(good, &msg).ok());
   // Payload offsets: 0 instance, 4 buffer, 8 period, 12 name_size, 16 name,
   // 18 num_enabled, 22 num_disabled, 26 num_enabled_tags, 30
-  // num_disabled_tags, 34 size "ab", 38 "ab", 40 size "c", 44 "c".
+  // num_disabled_tags, 34 size "ab", 38 "ab", 40 size "c", 44 "c", 45
+  // config_size, 49 config.
   struct Mutation {
     const char* what;
     size_t offset;
@@ -558,6 +570,10 @@ TEST(WireProtocolTest, MalformedStartDataSourceIsRejected) {
       {"unprintable pattern", 38, 0x1f},
       {"a '*' not at the end", 38, '*'},
       {"unprintable name", 16, 0x7f},
+      {"config size past the end", 45, 3},
+      {"config size short of the end", 45, 1},
+      {"config size near 2^32", 45, 0xfffffffe},
+      {"config size above the maximum", 45, 28 * 1024 + 1},
   };
   for (const Mutation& m : mutations) {
     std::vector<uint8_t> bytes = good;

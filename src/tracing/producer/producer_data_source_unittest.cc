@@ -191,6 +191,10 @@ TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
   start.disabled_categories = {"debug"};
   start.enabled_tags = {"slow"};
   start.disabled_tags = {"x*", "y"};
+  start.config = std::string(
+      "\x0a\x02"
+      "ds\xa2\x06\x00",
+      7);
   ASSERT_TRUE(c.service->SendStart(start));
   ASSERT_TRUE(handler.WaitFor(Kind::kStart, 1));
   const std::vector<RecordingHandler::Event> events = handler.events();
@@ -205,6 +209,7 @@ TEST(ProducerDataSourceTest, StartReachesTheHandlerOnTheReaderThread) {
   EXPECT_EQ(config.enabled_tags, (std::vector<std::string>{"slow"}));
   EXPECT_EQ(config.disabled_tags, (std::vector<std::string>{"x*", "y"}));
   EXPECT_EQ(config.clear_period_ms, 250u);
+  EXPECT_EQ(config.config, start.config) << "the config bytes, unread";
   EXPECT_EQ(config.producer, c.producer.get());
   EXPECT_NE(events[0].thread, std::this_thread::get_id());
   EXPECT_EQ(c.producer->stats().instances_started, 1u);

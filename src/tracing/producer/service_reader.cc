@@ -386,6 +386,7 @@ ServiceReader::Next ServiceReader::OnStartDataSource(
   config.disabled_categories = start.disabled_categories;
   config.enabled_tags = start.enabled_tags;
   config.disabled_tags = start.disabled_tags;
+  config.config = start.config;
   config.clear_period_ms = start.clear_period_ms;
   config.producer = options_.producer;
   handler->OnStart(config);

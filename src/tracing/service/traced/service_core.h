@@ -282,6 +282,9 @@ struct ProducerCommand {
   std::vector<std::string> disabled_categories;
   std::vector<std::string> enabled_tags;
   std::vector<std::string> disabled_tags;
+  // The instance's DataSourceConfig, serialized as the consumer gave it
+  // (SessionConfig::DataSource::config).
+  std::string config;
 };
 
 // What happened to a session, for the owner to tell its consumer.

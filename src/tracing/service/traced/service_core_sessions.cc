@@ -166,6 +166,7 @@ bool ServiceCore::StartInstances(Session* session,
     cmd.disabled_categories = ds.disabled_categories;
     cmd.enabled_tags = ds.enabled_tags;
     cmd.disabled_tags = ds.disabled_tags;
+    cmd.config = ds.config;
     commands_.push_back(std::move(cmd));
     ++session_stats_.data_source_instances_started;
     any = true;

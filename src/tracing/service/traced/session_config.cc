@@ -66,6 +66,9 @@ base::Status MakeSessionConfig(const TraceConfig& config, SessionConfig* out) {
     d.enabled_tags.assign(te.enabled_tags().begin(), te.enabled_tags().end());
     d.disabled_tags.assign(te.disabled_tags().begin(),
                            te.disabled_tags().end());
+    // ValidateTraceConfig bounded it by ipc::kMaxDataSourceConfigSize.
+    if (!ds.config().SerializeToString(&d.config))
+      return base::ErrStatus("config: cannot serialize a data source's config");
     out->data_sources.push_back(std::move(d));
   }
   out->duration_ms = config.duration_ms();

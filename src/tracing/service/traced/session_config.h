@@ -53,6 +53,10 @@ struct SessionConfig {
     std::vector<std::string> disabled_categories;
     std::vector<std::string> enabled_tags;
     std::vector<std::string> disabled_tags;
+    // The whole DataSourceConfig, serialized as the consumer gave it (the
+    // fields this service does not know included: a data source's own
+    // config, e.g. ftrace_config, passes through to its producer unread).
+    std::string config;
   };
   std::vector<Buffer> buffers;
   std::vector<DataSource> data_sources;

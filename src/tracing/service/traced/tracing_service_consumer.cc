@@ -564,6 +564,7 @@ void TracingService::SendCommand(const ProducerCommand& command) {
       msg.disabled_categories = command.disabled_categories;
       msg.enabled_tags = command.enabled_tags;
       msg.disabled_tags = command.disabled_tags;
+      msg.config = command.config;
       size = ipc::EncodeStartDataSource(msg, buf.data(), buf.size());
       break;
     }

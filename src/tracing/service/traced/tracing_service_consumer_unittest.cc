@@ -887,6 +887,12 @@ TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
       ->mutable_track_event_config()
       ->add_enabled_categories("gfx");
   config_a.mutable_incremental_state_config()->set_clear_period_ms(500);
+  // A field of the data source's own (numbered 100 or more) that the
+  // service does not know reaches the producer in the config bytes.
+  config_a.mutable_data_sources(0)
+      ->mutable_config()
+      ->mutable_unknown_fields()
+      ->AddLengthDelimited(4242, "own config");
   ConsumerResponse ra = consumer.Call(Enable(config_a), OpenOut("a"));
   ASSERT_TRUE(ra.ok()) << ra.error();
   ipc::Message start_a;
@@ -896,6 +902,14 @@ TEST_F(TracingServiceConsumerTest, TwoSessionsWithProducersOverTheSockets) {
   EXPECT_EQ(start_a.start_data_source.clear_period_ms, 500u);
   EXPECT_EQ(start_a.start_data_source.enabled_categories,
             std::vector<std::string>{"gfx"});
+  perfetto::protos::DataSourceConfig received;
+  ASSERT_TRUE(received.ParseFromString(start_a.start_data_source.config));
+  EXPECT_EQ(received.name(), "track_event");
+  EXPECT_EQ(received.track_event_config().enabled_categories(0), "gfx");
+  ASSERT_EQ(received.unknown_fields().field_count(), 1);
+  EXPECT_EQ(received.unknown_fields().field(0).number(), 4242);
+  EXPECT_EQ(received.unknown_fields().field(0).length_delimited(),
+            "own config");
 
   ConsumerResponse rb = consumer.Call(Enable(SimpleConfig()), OpenOut("b"));
   ASSERT_TRUE(rb.ok()) << rb.error();
