@@ -46,6 +46,10 @@ const char* RequestName(const ConsumerRequest& request) {
       return "CloneSession";
     case ConsumerRequest::kQueryServiceState:
       return "QueryServiceState";
+    case ConsumerRequest::kDetach:
+      return "Detach";
+    case ConsumerRequest::kAttach:
+      return "Attach";
     case ConsumerRequest::REQUEST_NOT_SET:
       break;
   }
@@ -326,6 +330,35 @@ base::Status ConsumerClient::QueryServiceState(protos::ServiceState* state) {
   base::Status s = Call(&request, -1, timeout_ms_, &response);
   if (s.ok())
     *state = std::move(*response.mutable_service_state());
+  return s;
+}
+
+base::Status ConsumerClient::Detach(uint64_t session_id,
+                                    const std::string& key) {
+  base::Status s = ipc::CheckDetachKey("detach key", key);
+  if (!s.ok())
+    return s;
+  ConsumerRequest request;
+  request.mutable_detach()->set_session_id(session_id);
+  request.mutable_detach()->set_key(key);
+  ConsumerResponse response;
+  return Call(&request, -1, timeout_ms_, &response);
+}
+
+base::Status ConsumerClient::Attach(const std::string& key,
+                                    bool probe,
+                                    uint64_t* session_id) {
+  base::Status s = ipc::CheckDetachKey("attach key", key);
+  if (!s.ok())
+    return s;
+  ConsumerRequest request;
+  request.mutable_attach()->set_key(key);
+  if (probe)
+    request.mutable_attach()->set_probe(true);
+  ConsumerResponse response;
+  s = Call(&request, -1, timeout_ms_, &response);
+  if (s.ok())
+    *session_id = response.session_id();
   return s;
 }
 

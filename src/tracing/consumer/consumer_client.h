@@ -112,6 +112,15 @@ class ConsumerClient {
   // Writes a snapshot of the session into |fd| (checked like out_fd).
   base::Status CloneSession(uint64_t session_id, int fd);
   base::Status QueryServiceState(protos::ServiceState* state);
+  // Leaves session |session_id| (this connection's) running under |key|:
+  // this connection may close without ending it (docs/sessions.md,
+  // "Detached sessions"). The key is checked here first (CheckDetachKey).
+  base::Status Detach(uint64_t session_id, const std::string& key);
+  // Becomes the owner of this user's session detached under |key|
+  // (|*session_id|). If it ended while detached, its tracing_ended event is
+  // queued right after (TakeEvent, WaitForEvent). |probe|: only looks it
+  // up, nothing changes.
+  base::Status Attach(const std::string& key, bool probe, uint64_t* session_id);
 
   // The socket, for poll(2): when it is readable, WaitForEvent(0, ...)
   // reads what is pending without blocking.

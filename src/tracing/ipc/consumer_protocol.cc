@@ -501,6 +501,25 @@ base::Status CheckSingleRequest(const uint8_t* payload, size_t size) {
   return base::OkStatus();
 }
 
+}  // namespace
+
+base::Status CheckDetachKey(const char* where, const std::string& key) {
+  if (key.empty() || key.size() > kMaxDetachKeySize) {
+    return base::ErrStatus("%s: %zu bytes, expected 1..%zu", where, key.size(),
+                           kMaxDetachKeySize);
+  }
+  for (char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      return base::ErrStatus("%s: a byte outside [A-Za-z0-9._-]", where);
+    }
+  }
+  return base::OkStatus();
+}
+
+namespace {
+
 // The session_id of the requests that name a session.
 base::Status CheckSessionId(const char* request, uint64_t session_id) {
   if (session_id == 0)
@@ -531,12 +550,21 @@ base::Status CheckRequestFields(const protos::ConsumerRequest& req) {
       return CheckSessionId("clone_session", req.clone_session().session_id());
     case R::kQueryServiceState:
       return base::OkStatus();
+    case R::kDetach: {
+      base::Status s = CheckSessionId("detach", req.detach().session_id());
+      if (!s.ok())
+        return s;
+      return CheckDetachKey("detach.key", req.detach().key());
+    }
+    case R::kAttach:
+      return CheckDetachKey("attach.key", req.attach().key());
     case R::REQUEST_NOT_SET:
       break;
   }
   return base::ErrStatus(
       "no request set (exactly one of enable_tracing, disable_tracing, "
-      "flush, get_trace_stats, clone_session, query_service_state)");
+      "flush, get_trace_stats, clone_session, query_service_state, detach, "
+      "attach)");
 }
 
 const char* RequestName(const protos::ConsumerRequest& req) {

@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string>
 #include <vector>
 
 #include "ringtrace/status.h"
@@ -128,6 +129,12 @@ base::Status DecodeConsumerResponse(const uint8_t* data,
 // The service runs it on the fd of EnableTracing/CloneSession, the CLI on
 // its --out file before sending it.
 base::Status CheckTraceFileFd(int fd);
+
+// A detached session's key (DetachRequest, AttachRequest): 1..
+// kMaxDetachKeySize bytes of [A-Za-z0-9._-]. The error names |where|, not
+// the key.
+constexpr size_t kMaxDetachKeySize = 64;
+base::Status CheckDetachKey(const char* where, const std::string& key);
 
 }  // namespace ipc
 }  // namespace ringtrace

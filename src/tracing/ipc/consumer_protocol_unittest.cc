@@ -525,7 +525,8 @@ TEST(ConsumerProtocolTest, ExactlyOneRequest) {
   req.set_request_id(1);
   EXPECT_EQ(DecodeRequest(req),
             "no request set (exactly one of enable_tracing, disable_tracing, "
-            "flush, get_trace_stats, clone_session, query_service_state)");
+            "flush, get_trace_stats, clone_session, query_service_state, "
+            "detach, attach)");
 
   // Two requests in one payload: protobuf would keep the last one only.
   ConsumerRequest a;
@@ -584,14 +585,28 @@ TEST(ConsumerProtocolTest, RequestFieldRules) {
   EXPECT_EQ(DecodeRequest(r), "get_trace_stats.session_id: missing or 0");
   r.mutable_clone_session();
   EXPECT_EQ(DecodeRequest(r, true), "clone_session.session_id: missing or 0");
+  r.mutable_detach()->set_key("k");
+  EXPECT_EQ(DecodeRequest(r), "detach.session_id: missing or 0");
+  r.mutable_detach()->set_session_id(3);
+  EXPECT_EQ(DecodeRequest(r), "ok");
+  r.mutable_detach()->set_key("");
+  EXPECT_EQ(DecodeRequest(r), "detach.key: 0 bytes, expected 1..64");
+  r.mutable_detach()->set_key("a/b");
+  EXPECT_EQ(DecodeRequest(r), "detach.key: a byte outside [A-Za-z0-9._-]");
+  r.mutable_attach();
+  EXPECT_EQ(DecodeRequest(r), "attach.key: 0 bytes, expected 1..64");
+  r.mutable_attach()->set_key(std::string(64, 'Z'));
+  EXPECT_EQ(DecodeRequest(r), "ok");
+  r.mutable_attach()->set_key("\x1b[2J");
+  EXPECT_EQ(DecodeRequest(r), "attach.key: a byte outside [A-Za-z0-9._-]");
 
   // Unknown fields outside the config: a newer consumer's request.
   r.Clear();
   r.set_request_id(2);
   r.mutable_query_service_state();
-  r.mutable_unknown_fields()->AddVarint(8, 1);
+  r.mutable_unknown_fields()->AddVarint(20, 1);
   EXPECT_EQ(DecodeRequest(r),
-            "request: unknown field 8 (not understood by this version of "
+            "request: unknown field 20 (not understood by this version of "
             "ringtrace)");
   r.Clear();
   r.set_request_id(2);

@@ -626,6 +626,10 @@ class ServiceCore {
     bool stopping = false;
   };
   bool GetSessionOwner(SessionId id, SessionOwner* owner) const;
+  // Makes |consumer_id| the owner of session |id| (0: none, a detached
+  // session): its events name that consumer from now on. False if there is
+  // no such session.
+  bool SetSessionConsumer(SessionId id, uint64_t consumer_id);
   std::vector<SessionInfo> ListSessions(Clock::time_point now) const;
   std::vector<ProducerInfo> ListProducers() const;
   const SessionStats& session_stats() const { return session_stats_; }

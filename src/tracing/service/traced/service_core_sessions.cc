@@ -366,6 +366,14 @@ bool ServiceCore::GetSessionOwner(SessionId id, SessionOwner* owner) const {
   return true;
 }
 
+bool ServiceCore::SetSessionConsumer(SessionId id, uint64_t consumer_id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end())
+    return false;
+  it->second->consumer_id = consumer_id;
+  return true;
+}
+
 base::Status ServiceCore::CheckSessionUserLimits(int32_t consumer_uid,
                                                  uint64_t wanted) const {
   const uint32_t uid = static_cast<uint32_t>(consumer_uid);

@@ -85,6 +85,7 @@
 #include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/ipc/wire_protocol.h"
+#include "src/tracing/service/traced/detached_sessions.h"
 #include "src/tracing/service/traced/service_core.h"
 
 namespace ringtrace {
@@ -322,6 +323,14 @@ class TracingService {
   void HandleConsumerRequest(Connection* c,
                              const protos::ConsumerRequest& request,
                              base::ScopedFd fd);
+  // DetachRequest / AttachRequest (docs/sessions.md, "Detached sessions").
+  // Attach may leave a tracing_ended event in |*ended| to send after the
+  // answer.
+  base::Status Detach(Connection* c, const protos::DetachRequest& request);
+  base::Status Attach(Connection* c,
+                      const protos::AttachRequest& request,
+                      protos::ConsumerResponse* response,
+                      protos::ConsumerResponse* ended);
   // Sends |response|; a consumer whose socket buffer is full, or a send
   // error, closes the connection. Returns whether it was sent.
   bool SendToConsumer(Connection* c, const protos::ConsumerResponse& response);
@@ -380,6 +389,7 @@ class TracingService {
   // Service thread only while it runs.
   std::vector<std::unique_ptr<Connection>> connections_;
   Clock::time_point accept_backoff_until_;
+  DetachedSessions detached_;
   ConnectionStats conn_stats_;
   // Refusals per uid, for log rate limiting: pending connections, Hellos
   // over a user limit, consumer connections.

@@ -289,6 +289,7 @@ void TracingService::HandleConsumerRequest(Connection* c,
                            static_cast<unsigned long long>(id));
   };
   bool answer_now = true;
+  ConsumerResponse ended;  // Attach: a tracing_ended event to send after
   switch (request.request_case()) {
     case ConsumerRequest::kEnableTracing: {
       status = ipc::CheckTraceFileFd(fd.get());
@@ -379,6 +380,14 @@ void TracingService::HandleConsumerRequest(Connection* c,
     case ConsumerRequest::kQueryServiceState:
       FillServiceState(*c, &response);
       break;
+    case ConsumerRequest::kDetach:
+      status = Detach(c, request.detach());
+      if (status.ok())
+        response.set_session_id(request.detach().session_id());
+      break;
+    case ConsumerRequest::kAttach:
+      status = Attach(c, request.attach(), &response, &ended);
+      break;
     case ConsumerRequest::REQUEST_NOT_SET:
       status = base::ErrStatus("no request");  // the decoder refuses it
       break;
@@ -391,7 +400,66 @@ void TracingService::HandleConsumerRequest(Connection* c,
     response.set_error(status.message());
     response.clear_session_id();
   }
-  SendToConsumer(c, response);
+  if (SendToConsumer(c, response) && ended.tracing_ended())
+    SendToConsumer(c, ended);
+}
+
+base::Status TracingService::Detach(Connection* c,
+                                    const protos::DetachRequest& request) {
+  const SessionId id = request.session_id();
+  const auto id_ull = static_cast<unsigned long long>(id);
+  ServiceCore::SessionOwner owner;
+  if (!core_->GetSessionOwner(id, &owner) ||
+      !ConsumerMayAccessSession(c->identity.uid, owner.consumer_uid)) {
+    return base::ErrStatus("session_id: no session %llu of this user", id_ull);
+  }
+  if (owner.consumer_id != c->consumer_id) {
+    return base::ErrStatus(
+        "session %llu: only the connection that owns it may detach it", id_ull);
+  }
+  if (owner.stopping)
+    return base::ErrStatus("session %llu is stopping", id_ull);
+  // Keyed by the owner's uid: only that user can attach.
+  base::Status status = detached_.Add(static_cast<uint32_t>(owner.consumer_uid),
+                                      request.key(), id);
+  if (!status.ok())
+    return status;
+  core_->SetSessionConsumer(id, 0);
+  // No longer this connection's: its close does not free the session.
+  c->sessions.erase(id);
+  c->waiting_disable.erase(id);
+  return base::OkStatus();
+}
+
+base::Status TracingService::Attach(Connection* c,
+                                    const protos::AttachRequest& request,
+                                    ConsumerResponse* response,
+                                    ConsumerResponse* ended) {
+  const uint32_t uid = c->identity.uid;
+  const DetachedSessions::Entry* found = detached_.Find(uid, request.key());
+  if (!found) {
+    return base::ErrStatus("no detached session of this user by the key %s",
+                           request.key().c_str());
+  }
+  response->set_session_id(found->id);
+  if (request.probe())
+    return base::OkStatus();
+  DetachedSessions::Entry entry;
+  detached_.Take(uid, request.key(), &entry);
+  if (entry.ended) {
+    *ended = std::move(entry.end);
+    return base::OkStatus();
+  }
+  // A live entry is a session the core still has: its kEnded event is
+  // delivered (DeliverEvent -> OnEnded) in the same dispatch that ends it.
+  // Should one ever be missed, the attach fails rather than the service.
+  if (!core_->SetSessionConsumer(entry.id, c->consumer_id)) {
+    return base::ErrStatus(
+        "session %llu ended while detached and its end was not recorded",
+        static_cast<unsigned long long>(entry.id));
+  }
+  c->sessions.insert(entry.id);
+  return base::OkStatus();
 }
 
 void TracingService::FillServiceState(const Connection& c,
@@ -524,6 +592,12 @@ void TracingService::DeliverEvent(const SessionEvent& ev) {
     if (!owner_asked)
       first.set_tracing_ended(true);
     SendToConsumer(c, first);
+  } else {
+    // Detached: the owner learns it at its attach.
+    ConsumerResponse end = response;
+    end.set_request_id(0);
+    end.set_tracing_ended(true);
+    detached_.OnEnded(ev.session_id, end);
   }
   AnswerWaitingDisables(ev.session_id, std::move(response));
 }

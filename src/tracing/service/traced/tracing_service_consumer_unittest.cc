@@ -1130,6 +1130,182 @@ TEST_F(TracingServiceConsumerTest,
   }));
 }
 
+ConsumerRequest DetachReq(uint64_t session_id, const std::string& key) {
+  ConsumerRequest r;
+  r.mutable_detach()->set_session_id(session_id);
+  r.mutable_detach()->set_key(key);
+  return r;
+}
+
+ConsumerRequest AttachReq(const std::string& key, bool probe = false) {
+  ConsumerRequest r;
+  r.mutable_attach()->set_key(key);
+  if (probe)
+    r.mutable_attach()->set_probe(true);
+  return r;
+}
+
+// A detached session outlives the connection that started it; a new
+// connection of the user attaches by key, owns it and stops it; the trace
+// is in the file given at the start.
+TEST_F(TracingServiceConsumerTest, DetachedSessionOutlivesItsConnection) {
+  StartService(DaemonOptions());
+  RawConsumer first;
+  ASSERT_TRUE(first.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = first.Call(Enable(SimpleConfig()), OpenOut("trace"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t session = r.session_id();
+  r = first.Call(DetachReq(session, "nightly.run-1"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.session_id(), session);
+  first.Close();
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.consumer_disconnects == 1;
+  }));
+
+  RawConsumer second;
+  ASSERT_TRUE(second.Connect(dir_.File("consumer.sock")));
+  r = second.Call(AttachReq("nightly.run-1", /*probe=*/true));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.session_id(), session);
+  r = second.Call(AttachReq("nightly.run-1"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.session_id(), session);
+  // Attached: the key is free, the session is this connection's.
+  r = second.Call(AttachReq("nightly.run-1", /*probe=*/true));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(),
+            "no detached session of this user by the key nightly.run-1");
+  r = second.Call(Disable(session));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r.tracing_ended()) << "the answer to the owner's stop";
+  EXPECT_EQ(r.summary().session_id(), session);
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(ReadTraceFile(dir_.File("trace"), &trace));
+  EXPECT_TRUE(trace.packet(0).has_trace_config());
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_written == 1 && s.sessions.sessions_aborted == 0;
+  }));
+}
+
+// A detached session that ends (its duration) is written; the attach
+// learns it with the tracing_ended event its owner would have had.
+TEST_F(TracingServiceConsumerTest, DetachedSessionThatEndedIsToldAtAttach) {
+  StartService(DaemonOptions());
+  RawConsumer first;
+  ASSERT_TRUE(first.Connect(dir_.File("consumer.sock")));
+  TraceConfig config = SimpleConfig();
+  config.set_duration_ms(100);
+  ConsumerResponse r = first.Call(Enable(config), OpenOut("trace"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t session = r.session_id();
+  ASSERT_TRUE(first.Call(DetachReq(session, "k")).ok());
+  first.Close();
+  ASSERT_TRUE(WaitFor(
+      [](const ServiceStats& s) { return s.sessions.sessions_written == 1; }));
+  RawConsumer second;
+  ASSERT_TRUE(second.Connect(dir_.File("consumer.sock")));
+  r = second.Call(AttachReq("k"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.session_id(), session);
+  ConsumerResponse ended;
+  ASSERT_TRUE(second.Receive(&ended));
+  EXPECT_TRUE(ended.tracing_ended());
+  EXPECT_TRUE(ended.ok());
+  EXPECT_EQ(ended.session_id(), session);
+  EXPECT_EQ(ended.summary().session_id(), session);
+  EXPECT_GT(ended.summary().bytes_written(), 0u);
+  perfetto::protos::Trace trace;
+  EXPECT_TRUE(ReadTraceFile(dir_.File("trace"), &trace));
+  EXPECT_FALSE(second.Call(AttachReq("k")).ok()) << "told once";
+}
+
+TEST_F(TracingServiceConsumerTest, DetachRefusalsNameTheirReason) {
+  StartService(DaemonOptions());
+  RawConsumer owner, other;
+  ASSERT_TRUE(owner.Connect(dir_.File("consumer.sock")));
+  ASSERT_TRUE(other.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = owner.Call(Enable(SimpleConfig()), OpenOut("a"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t a = r.session_id();
+  r = owner.Call(Enable(SimpleConfig()), OpenOut("b"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t b = r.session_id();
+
+  r = other.Call(DetachReq(a, "k"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "session " + std::to_string(a) +
+                           ": only the connection that owns it may detach it");
+  r = owner.Call(DetachReq(a + 100, "k"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "session_id: no session " + std::to_string(a + 100) +
+                           " of this user");
+  r = owner.Call(DetachReq(a, "has space"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "detach.key: a byte outside [A-Za-z0-9._-]");
+  r = owner.Call(DetachReq(a, std::string(65, 'k')));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "detach.key: 65 bytes, expected 1..64");
+  ASSERT_TRUE(owner.Call(DetachReq(a, "k")).ok());
+  r = owner.Call(DetachReq(b, "k"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(),
+            "key k: this user has a detached session by that key already");
+  r = other.Call(AttachReq("nope"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "no detached session of this user by the key nope");
+  // The owner's close frees b (still its own), not the detached a.
+  owner.Close();
+  ASSERT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.sessions.sessions_aborted == 1 && s.sessions_active == 1;
+  }));
+  ASSERT_TRUE(other.Call(AttachReq("k")).ok());
+  ASSERT_TRUE(other.Call(Disable(a)).ok());
+}
+
+// Keys are per user: another uid neither finds nor attaches root's.
+TEST_F(TracingServiceConsumerTest, AnotherUserCannotAttach) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to act as another user";
+  constexpr uid_t kNobody = 65534;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  TracingService::Options options = DaemonOptions();
+  options.consumer_socket_options.mode = 0666;
+  options.consumer_group = kNobody;
+  StartService(options);
+  RawConsumer root;
+  ASSERT_TRUE(root.Connect(dir_.File("consumer.sock")));
+  ConsumerResponse r = root.Call(Enable(SimpleConfig()), OpenOut("root"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const uint64_t session = r.session_id();
+  ASSERT_TRUE(root.Call(DetachReq(session, "shared")).ok());
+
+  std::vector<ConsumerRequest> requests;
+  requests.push_back(AttachReq("shared", /*probe=*/true));
+  requests.push_back(AttachReq("shared"));
+  requests.push_back(Disable(session));
+  for (size_t i = 0; i < requests.size(); ++i)
+    requests[i].set_request_id(i + 1);
+  ConsumerAsUser nobody;
+  ASSERT_TRUE(nobody.Start(dir_.File("consumer.sock"), kNobody, requests, -1));
+  for (int i = 0; i < 2; ++i) {
+    ConsumerResponse refused;
+    ASSERT_TRUE(nobody.NextAnswer(&refused)) << i;
+    EXPECT_FALSE(refused.ok()) << i;
+    EXPECT_EQ(refused.error(),
+              "no detached session of this user by the key shared")
+        << i;
+  }
+  ConsumerResponse refused;
+  ASSERT_TRUE(nobody.NextAnswer(&refused));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(nobody.Finish(), 0);
+  // Root's key still names it.
+  r = root.Call(AttachReq("shared"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(root.Call(Disable(session)).ok());
+}
+
 }  // namespace
 }  // namespace traced
 }  // namespace ringtrace
