@@ -168,3 +168,83 @@ state = (ld(1, vi(1, 1) + ld(2, b"app") + vi(3, 42) + vi(4, 1000) +
          vi(3, 8))
 write("consumer_protocol_fuzzer", "service_state",
       consumer(2, vi(1, 3) + vi(2, 1) + ld(6, state)))
+
+# page_parser_fuzzer: byte 0 the header layout (bit 0: 4-byte commit of a
+# 32-bit kernel), then one ring buffer page as trace_pipe_raw returns it:
+# u64 time stamp, commit (data length | bit 31 lost | bit 30 count stored),
+# events (u32 header: type_len in the low 5 bits, time delta above).
+# A 64-bit kernel sign-extends bit 31 into the upper half of the commit
+# (it adds RB_MISSED_EVENTS, the int 1 << 31, to a long).
+def rb_page(data, ts=1000, lost=False, stored=None, commit_size=8, size=None):
+    commit = len(data)
+    if stored is not None:
+        commit |= 1 << 30
+    if lost:
+        commit |= (0xffffffff80000000 if commit_size == 8 else 1 << 31)
+    head = struct.pack("<Q", ts) + struct.pack(
+        "<Q" if commit_size == 8 else "<I", commit)
+    body = head + data
+    if stored is not None:
+        body += struct.pack("<Q" if commit_size == 8 else "<I", stored)
+    if size is not None:
+        body += b"\x00" * (size - len(body))
+    return body
+
+
+def rb_event(delta, record, length_word=False):
+    record += b"\x00" * (-len(record) % 4)
+    if not length_word and len(record) <= 112:
+        return struct.pack("<I", len(record) // 4 | delta << 5) + record
+    return struct.pack("<II", delta << 5, len(record) + 4) + record
+
+
+def comm(name):
+    return name + b"\x00" * (16 - len(name))
+
+
+def sched_switch(pid, prev, nxt, next_pid):
+    # common_type 372, flags, preempt count, common_pid; then the fields at
+    # the offsets of this kernel's events/sched/sched_switch/format.
+    return (struct.pack("<HBBi", 372, 0, 0, pid) + comm(prev) +
+            struct.pack("<iiq", pid, 120, 1) + comm(nxt) +
+            struct.pack("<ii", next_pid, 120))
+
+
+def print_event(pid, text):
+    return struct.pack("<HBBiQ", 5, 0, 0, pid, 0xffffffff81000000) + text + b"\x00"
+
+
+def fork_event(parent, child):
+    fixed = 24
+    loc_p = fixed | (len(parent) + 1) << 16
+    loc_c = fixed + len(parent) + 1 | (len(child) + 1) << 16
+    return (struct.pack("<HBBiIiIi", 366, 0, 0, 10, loc_p, 10, loc_c, 11) +
+            parent + b"\x00" + child + b"\x00")
+
+
+write("page_parser_fuzzer", "sched_switch_page",
+      bytes([0]) + rb_page(
+          rb_event(5, sched_switch(100, b"app", b"swapper/0", 0)) +
+          rb_event(700, sched_switch(0, b"swapper/0", b"app", 100)) +
+          rb_event(3, sched_switch(100, b"app", b"kworker/0:1", 42))))
+write("page_parser_fuzzer", "lost_with_count",
+      bytes([0]) + rb_page(rb_event(1, print_event(7, b"marker\n")),
+                           lost=True, stored=1234))
+write("page_parser_fuzzer", "lost_without_count",
+      bytes([0]) + rb_page(rb_event(1, print_event(7, b"x\n")), lost=True))
+time_ops = (struct.pack("<II", 30 | (5 << 5), 3) +        # time extend
+            rb_event(0, fork_event(b"bash", b"ls"), length_word=True) +
+            struct.pack("<II", 29 | (1 << 5), 12) + b"\x00" * 8 +  # padding
+            struct.pack("<II", 31 | (9 << 5), 77) +       # absolute stamp
+            rb_event(2, struct.pack("<HBBiiI", 225, 0, 0, 0, 30, 16 | 5 << 16) +
+                     b"eth0\x00") +
+            struct.pack("<I", 29))                         # rest is padding
+write("page_parser_fuzzer", "time_extend_stamp_padding",
+      bytes([0]) + rb_page(time_ops))
+write("page_parser_fuzzer", "kernel32",
+      bytes([1]) + rb_page(rb_event(4, print_event(1, b"32-bit\n")),
+                           lost=True, stored=2, commit_size=4))
+write("page_parser_fuzzer", "full_page",
+      bytes([0]) + rb_page(
+          b"".join(rb_event(i % 50, sched_switch(i, b"a", b"b", i + 1))
+                   for i in range(59)), size=4096))
