@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,12 +26,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "protos/perfetto/trace/trace.pb.h"
+#include "src/base/test/temp_dir.h"
 #include "src/traced_probes/ftrace/event_format.h"
 #include "src/traced_probes/ftrace/event_translator.h"
 #include "src/traced_probes/ftrace/page_parser.h"
 #include "src/traced_probes/ftrace/test/bundle_capture.h"
 #include "src/traced_probes/ftrace/test/real_tracefs.h"
 #include "src/traced_probes/ftrace/tracefs.h"
+#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace ftrace {
@@ -338,6 +342,94 @@ TEST_F(RealKernelTest, OverrunIsReportedAndConsistent) {
   ASSERT_TRUE(instance_->ReadCpuStats(static_cast<uint32_t>(cpu), &after).ok());
   EXPECT_EQ(after.entries, 0u);
   EXPECT_EQ(after.overrun, before.overrun);
+}
+
+// The bundles made from real pages, as a trace file, in Perfetto's
+// trace_processor: one sched slice per sched_switch, this thread among
+// them, the trace_marker write as the atrace counter it spells, no import
+// error or data loss. Needs $TRACE_PROCESSOR_SHELL.
+TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
+  const std::string tp = ringtrace::test::TraceProcessorShellPath();
+  if (tp.empty())
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  const std::vector<std::string> events = {"sched/sched_switch",
+                                           "ftrace/print"};
+  EventFormatTable formats;
+  ASSERT_TRUE(LoadEventFormats(*instance_, events, &formats).ok());
+  HeaderPage header;
+  ASSERT_TRUE(LoadHeaderPage(*instance_, &header).ok());
+  size_t page_size = 0;
+  ASSERT_TRUE(instance_->GetPageSize(&page_size).ok());
+  ASSERT_TRUE(instance_->SetBufferSizeKb(512).ok());
+  ASSERT_TRUE(instance_->SetTraceClock("boot").ok());
+  for (const std::string& e : events)
+    ASSERT_TRUE(instance_->EnableEvent(e).ok());
+
+  const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  ASSERT_TRUE(instance_->SetTracingOn(true).ok());
+  for (int i = 0; i < 5; i++) {
+    const struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  // An atrace counter: C|pid|name|value.
+  ASSERT_TRUE(instance_
+                  ->WriteTraceMarker("C|" + std::to_string(getpid()) +
+                                     "|ringtrace_marker|" + std::to_string(tid))
+                  .ok());
+  ASSERT_TRUE(instance_->SetTracingOn(false).ok());
+
+  EventTranslator translator(&formats, header);
+  pb::Trace trace;
+  size_t switches = 0;
+  for (const auto& cpu : ReadAllPages(page_size)) {
+    pb::FtraceEventBundle bundle;
+    ASSERT_TRUE(test::CaptureBundle(
+        [&](test::FtraceEventBundleWriter* b) {
+          translator.WriteBundle(cpu.cpu, cpu.bytes.data(), cpu.count,
+                                 page_size, b);
+        },
+        &bundle, /*ring_chunks=*/1024));
+    for (const pb::FtraceEvent& e : bundle.event())
+      switches += e.has_sched_switch() ? 1 : 0;
+    pb::TracePacket* packet = trace.add_packet();
+    packet->set_trusted_packet_sequence_id(1);
+    *packet->mutable_ftrace_events() = bundle;
+  }
+  ASSERT_GE(switches, 10u);
+  base::TempDir dir;
+  const std::string file = dir.File("real.pftrace");
+  {
+    std::ofstream out(file, std::ios::binary);
+    ASSERT_TRUE(trace.SerializeToOstream(&out));
+  }
+
+  std::string csv;
+  std::string error;
+  ASSERT_TRUE(ringtrace::test::RunTraceProcessorQuery(
+      tp, file, dir.path(),
+      "select 'slices', count(*) from sched;\n"
+      "select 'mine', count(*) from sched join thread using(utid) where tid "
+      "= " +
+          std::to_string(tid) +
+          ";\n"
+          "select 'marker', cast(value as int) from counter join "
+          "process_counter_track t on counter.track_id = t.id where t.name = "
+          "'ringtrace_marker';",
+      &csv, &error))
+      << error;
+  EXPECT_THAT(csv, HasSubstr("\"slices\"," + std::to_string(switches) + "\n"));
+  EXPECT_THAT(csv, ::testing::ContainsRegex("\"mine\",[1-9][0-9]*\n"));
+  EXPECT_THAT(csv, HasSubstr("\"marker\"," + std::to_string(tid) + "\n"));
+
+  std::vector<ringtrace::test::TraceProcessorStat> stats;
+  ASSERT_TRUE(
+      ringtrace::test::QueryNonZeroStats(tp, file, dir.path(), &stats, &error))
+      << error;
+  for (const auto& stat : stats) {
+    EXPECT_TRUE(stat.severity != "error" && stat.severity != "data_loss")
+        << ringtrace::test::Describe(stat);
+  }
 }
 
 TEST_F(RealKernelTest, CleanStaleInstancesRemovesADeadOwnersInstance) {
