@@ -19,13 +19,11 @@
 
 #include "src/base/scoped_fd.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
-#include "src/tools/ringtrace_cli/config_shortcuts.h"
 #include "src/tools/ringtrace_cli/consumer_connection.h"
+#include "src/tools/ringtrace_cli/load_config.h"
 #include "src/tools/ringtrace_cli/output_file.h"
-#include "src/tools/ringtrace_cli/trace_config_text.h"
 #include "src/tools/ringtrace_cli/trace_session.h"
 #include "src/tracing/consumer/consumer_client.h"
-#include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/default_socket_paths.h"
 
 namespace ringtrace {
@@ -36,32 +34,6 @@ constexpr int kConnectTimeoutMs = 5000;
 
 void PrintError(const std::string& message) {
   fprintf(stderr, "ringtrace: %s\n", message.c_str());
-}
-
-// The config of a trace command: the file (-c) or the shortcuts, then the
-// service's own checks, so that a defect is a usage error before anything
-// is sent.
-base::Status LoadConfig(const CliOptions& options,
-                        perfetto::protos::TraceConfig* config) {
-  base::Status status;
-  std::string name = "shortcuts";
-  if (options.config_path.empty()) {
-    status = BuildShortcutConfig(options.shortcuts, config);
-  } else {
-    name = options.config_path == "-" ? "<stdin>" : options.config_path;
-    std::string contents;
-    status = ReadConfigFile(options.config_path, &contents);
-    if (status.ok()) {
-      status = options.txt ? ParseTextTraceConfig(contents, name, config)
-                           : ParseBinaryTraceConfig(contents, name, config);
-    }
-  }
-  if (!status.ok())
-    return status;
-  status = ipc::ValidateTraceConfig(*config);
-  if (!status.ok())
-    return base::ErrStatus("%s: %s", name.c_str(), status.message().c_str());
-  return base::OkStatus();
 }
 
 // Blocks SIGINT, SIGTERM, SIGHUP (stop) and SIGUSR1 (snapshot) and returns
@@ -91,7 +63,7 @@ int Run(int argc, char** argv) {
   }
   perfetto::protos::TraceConfig config;
   if (options.command == Command::kTrace) {
-    status = LoadConfig(options, &config);
+    status = LoadTraceConfig(options, &config);
     if (!status.ok()) {
       PrintError(status.message());
       return kExitUsage;
