@@ -21,7 +21,8 @@ const char kUsageText[] =
        ringtrace --stop SESSION_ID
 
 Records a trace with the ringtraced service and writes it to FILE, a
-Perfetto trace file (open it in ui.perfetto.dev or trace_processor).
+Perfetto trace file (open it in ui.perfetto.dev or trace_processor); FILE
+"-" is stdout.
 
 Config (either a file or the shortcuts):
   -c, --config FILE     TraceConfig file, "-" for stdin (binary unless --txt)
@@ -39,7 +40,9 @@ Output and sessions:
   -o, --out FILE        the trace file, mode 0600; written as an unnamed
                         file in FILE's directory and put in place only when
                         the trace is complete. A symbolic link at FILE is
-                        refused; FILE must be (or become) a regular file
+                        refused; FILE must be (or become) a regular file.
+                        "-": stdout (not a terminal), which gets the whole
+                        trace once it is complete; messages go to stderr
   --out-symlink follow|refuse  follow: write through a symbolic link at -o
                         FILE (the file it names is created or replaced, the
                         link stays); refuse (default): fail
@@ -61,7 +64,8 @@ Output and sessions:
 
 Ctrl-C (or SIGTERM, SIGHUP) stops tracing early and still writes a complete
 FILE; a second Ctrl-C aborts without writing it. SIGUSR1 writes a snapshot
-of the session to FILE.snapshot-N (N = 1, 2, ...) while tracing goes on.
+of the session to FILE.snapshot-N (N = 1, 2, ...) while tracing goes on
+(not with -o -: use --clone).
 
 Exit status: 0 success; 1 the service failed, refused or was unreachable,
 the trace could not be written, or the run was aborted; 2 a bad command
@@ -147,11 +151,6 @@ base::Status Store(const ValueOption* option,
   } else if (option == &kOut) {
     if (value.empty())
       return base::ErrStatus("-o needs a file name");
-    if (value == "-") {
-      return base::ErrStatus(
-          "-o - (stdout) is not supported: the service writes a regular "
-          "file");
-    }
     options->out_path = value;
   } else if (option == &kTime) {
     options->shortcuts.duration = value;
@@ -213,6 +212,14 @@ base::Status CheckCombinations(const Seen& seen, CliOptions* options) {
     return base::ErrStatus("%s takes no --out-symlink", command_name);
   if (!wants_out && seen.no_clobber)
     return base::ErrStatus("%s takes no --no-clobber", command_name);
+  if (options->out_path == "-" && seen.no_clobber) {
+    return base::ErrStatus(
+        "--no-clobber does not go with -o - (stdout replaces no file)");
+  }
+  if (options->out_path == "-" && seen.out_symlink) {
+    return base::ErrStatus(
+        "--out-symlink does not go with -o - (stdout is not a path)");
+  }
   if (seen.config && shortcuts) {
     return base::ErrStatus(
         "-c excludes the shortcuts (-t, -b, --fill, categories): put them in "

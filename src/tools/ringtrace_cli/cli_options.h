@@ -51,7 +51,7 @@ struct CliOptions {
   std::string config_path;
   // --txt: the config is protobuf text format (else binary).
   bool txt = false;
-  // -o: the trace file (kTrace, kClone).
+  // -o: the trace file (kTrace, kClone); "-" (kStdoutPath): stdout.
   std::string out_path;
   // --out-symlink follow: a symbolic link at -o FILE is written through
   // (the file it names is replaced); refused otherwise.

@@ -9,6 +9,8 @@
 
 #include <vector>
 
+#include "src/tools/ringtrace_cli/output_file.h"
+
 namespace ringtrace {
 namespace cli {
 namespace {
@@ -49,6 +51,28 @@ TEST(CliOptionsTest, NoClobber) {
   CliOptions query;
   EXPECT_EQ(Parse({"--query", "--no-clobber"}, &query),
             "--query takes no --no-clobber");
+}
+
+// -o -: stdout, for a session and for --clone; nothing there is a file to
+// keep (--no-clobber) or a path to follow (--out-symlink).
+TEST(CliOptionsTest, OutDashIsStdout) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"-o", "-", "-t", "2s", "gfx"}, &o), "");
+  EXPECT_EQ(o.command, Command::kTrace);
+  EXPECT_EQ(o.out_path, kStdoutPath);
+  CliOptions config;
+  ASSERT_EQ(Parse({"--txt", "-c", "-", "--out=-"}, &config), "");
+  EXPECT_EQ(config.config_path, "-");
+  EXPECT_EQ(config.out_path, kStdoutPath);
+  CliOptions clone;
+  ASSERT_EQ(Parse({"--clone", "3", "-o", "-"}, &clone), "");
+  EXPECT_EQ(clone.command, Command::kClone);
+  EXPECT_EQ(clone.out_path, kStdoutPath);
+  EXPECT_EQ(Error({"-o", "-", "--no-clobber"}),
+            "--no-clobber does not go with -o - (stdout replaces no file)");
+  EXPECT_EQ(Error({"--out-symlink", "follow", "-o", "-"}),
+            "--out-symlink does not go with -o - (stdout is not a path)");
+  EXPECT_THAT(std::string(kUsageText), HasSubstr("\"-\": stdout"));
 }
 
 TEST(CliOptionsTest, FailOnEmpty) {
@@ -168,7 +192,6 @@ TEST(CliOptionsTest, UsageErrors) {
   EXPECT_THAT(Error({"--query", "--stop", "1"}), HasSubstr("exclude"));
   EXPECT_THAT(Error({"-c", "", "-o", "x"}), HasSubstr("-c needs a file"));
   EXPECT_THAT(Error({"--out="}), HasSubstr("-o needs a file"));
-  EXPECT_THAT(Error({"-o", "-"}), HasSubstr("not supported"));
   EXPECT_THAT(Error({"--outfile=x"}), HasSubstr("unknown option"));
   EXPECT_THAT(Error({"-o=x"}), HasSubstr("unknown option"));
 }

@@ -70,7 +70,8 @@ int Run(int argc, char** argv) {
     }
   }
 
-  // A dead service must not kill us with SIGPIPE mid-write.
+  // Neither a dead service nor a reader of stdout (-o -) that went away
+  // may kill us with SIGPIPE mid-write.
   signal(SIGPIPE, SIG_IGN);
   base::ScopedFd signal_fd = BlockSignalsIntoFd();
   if (!signal_fd.valid()) {
@@ -79,11 +80,16 @@ int Run(int argc, char** argv) {
     return kExitFailure;
   }
 
-  std::unique_ptr<base::PendingFile> file;
+  // Before connecting: a refused output (a terminal at -o -, a symbolic
+  // link at FILE, ...) starts nothing.
+  std::unique_ptr<TraceOutput> file;
   if (options.command == Command::kTrace ||
       options.command == Command::kClone) {
-    status = CreateOutputFile(options.out_path, options.follow_symlink, &file,
-                              options.no_clobber);
+    status =
+        options.out_path == kStdoutPath
+            ? TraceOutput::ForStdout(STDOUT_FILENO, &file)
+            : TraceOutput::ForFile(options.out_path, options.follow_symlink,
+                                   options.no_clobber, &file);
     if (!status.ok()) {
       PrintError(status.message());
       return kExitFailure;

@@ -155,13 +155,23 @@ uint32_t StopTimeoutMs(const TraceConfig& config) {
 // SIGUSR1: a snapshot of the session into OUT.snapshot-N, written like OUT
 // (never through a symbolic link). A failure is reported; the session goes
 // on.
+// With -o - there is no OUT to name it after: the snapshot is refused (the
+// trace on stdout is one trace, not several one after the other).
 void WriteSnapshot(ConsumerConnection* connection,
                    uint64_t session_id,
-                   const std::string& out_path,
+                   const TraceOutput& out,
                    uint32_t number,
                    bool no_clobber,
                    Reporter* reporter) {
-  const std::string path = out_path + ".snapshot-" + std::to_string(number);
+  if (out.to_stdout()) {
+    reporter->Print(
+        "snapshot %u not written: the trace goes to stdout (-o -), so there "
+        "is no FILE.snapshot-N; `ringtrace --clone %" PRIu64
+        " -o FILE` writes one",
+        number, session_id);
+    return;
+  }
+  const std::string path = out.path() + ".snapshot-" + std::to_string(number);
   std::unique_ptr<base::PendingFile> file;
   base::Status status =
       CreateOutputFile(path, /*follow_symlink=*/false, &file, no_clobber);
@@ -206,7 +216,7 @@ bool CheckEvents(ConsumerConnection* connection,
 WaitResult WaitForEnd(ConsumerConnection* connection,
                       const TraceConfig& config,
                       uint64_t session_id,
-                      base::PendingFile* file,
+                      const TraceOutput& out,
                       SignalRecords* signals,
                       const TraceSessionOptions& options,
                       Reporter* reporter) {
@@ -233,7 +243,7 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
     Poll(fds, 2, timeout);
     const uint32_t signo = signals->Consume(fds[0].revents);
     if (signo == SIGUSR1) {
-      WriteSnapshot(connection, session_id, file->path(), ++snapshots,
+      WriteSnapshot(connection, session_id, out, ++snapshots,
                     options.no_clobber, reporter);
       // The clone's round trip may have read the session's end from the
       // socket: it waits in the connection, and event_fd shows nothing.
@@ -321,10 +331,10 @@ DisableResult StopSession(ConsumerConnection* connection,
 }
 
 void PrintSummary(Reporter* reporter,
-                  const std::string& out_path,
+                  const std::string& out_name,
                   uint64_t file_bytes,
                   const SessionSummary& summary) {
-  reporter->Print("wrote %s: %s, %" PRIu64 " packets in %s", out_path.c_str(),
+  reporter->Print("wrote %s: %s, %" PRIu64 " packets in %s", out_name.c_str(),
                   FormatBytes(file_bytes).c_str(), summary.packets_written(),
                   FormatDurationMs(summary.duration_ms()).c_str());
   if (summary.packets_lost() != 0) {
@@ -347,7 +357,7 @@ std::string DataSourceNames(const TraceConfig& config) {
 }
 
 // Step 4.
-int Finish(base::PendingFile* file,
+int Finish(TraceOutput* file,
            const TraceConfig& config,
            const SessionSummary& summary,
            const TraceSessionOptions& options,
@@ -361,7 +371,7 @@ int Finish(base::PendingFile* file,
     reporter->Print("%s", status.message().c_str());
     return kExitFailure;
   }
-  PrintSummary(reporter, file->path(), bytes, summary);
+  PrintSummary(reporter, file->name(), bytes, summary);
   if (summary.packets_written() == 0) {
     reporter->Print(
         "warning: the session recorded no packet from any producer (data "
@@ -378,7 +388,7 @@ int Finish(base::PendingFile* file,
 
 int RunTraceSession(ConsumerConnection* connection,
                     const TraceConfig& config,
-                    base::PendingFile* file,
+                    TraceOutput* file,
                     int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err) {
@@ -403,7 +413,7 @@ int RunTraceSession(ConsumerConnection* connection,
     reporter.Print("warning: %s", warning.c_str());
 
   SignalRecords signals(signal_fd);
-  WaitResult wait = WaitForEnd(connection, config, session_id, file, &signals,
+  WaitResult wait = WaitForEnd(connection, config, session_id, *file, &signals,
                                options, &reporter);
   SessionSummary summary;
   switch (wait.reason) {
@@ -462,7 +472,7 @@ int RunTraceSession(ConsumerConnection* connection,
 
 int RunClone(ConsumerConnection* connection,
              uint64_t session_id,
-             base::PendingFile* file,
+             TraceOutput* file,
              FILE* err) {
   Reporter reporter(err);
   base::Status status = connection->CloneSession(session_id, file->fd());
@@ -481,7 +491,7 @@ int RunClone(ConsumerConnection* connection,
   }
   if (size.ok()) {
     reporter.Print("wrote a snapshot of session %" PRIu64 " to %s: %s",
-                   session_id, file->path().c_str(),
+                   session_id, file->name().c_str(),
                    FormatBytes(bytes).c_str());
   }
   return kExitOk;

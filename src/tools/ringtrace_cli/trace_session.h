@@ -8,8 +8,8 @@
 // calls one of these.
 //
 // The session (RunTraceSession):
-//   1. EnableTracing with the config and the fd of OUT's unnamed file
-//      (output_file.h).
+//   1. EnableTracing with the config and the fd of OUT's unnamed file, or
+//      of the spool of -o - (output_file.h).
 //   2. Waits for the first of: the service's tracing_ended event (it ended
 //      the session: duration_ms, max_file_size_bytes, a write error), a stop
 //      request on |signal_fd| (SIGINT, SIGTERM, SIGHUP), the connection
@@ -20,14 +20,14 @@
 //      second (QueryServiceState), and on each SIGUSR1 a snapshot of the
 //      session (CloneSession) into OUT.snapshot-N (N = 1, 2, ...), written
 //      like OUT (output_file.h; a symbolic link there is always refused);
-//      the session goes on.
+//      the session goes on. With -o - a snapshot is refused (reported).
 //   3. On a stop request or the deadline: DisableTracing, on a second
 //      thread, so that the main thread still watches |signal_fd|: a second
 //      stop request aborts (the connection is shut down, the service frees the
 //      session without writing it, the file is discarded).
 //   4. Only when the service reported the trace complete and successful is
-//      the file committed onto OUT. Any failure leaves a previous OUT
-//      untouched.
+//      the file committed onto OUT (or copied to stdout). Any failure
+//      leaves a previous OUT untouched and writes nothing to stdout.
 //
 // |signal_fd| delivers one signalfd_siginfo record per signal (a signalfd;
 // tests write such records into a pipe): SIGUSR1 asks for a snapshot, any
@@ -50,7 +50,7 @@
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "ringtrace/status.h"
-#include "src/base/safe_file.h"
+#include "src/tools/ringtrace_cli/output_file.h"
 
 namespace ringtrace {
 namespace cli {
@@ -113,7 +113,7 @@ struct TraceSessionOptions {
 // or discarded.
 int RunTraceSession(ConsumerConnection* connection,
                     const perfetto::protos::TraceConfig& config,
-                    base::PendingFile* file,
+                    TraceOutput* file,
                     int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err);
@@ -121,7 +121,7 @@ int RunTraceSession(ConsumerConnection* connection,
 // --clone: a snapshot of |session_id| into |file|, committed on success.
 int RunClone(ConsumerConnection* connection,
              uint64_t session_id,
-             base::PendingFile* file,
+             TraceOutput* file,
              FILE* err);
 
 // --query: the service's state as tables on |out|.

@@ -26,6 +26,8 @@
 #include "src/base/test/temp_dir.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
 #include "src/tools/ringtrace_cli/output_file.h"
+#include "src/tools/ringtrace_cli/service_state_format.h"
+#include "src/tools/ringtrace_cli/test/pipe_capture.h"
 
 namespace ringtrace {
 namespace cli {
@@ -277,10 +279,26 @@ class TraceSessionTest : public ::testing::Test {
   }
 
   int Run() {
-    std::unique_ptr<base::PendingFile> file;
-    EXPECT_TRUE(CreateOutputFile(out_, false, &file).ok());
+    std::unique_ptr<TraceOutput> file;
+    EXPECT_TRUE(TraceOutput::ForFile(out_, false, false, &file).ok());
     return RunTraceSession(&connection_, config_, file.get(), stop_read_,
                            options_, err_);
+  }
+
+  // Run() with -o -: stdout is a pipe, whose bytes land in |*out|.
+  int RunToStdout(std::string* out) {
+    PipeCapture pipe;
+    EXPECT_TRUE(pipe.ok());
+    int code = -1;
+    {
+      std::unique_ptr<TraceOutput> output;
+      EXPECT_TRUE(
+          TraceOutput::ForStdout(pipe.write_fd(), &output, dir_.path()).ok());
+      code = RunTraceSession(&connection_, config_, output.get(), stop_read_,
+                             options_, err_);
+    }
+    *out = pipe.Finish();
+    return code;
   }
 
   std::string Err() {
@@ -584,8 +602,8 @@ TEST_F(TraceSessionTest, Sigusr1WhileStoppingDoesNotAbort) {
 }
 
 TEST_F(TraceSessionTest, Clone) {
-  std::unique_ptr<base::PendingFile> file;
-  ASSERT_TRUE(CreateOutputFile(out_, false, &file).ok());
+  std::unique_ptr<TraceOutput> file;
+  ASSERT_TRUE(TraceOutput::ForFile(out_, false, false, &file).ok());
   EXPECT_EQ(RunClone(&connection_, kSessionId, file.get(), err_), kExitOk);
   EXPECT_EQ(ReadFile(out_), "snapshot");
   EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
@@ -594,12 +612,75 @@ TEST_F(TraceSessionTest, Clone) {
 
 TEST_F(TraceSessionTest, FailedCloneLeavesPreviousOut) {
   connection_.clone_status = base::ErrStatus("no such session");
-  std::unique_ptr<base::PendingFile> file;
-  ASSERT_TRUE(CreateOutputFile(out_, false, &file).ok());
+  std::unique_ptr<TraceOutput> file;
+  ASSERT_TRUE(TraceOutput::ForFile(out_, false, false, &file).ok());
   EXPECT_EQ(RunClone(&connection_, kSessionId, file.get(), err_), kExitFailure);
   EXPECT_EQ(ReadFile(out_), "previous");
   EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("no such session"));
+}
+
+// -o -: the same session writes the same bytes to a pipe as to a file
+// (several copy blocks, more than a pipe holds: the reader must keep up),
+// and the messages stay on |err|.
+TEST_F(TraceSessionTest, StdoutGetsTheSameBytesAsAFile) {
+  std::string head(TraceOutput::kCopyBlockBytes + 1000, '\0');
+  for (size_t i = 0; i < head.size(); i++)
+    head[i] = static_cast<char>((i * 131) >> 3);
+  connection_.trace_on_enable = head;
+  connection_.trace_on_disable = std::string(70000, 'x') + "end";
+  RequestStop();
+  ASSERT_EQ(Run(), kExitOk) << Err();
+  const std::string in_file = ReadFile(out_);
+  EXPECT_EQ(in_file.size(), head.size() + 70003);
+  RequestStop();
+  std::string on_stdout;
+  ASSERT_EQ(RunToStdout(&on_stdout), kExitOk) << Err();
+  EXPECT_EQ(on_stdout.size(), in_file.size());
+  EXPECT_TRUE(on_stdout == in_file);
+  EXPECT_THAT(Err(), HasSubstr("wrote stdout: " + FormatBytes(in_file.size()) +
+                               ", 12 packets in 1.5s"));
+  EXPECT_THAT(Err(), HasSubstr("stopping (Ctrl-C again to abort)"));
+}
+
+// Whole or nothing: a failed session leaves stdout empty.
+TEST_F(TraceSessionTest, FailedSessionWritesNothingToStdout) {
+  connection_.trace_on_enable = "half";
+  connection_.SendEvent(TracingEnded(false, "write error: No space left"));
+  std::string on_stdout;
+  EXPECT_EQ(RunToStdout(&on_stdout), kExitFailure);
+  EXPECT_EQ(on_stdout, "");
+  EXPECT_THAT(Err(), HasSubstr("the session failed: write error"));
+}
+
+// SIGUSR1 has no FILE.snapshot-N to write with -o -: it is refused, said
+// so, and the session goes on to write stdout.
+TEST_F(TraceSessionTest, Sigusr1WithStdoutIsRefusedAndTheSessionGoesOn) {
+  connection_.trace_on_disable = "final";
+  RequestStop(SIGUSR1);
+  RequestStop(SIGINT);
+  std::string on_stdout;
+  EXPECT_EQ(RunToStdout(&on_stdout), kExitOk) << Err();
+  EXPECT_EQ(on_stdout, "final");
+  EXPECT_THAT(Err(), HasSubstr("snapshot 1 not written: the trace goes to "
+                               "stdout (-o -), so there is no "
+                               "FILE.snapshot-N; `ringtrace --clone 7 -o "
+                               "FILE` writes one"));
+  EXPECT_FALSE(Exists("-.snapshot-1"));
+  EXPECT_FALSE(Exists(dir_.File("-.snapshot-1")));
+}
+
+TEST_F(TraceSessionTest, CloneToStdout) {
+  PipeCapture pipe;
+  ASSERT_TRUE(pipe.ok());
+  {
+    std::unique_ptr<TraceOutput> output;
+    ASSERT_TRUE(
+        TraceOutput::ForStdout(pipe.write_fd(), &output, dir_.path()).ok());
+    EXPECT_EQ(RunClone(&connection_, kSessionId, output.get(), err_), kExitOk);
+  }
+  EXPECT_EQ(pipe.Finish(), "snapshot");
+  EXPECT_THAT(Err(), HasSubstr("snapshot of " + kSessionName + " to stdout"));
 }
 
 TEST_F(TraceSessionTest, QueryPrintsTables) {
