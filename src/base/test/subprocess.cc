@@ -86,7 +86,8 @@ bool Subprocess::Start(std::string* error) {
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_fd.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(
+      &actions, stdout_fd_ >= 0 ? stdout_fd_ : out_fd.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out_fd.get(), STDERR_FILENO);
   std::vector<char*> args;
   for (std::string& a : argv_)

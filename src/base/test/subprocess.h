@@ -4,7 +4,8 @@
 
 // TEST ONLY. Subprocess: a child process a test starts and controls, either
 //   - one of our binaries (Start(): posix_spawn of argv, its stdout and
-//     stderr captured in a file, output() reads it), or
+//     stderr captured in a file, output() reads it; set_stdout_fd() sends
+//     stdout elsewhere), or
 //   - a forked copy of the test running a function (Fork(): the child runs
 //     the body and _exit()s with its result, never returning into gtest; it
 //     dies with the parent, PR_SET_PDEATHSIG).
@@ -47,6 +48,12 @@ class Subprocess {
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
+  // Before Start(): the child's stdout is |fd| (dup2()ed; the caller keeps
+  // it and closes its copy when it wants) instead of the captured output,
+  // which then holds only stderr. For a test that reads stdout apart, as a
+  // pipe.
+  void set_stdout_fd(int fd) { stdout_fd_ = fd; }
+
   // Spawns argv. False (with |*error|) if it could not be started.
   bool Start(std::string* error);
   // Forks a child that runs |body| and _exit()s with its result. Returns
@@ -88,6 +95,7 @@ class Subprocess {
 
   std::vector<std::string> argv_;
   std::string output_path_;
+  int stdout_fd_ = -1;  // -1: stdout goes into the captured output
   pid_t pid_ = -1;
   bool exited_ = false;
   int status_ = 0;  // waitpid's

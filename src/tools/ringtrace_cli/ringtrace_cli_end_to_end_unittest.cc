@@ -41,6 +41,8 @@
 #include "src/base/test/temp_dir.h"
 #include "src/base/time.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
+#include "src/tools/ringtrace_cli/service_state_format.h"
+#include "src/tools/ringtrace_cli/test/pipe_capture.h"
 #include "src/tracing/consumer/consumer_client.h"
 
 namespace ringtrace {
@@ -70,15 +72,10 @@ struct TraceContents {
   size_t trace_stats = 0;
 };
 
-TraceContents ReadTrace(const std::string& path) {
+TraceContents ReadTraceBytes(const std::string& bytes) {
   TraceContents contents;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return contents;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
   perfetto::protos::Trace trace;
-  contents.parsed = trace.ParseFromString(bytes.str());
+  contents.parsed = trace.ParseFromString(bytes);
   // Interned categories per sequence, as a reader resolves them.
   std::map<uint32_t, std::map<uint64_t, std::string>> categories;
   for (const TracePacket& p : trace.packet()) {
@@ -107,6 +104,45 @@ TraceContents ReadTrace(const std::string& path) {
     }
   }
   return contents;
+}
+
+TraceContents ReadTrace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return TraceContents();
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return ReadTraceBytes(bytes.str());
+}
+
+// Reads a varint at |*pos| of |bytes|; false past the end or over 10 bytes.
+bool ReadVarint(const std::string& bytes, size_t* pos, uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift < 70 && *pos < bytes.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(bytes[(*pos)++]);
+    *value |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return true;
+  }
+  return false;
+}
+
+// True if |bytes| is nothing but Trace.packet fields (field 1, length
+// delimited) end to end: not a byte of text mixed in, none missing at the
+// end. ParseFromString alone would take unknown fields.
+bool OnlyTracePackets(const std::string& bytes, size_t* packets) {
+  *packets = 0;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    uint64_t tag = 0, size = 0;
+    if (!ReadVarint(bytes, &pos, &tag) || tag != ((1u << 3) | 2u) ||
+        !ReadVarint(bytes, &pos, &size) || size > bytes.size() - pos) {
+      return false;
+    }
+    pos += static_cast<size_t>(size);
+    ++*packets;
+  }
+  return true;
 }
 
 std::set<std::string> Categories(const TraceContents& t) {
@@ -198,15 +234,81 @@ class RingtraceCliEndToEndTest : public ::testing::Test {
     return app;
   }
 
-  // Starts `ringtrace ARGS --consumer-socket ... --no-progress`.
-  std::unique_ptr<Subprocess> StartCli(std::vector<std::string> args) {
+  // Starts `ringtrace ARGS --consumer-socket ... --no-progress`; its stdout
+  // is |stdout_fd| when one is given (output() then has stderr alone).
+  std::unique_ptr<Subprocess> StartCli(std::vector<std::string> args,
+                                       int stdout_fd = -1) {
     args.insert(args.begin(), bin_ + "/ringtrace");
     args.insert(args.end(),
                 {"--consumer-socket", consumer_socket_, "--no-progress"});
     auto cli = std::make_unique<Subprocess>(args);
+    if (stdout_fd >= 0)
+      cli->set_stdout_fd(stdout_fd);
     std::string error;
     EXPECT_TRUE(cli->Start(&error)) << error;
     return cli;
+  }
+
+  // Runs `ringtrace ARGS --consumer-socket ...` with a pseudo-terminal as
+  // its stdin, stdout and stderr, until it exits (killed past kTimeoutMs);
+  // its exit status (-1 if killed or not started), what it wrote on the
+  // terminal in |*output|.
+  int RunOnATerminal(const std::vector<std::string>& args,
+                     std::string* output) {
+    output->clear();
+    int master = -1, slave = -1;
+    if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0)
+      return -1;
+    std::vector<std::string> argv = {bin_ + "/ringtrace"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--consumer-socket", consumer_socket_});
+    std::vector<char*> exec_args;
+    for (std::string& a : argv)
+      exec_args.push_back(&a[0]);
+    exec_args.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(master);
+      close(slave);
+      return -1;
+    }
+    if (pid == 0) {
+      close(master);
+      if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
+          dup2(slave, STDERR_FILENO) < 0) {
+        _exit(126);
+      }
+      execv(exec_args[0], exec_args.data());
+      _exit(127);
+    }
+    close(slave);
+    // Everything the CLI writes on its terminal, until it closes it.
+    const uint64_t deadline = base::MonotonicMs() + kTimeoutMs;
+    for (;;) {
+      const uint64_t now = base::MonotonicMs();
+      if (now >= deadline)
+        break;
+      pollfd pfd = {master, POLLIN, 0};
+      if (poll(&pfd, 1, static_cast<int>(deadline - now)) <= 0)
+        continue;
+      char buf[4096];
+      const ssize_t n = read(master, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;  // EIO: every copy of the terminal's slave side is closed
+      output->append(buf, static_cast<size_t>(n));
+    }
+    close(master);
+    int wstatus = 0;
+    if (waitpid(pid, &wstatus, WNOHANG) != pid) {
+      // Still running past the deadline (or it closed its terminal early).
+      if (base::MonotonicMs() >= deadline)
+        kill(pid, SIGKILL);
+      while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+      }
+    }
+    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
   }
 
   // Runs `ringtrace ARGS` to its end; its exit code, its output in
@@ -551,51 +653,91 @@ TEST_F(RingtraceCliEndToEndTest, StopFromAnotherProcessCompletesTheOwnersFile) {
 TEST_F(RingtraceCliEndToEndTest, OnATerminalAWholeSecondSessionEndsOnTime) {
   StartApp("cli_e2e_app", 1);
   const std::string out = dir_.File("tty.pftrace");
-  int master = -1, slave = -1;
-  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
-  const std::string cli = bin_ + "/ringtrace";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(master);
-    if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
-        dup2(slave, STDERR_FILENO) < 0) {
-      _exit(126);
-    }
-    execl(cli.c_str(), cli.c_str(), "-t", "2s", "-o", out.c_str(),
-          "--consumer-socket", consumer_socket_.c_str(), "example",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(slave);
-  // Everything the CLI writes on its terminal, until it closes it.
   std::string output;
-  const uint64_t deadline = base::MonotonicMs() + kTimeoutMs;
-  for (;;) {
-    const uint64_t now = base::MonotonicMs();
-    if (now >= deadline)
-      break;
-    pollfd pfd = {master, POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(deadline - now)) <= 0)
-      continue;
-    char buf[4096];
-    const ssize_t n = read(master, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;  // EIO: every copy of the terminal's slave side is closed
-    output.append(buf, static_cast<size_t>(n));
-  }
-  close(master);
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid) << output;
-  ASSERT_TRUE(WIFEXITED(wstatus)) << output;
-  EXPECT_EQ(WEXITSTATUS(wstatus), kExitOk) << output;
+  EXPECT_EQ(RunOnATerminal({"-t", "2s", "-o", out, "example"}, &output),
+            kExitOk)
+      << output;
   EXPECT_EQ(output.find("not found"), std::string::npos) << output;
   EXPECT_EQ(output.find("did not end session"), std::string::npos) << output;
   EXPECT_NE(output.find("ringtrace: wrote " + out + ": "), std::string::npos)
       << output;
   EXPECT_GT(Count(ReadTrace(out), "example"), 0u);
+}
+
+// -o - on a terminal is refused before anything starts: no session (its
+// 10 minutes would outlast the test's deadline), nothing but the message
+// on the terminal.
+TEST_F(RingtraceCliEndToEndTest, OutDashOnATerminalIsRefusedAtOnce) {
+  StartApp("cli_e2e_app", 1);
+  std::string output;
+  EXPECT_EQ(RunOnATerminal({"-t", "10m", "-o", "-", "example"}, &output),
+            kExitFailure)
+      << output;
+  EXPECT_NE(output.find("ringtrace: -o -: refusing to write the trace to "
+                        "stdout: it is a terminal, and a trace is binary "
+                        "data; redirect stdout"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("tracing"), std::string::npos) << output;
+  EXPECT_EQ(State().sessions_size(), 0);
+}
+
+// -o - into a pipe, as `ringtrace -o - ... | consumer`: the pipe gets the
+// trace and nothing else (a complete trace of the app, packet fields end to
+// end), every message goes to stderr, and SIGUSR1, which has no
+// FILE.snapshot-N to write, is refused while the session goes on.
+TEST_F(RingtraceCliEndToEndTest, OutDashPipesTheTraceAndKeepsMessagesOnStderr) {
+  Subprocess* app = StartApp("cli_e2e_app", 2);
+  PipeCapture pipe;
+  ASSERT_TRUE(pipe.ok());
+  std::unique_ptr<Subprocess> cli =
+      StartCli({"-t", "10m", "-o", "-", "example"}, pipe.write_fd());
+  pipe.CloseWriteEnd();
+  const uint64_t id = WaitForSessionId(cli.get());
+  ASSERT_NE(id, 0u) << cli->output();
+  ASSERT_TRUE(WaitForCycles(app, 2, true, false)) << app->output();
+  cli->Signal(SIGUSR1);
+  ASSERT_TRUE(PollUntil([&] {
+    return cli->output().find(
+               "ringtrace: snapshot 1 not written: the trace "
+               "goes to stdout (-o -)") != std::string::npos ||
+           cli->Ended();
+  })) << cli->output();
+  ASSERT_FALSE(cli->Ended()) << cli->output();
+  EXPECT_EQ(State().sessions_size(), 1);
+  cli->Signal(SIGINT);
+  ASSERT_TRUE(cli->Wait(kTimeoutMs));
+  const std::string bytes = pipe.Finish();
+  const std::string err = cli->output();
+  EXPECT_EQ(cli->exit_code(), kExitOk) << err;
+
+  size_t packets = 0;
+  EXPECT_TRUE(OnlyTracePackets(bytes, &packets)) << bytes.size() << " bytes";
+  const TraceContents t = ReadTraceBytes(bytes);
+  ExpectCompleteTrace(t, 1, *app);
+  EXPECT_EQ(t.packets.size(), packets);
+  EXPECT_EQ(Categories(t), std::set<std::string>{"example"});
+  EXPECT_EQ(t.thread_names, (std::set<std::string>{"worker-0", "worker-1"}));
+  EXPECT_GT(Count(t, "example"), 0u);
+  // stderr: the start line, the stop, the summary with what the pipe got
+  // (the app's packets: every packet off the service's sequence, 1).
+  size_t service_packets = 0;
+  for (const TracePacket& p : t.packets)
+    service_packets += p.trusted_packet_sequence_id() == 1;
+  EXPECT_NE(err.find("ringtrace: session " + std::to_string(id) + " tracing"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("ringtrace: stopping (Ctrl-C again to abort)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("ringtrace: wrote stdout: " + FormatBytes(bytes.size()) +
+                     ", " + std::to_string(t.packets.size() - service_packets) +
+                     " packets in "),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(Exists("-"));
+  EXPECT_FALSE(Exists("-.snapshot-1"));
+  EXPECT_EQ(State().sessions_size(), 0);
 }
 
 TEST_F(RingtraceCliEndToEndTest, QueryListsProducersDataSourcesAndSession) {
