@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/base/checked_math.h"
+#include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {
 namespace cli {
@@ -19,6 +20,9 @@ const char kUsageText[] =
        ringtrace --query
        ringtrace --clone SESSION_ID -o FILE
        ringtrace --stop SESSION_ID
+       ringtrace --detach KEY [options] -o FILE [CATEGORIES...]
+       ringtrace --attach KEY [--stop]
+       ringtrace --is_detached KEY
 
 Records a trace with the ringtraced service and writes it to FILE, a
 Perfetto trace file (open it in ui.perfetto.dev or trace_processor); FILE
@@ -60,6 +64,21 @@ Output and sessions:
   --fail-on-empty       exit 3 when the session recorded no packet from any
                         producer (it is always reported; the file is
                         written)
+  -d, --background      fork: print the pid of the process that traces on
+                        stdout and exit; SIGTERM to that pid stops it and
+                        writes FILE (stdin and stdout become /dev/null)
+
+Detached sessions (Perfetto's detach mode; KEY: 1..64 of [A-Za-z0-9._-],
+your user's own):
+  --detach KEY          start the session, leave it running under KEY and
+                        exit; FILE is put in place now and the service
+                        writes the trace into it, whole once the session
+                        ended (its duration, or --attach KEY --stop)
+  --attach KEY          own the session detached under KEY and wait for its
+                        end, then report it as a trace command does
+  --attach KEY --stop   the same, ending the session now
+  --is_detached KEY     exit 0 if KEY names a detached session of yours, 2
+                        if not, 1 on an error
   -h, --help            this text
 
 Ctrl-C (or SIGTERM, SIGHUP) stops tracing early and still writes a complete
@@ -90,9 +109,12 @@ constexpr ValueOption kSocket = {nullptr, "--consumer-socket"};
 constexpr ValueOption kClone = {nullptr, "--clone"};
 constexpr ValueOption kStop = {nullptr, "--stop"};
 constexpr ValueOption kOutSymlink = {nullptr, "--out-symlink"};
-constexpr const ValueOption* kValueOptions[] = {&kConfig, &kOut,  &kTime,
-                                                &kBuffer, &kFill, &kSocket,
-                                                &kClone,  &kStop, &kOutSymlink};
+constexpr ValueOption kDetach = {nullptr, "--detach"};
+constexpr ValueOption kAttach = {nullptr, "--attach"};
+constexpr ValueOption kIsDetached = {nullptr, "--is_detached"};
+constexpr const ValueOption* kValueOptions[] = {
+    &kConfig, &kOut,  &kTime,       &kBuffer, &kFill,   &kSocket,
+    &kClone,  &kStop, &kOutSymlink, &kDetach, &kAttach, &kIsDetached};
 
 bool ParseSessionId(const std::string& s, uint64_t* id) {
   if (s.empty())
@@ -117,7 +139,10 @@ struct Seen {
   bool config = false, out = false, time = false, buffer = false, fill = false,
        socket = false, clone = false, stop = false, query = false, txt = false,
        no_progress = false, out_symlink = false, fail_on_empty = false,
-       no_clobber = false;
+       no_clobber = false, detach = false, attach = false, is_detached = false,
+       background = false;
+  // --stop without a session id (only with --attach).
+  bool stop_flag = false;
 };
 
 bool* SeenFlag(Seen* seen, const ValueOption* option) {
@@ -137,6 +162,12 @@ bool* SeenFlag(Seen* seen, const ValueOption* option) {
     return &seen->clone;
   if (option == &kOutSymlink)
     return &seen->out_symlink;
+  if (option == &kDetach)
+    return &seen->detach;
+  if (option == &kAttach)
+    return &seen->attach;
+  if (option == &kIsDetached)
+    return &seen->is_detached;
   return &seen->stop;
 }
 
@@ -168,6 +199,12 @@ base::Status Store(const ValueOption* option,
     if (value.empty())
       return base::ErrStatus("--consumer-socket needs a path");
     options->consumer_socket = value;
+  } else if (option == &kDetach || option == &kAttach ||
+             option == &kIsDetached) {
+    base::Status status = ipc::CheckDetachKey(option->long_name, value);
+    if (!status.ok())
+      return status;
+    options->detach_key = value;
   } else if (!ParseSessionId(value, &options->session_id)) {
     return base::ErrStatus("bad session id '%s' for %s: a positive number",
                            value.c_str(), option->long_name);
@@ -175,32 +212,67 @@ base::Status Store(const ValueOption* option,
   return base::OkStatus();
 }
 
+// The command the options name (at most one of them).
+base::Status PickCommand(const Seen& seen,
+                         CliOptions* options,
+                         const char** command_name) {
+  const int commands = (seen.query ? 1 : 0) + (seen.clone ? 1 : 0) +
+                       (seen.stop ? 1 : 0) + (seen.attach ? 1 : 0) +
+                       (seen.is_detached ? 1 : 0);
+  if (commands > 1) {
+    return base::ErrStatus(
+        "--query, --clone, --stop, --attach and --is_detached exclude each "
+        "other");
+  }
+  if (seen.stop_flag && !seen.attach)
+    return base::ErrStatus(
+        "--stop without a SESSION_ID goes with --attach KEY");
+  *command_name = "--stop";
+  options->command = Command::kTrace;
+  if (seen.query) {
+    options->command = Command::kQuery;
+    *command_name = "--query";
+  } else if (seen.clone) {
+    options->command = Command::kClone;
+    *command_name = "--clone";
+  } else if (seen.stop) {
+    options->command = Command::kStop;
+  } else if (seen.attach) {
+    options->command = Command::kAttach;
+    *command_name = "--attach";
+  } else if (seen.is_detached) {
+    options->command = Command::kIsDetached;
+    *command_name = "--is_detached";
+  }
+  return base::OkStatus();
+}
+
 // The checks of what may go with what, once every argument was read.
 base::Status CheckCombinations(const Seen& seen, CliOptions* options) {
-  const int commands =
-      (seen.query ? 1 : 0) + (seen.clone ? 1 : 0) + (seen.stop ? 1 : 0);
-  if (commands > 1)
-    return base::ErrStatus("--query, --clone and --stop exclude each other");
+  const char* command_name = nullptr;
+  base::Status status = PickCommand(seen, options, &command_name);
+  if (!status.ok())
+    return status;
   const bool shortcuts = seen.time || seen.buffer || seen.fill ||
                          !options->shortcuts.category_args.empty();
   const bool any_config = seen.config || seen.txt || shortcuts;
-  const char* command_name = seen.query   ? "--query"
-                             : seen.clone ? "--clone"
-                                          : "--stop";
-  if (commands == 1 && any_config) {
+  const bool trace = options->command == Command::kTrace;
+  if (!trace && any_config) {
     return base::ErrStatus(
         "%s takes no config (-c, --txt, -t, -b, --fill, "
         "categories)",
         command_name);
   }
-  if (seen.query) {
-    options->command = Command::kQuery;
-  } else if (seen.clone) {
-    options->command = Command::kClone;
-  } else if (seen.stop) {
-    options->command = Command::kStop;
-  } else {
-    options->command = Command::kTrace;
+  if (!trace && (seen.detach || seen.background)) {
+    return base::ErrStatus("%s takes no %s", command_name,
+                           seen.detach ? "--detach" : "--background");
+  }
+  if (seen.detach && seen.background)
+    return base::ErrStatus("--detach and --background exclude each other");
+  if (options->out_path == "-" && (seen.detach || seen.background)) {
+    return base::ErrStatus(
+        "%s does not go with -o - (the trace would outlive this stdout)",
+        seen.detach ? "--detach" : "--background");
   }
   const bool wants_out = options->command == Command::kTrace ||
                          options->command == Command::kClone;
@@ -264,6 +336,13 @@ base::Status ParseCliOptions(int argc,
       flag = &seen.fail_on_empty;
     else if (arg == "--no-clobber" || arg == "--no_clobber")
       flag = &seen.no_clobber;
+    else if (arg == "-d" || arg == "--background")
+      flag = &seen.background;
+    // Perfetto's `--attach=KEY --stop`: --stop with no session id after it
+    // (last, or before another long option).
+    else if (arg == "--stop" &&
+             (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
+      flag = &seen.stop_flag;
     if (flag) {
       if (*flag)
         return base::ErrStatus("%s given twice", arg.c_str());
@@ -308,6 +387,8 @@ base::Status ParseCliOptions(int argc,
   options->no_progress = seen.no_progress;
   options->fail_on_empty = seen.fail_on_empty;
   options->no_clobber = seen.no_clobber;
+  options->stop_attached = seen.stop_flag;
+  options->background = seen.background;
   return CheckCombinations(seen, options);
 }
 

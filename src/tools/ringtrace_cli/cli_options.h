@@ -35,13 +35,19 @@ constexpr int kExitUsage = 2;
 // --fail-on-empty: the session ended well but recorded no packet from any
 // producer (the file is written all the same).
 constexpr int kExitEmpty = 3;
+// --is_detached KEY, as Perfetto's: 0 it names a detached session, 2 it
+// does not (1 an error).
+constexpr int kExitNotDetached = 2;
 
 enum class Command {
-  kTrace,  // start a session, wait for its end, write -o
-  kQuery,  // --query: print the service's producers, sessions and buffers
-  kClone,  // --clone ID: write a snapshot of a running session to -o
-  kStop,   // --stop ID: stop a running session
-  kHelp,   // -h / --help
+  kTrace,       // start a session, wait for its end, write -o
+  kQuery,       // --query: print the service's producers, sessions and buffers
+  kClone,       // --clone ID: write a snapshot of a running session to -o
+  kStop,        // --stop ID: stop a running session
+  kAttach,      // --attach KEY [--stop]: own a detached session, wait for
+                // (or make) its end
+  kIsDetached,  // --is_detached KEY: whether KEY names a detached session
+  kHelp,        // -h / --help
 };
 
 struct CliOptions {
@@ -69,6 +75,14 @@ struct CliOptions {
   bool fail_on_empty = false;
   // --no-clobber: -o FILE (and the snapshots) replace nothing.
   bool no_clobber = false;
+  // --detach KEY (kTrace): start the session, leave it running under KEY
+  // and exit; --attach KEY, --is_detached KEY: the key.
+  std::string detach_key;
+  // --attach KEY --stop: end the session once attached.
+  bool stop_attached = false;
+  // --background / -d (kTrace): fork, print the child's pid on stdout and
+  // exit; the child traces.
+  bool background = false;
 };
 
 // Reads argv[1..argc). A usage error (unknown option, missing value, a

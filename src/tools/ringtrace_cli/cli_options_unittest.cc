@@ -87,6 +87,60 @@ TEST(CliOptionsTest, FailOnEmpty) {
             "--fail-on-empty given twice");
 }
 
+TEST(CliOptionsTest, DetachAttachAndBackground) {
+  CliOptions o;
+  ASSERT_EQ(Parse({"--detach=night.1", "-t", "0", "-o", "x", "app"}, &o), "");
+  EXPECT_EQ(o.command, Command::kTrace);
+  EXPECT_EQ(o.detach_key, "night.1");
+  CliOptions a;
+  ASSERT_EQ(Parse({"--attach", "night.1", "--stop"}, &a), "");
+  EXPECT_EQ(a.command, Command::kAttach);
+  EXPECT_EQ(a.detach_key, "night.1");
+  EXPECT_TRUE(a.stop_attached);
+  CliOptions w;  // --stop before --attach: still the flag
+  ASSERT_EQ(Parse({"--stop", "--attach=k"}, &w), "");
+  EXPECT_TRUE(w.stop_attached);
+  CliOptions waits;
+  ASSERT_EQ(Parse({"--attach=k"}, &waits), "");
+  EXPECT_FALSE(waits.stop_attached);
+  CliOptions i;
+  ASSERT_EQ(Parse({"--is_detached", "k"}, &i), "");
+  EXPECT_EQ(i.command, Command::kIsDetached);
+  CliOptions b;
+  ASSERT_EQ(Parse({"-d", "-o", "x"}, &b), "");
+  EXPECT_TRUE(b.background);
+  CliOptions b2;
+  ASSERT_EQ(Parse({"--background", "-o", "x"}, &b2), "");
+  EXPECT_TRUE(b2.background);
+
+  EXPECT_EQ(Error({"--detach", "a b", "-o", "x"}),
+            "--detach: a byte outside [A-Za-z0-9._-]");
+  EXPECT_EQ(Error({"--attach", ""}), "--attach: 0 bytes, expected 1..64");
+  EXPECT_EQ(Error({"--stop"}),
+            "--stop without a SESSION_ID goes with --attach KEY");
+  EXPECT_EQ(Error({"--attach", "k", "-o", "x"}), "--attach takes no -o");
+  EXPECT_EQ(Error({"--attach", "k", "-t", "1s"}),
+            "--attach takes no config (-c, --txt, -t, -b, --fill, "
+            "categories)");
+  EXPECT_EQ(Error({"--attach", "k", "--is_detached", "k"}),
+            "--query, --clone, --stop, --attach and --is_detached exclude "
+            "each other");
+  EXPECT_EQ(Error({"--attach", "k", "--stop", "7"}),
+            "--query, --clone, --stop, --attach and --is_detached exclude "
+            "each other");
+  EXPECT_EQ(Error({"--is_detached", "k", "--detach", "k"}),
+            "--is_detached takes no --detach");
+  EXPECT_EQ(Error({"--query", "-d"}), "--query takes no --background");
+  EXPECT_EQ(Error({"--detach", "k", "-d", "-o", "x"}),
+            "--detach and --background exclude each other");
+  EXPECT_EQ(Error({"--detach", "k", "-o", "-"}),
+            "--detach does not go with -o - (the trace would outlive this "
+            "stdout)");
+  EXPECT_EQ(Error({"-d", "-o", "-"}),
+            "--background does not go with -o - (the trace would outlive "
+            "this stdout)");
+}
+
 TEST(CliOptionsTest, LongFormsAndStdin) {
   CliOptions o;
   ASSERT_EQ(Parse({"--config=-", "--out", "o", "--consumer-socket=/s",

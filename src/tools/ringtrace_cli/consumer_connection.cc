@@ -42,6 +42,17 @@ base::Status ClientConnection::CloneSession(uint64_t session_id, int out_fd) {
   return client_->CloneSession(session_id, out_fd);
 }
 
+base::Status ClientConnection::Detach(uint64_t session_id,
+                                      const std::string& key) {
+  return client_->Detach(session_id, key);
+}
+
+base::Status ClientConnection::Attach(const std::string& key,
+                                      bool probe,
+                                      uint64_t* session_id) {
+  return client_->Attach(key, probe, session_id);
+}
+
 base::Status ClientConnection::QueryServiceState(
     ringtrace::protos::ServiceState* state) {
   return client_->QueryServiceState(state);

@@ -16,6 +16,7 @@
 #define SRC_TOOLS_RINGTRACE_CLI_CONSUMER_CONNECTION_H_
 
 #include <memory>
+#include <string>
 
 #include "src/base/scoped_fd.h"
 #include "src/tools/ringtrace_cli/trace_session.h"
@@ -38,6 +39,10 @@ class ClientConnection : public ConsumerConnection {
       uint32_t timeout_ms,
       ringtrace::protos::SessionSummary* summary) override;
   base::Status CloneSession(uint64_t session_id, int out_fd) override;
+  base::Status Detach(uint64_t session_id, const std::string& key) override;
+  base::Status Attach(const std::string& key,
+                      bool probe,
+                      uint64_t* session_id) override;
   base::Status QueryServiceState(
       ringtrace::protos::ServiceState* state) override;
   int event_fd() override;

@@ -8,6 +8,7 @@
 // signalfd, connects, and runs the command (trace_session.h).
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,34 @@ base::ScopedFd BlockSignalsIntoFd() {
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0)
     return base::ScopedFd();
   return base::ScopedFd(signalfd(-1, &mask, SFD_CLOEXEC));
+}
+
+// --background: the parent prints the child's pid and leaves (without
+// running destructors: the output file and the signal fd are the child's);
+// the child goes on in a session of its own, stdin and stdout on
+// /dev/null. Returns false (reported) if the fork failed.
+bool GoToBackground() {
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t child = fork();
+  if (child < 0) {
+    PrintError(std::string("--background: fork: ") + strerror(errno));
+    return false;
+  }
+  if (child > 0) {
+    printf("%d\n", static_cast<int>(child));
+    fflush(stdout);
+    _exit(kExitOk);
+  }
+  setsid();
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    dup2(null_fd, STDIN_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    if (null_fd > STDERR_FILENO)
+      close(null_fd);
+  }
+  return true;
 }
 
 int Run(int argc, char** argv) {
@@ -96,6 +125,9 @@ int Run(int argc, char** argv) {
     }
   }
 
+  if (options.background && !GoToBackground())
+    return kExitFailure;
+
   const std::string socket = options.consumer_socket.empty()
                                  ? ipc::DefaultConsumerSocketPath()
                                  : options.consumer_socket;
@@ -107,17 +139,25 @@ int Run(int argc, char** argv) {
     return kExitFailure;  // |file| is discarded
   }
   ClientConnection connection(std::move(client));
+  TraceSessionOptions session_options;
+  session_options.show_progress =
+      !options.no_progress && !options.background && isatty(STDERR_FILENO);
+  session_options.fail_on_empty = options.fail_on_empty;
+  session_options.no_clobber = options.no_clobber;
 
   switch (options.command) {
-    case Command::kTrace: {
-      TraceSessionOptions session_options;
-      session_options.show_progress =
-          !options.no_progress && isatty(STDERR_FILENO);
-      session_options.fail_on_empty = options.fail_on_empty;
-      session_options.no_clobber = options.no_clobber;
+    case Command::kTrace:
+      if (!options.detach_key.empty()) {
+        return RunDetachedSession(&connection, config, options.detach_key,
+                                  file.get(), stderr);
+      }
       return RunTraceSession(&connection, config, file.get(), signal_fd.get(),
                              session_options, stderr);
-    }
+    case Command::kAttach:
+      return RunAttach(&connection, options.detach_key, options.stop_attached,
+                       signal_fd.get(), session_options, stderr);
+    case Command::kIsDetached:
+      return RunIsDetached(&connection, options.detach_key, stderr);
     case Command::kClone:
       return RunClone(&connection, options.session_id, file.get(), stderr);
     case Command::kQuery:

@@ -13,6 +13,7 @@
 // a ConsumerClient, a process's output), never a fixed sleep.
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
@@ -36,6 +37,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/scoped_fd.h"
 #include "src/base/test/other_user.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/test/temp_dir.h"
@@ -1184,6 +1186,86 @@ TEST_F(RingtraceCliEndToEndTest, QueryListsTheAppsDeclaredCategories) {
         << row << "\nin:\n"
         << output;
   }
+}
+
+// Perfetto's detach mode with real processes: `--detach` starts the
+// session and exits; the app keeps recording into it; `--is_detached`
+// finds it; `--attach --stop` from another ringtrace ends it; the file
+// given at the detach holds the app's events.
+TEST_F(RingtraceCliEndToEndTest, DetachThenAttachStopWritesTheTrace) {
+  Subprocess* app = StartApp("detached_app", 2);
+  const std::string out = dir_.File("detached.pftrace");
+  std::string output;
+  ASSERT_EQ(
+      RunCli({"--detach", "e2e.key", "-t", "0", "-o", out, "example"}, &output),
+      kExitOk)
+      << output;
+  EXPECT_NE(output.find("detached as e2e.key"), std::string::npos) << output;
+  EXPECT_TRUE(Exists(out)) << "in place at the detach";
+  EXPECT_TRUE(WaitForCycles(app, 2, /*example=*/true, /*io=*/false));
+  EXPECT_EQ(RunCli({"--is_detached", "e2e.key"}, &output), kExitOk) << output;
+  EXPECT_EQ(RunCli({"--is_detached", "other"}, &output), kExitNotDetached)
+      << output;
+  ASSERT_EQ(RunCli({"--attach", "e2e.key", "--stop"}, &output), kExitOk)
+      << output;
+  EXPECT_NE(output.find("attached to session"), std::string::npos) << output;
+  EXPECT_NE(output.find(" ended: "), std::string::npos) << output;
+  EXPECT_EQ(RunCli({"--is_detached", "e2e.key"}, &output), kExitNotDetached);
+  const TraceContents t = ReadTrace(out);
+  EXPECT_GT(Count(t, "example"), 0u);
+  EXPECT_EQ(Count(t, "io"), 0u);
+  ExpectServiceMetadata(t, /*stopped=*/true);
+}
+
+// A detached session that ends by its duration: `--attach` reports the
+// end it missed, at once.
+TEST_F(RingtraceCliEndToEndTest, AttachToASessionThatEndedReportsIt) {
+  StartApp("ended_app", 1);
+  const std::string out = dir_.File("ended.pftrace");
+  std::string output;
+  ASSERT_EQ(RunCli({"--detach", "short", "-t", "300ms", "-o", out, "example"},
+                   &output),
+            kExitOk)
+      << output;
+  ASSERT_TRUE(PollUntil([&] { return State().sessions_size() == 0; }));
+  ASSERT_EQ(RunCli({"--attach", "short"}, &output), kExitOk) << output;
+  EXPECT_NE(output.find(" ended: "), std::string::npos) << output;
+  EXPECT_GT(Count(ReadTrace(out), "example"), 0u);
+}
+
+// --background: the command prints the tracing process's pid and returns;
+// SIGTERM to that pid writes the trace.
+TEST_F(RingtraceCliEndToEndTest, BackgroundPrintsThePidAndTracesOn) {
+  StartApp("bg_app", 1);
+  const std::string out = dir_.File("bg.pftrace");
+  const std::string pid_file = dir_.File("bg.pid");
+  const base::ScopedFd pid_fd(
+      open(pid_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  ASSERT_TRUE(pid_fd.valid());
+  std::unique_ptr<Subprocess> cli =
+      StartCli({"--background", "-t", "0", "-o", out, "example"}, pid_fd.get());
+  ASSERT_TRUE(cli->Wait(kTimeoutMs));
+  ASSERT_EQ(cli->exit_code(), kExitOk) << cli->output();
+  std::ifstream pid_in(pid_file);
+  long pid_value = 0;
+  ASSERT_TRUE(pid_in >> pid_value) << "no pid on stdout";
+  const pid_t pid = static_cast<pid_t>(pid_value);
+  ASSERT_GT(pid, 0);
+  // Whatever happens below, the tracing process does not outlive the test.
+  struct KillAtExit {
+    pid_t pid;
+    ~KillAtExit() {
+      if (kill(pid, 0) == 0)
+        kill(pid, SIGKILL);
+    }
+  } kill_at_exit{pid};
+  ASSERT_TRUE(PollUntil([&] { return State().sessions_size() == 1; }));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  // Not our child: its end shows as the trace in place and no session.
+  ASSERT_TRUE(PollUntil([&] {
+    return Exists(out) && State().sessions_size() == 0 && kill(pid, 0) != 0;
+  }));
+  EXPECT_GT(Count(ReadTrace(out), "example"), 0u);
 }
 
 }  // namespace

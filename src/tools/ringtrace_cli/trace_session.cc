@@ -157,13 +157,21 @@ uint32_t StopTimeoutMs(const TraceConfig& config) {
 // on.
 // With -o - there is no OUT to name it after: the snapshot is refused (the
 // trace on stdout is one trace, not several one after the other).
+// |out| null: an attached session, whose file is the one its --detach gave.
 void WriteSnapshot(ConsumerConnection* connection,
                    uint64_t session_id,
-                   const TraceOutput& out,
+                   const TraceOutput* out,
                    uint32_t number,
                    bool no_clobber,
                    Reporter* reporter) {
-  if (out.to_stdout()) {
+  if (!out) {
+    reporter->Print(
+        "snapshot %u not written: an attached session has no FILE of this "
+        "command; `ringtrace --clone %" PRIu64 " -o FILE` writes one",
+        number, session_id);
+    return;
+  }
+  if (out->to_stdout()) {
     reporter->Print(
         "snapshot %u not written: the trace goes to stdout (-o -), so there "
         "is no FILE.snapshot-N; `ringtrace --clone %" PRIu64
@@ -171,7 +179,7 @@ void WriteSnapshot(ConsumerConnection* connection,
         number, session_id);
     return;
   }
-  const std::string path = out.path() + ".snapshot-" + std::to_string(number);
+  const std::string path = out->path() + ".snapshot-" + std::to_string(number);
   std::unique_ptr<base::PendingFile> file;
   base::Status status =
       CreateOutputFile(path, /*follow_symlink=*/false, &file, no_clobber);
@@ -216,7 +224,7 @@ bool CheckEvents(ConsumerConnection* connection,
 WaitResult WaitForEnd(ConsumerConnection* connection,
                       const TraceConfig& config,
                       uint64_t session_id,
-                      const TraceOutput& out,
+                      const TraceOutput* out,
                       SignalRecords* signals,
                       const TraceSessionOptions& options,
                       Reporter* reporter) {
@@ -384,6 +392,83 @@ int Finish(TraceOutput* file,
   return kExitOk;
 }
 
+// Steps 2 and 3: waits for the session's end (or a stop request, which
+// stops it; |stop_now|: stops it at once) and gets its summary. False, with
+// the reason printed, when there is no trace: the connection was lost, the
+// stop was aborted or failed, or the session failed.
+bool AwaitSummary(ConsumerConnection* connection,
+                  const TraceConfig& config,
+                  uint64_t session_id,
+                  const TraceOutput* out,
+                  SignalRecords* signals,
+                  const TraceSessionOptions& options,
+                  bool stop_now,
+                  Reporter* reporter,
+                  SessionSummary* summary) {
+  WaitResult wait;
+  if (stop_now) {
+    // The end may be queued already (it ended while detached).
+    base::Status status;
+    if (TakeTracingEnded(connection, session_id, &wait.event, &status))
+      wait.reason = EndReason::kServiceEnded;
+    else if (!status.ok())
+      wait.status = status;  // kConnectionLost
+    else
+      wait.reason = EndReason::kStopRequest;
+  } else {
+    wait = WaitForEnd(connection, config, session_id, out, signals, options,
+                      reporter);
+  }
+  switch (wait.reason) {
+    case EndReason::kConnectionLost:
+      reporter->Print("lost the connection to the service: %s",
+                      wait.status.message().c_str());
+      return false;
+    case EndReason::kServiceEnded:
+      break;
+    case EndReason::kDeadline:
+      reporter->Print("the service did not end session %" PRIu64
+                      " after its duration; stopping it",
+                      session_id);
+      [[fallthrough]];
+    case EndReason::kStopRequest: {
+      if (wait.reason == EndReason::kStopRequest)
+        reporter->Print("stopping (Ctrl-C again to abort)");
+      const uint32_t timeout_ms =
+          StopTimeoutMs(config) + options.disable_slack_ms;
+      DisableResult disabled =
+          StopSession(connection, session_id, timeout_ms, signals);
+      if (!disabled.completed) {
+        reporter->Print("aborted: no trace written");
+        return false;
+      }
+      if (disabled.status.ok()) {
+        *summary = disabled.summary;
+        break;
+      }
+      // The service may have ended the session just before the request.
+      base::Status ignored;
+      if (TakeTracingEnded(connection, session_id, &wait.event, &ignored)) {
+        wait.reason = EndReason::kServiceEnded;
+        break;
+      }
+      reporter->Print("stopping the session failed: %s",
+                      disabled.status.message().c_str());
+      return false;
+    }
+  }
+  if (wait.reason == EndReason::kServiceEnded) {
+    if (wait.event.has_ok() && !wait.event.ok()) {
+      reporter->Print("the session failed: %s", wait.event.error().c_str());
+      return false;
+    }
+    if (!wait.event.error().empty())
+      reporter->Print("session ended: %s", wait.event.error().c_str());
+    *summary = wait.event.summary();
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunTraceSession(ConsumerConnection* connection,
@@ -413,59 +498,11 @@ int RunTraceSession(ConsumerConnection* connection,
     reporter.Print("warning: %s", warning.c_str());
 
   SignalRecords signals(signal_fd);
-  WaitResult wait = WaitForEnd(connection, config, session_id, *file, &signals,
-                               options, &reporter);
   SessionSummary summary;
-  switch (wait.reason) {
-    case EndReason::kConnectionLost:
-      file->Discard();
-      reporter.Print("lost the connection to the service: %s",
-                     wait.status.message().c_str());
-      return kExitFailure;
-    case EndReason::kServiceEnded:
-      break;
-    case EndReason::kDeadline:
-      reporter.Print("the service did not end session %" PRIu64
-                     " after its duration; stopping it",
-                     session_id);
-      [[fallthrough]];
-    case EndReason::kStopRequest: {
-      if (wait.reason == EndReason::kStopRequest)
-        reporter.Print("stopping (Ctrl-C again to abort)");
-      const uint32_t timeout_ms =
-          StopTimeoutMs(config) + options.disable_slack_ms;
-      DisableResult disabled =
-          StopSession(connection, session_id, timeout_ms, &signals);
-      if (!disabled.completed) {
-        file->Discard();
-        reporter.Print("aborted: no trace written");
-        return kExitFailure;
-      }
-      if (disabled.status.ok()) {
-        summary = disabled.summary;
-        break;
-      }
-      // The service may have ended the session just before the request.
-      base::Status ignored;
-      if (TakeTracingEnded(connection, session_id, &wait.event, &ignored)) {
-        wait.reason = EndReason::kServiceEnded;
-        break;
-      }
-      file->Discard();
-      reporter.Print("stopping the session failed: %s",
-                     disabled.status.message().c_str());
-      return kExitFailure;
-    }
-  }
-  if (wait.reason == EndReason::kServiceEnded) {
-    if (wait.event.has_ok() && !wait.event.ok()) {
-      file->Discard();
-      reporter.Print("the session failed: %s", wait.event.error().c_str());
-      return kExitFailure;
-    }
-    if (!wait.event.error().empty())
-      reporter.Print("session ended: %s", wait.event.error().c_str());
-    summary = wait.event.summary();
+  if (!AwaitSummary(connection, config, session_id, file, &signals, options,
+                    /*stop_now=*/false, &reporter, &summary)) {
+    file->Discard();
+    return kExitFailure;
   }
   return Finish(file, config, summary, options, &reporter);
 }
@@ -523,6 +560,109 @@ int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err) {
                  " lost",
                  session_id, summary.packets_written(), summary.packets_lost());
   return kExitOk;
+}
+
+int RunDetachedSession(ConsumerConnection* connection,
+                       const TraceConfig& config,
+                       const std::string& key,
+                       TraceOutput* file,
+                       FILE* err) {
+  Reporter reporter(err);
+  uint64_t session_id = 0;
+  std::vector<std::string> warnings;
+  base::Status status =
+      connection->EnableTracing(config, file->fd(), &session_id, &warnings);
+  if (!status.ok()) {
+    file->Discard();
+    reporter.Print("the service refused the session: %s",
+                   status.message().c_str());
+    return kExitFailure;
+  }
+  for (const std::string& warning : warnings)
+    reporter.Print("warning: %s", warning.c_str());
+  status = connection->Detach(session_id, key);
+  if (!status.ok()) {
+    // Still ours: this connection's close frees it, unwritten.
+    file->Discard();
+    reporter.Print("detaching session %" PRIu64 " failed: %s; it is freed",
+                   session_id, status.message().c_str());
+    return kExitFailure;
+  }
+  // In place now: the service keeps writing into it after this exits.
+  status = file->Commit();
+  if (!status.ok()) {
+    reporter.Print("%s; session %" PRIu64
+                   " goes on detached, `ringtrace --attach %s --stop` ends it",
+                   status.message().c_str(), session_id, key.c_str());
+    return kExitFailure;
+  }
+  reporter.Print("session %" PRIu64
+                 " detached as %s, tracing into %s (whole once it ended); "
+                 "`ringtrace --attach %s` waits for its end, `--attach %s "
+                 "--stop` ends it",
+                 session_id, key.c_str(), file->name().c_str(), key.c_str(),
+                 key.c_str());
+  return kExitOk;
+}
+
+int RunAttach(ConsumerConnection* connection,
+              const std::string& key,
+              bool stop,
+              int signal_fd,
+              const TraceSessionOptions& options,
+              FILE* err) {
+  Reporter reporter(err);
+  uint64_t session_id = 0;
+  base::Status status = connection->Attach(key, /*probe=*/false, &session_id);
+  if (!status.ok()) {
+    reporter.Print("attaching to %s failed: %s", key.c_str(),
+                   status.message().c_str());
+    return kExitFailure;
+  }
+  reporter.Print("attached to session %" PRIu64 " (%s)%s", session_id,
+                 key.c_str(), stop ? "" : "; Ctrl-C stops it");
+  SignalRecords signals(signal_fd);
+  SessionSummary summary;
+  // No config here: the session's duration is the service's to keep.
+  if (!AwaitSummary(connection, TraceConfig(), session_id, nullptr, &signals,
+                    options, stop, &reporter, &summary)) {
+    return kExitFailure;
+  }
+  reporter.Print("session %" PRIu64 " ended: %" PRIu64
+                 " packets (%s) in %s, "
+                 "in the file its --detach named",
+                 session_id, summary.packets_written(),
+                 FormatBytes(summary.bytes_written()).c_str(),
+                 FormatDurationMs(summary.duration_ms()).c_str());
+  if (summary.packets_lost() != 0) {
+    reporter.Print("warning: %" PRIu64
+                   " packets were lost (the trace's TraceStats says where)",
+                   summary.packets_lost());
+  }
+  if (summary.packets_written() == 0) {
+    reporter.Print(
+        "warning: the session recorded no packet from any producer; "
+        "`ringtrace --query` lists the connected producers and what they "
+        "provide");
+    if (options.fail_on_empty)
+      return kExitEmpty;
+  }
+  return kExitOk;
+}
+
+int RunIsDetached(ConsumerConnection* connection,
+                  const std::string& key,
+                  FILE* err) {
+  uint64_t session_id = 0;
+  base::Status status = connection->Attach(key, /*probe=*/true, &session_id);
+  if (status.ok())
+    return kExitOk;
+  // The service answers an unknown key with this error; anything else
+  // (no service, a broken connection) is a failure.
+  if (status.message().find("no detached session") != std::string::npos)
+    return kExitNotDetached;
+  Reporter(err).Print("%s", status.message().c_str());
+  return kExitFailure;
 }
 
 }  // namespace cli

@@ -73,6 +73,13 @@ class ConsumerConnection {
       uint32_t timeout_ms,
       ringtrace::protos::SessionSummary* summary) = 0;
   virtual base::Status CloneSession(uint64_t session_id, int out_fd) = 0;
+  // Detached sessions (docs/sessions.md, "Detached sessions").
+  virtual base::Status Detach(uint64_t session_id, const std::string& key) = 0;
+  // A tracing_ended event may follow (TakeEvent) if the session ended while
+  // detached.
+  virtual base::Status Attach(const std::string& key,
+                              bool probe,
+                              uint64_t* session_id) = 0;
   virtual base::Status QueryServiceState(
       ringtrace::protos::ServiceState* state) = 0;
 
@@ -132,6 +139,27 @@ int RunQuery(ConsumerConnection* connection, FILE* out, FILE* err);
 // (into the file of the ringtrace that started it, which gets
 // tracing_ended) and prints the summary.
 int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err);
+
+// --detach KEY: RunTraceSession's start, then the session is detached under
+// |key| and |file| put in place (the service writes the trace into it).
+int RunDetachedSession(ConsumerConnection* connection,
+                       const perfetto::protos::TraceConfig& config,
+                       const std::string& key,
+                       TraceOutput* file,
+                       FILE* err);
+// --attach KEY [--stop]: owns the session detached under |key|, stops it
+// now if |stop|, waits for its end (Ctrl-C stops it, as for a trace
+// command) and reports it; kExitEmpty with options.fail_on_empty as there.
+int RunAttach(ConsumerConnection* connection,
+              const std::string& key,
+              bool stop,
+              int signal_fd,
+              const TraceSessionOptions& options,
+              FILE* err);
+// --is_detached KEY: kExitOk, kExitNotDetached, or kExitFailure.
+int RunIsDetached(ConsumerConnection* connection,
+                  const std::string& key,
+                  FILE* err);
 
 }  // namespace cli
 }  // namespace ringtrace

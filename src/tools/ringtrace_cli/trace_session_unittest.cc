@@ -76,6 +76,12 @@ class FakeConnection : public ConsumerConnection {
   std::function<void()> on_query;
   base::Status clone_status;
   base::Status query_status;
+  base::Status detach_status;
+  base::Status attach_status;
+  uint64_t attach_session_id = kSessionId;
+  // Events queued by a successful Attach (an end while detached).
+  std::vector<ConsumerResponse> events_on_attach;
+  std::string detached_key;  // what Detach was given
   // The connection failed without its fd showing it (the client closed its
   // socket after a protocol violation).
   base::Status broken;
@@ -159,6 +165,24 @@ class FakeConnection : public ConsumerConnection {
     const std::string data = "snapshot";
     EXPECT_EQ(write(out_fd, data.data(), data.size()),
               static_cast<ssize_t>(data.size()));
+    return base::OkStatus();
+  }
+  base::Status Detach(uint64_t session_id, const std::string& key) override {
+    EXPECT_EQ(session_id, kSessionId);
+    detached_key = key;
+    return detach_status;
+  }
+  base::Status Attach(const std::string& key,
+                      bool probe,
+                      uint64_t* session_id) override {
+    detached_key = key;
+    if (!attach_status.ok())
+      return attach_status;
+    *session_id = attach_session_id;
+    if (!probe) {
+      for (const ConsumerResponse& event : events_on_attach)
+        SendEvent(event);
+    }
     return base::OkStatus();
   }
   base::Status QueryServiceState(ServiceState* out) override {
@@ -351,6 +375,78 @@ TEST_F(TraceSessionTest, StopRequestDisablesAndWrites) {
   EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
   EXPECT_THAT(Err(), HasSubstr("stopping (Ctrl-C again to abort)"));
   EXPECT_THAT(Err(), HasSubstr("13 B, 12 packets in 1.5s"));
+}
+
+// --detach KEY: the session starts, is detached under KEY, and its file is
+// put in place at once (the service goes on writing into it).
+TEST_F(TraceSessionTest, DetachPutsTheFileInPlaceAndLeaves) {
+  connection_.trace_on_enable = "begun";
+  std::unique_ptr<TraceOutput> file;
+  ASSERT_TRUE(TraceOutput::ForFile(out_, false, false, &file).ok());
+  EXPECT_EQ(
+      RunDetachedSession(&connection_, config_, "nightly", file.get(), err_),
+      kExitOk)
+      << Err();
+  EXPECT_EQ(connection_.detached_key, "nightly");
+  EXPECT_EQ(connection_.disable_calls(), 0);
+  EXPECT_EQ(ReadFile(out_), "begun");
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
+  EXPECT_THAT(Err(), HasSubstr(kSessionName + " detached as nightly"));
+  EXPECT_THAT(Err(), HasSubstr("`--attach nightly --stop` ends it"));
+}
+
+TEST_F(TraceSessionTest, FailedDetachWritesNothing) {
+  connection_.trace_on_enable = "begun";
+  connection_.detach_status = base::ErrStatus("key k: in use");
+  std::unique_ptr<TraceOutput> file;
+  ASSERT_TRUE(TraceOutput::ForFile(out_, false, false, &file).ok());
+  EXPECT_EQ(RunDetachedSession(&connection_, config_, "k", file.get(), err_),
+            kExitFailure);
+  EXPECT_EQ(ReadFile(out_), "previous");
+  EXPECT_THAT(base::TempFilesBeside(out_), IsEmpty());
+  EXPECT_THAT(Err(), HasSubstr("detaching " + kSessionName +
+                               " failed: key k: in use; it is freed"));
+}
+
+// --attach KEY: waits for the end (here already queued: it ended while
+// detached) and reports it; --stop stops it unless it had ended.
+TEST_F(TraceSessionTest, AttachReportsTheEnd) {
+  connection_.events_on_attach.push_back(TracingEnded(true, ""));
+  EXPECT_EQ(
+      RunAttach(&connection_, "k", /*stop=*/false, stop_read_, options_, err_),
+      kExitOk)
+      << Err();
+  EXPECT_EQ(connection_.disable_calls(), 0);
+  EXPECT_THAT(Err(), HasSubstr("attached to " + kSessionName + " (k)"));
+  EXPECT_THAT(Err(), HasSubstr(kSessionName + " ended: 3 packets"));
+
+  connection_.events_on_attach.clear();
+  EXPECT_EQ(
+      RunAttach(&connection_, "k", /*stop=*/true, stop_read_, options_, err_),
+      kExitOk)
+      << Err();
+  EXPECT_EQ(connection_.disable_calls(), 1);
+  EXPECT_THAT(Err(), HasSubstr(kSessionName + " ended: 12 packets"));
+
+  // An ended session is not stopped again.
+  connection_.events_on_attach.push_back(TracingEnded(true, ""));
+  EXPECT_EQ(
+      RunAttach(&connection_, "k", /*stop=*/true, stop_read_, options_, err_),
+      kExitOk);
+  EXPECT_EQ(connection_.disable_calls(), 1);
+}
+
+TEST_F(TraceSessionTest, AttachAndIsDetachedOfAnUnknownKey) {
+  connection_.attach_status =
+      base::ErrStatus("no detached session of this user by the key k");
+  EXPECT_EQ(RunAttach(&connection_, "k", false, stop_read_, options_, err_),
+            kExitFailure);
+  EXPECT_THAT(Err(), HasSubstr("attaching to k failed: no detached session"));
+  EXPECT_EQ(RunIsDetached(&connection_, "k", err_), kExitNotDetached);
+  connection_.attach_status = base::ErrStatus("the service closed the socket");
+  EXPECT_EQ(RunIsDetached(&connection_, "k", err_), kExitFailure);
+  connection_.attach_status = base::OkStatus();
+  EXPECT_EQ(RunIsDetached(&connection_, "k", err_), kExitOk);
 }
 
 TEST_F(TraceSessionTest, LostPacketsAreReported) {
