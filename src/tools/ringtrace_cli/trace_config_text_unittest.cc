@@ -121,8 +121,8 @@ TEST(TraceConfigTextTest, EveryUnknownFieldIsNamedTogether) {
       "  ftrace_config { ftrace_events: \"sched/sched_switch\" }\n"
       "} }\n"
       "data_sources { config {\n"
-      "  name: \"linux.process_stats\"\n"
-      "  process_stats_config { scan_all_processes_on_start: true }\n"
+      "  name: \"android.power\"\n"
+      "  android_power_config { battery_poll_ms: 1000 }\n"
       "} }\n"
       "data_sources { config {\n"
       "  name: \"track_event\"\n"
@@ -132,9 +132,9 @@ TEST(TraceConfigTextTest, EveryUnknownFieldIsNamedTogether) {
   EXPECT_THAT(error, StartsWith("3 problems:\ncfg.pbtx:4:3: "
                                 "data_sources.config.ftrace_config: "));
   EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:8:3: "
-                               "data_sources.config.process_stats_config: "));
+                               "data_sources.config.android_power_config: "));
   EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:14:1: statsd_metadata: "));
-  EXPECT_THAT(error, HasSubstr("no field named \"process_stats_config\""));
+  EXPECT_THAT(error, HasSubstr("no field named \"android_power_config\""));
 }
 
 TEST(TraceConfigTextTest, OneUnknownFieldIsOneLine) {

@@ -388,6 +388,26 @@ TEST(ConsumerProtocolTest, UnknownConfigFieldsAreErrors) {
   EXPECT_EQ(Check(parsed), "buffers[0].size_kb: wrong wire type");
 }
 
+// The probes' configs (process_stats_config 103, sys_stats_config 104,
+// docs/probes.md) are fields this build knows: checked like any other, so a
+// counter outside their enums is refused by name rather than passed on.
+TEST(ConsumerProtocolTest, ProbesConfigsAreCheckedAsKnownFields) {
+  TraceConfig config = ValidConfig();
+  perfetto::protos::DataSourceConfig* ds =
+      config.mutable_data_sources(0)->mutable_config();
+  ds->mutable_process_stats_config()->set_proc_stats_poll_ms(100);
+  ds->mutable_sys_stats_config()->add_meminfo_counters(
+      perfetto::protos::MEMINFO_MEM_TOTAL);
+  EXPECT_EQ(Check(config), "ok");
+  ds->mutable_sys_stats_config()->mutable_unknown_fields()->AddVarint(
+      perfetto::protos::SysStatsConfig::kMeminfoCountersFieldNumber, 999);
+  TraceConfig parsed;
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed),
+            "data_sources[0].config.sys_stats_config.meminfo_counters: 999 "
+            "is not a MeminfoCounters value");
+}
+
 // A DataSourceConfig field numbered 100 or more that this build does not
 // know is the data source's own config: accepted, and kept in the bytes
 // the producer receives (SessionConfig::DataSource::config). Only there:
