@@ -1,0 +1,125 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The linux.process_stats data source's work for one instance
+// (docs/probes.md):
+//   - at its first run, with scan_all_processes_on_start, ProcessTree
+//     packets describing every process of /proc (pid, ppid, uid, cmdline,
+//     and its threads: tid, and with record_thread_names their names);
+//   - with proc_stats_poll_ms, at its first run and then every period,
+//     ProcessStats packets with the memory counters of every process that
+//     has them (/proc/PID/status; kernel threads have none) and its
+//     oom_score_adj. With scan_all_processes_on_start, a poll first
+//     describes (ProcessTree) the processes it meets that the instance has
+//     not described yet, so the trace names every process it has counters
+//     of; a pid reused by a new process (another start time in
+//     /proc/PID/stat) is described again.
+// Every packet has the BOOTTIME timestamp of the start of its read and its
+// collection_end_timestamp. A packet holds at most kMaxEntriesPerPacket
+// processes and threads (more make more packets).
+//
+// Thread model: a ProbeSource (probe_source.h).
+
+#ifndef SRC_TRACED_PROBES_PROCESS_STATS_SOURCE_H_
+#define SRC_TRACED_PROBES_PROCESS_STATS_SOURCE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ringtrace/trace_writer_v2.h"
+#include "src/traced_probes/probe_source.h"
+#include "src/traced_probes/proc_fs.h"
+#include "src/traced_probes/proc_parsers.h"
+
+namespace ringtrace {
+namespace probes {
+
+// Read bounds per file.
+constexpr size_t kMaxStatusBytes = 16 * 1024;
+constexpr size_t kMaxCmdlineBytes = 8 * 1024;
+constexpr size_t kMaxPidStatBytes = 4 * 1024;
+constexpr size_t kMaxSmallFileBytes = 256;  // oom_score_adj, comm
+// Processes and threads per packet.
+constexpr size_t kMaxEntriesPerPacket = 256;
+// The shortest poll period honoured (a smaller one is raised to it).
+constexpr uint32_t kMinProcStatsPollMs = 100;
+
+struct ProcessStatsOptions {
+  bool scan_all_processes_on_start = false;
+  bool record_thread_names = false;
+  uint32_t proc_stats_poll_ms = 0;  // 0: no ProcessStats
+  bool record_process_age = false;
+  bool record_process_runtime = false;
+  bool skip_main_thread_message = false;
+  // Clock ticks (/proc/PID/stat) to ns: 1e9 / sysconf(_SC_CLK_TCK).
+  uint64_t ns_per_tick = 10000000;
+};
+
+struct ProcessStatsCounters {
+  uint64_t packets = 0;
+  uint64_t processes_described = 0;  // ProcessTree.processes entries
+  uint64_t threads_described = 0;    // ProcessTree.threads entries
+  uint64_t process_stats = 0;        // ProcessStats.processes entries
+  uint64_t polls = 0;
+  uint64_t polls_missed = 0;  // periods skipped because a run was late
+  // Runs that ended early because the instance was stopping.
+  uint64_t runs_cut_short = 0;
+  ScanCounters scan;
+};
+
+class ProcessStatsSource : public ProbeSource {
+ public:
+  // |writer| (not owned) must outlive the source; |proc_root| is "/proc"
+  // but in tests.
+  ProcessStatsSource(const ProcessStatsOptions& options,
+                     shm_ring::TraceWriterV2* writer,
+                     std::string proc_root);
+  ~ProcessStatsSource() override;
+
+  uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override;
+
+  const ProcessStatsCounters& counters() const { return counters_; }
+
+ private:
+  // What one process's files said.
+  struct Process;
+  class TreeWriter;
+  class StatsWriter;
+
+  // Reads pid's files through |dir| (what |for_tree| and the stats need).
+  bool ReadProcess(int dir_fd, int32_t pid, bool for_tree, Process* p);
+  // Describes the threads of |pid| (|dir_fd|: its /proc/PID) in |tree|;
+  // threads that end meanwhile are left out.
+  void DescribeThreads(int dir_fd, int32_t pid, TreeWriter* tree);
+  // Writes the whole process tree (the first run). These two return false
+  // when they ended early because |stop| was set.
+  bool ScanAll(const std::atomic<bool>& stop);
+  // One ProcessStats poll (and the ProcessTree of newcomers).
+  bool Poll(const std::atomic<bool>& stop);
+  bool NeedsPidStat() const;
+
+  const ProcessStatsOptions options_;
+  shm_ring::TraceWriterV2* const writer_;
+  const ProcFs proc_;
+  bool started_ = false;
+  Schedule poll_;
+  // Processes described in this instance's ProcessTree packets: pid ->
+  // start time (ticks after boot; 0 if unknown). Rebuilt at each poll from
+  // the processes it found, so it holds only live ones.
+  std::map<int32_t, uint64_t> described_;
+  ProcessStatsCounters counters_;
+  // Buffers reused across reads.
+  std::string buf_;
+  std::vector<int32_t> pids_;
+  std::vector<int32_t> tids_;
+};
+
+}  // namespace probes
+}  // namespace ringtrace
+
+#endif  // SRC_TRACED_PROBES_PROCESS_STATS_SOURCE_H_
