@@ -1,0 +1,100 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// The data sources of ringtrace_probes as a producer serves them
+// (docs/probes.md): "linux.process_stats" and "linux.sys_stats". Each
+// StartDataSource becomes an instance with its own writer (for the
+// instance's target buffer) and its own schedule on the shared ProbesLoop;
+// StopDataSource takes it off the loop, flushes and destroys its writer,
+// and logs what it did.
+//
+// Config. The instance's own options come from the DataSourceConfig the
+// service passes whole (DataSourceInstanceConfig::config; its
+// process_stats_config / sys_stats_config). Every field that is set but not
+// implemented, and every value changed (a period below the minimum), is
+// named in a log line when the instance starts (the *OptionsFromConfig
+// notes): nothing is ignored silently.
+//
+// Thread model: a DataSourceHandler (include/ringtrace/producer.h): its
+// calls come from the producer's reader thread, one at a time; the work
+// runs on the loop's thread. running_instances() and start_failures() from
+// any thread.
+
+#ifndef SRC_TRACED_PROBES_PROBES_DATA_SOURCES_H_
+#define SRC_TRACED_PROBES_PROBES_DATA_SOURCES_H_
+
+#include <stdint.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "protos/perfetto/config/process_stats/process_stats_config.pb.h"
+#include "protos/perfetto/config/sys_stats/sys_stats_config.pb.h"
+#include "ringtrace/producer.h"
+#include "src/base/thread_annotations.h"
+#include "src/traced_probes/probes_loop.h"
+#include "src/traced_probes/process_stats_source.h"
+#include "src/traced_probes/sys_stats_source.h"
+
+namespace ringtrace {
+namespace probes {
+
+constexpr char kProcessStatsDataSource[] = "linux.process_stats";
+constexpr char kSysStatsDataSource[] = "linux.sys_stats";
+
+// The options a config asks for; |*notes| gets one line per field set but
+// not implemented, per value changed, and when the config asks for nothing
+// to be recorded.
+ProcessStatsOptions ProcessStatsOptionsFromConfig(
+    const perfetto::protos::ProcessStatsConfig& config,
+    std::vector<std::string>* notes);
+SysStatsOptions SysStatsOptionsFromConfig(
+    const perfetto::protos::SysStatsConfig& config,
+    std::vector<std::string>* notes);
+
+// 1e9 / sysconf(_SC_CLK_TCK): the unit of /proc's CPU times, in ns.
+uint64_t NsPerClockTick();
+
+class ProbesDataSource : public DataSourceHandler {
+ public:
+  enum class Kind { kProcessStats, kSysStats };
+
+  // |loop| (not owned) must outlive the data source. |proc_root|: "/proc"
+  // but in tests.
+  ProbesDataSource(Kind kind, ProbesLoop* loop, std::string proc_root);
+  // Stops the instances still running (as OnStop).
+  ~ProbesDataSource() override;
+
+  void OnStart(const DataSourceInstanceConfig& config) override;
+  void OnStop(uint32_t instance_id) override;
+  // Nothing to do: every packet is published when it ends, and every run
+  // ends with a Flush() of its writer.
+  void OnFlush(uint32_t flush_id) override;
+
+  const char* name() const;
+  size_t running_instances() const;
+  uint64_t start_failures() const;
+
+ private:
+  class Instance;
+
+  // Takes the instance off the loop (ProbesLoop::Remove), logs its summary
+  // and destroys it (flushing its writer).
+  void StopInstance(ProbesLoop::Handle handle);
+
+  const Kind kind_;
+  ProbesLoop* const loop_;
+  const std::string proc_root_;
+  const uint64_t ns_per_tick_;
+  mutable base::Mutex mutex_;
+  // instance id -> the loop's handle of its Instance.
+  std::map<uint32_t, ProbesLoop::Handle> instances_ RT_GUARDED_BY(mutex_);
+  uint64_t start_failures_ RT_GUARDED_BY(mutex_) = 0;
+};
+
+}  // namespace probes
+}  // namespace ringtrace
+
+#endif  // SRC_TRACED_PROBES_PROBES_DATA_SOURCES_H_

@@ -1,0 +1,164 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "src/traced_probes/probes_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+namespace ringtrace {
+namespace probes {
+namespace {
+
+// Deadlines against hangs on a loaded machine, not timing assertions.
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+template <typename Fn>
+bool WaitFor(Fn done) {
+  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Counts its runs; due again |period_ms| after each (kNever: 0).
+class CountingSource : public ProbeSource {
+ public:
+  CountingSource(uint64_t period_ms, std::atomic<bool>* destroyed = nullptr)
+      : period_ms_(period_ms), destroyed_(destroyed) {}
+  ~CountingSource() override {
+    if (destroyed_)
+      destroyed_->store(true);
+  }
+  uint64_t Run(uint64_t now_ms, const std::atomic<bool>&) override {
+    runs.fetch_add(1);
+    return period_ms_ ? now_ms + period_ms_ : kNever;
+  }
+  std::atomic<uint64_t> runs{0};
+
+ private:
+  const uint64_t period_ms_;
+  std::atomic<bool>* const destroyed_;
+};
+
+// Stays in Run() until the loop's stop flag for it is set.
+class BlockingSource : public ProbeSource {
+ public:
+  uint64_t Run(uint64_t, const std::atomic<bool>& stop) override {
+    in_run.store(true);
+    while (!stop.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    saw_stop.store(true);
+    in_run.store(false);
+    return kNever;
+  }
+  std::atomic<bool> in_run{false};
+  std::atomic<bool> saw_stop{false};
+};
+
+TEST(ScheduleTest, DueAtTheStartThenEveryPeriodSkippingWhatWasMissed) {
+  Schedule off;
+  EXPECT_FALSE(off.enabled());
+  EXPECT_FALSE(off.Due(kNever - 1));
+  EXPECT_EQ(Schedule(0, 5).next_ms(), kNever);
+
+  Schedule s(100, 1000);
+  EXPECT_TRUE(s.enabled());
+  EXPECT_FALSE(s.Due(999));
+  EXPECT_TRUE(s.Due(1000));
+  s.Advance(1000);
+  EXPECT_EQ(s.next_ms(), 1100u);
+  s.Advance(1130);  // a little late: no period missed
+  EXPECT_EQ(s.next_ms(), 1200u);
+  EXPECT_EQ(s.missed(), 0u);
+  s.Advance(1200);
+  EXPECT_EQ(s.next_ms(), 1300u);
+  s.Advance(1650);  // due at 1300: 1400, 1500 and 1600 were missed
+  EXPECT_EQ(s.next_ms(), 1700u);
+  EXPECT_EQ(s.missed(), 3u);
+}
+
+TEST(ProbesLoopTest, RunsAnAddedSourceAtOnceAndAgainWhenDue) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<CountingSource>(1);
+  CountingSource* source = owned.get();
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  EXPECT_NE(handle, 0u);
+  EXPECT_EQ(loop.size(), 1u);
+  ASSERT_TRUE(WaitFor([&] { return source->runs.load() >= 3; }));
+  std::unique_ptr<ProbeSource> back = loop.Remove(handle);
+  EXPECT_EQ(back.get(), source);
+  EXPECT_EQ(loop.size(), 0u);
+  EXPECT_EQ(loop.Remove(handle), nullptr);
+  EXPECT_EQ(loop.Remove(12345), nullptr);
+}
+
+TEST(ProbesLoopTest, RemoveWaitsForTheRunInProgressAndStopsIt) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<BlockingSource>();
+  BlockingSource* source = owned.get();
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  ASSERT_TRUE(WaitFor([&] { return source->in_run.load(); }));
+  std::unique_ptr<ProbeSource> back = loop.Remove(handle);
+  ASSERT_EQ(back.get(), source);
+  // Returned only once Run() saw the flag and ended.
+  EXPECT_TRUE(source->saw_stop.load());
+  EXPECT_FALSE(source->in_run.load());
+}
+
+TEST(ProbesLoopTest, SourcesAreIndependent) {
+  ProbesLoop loop;
+  auto a_owned = std::make_unique<CountingSource>(1);
+  auto b_owned = std::make_unique<CountingSource>(1);
+  CountingSource* a = a_owned.get();
+  CountingSource* b = b_owned.get();
+  const ProbesLoop::Handle ha = loop.Add(std::move(a_owned));
+  const ProbesLoop::Handle hb = loop.Add(std::move(b_owned));
+  EXPECT_NE(ha, hb);
+  ASSERT_TRUE(
+      WaitFor([&] { return a->runs.load() > 0 && b->runs.load() > 0; }));
+  std::unique_ptr<ProbeSource> a_back = loop.Remove(ha);
+  const uint64_t a_runs = a->runs.load();
+  const uint64_t b_runs = b->runs.load();
+  // b goes on after a is gone; a is not run again (it is ours now).
+  ASSERT_TRUE(WaitFor([&] { return b->runs.load() > b_runs + 2; }));
+  EXPECT_EQ(a->runs.load(), a_runs);
+  loop.Remove(hb);
+}
+
+TEST(ProbesLoopTest, ASourceDueNeverAgainRunsOnceAndOthersGoOn) {
+  ProbesLoop loop;
+  auto once_owned = std::make_unique<CountingSource>(0);
+  CountingSource* once = once_owned.get();
+  auto often_owned = std::make_unique<CountingSource>(1);
+  CountingSource* often = often_owned.get();
+  const ProbesLoop::Handle h1 = loop.Add(std::move(once_owned));
+  ASSERT_TRUE(WaitFor([&] { return once->runs.load() == 1; }));
+  const ProbesLoop::Handle h2 = loop.Add(std::move(often_owned));
+  ASSERT_TRUE(WaitFor([&] { return often->runs.load() >= 5; }));
+  EXPECT_EQ(once->runs.load(), 1u);
+  loop.Remove(h1);
+  loop.Remove(h2);
+}
+
+TEST(ProbesLoopTest, DestroyingTheLoopDestroysItsSources) {
+  std::atomic<bool> destroyed{false};
+  {
+    ProbesLoop loop;
+    loop.Add(std::make_unique<CountingSource>(1, &destroyed));
+    EXPECT_FALSE(destroyed.load());
+  }
+  EXPECT_TRUE(destroyed.load());
+}
+
+}  // namespace
+}  // namespace probes
+}  // namespace ringtrace
