@@ -1,0 +1,307 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// ringtrace_probes against real processes: a ringtraced daemon on private
+// sockets, the ringtrace_probes binary as its producer, and two consumer
+// sessions at once (ConsumerClient), one with linux.process_stats and
+// linux.sys_stats, one with a different linux.sys_stats config. The trace
+// files are decoded with the generated perfetto::protos::Trace classes and,
+// when $TRACE_PROCESSOR_SHELL names one, loaded into trace_processor.
+//
+// The sessions record for about 1.5 s (the window the probes get to poll
+// in); what is checked is what the trace holds, never how many polls fit
+// in the window beyond the first, which every instance writes when it
+// starts.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protos/perfetto/trace/trace.pb.h"
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/test/subprocess.h"
+#include "src/tracing/test/sessions_lifecycle_fixture.h"
+#include "src/tracing/test/trace_processor_stats.h"
+
+namespace ringtrace {
+namespace test {
+namespace {
+
+using perfetto::protos::TraceConfig;
+using perfetto::protos::TracePacket;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// /proc/self/cmdline split at its NULs.
+std::vector<std::string> OwnCmdline() {
+  const std::string raw = ReadFile("/proc/self/cmdline");
+  std::vector<std::string> args;
+  size_t pos = 0;
+  while (pos < raw.size()) {
+    size_t end = raw.find('\0', pos);
+    if (end == std::string::npos)
+      end = raw.size();
+    args.push_back(raw.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return args;
+}
+
+// The "cpuN" lines of /proc/stat.
+size_t CpuLines() {
+  std::istringstream stat(ReadFile("/proc/stat"));
+  size_t n = 0;
+  for (std::string line; std::getline(stat, line);)
+    n += line.size() > 3 && line.compare(0, 3, "cpu") == 0 && line[3] != ' ';
+  return n;
+}
+
+std::vector<TracePacket> ReadTrace(const std::string& path) {
+  perfetto::protos::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(ReadFile(path))) << path;
+  return {trace.packet().begin(), trace.packet().end()};
+}
+
+class ProbesEndToEndTest : public SessionsLifecycleFixture {
+ protected:
+  // Starts ringtrace_probes on socket_ and waits until the service lists it
+  // with both data sources.
+  std::unique_ptr<base::Subprocess> StartProbes(consumer::ConsumerClient* c) {
+    auto probes = std::make_unique<base::Subprocess>(std::vector<std::string>{
+        bin_ + "/ringtrace_probes", "--producer-socket", socket_});
+    std::string error;
+    EXPECT_TRUE(probes->Start(&error)) << error;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(kTimeoutMs);
+    while (std::chrono::steady_clock::now() < deadline && !probes->Ended()) {
+      protos::ServiceState state;
+      EXPECT_TRUE(c->QueryServiceState(&state).ok());
+      for (const auto& p : state.producers()) {
+        std::set<std::string> names(p.data_sources().begin(),
+                                    p.data_sources().end());
+        if (p.pid() == probes->pid() && p.name() == "ringtrace_probes" &&
+            names == std::set<std::string>{"linux.process_stats",
+                                           "linux.sys_stats"}) {
+          return probes;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ADD_FAILURE() << "ringtrace_probes did not register: " << probes->output();
+    return nullptr;
+  }
+};
+
+TEST_F(ProbesEndToEndTest, ProcessAndSystemStatsOfRealProcesses) {
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  std::unique_ptr<consumer::ConsumerClient> c = ConnectConsumer();
+  ASSERT_TRUE(c);
+  std::unique_ptr<base::Subprocess> probes = StartProbes(c.get());
+  ASSERT_TRUE(probes);
+
+  // Session A: the process tree, process counters, meminfo and /proc/stat.
+  TraceConfig a;
+  a.add_buffers()->set_size_kb(8192);
+  auto* ps = a.add_data_sources()->mutable_config();
+  ps->set_name("linux.process_stats");
+  ps->mutable_process_stats_config()->set_scan_all_processes_on_start(true);
+  ps->mutable_process_stats_config()->set_record_thread_names(true);
+  ps->mutable_process_stats_config()->set_proc_stats_poll_ms(100);
+  auto* ss = a.add_data_sources()->mutable_config();
+  ss->set_name("linux.sys_stats");
+  ss->mutable_sys_stats_config()->set_meminfo_period_ms(100);
+  ss->mutable_sys_stats_config()->add_meminfo_counters(
+      perfetto::protos::MEMINFO_MEM_TOTAL);
+  ss->mutable_sys_stats_config()->add_meminfo_counters(
+      perfetto::protos::MEMINFO_MEM_AVAILABLE);
+  ss->mutable_sys_stats_config()->set_stat_period_ms(100);
+  // Session B at the same time: another instance of linux.sys_stats with a
+  // config of its own (vmstat only).
+  TraceConfig b;
+  b.add_buffers()->set_size_kb(1024);
+  auto* vs = b.add_data_sources()->mutable_config();
+  vs->set_name("linux.sys_stats");
+  vs->mutable_sys_stats_config()->set_vmstat_period_ms(200);
+  vs->mutable_sys_stats_config()->add_vmstat_counters(
+      perfetto::protos::VMSTAT_PGFAULT);
+
+  const std::string path_a = dir_ + "/probes_a.pftrace";
+  const std::string path_b = dir_ + "/probes_b.pftrace";
+  base::ScopedFd fd_a = CreateTraceFile(path_a);
+  base::ScopedFd fd_b = CreateTraceFile(path_b);
+  uint64_t id_a = 0, id_b = 0;
+  ASSERT_TRUE(c->EnableTracing(a, fd_a.get(), &id_a).ok());
+  ASSERT_TRUE(c->EnableTracing(b, fd_b.get(), &id_b).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  protos::SessionSummary summary;
+  ASSERT_TRUE(c->DisableTracing(id_b, kTimeoutMs, &summary).ok());
+  ASSERT_TRUE(c->DisableTracing(id_a, kTimeoutMs, &summary).ok());
+
+  probes->Signal(SIGTERM);
+  ASSERT_TRUE(probes->Wait(kTimeoutMs));
+  EXPECT_EQ(probes->exit_code(), 0) << probes->output();
+  const std::string log = probes->output();
+  EXPECT_NE(log.find("linux.process_stats instance"), std::string::npos) << log;
+  EXPECT_EQ(log.find("config:"), std::string::npos) << log;  // all honoured
+  c.reset();
+  StopService(service.get(), "ringtraced");
+
+  // Session A.
+  const pid_t me = getpid();
+  bool me_described = false, me_thread = false, me_counters = false;
+  size_t trees = 0, process_stats = 0, sys_stats = 0;
+  size_t with_meminfo = 0, with_cpu_stat = 0;
+  for (const TracePacket& p : ReadTrace(path_a)) {
+    if (!p.has_process_tree() && !p.has_process_stats() && !p.has_sys_stats()) {
+      continue;
+    }
+    EXPECT_EQ(p.trusted_pid(), probes->pid());
+    EXPECT_GT(p.timestamp(), 0u);
+    if (p.has_process_tree()) {
+      ++trees;
+      for (const auto& proc : p.process_tree().processes()) {
+        if (proc.pid() != me)
+          continue;
+        me_described = true;
+        EXPECT_EQ(proc.ppid(), getppid());
+        EXPECT_EQ(proc.uid(), static_cast<int32_t>(getuid()));
+        EXPECT_EQ(std::vector<std::string>(proc.cmdline().begin(),
+                                           proc.cmdline().end()),
+                  OwnCmdline());
+      }
+      for (const auto& thread : p.process_tree().threads()) {
+        if (thread.tid() == me) {
+          me_thread = true;
+          EXPECT_EQ(thread.tgid(), me);
+          EXPECT_FALSE(thread.name().empty());
+        }
+      }
+    }
+    if (p.has_process_stats()) {
+      ++process_stats;
+      for (const auto& proc : p.process_stats().processes()) {
+        if (proc.pid() == me) {
+          me_counters = true;
+          EXPECT_GT(proc.vm_rss_kb(), 0u);
+          EXPECT_GT(proc.vm_size_kb(), proc.vm_rss_kb());
+          EXPECT_TRUE(proc.has_oom_score_adj());
+        }
+      }
+    }
+    if (p.has_sys_stats()) {
+      ++sys_stats;
+      const auto& s = p.sys_stats();
+      EXPECT_EQ(s.vmstat_size(), 0);  // session B's, not this one's
+      if (s.meminfo_size() > 0) {
+        ++with_meminfo;
+        ASSERT_EQ(s.meminfo_size(), 2);
+        EXPECT_EQ(s.meminfo(0).key(), perfetto::protos::MEMINFO_MEM_TOTAL);
+        EXPECT_GT(s.meminfo(0).value(), 0u);
+        EXPECT_EQ(s.meminfo(1).key(), perfetto::protos::MEMINFO_MEM_AVAILABLE);
+        EXPECT_LE(s.meminfo(1).value(), s.meminfo(0).value());
+      }
+      if (s.cpu_stat_size() > 0) {
+        ++with_cpu_stat;
+        EXPECT_EQ(static_cast<size_t>(s.cpu_stat_size()), CpuLines());
+        EXPECT_GT(s.cpu_stat(0).idle_ns() + s.cpu_stat(0).user_ns(), 0u);
+        EXPECT_GT(s.num_forks(), 0u);
+        EXPECT_GT(s.num_irq_total(), 0u);
+        EXPECT_GT(s.ringtrace_num_context_switches(), 0u);
+      }
+    }
+  }
+  EXPECT_TRUE(me_described);
+  EXPECT_TRUE(me_thread);
+  EXPECT_TRUE(me_counters);
+  EXPECT_GE(trees, 1u);
+  EXPECT_GE(process_stats, 1u);
+  EXPECT_GE(with_meminfo, 1u);
+  EXPECT_GE(with_cpu_stat, 1u);
+
+  // Session B: its own instance, its own config.
+  size_t b_sys_stats = 0;
+  for (const TracePacket& p : ReadTrace(path_b)) {
+    EXPECT_FALSE(p.has_process_tree());
+    EXPECT_FALSE(p.has_process_stats());
+    if (!p.has_sys_stats())
+      continue;
+    ++b_sys_stats;
+    ASSERT_EQ(p.sys_stats().vmstat_size(), 1);
+    EXPECT_EQ(p.sys_stats().vmstat(0).key(), perfetto::protos::VMSTAT_PGFAULT);
+    EXPECT_GT(p.sys_stats().vmstat(0).value(), 0u);
+    EXPECT_EQ(p.sys_stats().meminfo_size(), 0);
+    EXPECT_EQ(p.sys_stats().cpu_stat_size(), 0);
+  }
+  EXPECT_GE(b_sys_stats, 1u);
+
+  const std::string tp = TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  }
+  std::string csv, error;
+  ASSERT_TRUE(RunTraceProcessorQuery(
+      tp, path_a, dir_,
+      "select pid, name, cmdline from process where pid = " +
+          std::to_string(me) + ";",
+      &csv, &error))
+      << error;
+  // trace_processor names a process by its first argument.
+  EXPECT_NE(
+      csv.find("\n" + std::to_string(me) + ",\"" + OwnCmdline()[0] + "\","),
+      std::string::npos)
+      << csv;
+  // The thread's name from its ProcessTree entry.
+  ASSERT_TRUE(RunTraceProcessorQuery(
+      tp, path_a, dir_,
+      "select count(*) as n from thread where name is not null and tid = " +
+          std::to_string(me) + ";",
+      &csv, &error))
+      << error;
+  EXPECT_NE(csv.find("\"n\"\n1\n"), std::string::npos) << csv;
+  // Counters of each kind, on the tracks trace_processor names them by:
+  // this process's resident set, the system's memory total, CPU times.
+  ASSERT_TRUE(RunTraceProcessorQuery(
+      tp, path_a, dir_,
+      "select (select count(*) from counter c join process_counter_track t "
+      "on c.track_id = t.id join process p using (upid) where p.pid = " +
+          std::to_string(me) +
+          " and t.name = 'mem.rss' and c.value > 0) > 0 as rss, (select "
+          "count(*) from counter c join counter_track t on c.track_id = t.id "
+          "where t.name = 'MemTotal' and c.value > 0) > 0 as mem_total, "
+          "(select count(*) from counter c join counter_track t on "
+          "c.track_id = t.id where t.name = 'cpu.times.idle_ns') > 0 as "
+          "cpu;",
+      &csv, &error))
+      << error;
+  EXPECT_NE(csv.find("\"rss\",\"mem_total\",\"cpu\"\n1,1,1\n"),
+            std::string::npos)
+      << csv;
+  std::vector<TraceProcessorStat> stats;
+  ASSERT_TRUE(QueryNonZeroStats(tp, path_a, dir_, &stats, &error)) << error;
+  for (const TraceProcessorStat& stat : stats) {
+    EXPECT_NE(stat.severity, "error") << Describe(stat);
+    EXPECT_NE(stat.severity, "data_loss") << Describe(stat);
+  }
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace ringtrace
