@@ -248,3 +248,27 @@ write("page_parser_fuzzer", "full_page",
       bytes([0]) + rb_page(
           b"".join(rb_event(i % 50, sched_switch(i, b"a", b"b", i + 1))
                    for i in range(59)), size=4096))
+
+# proc_parsers_fuzzer: one sample of each /proc file the probes parse (every
+# parser reads every input), and the hostile shapes of the unit tests.
+write("proc_parsers_fuzzer", "status",
+      b"Name:\tbash\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n"
+      b"Pid:\t4242\nPPid:\t4000\nUid:\t1000\t1000\t1000\t1000\n"
+      b"VmSize:\t    9000 kB\nVmLck:\t       4 kB\nVmHWM:\t    5000 kB\n"
+      b"VmRSS:\t    4800 kB\nRssAnon:\t    1800 kB\nRssFile:\t    2900 kB\n"
+      b"RssShmem:\t     100 kB\nVmSwap:\t      12 kB\nThreads:\t1\n")
+write("proc_parsers_fuzzer", "status_cut", b"Name:\tx\nPid:\t7\nVmRSS:\t 12")
+write("proc_parsers_fuzzer", "pid_stat",
+      b"77 (a) S 1 2 3 (x) ) R 9 9 9 9 9 9 9 9 9 9 11 12 0 0 20 0 1 0 999 0 0\n")
+write("proc_parsers_fuzzer", "cmdline", b"/usr/bin/app\0--flag\0\0x\0")
+write("proc_parsers_fuzzer", "oom_score_adj", b"-1000\n")
+write("proc_parsers_fuzzer", "meminfo",
+      b"MemTotal:       16303592 kB\nMemFree:         1234567 kB\n"
+      b"Active(anon):      98765 kB\nHugePages_Total:       0\n")
+write("proc_parsers_fuzzer", "vmstat",
+      b"nr_free_pages 408149\npgfault 12345678901\nnr_dirty -3\n")
+write("proc_parsers_fuzzer", "stat",
+      b"cpu  1000 20 300 40000 50 6 7 8 0 0\n"
+      b"cpu0 500 10 150 20000 25 3 4 5 0 0\ncpu1 1 2 3 4\n"
+      b"intr 1000 0 900 0 0 100\nctxt 987654\nbtime 1700000000\n"
+      b"processes 4321\nsoftirq 600 0 500 0 100 0 0 0 0 0 0\n")
