@@ -69,10 +69,11 @@ write("wire_protocol_fuzzer", "register_data_source",
 write("wire_protocol_fuzzer", "start_data_source",
       message(5, struct.pack("<III", 1, 3, 5000) + sized(b"track_event") +
               struct.pack("<IIII", 2, 1, 1, 1) + sized(b"cat*") +
-              sized(b"gfx") + sized(b"*") + sized(b"slow") + sized(b"debug")))
+              sized(b"gfx") + sized(b"*") + sized(b"slow") + sized(b"debug") +
+              sized(b"\x0a\x02ds")))
 write("wire_protocol_fuzzer", "start_data_source_no_categories",
       message(5, struct.pack("<III", 0xffffffff, 0xffff, 0) + sized(b"ds") +
-              struct.pack("<IIII", 0, 0, 0, 0)))
+              struct.pack("<IIII", 0, 0, 0, 0) + sized(b"")))
 write("wire_protocol_fuzzer", "data_source_categories",
       message(10, sized(b"track_event") + struct.pack("<I", 2) +
               sized(b"gfx") + sized(b"Frames") + struct.pack("<I", 0) +
@@ -155,6 +156,10 @@ write("consumer_protocol_fuzzer", "flush",
       consumer(1, vi(1, 2) + ld(4, vi(1, 7) + vi(2, 500))))
 write("consumer_protocol_fuzzer", "query_service_state",
       consumer(1, vi(1, 3) + ld(7, b"")))
+write("consumer_protocol_fuzzer", "detach",
+      consumer(1, vi(1, 3) + ld(8, vi(1, 7) + ld(2, b"nightly"))))
+write("consumer_protocol_fuzzer", "attach",
+      consumer(1, vi(1, 4) + ld(9, ld(1, b"nightly") + vi(2, 1))))
 summary = vi(1, 7) + vi(2, 100) + vi(3, 4096) + vi(4, 2) + vi(5, 10000)
 write("consumer_protocol_fuzzer", "disable_response",
       consumer(2, vi(1, 1) + vi(2, 1) + vi(4, 7) + ld(7, summary)))
