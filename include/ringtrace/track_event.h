@@ -192,9 +192,13 @@ size_t SetCategoriesEnabled(std::string_view spec);
 // Applies $RT_TRACE_CATEGORIES, if set; returns SetCategoriesEnabled()'s.
 size_t ApplyCategoriesFromEnvironment();
 
-// Bit 0 of |name|'s mask (false for an undeclared name).
+// Whether an event of |name| would be written now: the static spec (bit 0)
+// or any running instance (a tracing session's "track_event" data source)
+// enables it, as Perfetto's TrackEvent::IsCategoryEnabled(). False for an
+// unknown name. Takes the registry mutex and looks the name up.
 bool IsCategoryEnabled(std::string_view name);
-// |name|'s whole mask (0 for an undeclared name).
+// |name|'s whole mask (0 for an unknown name): bit 0 the static spec, bit i
+// the instance in slot i.
 uint32_t CategoryMask(std::string_view name);
 
 TrackEventStats Stats();

@@ -394,7 +394,7 @@ uint32_t CategoryMask(std::string_view name) {
 }
 
 bool IsCategoryEnabled(std::string_view name) {
-  return (CategoryMask(name) & kStaticBit) != 0;
+  return CategoryMask(name) != 0;
 }
 
 TrackEventStats Stats() {

@@ -167,6 +167,28 @@ TEST_F(TrackEventInstancesTest, StartSetsTheInstanceBitsAndStopClearsThem) {
   EXPECT_EQ(capture.writers_created(), 0u);  // nobody traced
 }
 
+// IsCategoryEnabled() answers for every enabler, as the macros do: the
+// static spec or any running instance.
+TEST_F(TrackEventInstancesTest, IsCategoryEnabledWhileAnInstanceEnablesIt) {
+  RingCapture capture;
+  EXPECT_FALSE(IsCategoryEnabled("inst.a"));
+  const InstanceHandle a = Start(Config({"inst.a"}, capture.Factory(1)));
+  EXPECT_TRUE(IsCategoryEnabled("inst.a"));
+  EXPECT_FALSE(IsCategoryEnabled("inst.b"));
+  const InstanceHandle b =
+      Start(Config({"inst.a", "inst.b"}, capture.Factory(2)));
+  StopInstance(a);
+  EXPECT_TRUE(IsCategoryEnabled("inst.a"));  // b still enables it
+  EXPECT_TRUE(IsCategoryEnabled("inst.b"));
+  StopInstance(b);
+  EXPECT_FALSE(IsCategoryEnabled("inst.a"));
+  EXPECT_FALSE(IsCategoryEnabled("inst.b"));
+  SetCategoriesEnabled("inst.b");
+  EXPECT_TRUE(IsCategoryEnabled("inst.b"));
+  SetCategoriesEnabled("-*");
+  EXPECT_FALSE(IsCategoryEnabled("inst.b"));
+}
+
 TEST_F(TrackEventInstancesTest, AllSlotsInUseFailsWithAStatus) {
   RingCapture capture;
   std::vector<InstanceHandle> handles;
