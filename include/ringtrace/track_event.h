@@ -195,7 +195,9 @@ size_t ApplyCategoriesFromEnvironment();
 // Whether an event of |name| would be written now: the static spec (bit 0)
 // or any running instance (a tracing session's "track_event" data source)
 // enables it, as Perfetto's TrackEvent::IsCategoryEnabled(). False for an
-// unknown name. Takes the registry mutex and looks the name up.
+// unknown name. Takes the registry mutex and looks the name up: for a
+// declared category in a hot path, RT_TRACE_EVENT_CATEGORY_ENABLED is one
+// relaxed load.
 bool IsCategoryEnabled(std::string_view name);
 // |name|'s whole mask (0 for an unknown name): bit 0 the static spec, bit i
 // the instance in slot i.

@@ -617,6 +617,15 @@ inline void WriteCounterValue(uint32_t mask,
                                                   category)]              \
       .load(std::memory_order_relaxed)
 
+// Whether an event of the declared |category| would be written now: by the
+// static spec or by any running instance (Perfetto's
+// TRACE_EVENT_CATEGORY_ENABLED). A bool; costs what a disabled event does,
+// one relaxed load of the mask, and an undeclared category is a compile
+// error. For work done only to trace:
+//   if (RT_TRACE_EVENT_CATEGORY_ENABLED("gfx")) Summarize(&frame);
+#define RT_TRACE_EVENT_CATEGORY_ENABLED(category) \
+  (RT_INTERNAL_CATEGORY_MASK(category) != 0)
+
 // A slice on the thread's track from here to the end of the scope.
 // RT_TRACE_EVENT("cat", "name", "arg", value, ...). Optionally a Track
 // right after the name (the slice is on that track), and Flow /

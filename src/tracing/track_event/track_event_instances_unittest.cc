@@ -189,6 +189,18 @@ TEST_F(TrackEventInstancesTest, IsCategoryEnabledWhileAnInstanceEnablesIt) {
   EXPECT_FALSE(IsCategoryEnabled("inst.b"));
 }
 
+// RT_TRACE_EVENT_CATEGORY_ENABLED sees the instance bits as the event
+// macros do.
+TEST_F(TrackEventInstancesTest, CategoryEnabledMacroSeesInstances) {
+  RingCapture capture;
+  EXPECT_FALSE(RT_TRACE_EVENT_CATEGORY_ENABLED("inst.a"));
+  const InstanceHandle a = Start(Config({"inst.a"}, capture.Factory(1)));
+  EXPECT_TRUE(RT_TRACE_EVENT_CATEGORY_ENABLED("inst.a"));
+  EXPECT_FALSE(RT_TRACE_EVENT_CATEGORY_ENABLED("inst.b"));
+  StopInstance(a);
+  EXPECT_FALSE(RT_TRACE_EVENT_CATEGORY_ENABLED("inst.a"));
+}
+
 TEST_F(TrackEventInstancesTest, AllSlotsInUseFailsWithAStatus) {
   RingCapture capture;
   std::vector<InstanceHandle> handles;
