@@ -205,6 +205,18 @@ uint32_t CategoryMask(std::string_view name);
 
 TrackEventStats Stats();
 
+// Flushes every writer the calling thread writes events into: the writers
+// of its ScopedThreadWriter bindings (the innermost and the ones it nests
+// in) and its per-thread writers of the data-source instances (running or
+// stopped but not yet released), as Perfetto's TrackEvent::Flush(). Each
+// writer's finished packets are already published (trace_writer_v2.h, the
+// per-packet guarantee); Flush() also publishes those of a writer with
+// deferred publication (Publication::kPerChunkRisksLossOnCrash) and tells
+// the service a chunk is ready, so a reader sees them without waiting for
+// the writer's destruction or the thread's exit. Affects no other thread.
+// Not from inside an event's lambda (the event's packet is open).
+void Flush();
+
 namespace internal {
 
 // A name the macros intern (an event name, a category, an argument name),
@@ -668,6 +680,8 @@ class ScopedThreadWriter : public TrackEventSequence {
   static ScopedThreadWriter* Current();
 
  private:
+  friend void Flush();
+
   ScopedThreadWriter* previous_;
 };
 

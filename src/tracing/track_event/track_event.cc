@@ -526,6 +526,14 @@ ScopedThreadWriter::~ScopedThreadWriter() {
   writer()->Flush();
 }
 
+void Flush() {
+  for (ScopedThreadWriter* binding = ScopedThreadWriter::Current(); binding;
+       binding = binding->previous_) {
+    binding->writer()->Flush();
+  }
+  internal::FlushThreadInstanceWriters();
+}
+
 ScopedThreadWriter* ScopedThreadWriter::Current() {
   // Only a ScopedThreadWriter stores itself there.
   return static_cast<ScopedThreadWriter*>(internal::t_bound_sequence);

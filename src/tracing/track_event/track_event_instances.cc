@@ -244,6 +244,20 @@ void EventTargets::LeaveInstances() {
   }
 }
 
+void FlushThreadInstanceWriters() {
+  ThreadState* state = t_state;
+  if (!state)
+    return;
+  for (InstanceWriter& w : state->writers) {
+    if (w.writer)
+      w.writer->Flush();
+  }
+  for (InstanceWriter& w : state->retired) {
+    if (w.writer)
+      w.writer->Flush();
+  }
+}
+
 TrackEventSequence* EventTargets::NextSlow() {
   if (pending_ & kStaticBit) {
     pending_ &= ~kStaticBit;

@@ -201,6 +201,35 @@ TEST_F(TrackEventInstancesTest, CategoryEnabledMacroSeesInstances) {
   EXPECT_FALSE(RT_TRACE_EVENT_CATEGORY_ENABLED("inst.a"));
 }
 
+// Flush() publishes what the thread wrote into its binding and into its
+// instance writer while both writers live on. The writers defer
+// publication, so without the Flush() the reader would see neither event.
+TEST_F(TrackEventInstancesTest, FlushPublishesTheThreadsWriters) {
+  constexpr auto kDeferred = shm_ring::Publication::kPerChunkRisksLossOnCrash;
+  RingCapture capture;
+  base::Status status;
+  std::unique_ptr<shm_ring::TraceWriterV2> bound =
+      capture.Factory(1, kDeferred)(&status);
+  ScopedThreadWriter bind(bound.get());
+  SetCategoriesEnabled("inst.b");
+  const InstanceHandle a =
+      Start(Config({"inst.a"}, capture.Factory(2, kDeferred)));
+  RT_TRACE_INSTANT("inst.b", "ToBinding");
+  RT_TRACE_INSTANT("inst.a", "ToInstance");
+  Flush();
+  const auto sequences = capture.Drain();
+  std::map<shm_ring::BufferID, std::vector<std::string>> names;
+  for (const auto& [id, sequence] : sequences) {
+    for (const pb::TrackEvent& e : Events(sequence))
+      names[sequence.buffer].push_back(e.name());
+  }
+  EXPECT_EQ(names[1], std::vector<std::string>{"ToBinding"});
+  EXPECT_EQ(names[2], std::vector<std::string>{"ToInstance"});
+  StopInstance(a);
+  ReleaseStoppedInstanceWriters();
+  SetCategoriesEnabled("-*");
+}
+
 TEST_F(TrackEventInstancesTest, AllSlotsInUseFailsWithAStatus) {
   RingCapture capture;
   std::vector<InstanceHandle> handles;

@@ -46,6 +46,9 @@ void CountInstanceWriterReleased();
 // mutex is held.
 void ApplyInstancesLocked(const CategoryTable* table);
 
+// Flushes the calling thread's instance writers (track_event::Flush()).
+void FlushThreadInstanceWriters();
+
 }  // namespace internal
 }  // namespace track_event
 }  // namespace ringtrace

@@ -138,10 +138,12 @@ int ResolveIncrementalState(std::vector<pb::TracePacket>* packets) {
 RingCapture::RingCapture(uint32_t chunk_size, uint32_t num_chunks)
     : ring_(chunk_size, num_chunks) {}
 
-WriterFactory RingCapture::Factory(shm_ring::BufferID target) {
-  return [this, target](base::Status*) {
+WriterFactory RingCapture::Factory(shm_ring::BufferID target,
+                                   shm_ring::Publication publication) {
+  return [this, target, publication](base::Status*) {
     shm_ring::TraceWriterV2::Options options;
     options.target_buffer = target;
+    options.publication = publication;
     shm_ring::WriterLossCounters* losses;
     {
       std::lock_guard<std::mutex> lock(mutex_);

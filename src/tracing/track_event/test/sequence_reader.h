@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "ringtrace/ring_writer_types.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/track_event/track_event_instances.h"
@@ -53,8 +54,11 @@ class RingCapture {
   explicit RingCapture(uint32_t chunk_size = 4096, uint32_t num_chunks = 1024);
 
   // A WriterFactory for buffer |target|. Thread-safe; the RingCapture must
-  // outlive the writers.
-  WriterFactory Factory(shm_ring::BufferID target);
+  // outlive the writers. |publication|: the writers' (a deferred one
+  // publishes only at Flush(), a chunk's end or the writer's destruction).
+  WriterFactory Factory(
+      shm_ring::BufferID target,
+      shm_ring::Publication publication = shm_ring::Publication::kPerPacket);
 
   struct Sequence {
     shm_ring::BufferID buffer = 0;
