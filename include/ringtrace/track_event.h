@@ -259,6 +259,81 @@ class NameRef {
 
 }  // namespace internal
 
+// Event names known only at run time (Perfetto's perfetto::DynamicString):
+//   RT_TRACE_EVENT("io", ringtrace::track_event::DynamicString{file_name});
+// The name points to the bytes for the duration of the macro's call only
+// (they may change or go right after). Such a name is written as it is, in
+// TrackEvent.name (23), on every event: not interned, since its text may
+// differ at each call, so it costs its length in each event instead of an
+// interning lookup. A std::string or std::string_view given as the name is
+// the same thing without the wrapper. A string literal keeps the fast
+// path: interned by its address (EventName.iid in interned_data, the event
+// carries name_iid).
+class DynamicString {
+ public:
+  constexpr explicit DynamicString(std::string_view text) : text_(text) {}
+  explicit DynamicString(const std::string& text) : text_(text) {}
+  // Null reads as "".
+  constexpr explicit DynamicString(const char* text)
+      : text_(text ? std::string_view(text) : std::string_view("")) {}
+  constexpr std::string_view text() const { return text_; }
+
+ private:
+  std::string_view text_;
+};
+
+// A name in a char pointer whose text never changes while the program runs
+// (Perfetto's perfetto::StaticString): interned by its address, like a
+// string literal. A plain char pointer is interned by its content instead
+// (it may be a buffer that changes).
+class StaticString {
+ public:
+  constexpr explicit StaticString(const char* text) : text_(text) {}
+  constexpr const char* text() const { return text_; }
+
+ private:
+  const char* text_;
+};
+
+namespace internal {
+
+// An event name as the macros take it: a NameRef (interned), or a dynamic
+// name (written as it is, see DynamicString).
+class EventName {
+ public:
+  // Whatever a NameRef is made from: literals, char pointers, null.
+  template <
+      typename T,
+      typename = std::enable_if_t<std::is_constructible<NameRef, T&&>::value>>
+  constexpr EventName(T&& s)  // NOLINT(runtime/explicit)
+      : ref_(static_cast<T&&>(s)) {}
+  constexpr EventName(StaticString s)  // NOLINT(runtime/explicit)
+      : ref_(NameRef::Stable(s.text())) {}
+  constexpr EventName(DynamicString s)  // NOLINT(runtime/explicit)
+      : ref_(nullptr), dynamic_(s.text().data()), size_(s.text().size()) {
+    if (dynamic_ == nullptr)
+      dynamic_ = "";
+  }
+  EventName(const std::string& s)  // NOLINT(runtime/explicit)
+      : ref_(nullptr), dynamic_(s.data()), size_(s.size()) {}
+  constexpr EventName(std::string_view s)  // NOLINT(runtime/explicit)
+      : EventName(DynamicString(s)) {}
+
+  constexpr NameRef ref() const { return ref_; }
+  // A dynamic name (ref() is then null).
+  constexpr bool dynamic() const { return dynamic_ != nullptr; }
+  constexpr std::string_view text() const {
+    return std::string_view(dynamic_, size_);
+  }
+
+ private:
+  NameRef ref_;
+  const char* dynamic_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace internal
+
 // Track uuids of this process's tracks (distinct for distinct arguments).
 uint64_t ProcessTrackUuid();
 // The uuid of Track(id) in this process: |id| mixed with

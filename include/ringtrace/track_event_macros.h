@@ -329,7 +329,7 @@ inline void WriteEvent(TrackEventSequence* binding,
                        perfetto::protos::rtzero::TrackEvent::Type type,
                        const Track& track,
                        NameRef category,
-                       NameRef name,
+                       EventName name,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
@@ -343,7 +343,7 @@ inline void WriteEvent(TrackEventSequence* binding,
     return;
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
-  const uint64_t name_iid = name ? binding->InternName(name) : 0;
+  const uint64_t name_iid = name.ref() ? binding->InternName(name.ref()) : 0;
   InternArgNames(binding, args...);
   auto handle = binding->writer()->NewTracePacket();
   perfetto::protos::rtzero::TracePacket packet(handle);
@@ -356,6 +356,8 @@ inline void WriteEvent(TrackEventSequence* binding,
     event.add_category_iids(category_iid);
   if (name_iid)
     event.set_name_iid(name_iid);
+  else if (RT_UNLIKELY(name.dynamic()))
+    event.set_name(name.text());
   WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
@@ -387,7 +389,7 @@ template <typename... Args>
 inline SliceTargets BeginSliceOn(uint32_t mask,
                                  const Track& track,
                                  NameRef category,
-                                 NameRef name,
+                                 EventName name,
                                  Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next()) {
@@ -403,7 +405,7 @@ inline SliceTargets BeginSliceOn(uint32_t mask,
 template <typename... Args>
 inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
                                            NameRef category,
-                                           NameRef name,
+                                           EventName name,
                                            const Track& track,
                                            Args&&... args) {
   const SliceTargets targets =
@@ -421,7 +423,7 @@ inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
 template <typename... Args>
 inline auto BeginSlice(uint32_t mask,
                        NameRef category,
-                       NameRef name,
+                       EventName name,
                        Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     return BeginSliceOnTrack(mask, category, name, args...);
@@ -472,7 +474,7 @@ inline void WriteEventOn(uint32_t mask,
                          perfetto::protos::rtzero::TrackEvent::Type type,
                          const Track& track,
                          NameRef category,
-                         NameRef name,
+                         EventName name,
                          Args&&... args) {
   EventTargets targets(mask);
   while (TrackEventSequence* sequence = targets.Next())
@@ -482,7 +484,7 @@ template <typename... Args>
 inline void WriteEventOnTrack(uint32_t mask,
                               perfetto::protos::rtzero::TrackEvent::Type type,
                               NameRef category,
-                              NameRef name,
+                              EventName name,
                               const Track& track,
                               Args&&... args) {
   WriteEventOn(mask, type, track, category, name, args...);
@@ -494,7 +496,7 @@ template <typename... Args>
 inline void WriteThreadEvent(uint32_t mask,
                              perfetto::protos::rtzero::TrackEvent::Type type,
                              NameRef category,
-                             NameRef name,
+                             EventName name,
                              Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     WriteEventOnTrack(mask, type, category, name, args...);

@@ -189,6 +189,58 @@ TEST_F(TrackEventTest, StringsAreInternedOncePerGeneration) {
   EXPECT_EQ(packets[5].track_event().debug_annotations(0).int_value(), 9);
 }
 
+// Names known at run time: std::string, std::string_view and DynamicString
+// are written as they are, in TrackEvent.name, on every event (the buffer
+// may change between events); a literal and a StaticString are interned.
+TEST_F(TrackEventTest, DynamicNamesAreWrittenAsTheyAre) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  static const char kStatic[] = "Static";
+  {
+    ScopedThreadWriter bind(capture.writer());
+    std::string name = "Frame 1";
+    {
+      RT_TRACE_EVENT("test.gfx", name, "i", 1);
+      name = "Frame 2";  // after the call: the begin keeps "Frame 1"
+    }
+    RT_TRACE_EVENT_BEGIN("test.gfx", std::string_view(name).substr(0, 5));
+    RT_TRACE_EVENT_END("test.gfx");
+    RT_TRACE_INSTANT("test.gfx", DynamicString{name});
+    RT_TRACE_INSTANT("test.gfx", std::string("temp"));
+    RT_TRACE_INSTANT("test.gfx", StaticString{&kStatic[0]});
+    RT_TRACE_INSTANT("test.gfx", "Literal");
+    RT_TRACE_INSTANT("test.gfx", DynamicString{std::string_view()});
+  }
+  std::vector<pb::TracePacket> packets = ParseRaw(&capture);
+  // The clear packet, two descriptors, nine events.
+  ASSERT_EQ(packets.size(), 12u);
+  struct Expected {
+    size_t index;
+    const char* name;
+  };
+  for (const Expected& e :
+       {Expected{3, "Frame 1"}, Expected{5, "Frame"}, Expected{7, "Frame 2"},
+        Expected{8, "temp"}, Expected{11, ""}}) {
+    const pb::TrackEvent& event = packets[e.index].track_event();
+    EXPECT_TRUE(event.has_name()) << e.index;
+    EXPECT_EQ(event.name(), e.name) << e.index;
+    EXPECT_FALSE(event.has_name_iid()) << e.index;
+  }
+  EXPECT_EQ(packets[3].track_event().debug_annotations(0).int_value(), 1);
+  for (size_t i : {9u, 10u}) {
+    EXPECT_FALSE(packets[i].track_event().has_name()) << i;
+    EXPECT_NE(packets[i].track_event().name_iid(), 0u) << i;
+  }
+  // No interned event name but the two interned ones.
+  size_t interned_names = 0;
+  for (const pb::TracePacket& p : packets)
+    interned_names += static_cast<size_t>(p.interned_data().event_names_size());
+  EXPECT_EQ(interned_names, 2u);
+  ResolveIncrementalState(&packets);
+  EXPECT_EQ(packets[8].track_event().name(), "Static");
+  EXPECT_EQ(packets[9].track_event().name(), "Literal");
+}
+
 // A generation starts with one packet on CLOCK_BOOTTIME that carries
 // SEQ_INCREMENTAL_STATE_CLEARED, the sequence's defaults (the incremental
 // clock, the thread track) and the snapshot that starts the incremental
