@@ -353,6 +353,30 @@ void SetProcessName(std::string_view name);
 // else from clock_gettime. RINGTRACE_TRACE_CLOCK=boottime forces the latter.
 uint64_t NowNs();
 
+// An event's timestamp given by the app, on the NowNs() clock (CLOCK_BOOTTIME
+// ns), as Perfetto's TraceTimestamp: for an event that happened before it
+// is traced (a completion seen later, a span replayed from a log). Given to
+// RT_TRACE_EVENT_BEGIN, RT_TRACE_EVENT_END and RT_TRACE_INSTANT right after
+// the name (after the Track, when there is one; END's first argument, or
+// second after its Track):
+//   RT_TRACE_EVENT_BEGIN("io", "Read",
+//   ringtrace::track_event::TraceTimestamp{t0}); RT_TRACE_EVENT_END("io",
+//   ringtrace::track_event::TraceTimestamp{t1});
+// A type of its own, not a bare integer: the arguments after the name are
+// name/value pairs and a number there would read as one of them (or as the
+// timestamp when a value was meant). Timestamps need not grow: an earlier
+// one than the sequence's latest is written absolute. 0 is not a
+// timestamp: such an event is stamped at the call, as without one. With
+// RT_TRACE_EVENT the begin carries it; the end is stamped at scope exit.
+class TraceTimestamp {
+ public:
+  constexpr explicit TraceTimestamp(uint64_t ns) : ns_(ns) {}
+  constexpr uint64_t ns() const { return ns_; }
+
+ private:
+  uint64_t ns_;
+};
+
 // Flows (Perfetto's TrackEvent.flow_ids = 47 and terminating_flow_ids =
 // 48): arrows between events, on any tracks, threads or processes. An event
 // that carries Flow(id) is linked to the previous event that carried the

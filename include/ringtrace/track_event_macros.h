@@ -170,6 +170,8 @@ class EventTargets {
   uint32_t written_mask() const { return written_mask_; }
   uint64_t max_generation() const { return max_generation_; }
 
+  // The event's timestamp given by the app (a TraceTimestamp); 0: none.
+  void SetTimestamp(uint64_t ns) { now_ = ns; }
   // The event's timestamp: read once, at the first call.
   uint64_t Now() {
     if (now_ == 0)
@@ -234,9 +236,36 @@ constexpr bool IsFlowArg() {
   return std::is_same<D, Flow>::value ||
          std::is_same<D, TerminatingFlow>::value;
 }
+template <typename T>
+constexpr bool IsTimestampArg() {
+  return std::is_same<std::decay_t<T>, TraceTimestamp>::value;
+}
 template <typename... Args>
 constexpr bool ArgsArePairsAndFlows() {
-  return ((IsFlowArg<Args>() ? 0 : 1) + ... + 0) % 2 == 0;
+  return ((IsFlowArg<Args>() || IsTimestampArg<Args>() ? 0 : 1) + ... + 0) %
+             2 ==
+         0;
+}
+// A TraceTimestamp is first (after the Track) or absent.
+template <typename... Args>
+struct TimestampIsFirstOrAbsent : std::true_type {};
+template <typename First, typename... Rest>
+struct TimestampIsFirstOrAbsent<First, Rest...>
+    : std::bool_constant<(!IsTimestampArg<Rest>() && ...)> {};
+
+// Stamps |targets| with the TraceTimestamp first among the arguments, if
+// any.
+inline void ApplyTimestamp(EventTargets*) {}
+template <typename First, typename... Rest>
+inline void ApplyTimestamp(EventTargets* targets,
+                           const First& first,
+                           const Rest&...) {
+  if constexpr (IsTimestampArg<First>()) {
+    targets->SetTimestamp(first.ns());
+  } else {
+    (void)targets;
+    (void)first;
+  }
 }
 
 // Declared first: each overload recurses into the others.
@@ -250,12 +279,21 @@ void WriteArgs(TrackEventSequence* binding,
                perfetto::protos::rtzero::TrackEvent event,
                TerminatingFlow flow,
                Rest&&... rest);
+template <typename... Rest>
+void WriteArgs(TrackEventSequence* binding,
+               perfetto::protos::rtzero::TrackEvent event,
+               TraceTimestamp,
+               Rest&&... rest);
 template <typename V, typename... Rest>
 void WriteArgs(TrackEventSequence* binding,
                perfetto::protos::rtzero::TrackEvent event,
                NameRef name,
                V&& value,
                Rest&&... rest);
+template <typename... Rest>
+void InternArgNames(TrackEventSequence* binding,
+                    TraceTimestamp,
+                    Rest&&... rest);
 template <typename... Rest>
 void InternArgNames(TrackEventSequence* binding, Flow, Rest&&... rest);
 template <typename... Rest>
@@ -286,6 +324,13 @@ inline void WriteArgs(TrackEventSequence* binding,
   event.add_terminating_flow_ids(flow.id());
   WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
 }
+template <typename... Rest>
+inline void WriteArgs(TrackEventSequence* binding,
+                      perfetto::protos::rtzero::TrackEvent event,
+                      TraceTimestamp,
+                      Rest&&... rest) {
+  WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
+}
 template <typename V, typename... Rest>
 inline void WriteArgs(TrackEventSequence* binding,
                       perfetto::protos::rtzero::TrackEvent event,
@@ -306,6 +351,12 @@ inline void InternArgNames(TrackEventSequence* binding, Flow, Rest&&... rest) {
 template <typename... Rest>
 inline void InternArgNames(TrackEventSequence* binding,
                            TerminatingFlow,
+                           Rest&&... rest) {
+  InternArgNames(binding, static_cast<Rest&&>(rest)...);
+}
+template <typename... Rest>
+inline void InternArgNames(TrackEventSequence* binding,
+                           TraceTimestamp,
                            Rest&&... rest) {
   InternArgNames(binding, static_cast<Rest&&>(rest)...);
 }
@@ -333,6 +384,8 @@ inline void WriteEvent(TrackEventSequence* binding,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
+  static_assert(TimestampIsFirstOrAbsent<Args...>::value,
+                "a TraceTimestamp comes right after the name (or the Track)");
   // MaybeClear() (false) and EnsureTrack() (0) report a lost packet that
   // this event needed: that packet is the event's counted loss, and the
   // event is not written.
@@ -392,6 +445,7 @@ inline SliceTargets BeginSliceOn(uint32_t mask,
                                  EventName name,
                                  Args&&... args) {
   EventTargets targets(mask);
+  ApplyTimestamp(&targets, args...);
   while (TrackEventSequence* sequence = targets.Next()) {
     WriteEvent(sequence, targets.Now(),
                perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,
@@ -477,6 +531,7 @@ inline void WriteEventOn(uint32_t mask,
                          EventName name,
                          Args&&... args) {
   EventTargets targets(mask);
+  ApplyTimestamp(&targets, args...);
   while (TrackEventSequence* sequence = targets.Next())
     WriteEvent(sequence, targets.Now(), type, track, category, name, args...);
 }
@@ -519,6 +574,7 @@ inline void WriteSliceEndOnTrackWith(uint32_t mask,
                                      const Track& track,
                                      Args&&... args) {
   EventTargets targets(mask);
+  ApplyTimestamp(&targets, args...);
   while (TrackEventSequence* sequence = targets.Next()) {
     WriteEvent(sequence, targets.Now(),
                perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,
@@ -536,6 +592,7 @@ inline void WriteSliceEndFor(uint32_t mask, Args&&... args) {
       WriteSliceEndOnTrackWith(mask, args...);
   } else {
     EventTargets targets(mask, /*create=*/false);
+    ApplyTimestamp(&targets, args...);
     while (TrackEventSequence* sequence = targets.Next()) {
       WriteEvent(sequence, targets.Now(),
                  perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_END,

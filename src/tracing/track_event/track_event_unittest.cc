@@ -325,6 +325,56 @@ TEST_F(TrackEventTest, ExplicitBeginAndEnd) {
   EXPECT_EQ(packets[3].track_event().track_uuid(), track);
 }
 
+// Explicit timestamps: each event carries the one it was given, in the
+// order written, whether it is later or earlier than the sequence's clock.
+TEST_F(TrackEventTest, ExplicitTimestamps) {
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  constexpr Track kTrack(0x7e57, "ts");
+  uint64_t t0 = 0;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    t0 = NowNs();
+    RT_TRACE_EVENT_BEGIN("test.gfx", "Late", TraceTimestamp{t0 + 5000}, "n", 1);
+    RT_TRACE_INSTANT("test.gfx", "Early", TraceTimestamp{t0 - 7000});
+    RT_TRACE_EVENT_END("test.gfx", TraceTimestamp{t0 + 9000});
+    RT_TRACE_INSTANT("test.gfx", "OnTrack", kTrack, TraceTimestamp{t0 + 1});
+    RT_TRACE_EVENT_BEGIN("test.gfx", std::string("Dyn"), kTrack,
+                         TraceTimestamp{t0 + 2}, Flow::Global(3));
+    RT_TRACE_EVENT_END("test.gfx", kTrack, TraceTimestamp{t0 + 3});
+    RT_TRACE_INSTANT("test.gfx", "Now");
+  }
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  // Two descriptors, the track's descriptor, seven events.
+  ASSERT_EQ(packets.size(), 10u);
+  struct Expected {
+    size_t index;
+    pb::TrackEvent::Type type;
+    const char* name;
+    uint64_t ts;
+  };
+  for (const Expected& e :
+       {Expected{2, pb::TrackEvent::TYPE_SLICE_BEGIN, "Late", t0 + 5000},
+        Expected{3, pb::TrackEvent::TYPE_INSTANT, "Early", t0 - 7000},
+        Expected{4, pb::TrackEvent::TYPE_SLICE_END, "", t0 + 9000},
+        Expected{6, pb::TrackEvent::TYPE_INSTANT, "OnTrack", t0 + 1},
+        Expected{7, pb::TrackEvent::TYPE_SLICE_BEGIN, "Dyn", t0 + 2},
+        Expected{8, pb::TrackEvent::TYPE_SLICE_END, "", t0 + 3}}) {
+    const pb::TracePacket& p = packets[e.index];
+    EXPECT_EQ(p.timestamp(), e.ts) << e.index;
+    EXPECT_EQ(p.track_event().type(), e.type) << e.index;
+    EXPECT_EQ(p.track_event().name(), e.name) << e.index;
+  }
+  EXPECT_EQ(packets[2].track_event().debug_annotations(0).int_value(), 1);
+  EXPECT_TRUE(packets[5].has_track_descriptor());
+  EXPECT_EQ(packets[7].track_event().track_uuid(), kTrack.uuid());
+  EXPECT_EQ(packets[7].track_event().flow_ids(0), 3u);
+  EXPECT_EQ(packets[8].track_event().track_uuid(), kTrack.uuid());
+  // Without one, the event is stamped at the call.
+  EXPECT_GE(packets[9].timestamp(), t0);
+  EXPECT_EQ(packets[9].track_event().name(), "Now");
+}
+
 // With a byte period, the state is cleared again and again: every
 // generation starts with the process descriptor (CLEARED), re-emits the
 // thread and counter descriptors and the interned strings, and every event
