@@ -66,7 +66,10 @@
 //
 // Debug annotations: RT_TRACE_EVENT takes name/value pairs after the event
 // name. Values: bool, signed and unsigned integers, float/double, strings
-// (const char*, std::string, std::string_view) and pointers.
+// (const char*, std::string, std::string_view), pointers, and any type with
+// a WriteIntoTrace(TracedValue) const member (nested dictionaries and
+// arrays, see TracedValue). A lambda taking an EventContext, as the last
+// argument, writes further fields and annotations (see EventContext).
 //
 // Thread model: the macros and SetCategoriesEnabled() may be called from any
 // thread; a ScopedThreadWriter is created and destroyed on its thread. A
@@ -375,6 +378,153 @@ class TraceTimestamp {
 
  private:
   uint64_t ns_;
+};
+
+class TracedDictionary;
+class TracedArray;
+class TrackEventSequence;
+
+namespace internal {
+// A debug annotation's value (defined in track_event_macros.h).
+template <typename T>
+void WriteValue(perfetto::protos::rtzero::DebugAnnotation annotation,
+                const T& value);
+}  // namespace internal
+
+// Writes one debug annotation value (Perfetto's perfetto::TracedValue): a
+// scalar, or a dictionary or an array of further values (DebugAnnotation's
+// dict_entries = 11 and array_values = 12), to any depth. The extension
+// point for the app's types: a type with
+//   void WriteIntoTrace(ringtrace::track_event::TracedValue v) const;
+// is accepted wherever a debug annotation value is (the macros' name/value
+// pairs, EventContext::AddDebugAnnotation, TracedDictionary::Add,
+// TracedArray::Append), and writes itself through |v|:
+//   struct Point {
+//     int x, y;
+//     void WriteIntoTrace(ringtrace::track_event::TracedValue v) const {
+//       auto dict = std::move(v).WriteDictionary();
+//       dict.Add("x", x);
+//       dict.Add("y", y);
+//     }
+//   };
+//   RT_TRACE_EVENT("gfx", "Move", "to", Point{1, 2});
+// A TracedValue is written once (one of the calls below), then dropped; the
+// dictionary or array it begins is written before anything else is written
+// into the event. Nesting deeper than the writer's limit
+// (TraceWriterV2::kMaxNestingDepth, the packet's levels included) writes
+// nothing there, and the packet stays well-formed.
+class TracedValue {
+ public:
+  explicit TracedValue(perfetto::protos::rtzero::DebugAnnotation annotation)
+      : annotation_(annotation) {}
+  TracedValue(TracedValue&&) = default;
+  TracedValue(const TracedValue&) = delete;
+  TracedValue& operator=(const TracedValue&) = delete;
+
+  void WriteInt64(int64_t v) && { annotation_.set_int_value(v); }
+  void WriteUInt64(uint64_t v) && { annotation_.set_uint_value(v); }
+  void WriteDouble(double v) && { annotation_.set_double_value(v); }
+  void WriteBoolean(bool v) && { annotation_.set_bool_value(v); }
+  void WriteString(std::string_view v) && { annotation_.set_string_value(v); }
+  void WritePointer(const void* v) && {
+    annotation_.set_pointer_value(reinterpret_cast<uintptr_t>(v));
+  }
+  // Any value the macros take (a scalar, or a type with WriteIntoTrace).
+  template <typename T>
+  void Write(const T& value) && {
+    internal::WriteValue(annotation_, value);
+  }
+  inline TracedDictionary WriteDictionary() &&;
+  inline TracedArray WriteArray() &&;
+
+ private:
+  perfetto::protos::rtzero::DebugAnnotation annotation_;
+};
+
+// Named entries of a dictionary value (each a dict_entries annotation with
+// its name, not interned: the key is written as it is).
+class TracedDictionary {
+ public:
+  explicit TracedDictionary(
+      perfetto::protos::rtzero::DebugAnnotation annotation)
+      : annotation_(annotation) {}
+  template <typename T>
+  void Add(std::string_view key, const T& value) {
+    AddItem(key).Write(value);
+  }
+  // The value of entry |key|, to be written by the caller.
+  TracedValue AddItem(std::string_view key) {
+    perfetto::protos::rtzero::DebugAnnotation entry =
+        annotation_.add_dict_entries();
+    entry.set_name(key);
+    return TracedValue(entry);
+  }
+
+ private:
+  perfetto::protos::rtzero::DebugAnnotation annotation_;
+};
+
+// The values of an array value, in order (array_values annotations).
+class TracedArray {
+ public:
+  explicit TracedArray(perfetto::protos::rtzero::DebugAnnotation annotation)
+      : annotation_(annotation) {}
+  template <typename T>
+  void Append(const T& value) {
+    AppendItem().Write(value);
+  }
+  TracedValue AppendItem() {
+    return TracedValue(annotation_.add_array_values());
+  }
+
+ private:
+  perfetto::protos::rtzero::DebugAnnotation annotation_;
+};
+
+TracedDictionary TracedValue::WriteDictionary() && {
+  return TracedDictionary(annotation_);
+}
+TracedArray TracedValue::WriteArray() && {
+  return TracedArray(annotation_);
+}
+
+// The event a lambda given as the last argument of an event macro writes
+// into (Perfetto's perfetto::EventContext):
+//   RT_TRACE_EVENT("gfx", "Draw", [&](ringtrace::track_event::EventContext ctx)
+//   {
+//     ctx.event().add_flow_ids(id);               // typed TrackEvent fields
+//     ctx.AddDebugAnnotation("frame", frame);     // and annotations
+//   });
+// The lambda runs only when the event is written, once per target (the
+// binding, each instance), after the macro's other arguments were written
+// and before the packet ends. event() is the packet's rtzero TrackEvent
+// writer (protos/perfetto/trace/trace_packet.proto: the fields ringtrace
+// defines); its type, name, categories and track are written already.
+// Its annotation names are written as they are (DebugAnnotation.name), not
+// interned: an interned string must come before the event in its packet,
+// which is written by then. Not valid after the lambda returns; the lambda
+// must not trace (the thread is inside the event) nor call Flush().
+class EventContext {
+ public:
+  EventContext(TrackEventSequence* sequence,
+               perfetto::protos::rtzero::TrackEvent event)
+      : sequence_(sequence), event_(event) {}
+
+  perfetto::protos::rtzero::TrackEvent event() const { return event_; }
+  // A debug annotation |name| = |value| (any value the macros take).
+  template <typename T>
+  void AddDebugAnnotation(std::string_view name, const T& value) {
+    perfetto::protos::rtzero::DebugAnnotation a =
+        event_.add_debug_annotations();
+    a.set_name(name);
+    internal::WriteValue(a, value);
+  }
+  // The sequence the event goes to (its writer, its interning state).
+  TrackEventSequence* sequence() const { return sequence_; }
+
+ private:
+  TrackEventSequence* sequence_;
+  perfetto::protos::rtzero::TrackEvent event_;
 };
 
 // Flows (Perfetto's TrackEvent.flow_ids = 47 and terminating_flow_ids =

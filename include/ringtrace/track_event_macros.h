@@ -228,6 +228,30 @@ inline void SetValue(perfetto::protos::rtzero::DebugAnnotation a, T v) {
   }
 }
 
+// Does T write itself (a WriteIntoTrace(TracedValue) const member)?
+template <typename T, typename = void>
+struct HasWriteIntoTrace : std::false_type {};
+template <typename T>
+struct HasWriteIntoTrace<
+    T,
+    std::void_t<decltype(std::declval<const T&>().WriteIntoTrace(
+        std::declval<TracedValue>()))>> : std::true_type {};
+
+template <typename T>
+void WriteValue(perfetto::protos::rtzero::DebugAnnotation annotation,
+                const T& value) {
+  if constexpr (HasWriteIntoTrace<T>::value)
+    value.WriteIntoTrace(TracedValue(annotation));
+  else
+    SetValue(annotation, value);
+}
+
+// Is F the event's lambda (invocable with an EventContext)?
+template <typename F>
+constexpr bool IsEventLambda() {
+  return std::is_invocable<std::decay_t<F>&, EventContext>::value;
+}
+
 // The arguments after an event's name (and Track): debug annotations as
 // name/value pairs, and Flow / TerminatingFlow values anywhere among them.
 template <typename T>
@@ -242,9 +266,22 @@ constexpr bool IsTimestampArg() {
 }
 template <typename... Args>
 constexpr bool ArgsArePairsAndFlows() {
-  return ((IsFlowArg<Args>() || IsTimestampArg<Args>() ? 0 : 1) + ... + 0) %
+  return ((IsFlowArg<Args>() || IsTimestampArg<Args>() || IsEventLambda<Args>()
+               ? 0
+               : 1) +
+          ... + 0) %
              2 ==
          0;
+}
+// The event's lambda is last, or absent.
+template <typename... Args>
+constexpr bool LambdaIsLastOrAbsent() {
+  constexpr bool kIsLambda[] = {IsEventLambda<Args>()..., false};
+  for (size_t i = 0; i + 1 < sizeof...(Args); i++) {
+    if (kIsLambda[i])
+      return false;
+  }
+  return true;
 }
 // A TraceTimestamp is first (after the Track) or absent.
 template <typename... Args>
@@ -284,12 +321,18 @@ void WriteArgs(TrackEventSequence* binding,
                perfetto::protos::rtzero::TrackEvent event,
                TraceTimestamp,
                Rest&&... rest);
+template <typename F, typename = std::enable_if_t<IsEventLambda<F>()>>
+void WriteArgs(TrackEventSequence* binding,
+               perfetto::protos::rtzero::TrackEvent event,
+               F&& lambda);
 template <typename V, typename... Rest>
 void WriteArgs(TrackEventSequence* binding,
                perfetto::protos::rtzero::TrackEvent event,
                NameRef name,
                V&& value,
                Rest&&... rest);
+template <typename F, typename = std::enable_if_t<IsEventLambda<F>()>>
+void InternArgNames(TrackEventSequence* binding, F&&);
 template <typename... Rest>
 void InternArgNames(TrackEventSequence* binding,
                     TraceTimestamp,
@@ -331,6 +374,12 @@ inline void WriteArgs(TrackEventSequence* binding,
                       Rest&&... rest) {
   WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
 }
+template <typename F, typename>
+inline void WriteArgs(TrackEventSequence* binding,
+                      perfetto::protos::rtzero::TrackEvent event,
+                      F&& lambda) {
+  lambda(EventContext(binding, event));
+}
 template <typename V, typename... Rest>
 inline void WriteArgs(TrackEventSequence* binding,
                       perfetto::protos::rtzero::TrackEvent event,
@@ -339,7 +388,7 @@ inline void WriteArgs(TrackEventSequence* binding,
                       Rest&&... rest) {
   perfetto::protos::rtzero::DebugAnnotation a = event.add_debug_annotations();
   a.set_name_iid(binding->InternArgName(name));
-  SetValue(a, value);
+  WriteValue(a, value);
   WriteArgs(binding, event, static_cast<Rest&&>(rest)...);
 }
 
@@ -360,6 +409,8 @@ inline void InternArgNames(TrackEventSequence* binding,
                            Rest&&... rest) {
   InternArgNames(binding, static_cast<Rest&&>(rest)...);
 }
+template <typename F, typename>
+inline void InternArgNames(TrackEventSequence*, F&&) {}
 template <typename V, typename... Rest>
 inline void InternArgNames(TrackEventSequence* binding,
                            NameRef name,
@@ -386,6 +437,8 @@ inline void WriteEvent(TrackEventSequence* binding,
                 "arguments are name/value pairs, flows and one Track first");
   static_assert(TimestampIsFirstOrAbsent<Args...>::value,
                 "a TraceTimestamp comes right after the name (or the Track)");
+  static_assert(LambdaIsLastOrAbsent<Args...>(),
+                "the EventContext lambda is the last argument");
   // MaybeClear() (false) and EnsureTrack() (0) report a lost packet that
   // this event needed: that packet is the event's counted loss, and the
   // event is not written.

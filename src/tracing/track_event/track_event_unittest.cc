@@ -15,14 +15,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/base/test/temp_dir.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
+#include "src/tracing/test/trace_processor_stats.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
 RT_DEFINE_CATEGORIES("test.gfx", "test.io", "test.off", "other");
@@ -373,6 +377,146 @@ TEST_F(TrackEventTest, ExplicitTimestamps) {
   // Without one, the event is stamped at the call.
   EXPECT_GE(packets[9].timestamp(), t0);
   EXPECT_EQ(packets[9].track_event().name(), "Now");
+}
+
+// App types that write themselves (the WriteIntoTrace extension point).
+struct Point {
+  int x;
+  int y;
+  void WriteIntoTrace(TracedValue v) const {
+    TracedDictionary dict = std::move(v).WriteDictionary();
+    dict.Add("x", x);
+    dict.Add("y", y);
+  }
+};
+struct Path {
+  std::string label;
+  std::vector<Point> points;
+  void WriteIntoTrace(TracedValue v) const {
+    TracedDictionary dict = std::move(v).WriteDictionary();
+    dict.Add("label", label);
+    TracedArray array = dict.AddItem("points").WriteArray();
+    for (const Point& p : points)
+      array.Append(p);
+    array.AppendItem().WriteDouble(0.5);  // arrays mix types
+  }
+};
+
+// Checks |a| holds Point{x, y}.
+void ExpectPoint(const pb::DebugAnnotation& a, int64_t x, int64_t y) {
+  ASSERT_EQ(a.dict_entries_size(), 2);
+  EXPECT_EQ(a.dict_entries(0).name(), "x");
+  EXPECT_EQ(a.dict_entries(0).int_value(), x);
+  EXPECT_EQ(a.dict_entries(1).name(), "y");
+  EXPECT_EQ(a.dict_entries(1).int_value(), y);
+}
+
+void ExpectPath(const pb::DebugAnnotation& a) {
+  ASSERT_EQ(a.dict_entries_size(), 2);
+  EXPECT_EQ(a.dict_entries(0).name(), "label");
+  EXPECT_EQ(a.dict_entries(0).string_value(), "zigzag");
+  const pb::DebugAnnotation& points = a.dict_entries(1);
+  EXPECT_EQ(points.name(), "points");
+  ASSERT_EQ(points.array_values_size(), 3);
+  ExpectPoint(points.array_values(0), 1, 2);
+  ExpectPoint(points.array_values(1), -3, 4);
+  EXPECT_EQ(points.array_values(2).double_value(), 0.5);
+}
+
+// A lambda as the last argument writes typed TrackEvent fields and debug
+// annotations (nested ones too) into the event; it runs only when the
+// event is written.
+TEST_F(TrackEventTest, LambdaWritesIntoTheEventContext) {
+  const Path path{"zigzag", {{1, 2}, {-3, 4}}};
+  int calls = 0;
+  auto lambda = [&](EventContext ctx) {
+    calls++;
+    ctx.event().add_flow_ids(42);
+    ctx.AddDebugAnnotation("frame", 7);
+    ctx.AddDebugAnnotation("path", path);
+  };
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    RT_TRACE_EVENT("test.gfx", "Off", lambda);  // disabled: not called
+    EXPECT_EQ(calls, 0);
+    SetCategoriesEnabled("test.gfx");
+    {
+      RT_TRACE_EVENT("test.gfx", "Lambda", "first", 1, lambda);
+      EXPECT_EQ(calls, 1);
+    }
+    RT_TRACE_INSTANT("test.gfx", "Typed", "pt", Point{5, 6},
+                     [](EventContext ctx) {
+                       ctx.AddDebugAnnotation("list", std::string("l"));
+                     });
+    RT_TRACE_EVENT_END("test.gfx", [](EventContext ctx) {
+      ctx.AddDebugAnnotation("ok", true);
+    });
+  }
+  const std::vector<pb::TracePacket> packets = Parse(&capture);
+  ASSERT_EQ(packets.size(), 6u);
+  const pb::TrackEvent& e = packets[2].track_event();
+  EXPECT_EQ(e.name(), "Lambda");
+  ASSERT_EQ(e.flow_ids_size(), 1);
+  EXPECT_EQ(e.flow_ids(0), 42u);
+  ASSERT_EQ(e.debug_annotations_size(), 3);
+  EXPECT_EQ(e.debug_annotations(0).name(), "first");  // interned
+  EXPECT_EQ(e.debug_annotations(1).name(), "frame");  // as it is
+  EXPECT_EQ(e.debug_annotations(1).int_value(), 7);
+  EXPECT_EQ(e.debug_annotations(2).name(), "path");
+  ExpectPath(e.debug_annotations(2));
+  EXPECT_EQ(packets[3].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
+  const pb::TrackEvent& typed = packets[4].track_event();
+  ASSERT_EQ(typed.debug_annotations_size(), 2);
+  EXPECT_EQ(typed.debug_annotations(0).name(), "pt");
+  ExpectPoint(typed.debug_annotations(0), 5, 6);
+  EXPECT_EQ(typed.debug_annotations(1).string_value(), "l");
+  ASSERT_EQ(packets[5].track_event().debug_annotations_size(), 1);
+  EXPECT_TRUE(packets[5].track_event().debug_annotations(0).bool_value());
+}
+
+// trace_processor reads the nested annotations into its args table, keys
+// joined with '.' and '[i]'.
+TEST_F(TrackEventTest, NestedAnnotationsInTraceProcessorArgs) {
+  const std::string tp = test::TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  }
+  SetCategoriesEnabled("test.gfx");
+  PacketCapture capture;
+  {
+    ScopedThreadWriter bind(capture.writer());
+    const Path path{"zigzag", {{1, 2}, {-3, 4}}};
+    RT_TRACE_INSTANT("test.gfx", "Nested", "path", path, [](EventContext ctx) {
+      ctx.AddDebugAnnotation("pt", Point{8, 9});
+    });
+  }
+  pb::Trace trace;
+  for (pb::TracePacket& packet : ParseRaw(&capture)) {
+    packet.set_trusted_packet_sequence_id(1);
+    *trace.add_packet() = packet;
+  }
+  base::TempDir dir;
+  const std::string file = dir.File("trace.pb");
+  {
+    std::ofstream out(file, std::ios::binary);
+    ASSERT_TRUE(trace.SerializeToOstream(&out));
+  }
+  std::string csv, error;
+  ASSERT_TRUE(test::RunTraceProcessorQuery(
+      tp, file, dir.path(),
+      "select a.key, a.display_value from slice s join args a "
+      "using(arg_set_id) "
+      "where s.name = 'Nested' and a.key like 'debug.%' order by a.key;",
+      &csv, &error))
+      << error;
+  for (const char* row :
+       {"\"debug.path.label\",\"zigzag\"", "\"debug.path.points[0].x\",\"1\"",
+        "\"debug.path.points[1].y\",\"4\"", "\"debug.path.points[2]\",\"0.5\"",
+        "\"debug.pt.x\",\"8\"", "\"debug.pt.y\",\"9\""}) {
+    EXPECT_NE(csv.find(row), std::string::npos) << row << "\n" << csv;
+  }
 }
 
 // With a byte period, the state is cleared again and again: every
