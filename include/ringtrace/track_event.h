@@ -274,7 +274,8 @@ class NameRef {
 // carries name_iid).
 class DynamicString {
  public:
-  constexpr explicit DynamicString(std::string_view text) : text_(text) {}
+  constexpr explicit DynamicString(std::string_view text)
+      : text_(text.data() ? text : std::string_view("")) {}
   explicit DynamicString(const std::string& text) : text_(text) {}
   // Null reads as "".
   constexpr explicit DynamicString(const char* text)
@@ -300,40 +301,37 @@ class StaticString {
 
 namespace internal {
 
-// An event name as the macros take it: a NameRef (interned), or a dynamic
-// name (written as it is, see DynamicString).
-class EventName {
+// A run-time event name, written as it is (see DynamicString).
+class DynamicName {
  public:
-  // Whatever a NameRef is made from: literals, char pointers, null.
-  template <
-      typename T,
-      typename = std::enable_if_t<std::is_constructible<NameRef, T&&>::value>>
-  constexpr EventName(T&& s)  // NOLINT(runtime/explicit)
-      : ref_(static_cast<T&&>(s)) {}
-  constexpr EventName(StaticString s)  // NOLINT(runtime/explicit)
-      : ref_(NameRef::Stable(s.text())) {}
-  constexpr EventName(DynamicString s)  // NOLINT(runtime/explicit)
-      : ref_(nullptr), dynamic_(s.text().data()), size_(s.text().size()) {
-    if (dynamic_ == nullptr)
-      dynamic_ = "";
-  }
-  EventName(const std::string& s)  // NOLINT(runtime/explicit)
-      : ref_(nullptr), dynamic_(s.data()), size_(s.size()) {}
-  constexpr EventName(std::string_view s)  // NOLINT(runtime/explicit)
-      : EventName(DynamicString(s)) {}
-
-  constexpr NameRef ref() const { return ref_; }
-  // A dynamic name (ref() is then null).
-  constexpr bool dynamic() const { return dynamic_ != nullptr; }
-  constexpr std::string_view text() const {
-    return std::string_view(dynamic_, size_);
-  }
+  // A null view (std::string_view()) reads as "".
+  constexpr explicit DynamicName(std::string_view text)
+      : text_(text.data() ? text : std::string_view("")) {}
+  constexpr std::string_view text() const { return text_; }
 
  private:
-  NameRef ref_;
-  const char* dynamic_ = nullptr;
-  size_t size_ = 0;
+  std::string_view text_;
 };
+
+// The event name of a macro as the event path takes it: a NameRef
+// (interned; a string literal stays the address-keyed fast path, with the
+// same code as before there were dynamic names), or a DynamicName. The
+// type, not a flag, tells them apart, so neither path tests at run time.
+template <typename T>
+constexpr auto MakeEventName(T&& s) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same<D, DynamicString>::value) {
+    return DynamicName(s.text());
+  } else if constexpr (std::is_same<D, StaticString>::value) {
+    return NameRef::Stable(s.text());
+  } else if constexpr (std::is_constructible<NameRef, T&&>::value) {
+    return NameRef(static_cast<T&&>(s));
+  } else {
+    static_assert(std::is_convertible<T&&, std::string_view>::value,
+                  "an event name is a string");
+    return DynamicName(std::string_view(s));
+  }
+}
 
 }  // namespace internal
 

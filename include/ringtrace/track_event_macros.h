@@ -425,13 +425,13 @@ inline void InternArgNames(TrackEventSequence* binding,
 // track's descriptor is written first if this generation has not) with
 // interned |category| and |name| (either may be null: not written) and
 // |args| (debug annotations and flows).
-template <typename... Args>
+template <typename Name, typename... Args>
 inline void WriteEvent(TrackEventSequence* binding,
                        uint64_t now,
                        perfetto::protos::rtzero::TrackEvent::Type type,
                        const Track& track,
                        NameRef category,
-                       EventName name,
+                       Name name,
                        Args&&... args) {
   static_assert(ArgsArePairsAndFlows<Args...>(),
                 "arguments are name/value pairs, flows and one Track first");
@@ -449,7 +449,11 @@ inline void WriteEvent(TrackEventSequence* binding,
     return;
   const uint64_t category_iid =
       category ? binding->InternCategory(category) : 0;
-  const uint64_t name_iid = name.ref() ? binding->InternName(name.ref()) : 0;
+  uint64_t name_iid = 0;
+  if constexpr (!std::is_same<Name, DynamicName>::value) {
+    const NameRef interned = name;
+    name_iid = interned ? binding->InternName(interned) : 0;
+  }
   InternArgNames(binding, args...);
   auto handle = binding->writer()->NewTracePacket();
   perfetto::protos::rtzero::TracePacket packet(handle);
@@ -460,10 +464,10 @@ inline void WriteEvent(TrackEventSequence* binding,
     event.set_track_uuid(track_uuid);
   if (category_iid)
     event.add_category_iids(category_iid);
-  if (name_iid)
-    event.set_name_iid(name_iid);
-  else if (RT_UNLIKELY(name.dynamic()))
+  if constexpr (std::is_same<Name, DynamicName>::value)
     event.set_name(name.text());
+  else if (name_iid)
+    event.set_name_iid(name_iid);
   WriteArgs(binding, event, static_cast<Args&&>(args)...);
 }
 
@@ -491,11 +495,11 @@ struct TrackSliceTargets {
 };
 
 // SLICE_BEGIN on |track| into every target of |mask|.
-template <typename... Args>
+template <typename Name, typename... Args>
 inline SliceTargets BeginSliceOn(uint32_t mask,
                                  const Track& track,
                                  NameRef category,
-                                 EventName name,
+                                 Name name,
                                  Args&&... args) {
   EventTargets targets(mask);
   ApplyTimestamp(&targets, args...);
@@ -509,10 +513,10 @@ inline SliceTargets BeginSliceOn(uint32_t mask,
   begun.generation_limit = targets.max_generation();
   return begun;
 }
-template <typename... Args>
+template <typename Name, typename... Args>
 inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
                                            NameRef category,
-                                           EventName name,
+                                           Name name,
                                            const Track& track,
                                            Args&&... args) {
   const SliceTargets targets =
@@ -527,10 +531,10 @@ inline TrackSliceTargets BeginSliceOnTrack(uint32_t mask,
 // RT_TRACE_EVENT's begin: SLICE_BEGIN into every target of |mask|, on the
 // Track given first among |args| (returns TrackSliceTargets), else on the
 // thread track (SliceTargets).
-template <typename... Args>
+template <typename Name, typename... Args>
 inline auto BeginSlice(uint32_t mask,
                        NameRef category,
-                       EventName name,
+                       Name name,
                        Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     return BeginSliceOnTrack(mask, category, name, args...);
@@ -576,23 +580,23 @@ ScopedSlice<std::conditional_t<FirstIsTrack<Args...>::value,
 ScopedSliceFor(Args&&... args);
 
 // One event of |type| on |track| into every target of |mask|.
-template <typename... Args>
+template <typename Name, typename... Args>
 inline void WriteEventOn(uint32_t mask,
                          perfetto::protos::rtzero::TrackEvent::Type type,
                          const Track& track,
                          NameRef category,
-                         EventName name,
+                         Name name,
                          Args&&... args) {
   EventTargets targets(mask);
   ApplyTimestamp(&targets, args...);
   while (TrackEventSequence* sequence = targets.Next())
     WriteEvent(sequence, targets.Now(), type, track, category, name, args...);
 }
-template <typename... Args>
+template <typename Name, typename... Args>
 inline void WriteEventOnTrack(uint32_t mask,
                               perfetto::protos::rtzero::TrackEvent::Type type,
                               NameRef category,
-                              EventName name,
+                              Name name,
                               const Track& track,
                               Args&&... args) {
   WriteEventOn(mask, type, track, category, name, args...);
@@ -600,11 +604,11 @@ inline void WriteEventOnTrack(uint32_t mask,
 
 // RT_TRACE_EVENT_BEGIN / RT_TRACE_INSTANT: one event on the Track given
 // first among |args|, else on the thread track.
-template <typename... Args>
+template <typename Name, typename... Args>
 inline void WriteThreadEvent(uint32_t mask,
                              perfetto::protos::rtzero::TrackEvent::Type type,
                              NameRef category,
-                             EventName name,
+                             Name name,
                              Args&&... args) {
   if constexpr (FirstIsTrack<Args...>::value)
     WriteEventOnTrack(mask, type, category, name, args...);
@@ -749,7 +753,9 @@ inline void WriteCounterValue(uint32_t mask,
       RT_UNLIKELY(rt_mask != 0))                                    \
   RT_INTERNAL_UID(rt_scoped_slice_)                                 \
       .Begun(::ringtrace::track_event::internal::BeginSlice(        \
-          rt_mask, category, name, ##__VA_ARGS__))
+          rt_mask, category,                                        \
+          ::ringtrace::track_event::internal::MakeEventName(name),  \
+          ##__VA_ARGS__))
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.
@@ -758,14 +764,15 @@ inline void WriteCounterValue(uint32_t mask,
 // RT_TRACE_EVENT_BEGIN("net", "Fetch", track, ...); RT_TRACE_EVENT_END("net",
 // track). Arguments as for RT_TRACE_EVENT, END's too (after its Track):
 // RT_TRACE_EVENT_END("net", TerminatingFlow::Global(id), "status", 200).
-#define RT_TRACE_EVENT_BEGIN(category, name, ...)                         \
-  do {                                                                    \
-    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);     \
-        RT_UNLIKELY(rt_mask != 0))                                        \
-      ::ringtrace::track_event::internal::WriteThreadEvent(               \
-          rt_mask,                                                        \
-          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN, \
-          category, name, ##__VA_ARGS__);                                 \
+#define RT_TRACE_EVENT_BEGIN(category, name, ...)                            \
+  do {                                                                       \
+    if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category);        \
+        RT_UNLIKELY(rt_mask != 0))                                           \
+      ::ringtrace::track_event::internal::WriteThreadEvent(                  \
+          rt_mask,                                                           \
+          ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_SLICE_BEGIN,    \
+          category, ::ringtrace::track_event::internal::MakeEventName(name), \
+          ##__VA_ARGS__);                                                    \
   } while (0)
 #define RT_TRACE_EVENT_END(category, ...)                                  \
   do {                                                                     \
@@ -783,7 +790,8 @@ inline void WriteCounterValue(uint32_t mask,
         RT_UNLIKELY(rt_mask != 0))                                             \
       ::ringtrace::track_event::internal::WriteThreadEvent(                    \
           rt_mask, ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT, \
-          category, name, ##__VA_ARGS__);                                      \
+          category, ::ringtrace::track_event::internal::MakeEventName(name),   \
+          ##__VA_ARGS__);                                                      \
   } while (0)
 
 // Dynamic categories: |category| is any string (std::string_view) known only
@@ -802,7 +810,8 @@ inline void WriteCounterValue(uint32_t mask,
           rt_dyn.mask,                                                      \
           ::ringtrace::track_event::internal::NameRef::Stable(              \
               rt_dyn.registered),                                           \
-          name, ##__VA_ARGS__))
+          ::ringtrace::track_event::internal::MakeEventName(name),          \
+          ##__VA_ARGS__))
 
 #define RT_TRACE_INSTANT_DYNAMIC(category, name, ...)                         \
   do {                                                                        \
@@ -814,7 +823,8 @@ inline void WriteCounterValue(uint32_t mask,
           ::perfetto::protos::rtzero::TrackEvent::Type::TYPE_INSTANT,         \
           ::ringtrace::track_event::internal::NameRef::Stable(                \
               rt_dyn.registered),                                             \
-          name, ##__VA_ARGS__);                                               \
+          ::ringtrace::track_event::internal::MakeEventName(name),            \
+          ##__VA_ARGS__);                                                     \
   } while (0)
 
 // A counter value (integer or floating point) on the counter track |name|

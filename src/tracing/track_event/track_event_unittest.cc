@@ -214,10 +214,11 @@ TEST_F(TrackEventTest, DynamicNamesAreWrittenAsTheyAre) {
     RT_TRACE_INSTANT("test.gfx", StaticString{&kStatic[0]});
     RT_TRACE_INSTANT("test.gfx", "Literal");
     RT_TRACE_INSTANT("test.gfx", DynamicString{std::string_view()});
+    RT_TRACE_INSTANT("test.gfx", std::string_view());
   }
   std::vector<pb::TracePacket> packets = ParseRaw(&capture);
-  // The clear packet, two descriptors, nine events.
-  ASSERT_EQ(packets.size(), 12u);
+  // The clear packet, two descriptors, ten events.
+  ASSERT_EQ(packets.size(), 13u);
   struct Expected {
     size_t index;
     const char* name;
