@@ -558,26 +558,28 @@ void EndSlice(TrackSliceTargets begun);
 template <typename Targets>
 class ScopedSlice {
  public:
-  ScopedSlice() = default;
+  explicit ScopedSlice(Targets begun) : begun_(begun) {}
   ScopedSlice(const ScopedSlice&) = delete;
   ScopedSlice& operator=(const ScopedSlice&) = delete;
   ~ScopedSlice() {
     if (RT_UNLIKELY(begun_.mask != 0))
       EndSlice(begun_);
   }
-  void Begun(Targets begun) { begun_ = begun; }
 
  private:
   Targets begun_;
 };
 
-// The ScopedSlice type for RT_TRACE_EVENT's arguments (only named in
-// decltype: the arguments are not evaluated).
-template <typename... Args>
-ScopedSlice<std::conditional_t<FirstIsTrack<Args...>::value,
-                               TrackSliceTargets,
-                               SliceTargets>>
-ScopedSliceFor(Args&&... args);
+// RT_TRACE_EVENT's slice: begun by |begin|(mask) if |mask| is not 0, else
+// not begun. The arguments reach BeginSlice() through |begin| (a lambda of
+// the macro) rather than through a decltype of them, so that they may hold
+// a lambda (C++17 allows none in an unevaluated operand). Returned as a
+// prvalue: the caller's variable is the slice (no copy, no move).
+template <typename Begin>
+RT_ALWAYS_INLINE auto StartScopedSlice(uint32_t mask, const Begin& begin) {
+  using Targets = decltype(begin(mask));
+  return ScopedSlice<Targets>(RT_UNLIKELY(mask != 0) ? begin(mask) : Targets());
+}
 
 // One event of |type| on |track| into every target of |mask|.
 template <typename Name, typename... Args>
@@ -746,16 +748,15 @@ inline void WriteCounterValue(uint32_t mask,
 // RT_TRACE_EVENT("cat", "name", "arg", value, ...). Optionally a Track
 // right after the name (the slice is on that track), and Flow /
 // TerminatingFlow values among the arguments.
-#define RT_TRACE_EVENT(category, name, ...)                         \
-  decltype(::ringtrace::track_event::internal::ScopedSliceFor(      \
-      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);              \
-  if (const uint32_t rt_mask = RT_INTERNAL_CATEGORY_MASK(category); \
-      RT_UNLIKELY(rt_mask != 0))                                    \
-  RT_INTERNAL_UID(rt_scoped_slice_)                                 \
-      .Begun(::ringtrace::track_event::internal::BeginSlice(        \
-          rt_mask, category,                                        \
-          ::ringtrace::track_event::internal::MakeEventName(name),  \
-          ##__VA_ARGS__))
+#define RT_TRACE_EVENT(category, name, ...)                              \
+  auto RT_INTERNAL_UID(rt_scoped_slice_) =                               \
+      ::ringtrace::track_event::internal::StartScopedSlice(              \
+          RT_INTERNAL_CATEGORY_MASK(category), [&](uint32_t rt_mask) {   \
+            return ::ringtrace::track_event::internal::BeginSlice(       \
+                rt_mask, category,                                       \
+                ::ringtrace::track_event::internal::MakeEventName(name), \
+                ##__VA_ARGS__);                                          \
+          })
 
 // Explicit slice begin and end on the thread's track; every BEGIN needs an
 // END on the same thread. END is written when its category is enabled.
@@ -799,19 +800,20 @@ inline void WriteCounterValue(uint32_t mask,
 // static spec, every instance's patterns) when first used. Costs more than
 // a declared category even when disabled: a lookup of the name in a
 // per-thread cache (an ordered map of the names this thread used).
-#define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                         \
-  decltype(::ringtrace::track_event::internal::ScopedSliceFor(              \
-      __VA_ARGS__)) RT_INTERNAL_UID(rt_scoped_slice_);                      \
-  if (const ::ringtrace::track_event::internal::DynamicCategory rt_dyn =    \
-          ::ringtrace::track_event::internal::GetDynamicCategory(category); \
-      RT_UNLIKELY(rt_dyn.mask != 0))                                        \
-  RT_INTERNAL_UID(rt_scoped_slice_)                                         \
-      .Begun(::ringtrace::track_event::internal::BeginSlice(                \
-          rt_dyn.mask,                                                      \
-          ::ringtrace::track_event::internal::NameRef::Stable(              \
-              rt_dyn.registered),                                           \
-          ::ringtrace::track_event::internal::MakeEventName(name),          \
-          ##__VA_ARGS__))
+#define RT_TRACE_EVENT_DYNAMIC(category, name, ...)                          \
+  const ::ringtrace::track_event::internal::DynamicCategory RT_INTERNAL_UID( \
+      rt_dyn_) =                                                             \
+      ::ringtrace::track_event::internal::GetDynamicCategory(category);      \
+  auto RT_INTERNAL_UID(rt_scoped_slice_) =                                   \
+      ::ringtrace::track_event::internal::StartScopedSlice(                  \
+          RT_INTERNAL_UID(rt_dyn_).mask, [&](uint32_t rt_mask) {             \
+            return ::ringtrace::track_event::internal::BeginSlice(           \
+                rt_mask,                                                     \
+                ::ringtrace::track_event::internal::NameRef::Stable(         \
+                    RT_INTERNAL_UID(rt_dyn_).registered),                    \
+                ::ringtrace::track_event::internal::MakeEventName(name),     \
+                ##__VA_ARGS__);                                              \
+          })
 
 #define RT_TRACE_INSTANT_DYNAMIC(category, name, ...)                         \
   do {                                                                        \

@@ -453,9 +453,27 @@ TEST_F(TrackEventTest, LambdaWritesIntoTheEventContext) {
     RT_TRACE_EVENT_END("test.gfx", [](EventContext ctx) {
       ctx.AddDebugAnnotation("ok", true);
     });
+    // The lambda written in the macro (a capture list with a comma).
+    const int a = 3, b = 4;
+    RT_TRACE_EVENT("test.gfx", "Inline", [a, b](EventContext ctx) {
+      ctx.AddDebugAnnotation("sum", a + b);
+    });
+    // (Not "test.*": the other tests count those matches.)
+    SetCategoriesEnabled("lambda.dynamic");
+    RT_TRACE_EVENT_DYNAMIC(
+        std::string("lambda.dynamic"), "InlineDyn",
+        [a](EventContext ctx) { ctx.AddDebugAnnotation("a", a); });
   }
   const std::vector<pb::TracePacket> packets = Parse(&capture);
-  ASSERT_EQ(packets.size(), 6u);
+  ASSERT_EQ(packets.size(), 10u);
+  EXPECT_EQ(packets[6].track_event().name(), "Inline");
+  ASSERT_EQ(packets[6].track_event().debug_annotations_size(), 1);
+  EXPECT_EQ(packets[6].track_event().debug_annotations(0).int_value(), 7);
+  EXPECT_EQ(packets[7].track_event().name(), "InlineDyn");  // nested
+  ASSERT_EQ(packets[7].track_event().debug_annotations_size(), 1);
+  EXPECT_EQ(packets[7].track_event().debug_annotations(0).int_value(), 3);
+  EXPECT_EQ(packets[8].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
+  EXPECT_EQ(packets[9].track_event().type(), pb::TrackEvent::TYPE_SLICE_END);
   const pb::TrackEvent& e = packets[2].track_event();
   EXPECT_EQ(e.name(), "Lambda");
   ASSERT_EQ(e.flow_ids_size(), 1);
