@@ -454,7 +454,8 @@ TEST_F(TrackEventTest, LambdaWritesIntoTheEventContext) {
       ctx.AddDebugAnnotation("ok", true);
     });
     // The lambda written in the macro (a capture list with a comma).
-    const int a = 3, b = 4;
+    int a = 3;  // not constants: the captures are needed
+    int b = 4;
     RT_TRACE_EVENT("test.gfx", "Inline", [a, b](EventContext ctx) {
       ctx.AddDebugAnnotation("sum", a + b);
     });
