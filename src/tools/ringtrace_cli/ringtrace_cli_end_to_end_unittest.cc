@@ -1223,9 +1223,9 @@ TEST_F(RingtraceCliEndToEndTest, AttachToASessionThatEndedReportsIt) {
   StartApp("ended_app", 1);
   const std::string out = dir_.File("ended.pftrace");
   std::string output;
-  ASSERT_EQ(RunCli({"--detach", "short", "-t", "300ms", "-o", out, "example"},
-                   &output),
-            kExitOk)
+  ASSERT_EQ(
+      RunCli({"--detach", "short", "-t", "1s", "-o", out, "example"}, &output),
+      kExitOk)
       << output;
   ASSERT_TRUE(PollUntil([&] { return State().sessions_size() == 0; }));
   ASSERT_EQ(RunCli({"--attach", "short"}, &output), kExitOk) << output;
@@ -1236,7 +1236,7 @@ TEST_F(RingtraceCliEndToEndTest, AttachToASessionThatEndedReportsIt) {
 // --background: the command prints the tracing process's pid and returns;
 // SIGTERM to that pid writes the trace.
 TEST_F(RingtraceCliEndToEndTest, BackgroundPrintsThePidAndTracesOn) {
-  StartApp("bg_app", 1);
+  Subprocess* app = StartApp("bg_app", 1);
   const std::string out = dir_.File("bg.pftrace");
   const std::string pid_file = dir_.File("bg.pid");
   const base::ScopedFd pid_fd(
@@ -1260,6 +1260,8 @@ TEST_F(RingtraceCliEndToEndTest, BackgroundPrintsThePidAndTracesOn) {
     }
   } kill_at_exit{pid};
   ASSERT_TRUE(PollUntil([&] { return State().sessions_size() == 1; }));
+  // The app wrote a cycle into the session before it is stopped.
+  ASSERT_TRUE(WaitForCycles(app, 1, /*example=*/true, /*io=*/false));
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   // Not our child: its end shows as the trace in place and no session.
   ASSERT_TRUE(PollUntil([&] {
