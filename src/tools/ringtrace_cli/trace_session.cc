@@ -392,6 +392,35 @@ int Finish(TraceOutput* file,
   return kExitOk;
 }
 
+// Step 1: EnableTracing into |file|, then the start line (|announce|) and
+// the service's warnings. False (|file| discarded, reported) if refused.
+bool StartSession(ConsumerConnection* connection,
+                  const TraceConfig& config,
+                  TraceOutput* file,
+                  bool announce,
+                  Reporter* reporter,
+                  uint64_t* session_id) {
+  std::vector<std::string> warnings;
+  base::Status status =
+      connection->EnableTracing(config, file->fd(), session_id, &warnings);
+  if (!status.ok()) {
+    file->Discard();
+    reporter->Print("the service refused the session: %s",
+                    status.message().c_str());
+    return false;
+  }
+  if (announce && config.duration_ms() != 0) {
+    reporter->Print("session %" PRIu64 " tracing for %s (Ctrl-C stops early)",
+                    *session_id,
+                    FormatDurationMs(config.duration_ms()).c_str());
+  } else if (announce) {
+    reporter->Print("session %" PRIu64 " tracing until Ctrl-C", *session_id);
+  }
+  for (const std::string& warning : warnings)
+    reporter->Print("warning: %s", warning.c_str());
+  return true;
+}
+
 // Steps 2 and 3: waits for the session's end (or a stop request, which
 // stops it; |stop_now|: stops it at once) and gets its summary. False, with
 // the reason printed, when there is no trace: the connection was lost, the
@@ -479,23 +508,10 @@ int RunTraceSession(ConsumerConnection* connection,
                     FILE* err) {
   Reporter reporter(err);
   uint64_t session_id = 0;
-  std::vector<std::string> warnings;
-  base::Status status =
-      connection->EnableTracing(config, file->fd(), &session_id, &warnings);
-  if (!status.ok()) {
-    file->Discard();
-    reporter.Print("the service refused the session: %s",
-                   status.message().c_str());
+  if (!StartSession(connection, config, file, /*announce=*/true, &reporter,
+                    &session_id)) {
     return kExitFailure;
   }
-  if (config.duration_ms() != 0) {
-    reporter.Print("session %" PRIu64 " tracing for %s (Ctrl-C stops early)",
-                   session_id, FormatDurationMs(config.duration_ms()).c_str());
-  } else {
-    reporter.Print("session %" PRIu64 " tracing until Ctrl-C", session_id);
-  }
-  for (const std::string& warning : warnings)
-    reporter.Print("warning: %s", warning.c_str());
 
   SignalRecords signals(signal_fd);
   SessionSummary summary;
@@ -569,18 +585,11 @@ int RunDetachedSession(ConsumerConnection* connection,
                        FILE* err) {
   Reporter reporter(err);
   uint64_t session_id = 0;
-  std::vector<std::string> warnings;
-  base::Status status =
-      connection->EnableTracing(config, file->fd(), &session_id, &warnings);
-  if (!status.ok()) {
-    file->Discard();
-    reporter.Print("the service refused the session: %s",
-                   status.message().c_str());
+  if (!StartSession(connection, config, file, /*announce=*/false, &reporter,
+                    &session_id)) {
     return kExitFailure;
   }
-  for (const std::string& warning : warnings)
-    reporter.Print("warning: %s", warning.c_str());
-  status = connection->Detach(session_id, key);
+  base::Status status = connection->Detach(session_id, key);
   if (!status.ok()) {
     // Still ours: this connection's close frees it, unwritten.
     file->Discard();
