@@ -323,6 +323,23 @@ class TracingService {
   void HandleConsumerRequest(Connection* c,
                              const protos::ConsumerRequest& request,
                              base::ScopedFd fd);
+  // The session a request names: any connection of the uid that started
+  // it, or root, may stop, flush, clone it or read its stats (that is how
+  // `ringtrace --stop` and `--clone` act on a session another process
+  // records). A session of another user is not named: it does not exist
+  // for this consumer ("session_id: no session N of this user").
+  base::Status FindAccessibleSession(const Connection& c,
+                                     SessionId id,
+                                     ServiceCore::SessionOwner* owner) const;
+  // DisableTracingRequest: ok when the answer comes later (the kEnded
+  // event, or |waiting_disable|).
+  base::Status DisableTracing(Connection* c,
+                              const protos::ConsumerRequest& request,
+                              Clock::time_point now);
+  base::Status CloneSession(const Connection& c,
+                            SessionId id,
+                            int fd,
+                            protos::ConsumerResponse* response);
   // DetachRequest / AttachRequest (docs/sessions.md, "Detached sessions").
   // Attach may leave a tracing_ended event in |*ended| to send after the
   // answer.

@@ -274,19 +274,9 @@ void TracingService::HandleConsumerRequest(Connection* c,
   response.set_request_id(request.request_id());
   base::Status status;
   const Clock::time_point now = Clock::now();
-  // The session a request names: any connection of the uid that started
-  // it, or root, may stop, flush, clone it or read its stats (that is how
-  // `ringtrace --stop` and `--clone` act on a session another process
-  // records). A session of another user is not named: it does not exist
-  // for this consumer.
   ServiceCore::SessionOwner owner;
-  const auto accessible = [&](uint64_t id) -> base::Status {
-    if (core_->GetSessionOwner(id, &owner) &&
-        ConsumerMayAccessSession(c->identity.uid, owner.consumer_uid)) {
-      return base::OkStatus();
-    }
-    return base::ErrStatus("session_id: no session %llu of this user",
-                           static_cast<unsigned long long>(id));
+  const auto accessible = [&](uint64_t id) {
+    return FindAccessibleSession(*c, id, &owner);
   };
   bool answer_now = true;
   ConsumerResponse ended;  // Attach: a tracing_ended event to send after
@@ -307,34 +297,11 @@ void TracingService::HandleConsumerRequest(Connection* c,
       }
       break;
     }
-    case ConsumerRequest::kDisableTracing: {
-      const SessionId id = request.disable_tracing().session_id();
-      status = accessible(id);
-      if (!status.ok())
-        break;
-      // The owner's request carries the stop's tag and is answered by the
-      // kEnded event; any other waits in |waiting_disable| (the stop gets
-      // tag 0, and the owner a tracing_ended event).
-      const bool by_owner = owner.consumer_id == c->consumer_id;
-      if (!by_owner || owner.stopping) {
-        std::vector<uint64_t>& waiting = c->waiting_disable[id];
-        if (waiting.size() >= kMaxWaitingDisables) {
-          status = base::ErrStatus(
-              "session %llu: %zu DisableTracing requests wait for it already",
-              static_cast<unsigned long long>(id), kMaxWaitingDisables);
-          break;
-        }
-        if (!owner.stopping)
-          status = core_->StopSession(id, /*tag=*/0, now);
-        if (status.ok())
-          waiting.push_back(request.request_id());
-      } else {
-        status = core_->StopSession(id, request.request_id(), now);
-      }
+    case ConsumerRequest::kDisableTracing:
+      status = DisableTracing(c, request, now);
       // Answered with the SessionSummary once the trace is written.
       answer_now = !status.ok();
       break;
-    }
     case ConsumerRequest::kFlush: {
       const SessionId id = request.flush().session_id();
       status = accessible(id);
@@ -357,26 +324,10 @@ void TracingService::HandleConsumerRequest(Connection* c,
       }
       break;
     }
-    case ConsumerRequest::kCloneSession: {
-      const SessionId id = request.clone_session().session_id();
-      status = accessible(id);
-      if (status.ok())
-        status = ipc::CheckTraceFileFd(fd.get());
-      ExportSummary summary;
-      if (status.ok())
-        status = core_->CloneSession(id, fd.get(), &summary);
-      if (status.ok()) {
-        response.set_session_id(id);
-        SessionEvent ev;
-        ev.session_id = id;
-        ev.summary = summary;
-        ev.packets_lost = summary.packets_overwritten +
-                          summary.packets_discarded +
-                          summary.export_stats.invalid_packets;
-        FillSummary(ev, response.mutable_summary());
-      }
+    case ConsumerRequest::kCloneSession:
+      status = CloneSession(*c, request.clone_session().session_id(), fd.get(),
+                            &response);
       break;
-    }
     case ConsumerRequest::kQueryServiceState:
       FillServiceState(*c, &response);
       break;
@@ -404,15 +355,76 @@ void TracingService::HandleConsumerRequest(Connection* c,
     SendToConsumer(c, ended);
 }
 
+base::Status TracingService::FindAccessibleSession(
+    const Connection& c,
+    SessionId id,
+    ServiceCore::SessionOwner* owner) const {
+  if (core_->GetSessionOwner(id, owner) &&
+      ConsumerMayAccessSession(c.identity.uid, owner->consumer_uid)) {
+    return base::OkStatus();
+  }
+  return base::ErrStatus("session_id: no session %llu of this user",
+                         static_cast<unsigned long long>(id));
+}
+
+base::Status TracingService::DisableTracing(Connection* c,
+                                            const ConsumerRequest& request,
+                                            Clock::time_point now) {
+  const SessionId id = request.disable_tracing().session_id();
+  ServiceCore::SessionOwner owner;
+  base::Status status = FindAccessibleSession(*c, id, &owner);
+  if (!status.ok())
+    return status;
+  // The owner's request carries the stop's tag and is answered by the
+  // kEnded event; any other waits in |waiting_disable| (the stop gets tag
+  // 0, and the owner a tracing_ended event).
+  const bool by_owner = owner.consumer_id == c->consumer_id;
+  if (by_owner && !owner.stopping)
+    return core_->StopSession(id, request.request_id(), now);
+  std::vector<uint64_t>& waiting = c->waiting_disable[id];
+  if (waiting.size() >= kMaxWaitingDisables) {
+    return base::ErrStatus(
+        "session %llu: %zu DisableTracing requests wait for it already",
+        static_cast<unsigned long long>(id), kMaxWaitingDisables);
+  }
+  if (!owner.stopping)
+    status = core_->StopSession(id, /*tag=*/0, now);
+  if (status.ok())
+    waiting.push_back(request.request_id());
+  return status;
+}
+
+base::Status TracingService::CloneSession(const Connection& c,
+                                          SessionId id,
+                                          int fd,
+                                          ConsumerResponse* response) {
+  ServiceCore::SessionOwner owner;
+  base::Status status = FindAccessibleSession(c, id, &owner);
+  if (status.ok())
+    status = ipc::CheckTraceFileFd(fd);
+  ExportSummary summary;
+  if (status.ok())
+    status = core_->CloneSession(id, fd, &summary);
+  if (!status.ok())
+    return status;
+  response->set_session_id(id);
+  SessionEvent ev;
+  ev.session_id = id;
+  ev.summary = summary;
+  ev.packets_lost = summary.packets_overwritten + summary.packets_discarded +
+                    summary.export_stats.invalid_packets;
+  FillSummary(ev, response->mutable_summary());
+  return base::OkStatus();
+}
+
 base::Status TracingService::Detach(Connection* c,
                                     const protos::DetachRequest& request) {
   const SessionId id = request.session_id();
   const auto id_ull = static_cast<unsigned long long>(id);
   ServiceCore::SessionOwner owner;
-  if (!core_->GetSessionOwner(id, &owner) ||
-      !ConsumerMayAccessSession(c->identity.uid, owner.consumer_uid)) {
-    return base::ErrStatus("session_id: no session %llu of this user", id_ull);
-  }
+  base::Status status = FindAccessibleSession(*c, id, &owner);
+  if (!status.ok())
+    return status;
   if (owner.consumer_id != c->consumer_id) {
     return base::ErrStatus(
         "session %llu: only the connection that owns it may detach it", id_ull);
@@ -420,8 +432,8 @@ base::Status TracingService::Detach(Connection* c,
   if (owner.stopping)
     return base::ErrStatus("session %llu is stopping", id_ull);
   // Keyed by the owner's uid: only that user can attach.
-  base::Status status = detached_.Add(static_cast<uint32_t>(owner.consumer_uid),
-                                      request.key(), id);
+  status = detached_.Add(static_cast<uint32_t>(owner.consumer_uid),
+                         request.key(), id);
   if (!status.ok())
     return status;
   core_->SetSessionConsumer(id, 0);
