@@ -40,6 +40,40 @@ namespace ringtrace {
 namespace ftrace {
 namespace {
 
+// Keeps the calling thread on the first CPU it may use while it lives, then
+// gives it back its affinity. The sched tests record this thread's switches
+// there: on the 2-vCPU development VM (kernel 6.18) the kernel records no
+// sched_switch from the idle task on CPU 1 (none of 16 in a text trace of
+// `taskset -c 1` sleeps, while CPU 0 had them), so a thread woken there
+// would have switches out with no switch in, which trace_processor reports
+// as mismatched_sched_switch_tids. That is the kernel's data, not ours.
+class PinToFirstCpu {
+ public:
+  PinToFirstCpu() {
+    ok_ = sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
+    int cpu = 0;
+    while (ok_ && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved_))
+      cpu++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (ok_ && cpu < CPU_SETSIZE) {
+      CPU_SET(cpu, &one);
+      ok_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+    }
+  }
+  ~PinToFirstCpu() {
+    if (ok_)
+      sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  PinToFirstCpu(const PinToFirstCpu&) = delete;
+  PinToFirstCpu& operator=(const PinToFirstCpu&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+};
+
 namespace pb = perfetto::protos;
 using ::testing::HasSubstr;
 
@@ -169,6 +203,8 @@ TEST_F(RealKernelTest, SchedSwitchAndPrintFromRealPages) {
   struct timespec boot_begin;
   clock_gettime(CLOCK_BOOTTIME, &boot_begin);
 
+  const PinToFirstCpu pin;
+  ASSERT_TRUE(pin.ok());
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   const std::string marker =
       "ringtrace-real-kernel-marker-" + std::to_string(tid);
@@ -233,13 +269,7 @@ TEST_F(RealKernelTest, SchedSwitchAndPrintFromRealPages) {
   EXPECT_GT(total_pages, 0u);
   EXPECT_EQ(markers, 1u);
   EXPECT_GE(switches_out, 5u);
-  // The switches back in come from the idle task's context, and on the
-  // 2-vCPU development VM (kernel 6.18) one CPU's idle -> thread switches
-  // were absent from the kernel's own buffer in about half the runs (none
-  // of them, every switch out present). So they are bounded, not required:
-  // never more than one per switch out, plus the switch in before the
-  // first sleep.
-  EXPECT_LE(switches_in, switches_out + 1);
+  EXPECT_GE(switches_in, 5u);  // on the first CPU: PinToFirstCpu
   EXPECT_EQ(translator.stats().unknown_events, 0u);
   EXPECT_EQ(translator.stats().unreadable_fields, 0u);
   EXPECT_EQ(translator.stats().short_records, 0u);
@@ -372,6 +402,8 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
   for (const std::string& e : events)
     ASSERT_TRUE(instance_->EnableEvent(e).ok());
 
+  const PinToFirstCpu pin;
+  ASSERT_TRUE(pin.ok());
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   ASSERT_TRUE(instance_->SetTracingOn(true).ok());
   for (int i = 0; i < 5; i++) {
@@ -388,6 +420,7 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
   EventTranslator translator(&formats, header);
   pb::Trace trace;
   size_t switches = 0;
+  size_t switches_in = 0;
   for (const auto& cpu : ReadAllPages(page_size)) {
     pb::FtraceEventBundle bundle;
     ASSERT_TRUE(test::CaptureBundle(
@@ -396,13 +429,15 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
                                  page_size, b);
         },
         &bundle, /*ring_chunks=*/1024));
-    for (const pb::FtraceEvent& e : bundle.event())
+    for (const pb::FtraceEvent& e : bundle.event()) {
       switches += e.has_sched_switch() ? 1 : 0;
+      switches_in += e.has_sched_switch() && e.sched_switch().next_pid() == tid;
+    }
     pb::TracePacket* packet = trace.add_packet();
     packet->set_trusted_packet_sequence_id(1);
     *packet->mutable_ftrace_events() = bundle;
   }
-  ASSERT_GE(switches, 10u);
+  ASSERT_GE(switches, 10u);  // five out, five in
   base::TempDir dir;
   const std::string file = dir.File("real.pftrace");
   {
@@ -425,6 +460,7 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
       &csv, &error))
       << error;
   EXPECT_THAT(csv, HasSubstr("\"slices\"," + std::to_string(switches) + "\n"));
+  EXPECT_GE(switches_in, 5u);
   EXPECT_THAT(csv, ::testing::ContainsRegex("\"mine\",[1-9][0-9]*\n"));
   EXPECT_THAT(csv, HasSubstr("\"marker\"," + std::to_string(tid) + "\n"));
 
@@ -433,6 +469,11 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
       ringtrace::test::QueryNonZeroStats(tp, file, dir.path(), &stats, &error))
       << error;
   for (const auto& stat : stats) {
+    // Other tasks woken on a CPU whose idle switches the kernel does not
+    // record (PinToFirstCpu) switch out with no switch in: trace_processor
+    // says so of the kernel's data. Everything else must be clean.
+    if (stat.name == "mismatched_sched_switch_tids")
+      continue;
     EXPECT_TRUE(stat.severity != "error" && stat.severity != "data_loss")
         << ringtrace::test::Describe(stat);
   }
