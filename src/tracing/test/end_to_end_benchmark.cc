@@ -51,7 +51,8 @@ void BM_EndToEnd_ProducerToService(benchmark::State& state) {
   traced::TracingService::Options options;
   options.socket_path = dir.File("e2e.sock");
   options.out_path = dir.File("e2e.pftrace");
-  options.core.buffer_kb = bench::IsBenchmarkFunctionalOnly() ? 1024 : 65536;
+  options.out_config = traced::DefaultOutConfig(
+      bench::IsBenchmarkFunctionalOnly() ? 1024 : 65536);
   traced::TracingService service(options);
   if (!service.Start().ok()) {
     state.SkipWithError("service did not start");

@@ -35,6 +35,7 @@
 #include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/test/ringtraced_process.h"
+#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace test {
@@ -215,6 +216,70 @@ TEST_F(RingtracedTest, SessionsModelAppRecordsIntoTheOutTrace) {
   EXPECT_GT(events, 0u);
   EXPECT_TRUE(categories.count("example")) << events;
   EXPECT_TRUE(categories.count("io")) << events;
+}
+
+// `ringtraced --out` is a session like a consumer's: an app on the
+// sessions model and an app writing its own writers record into the same
+// file, and the service's stop stops the data source (the app acks it:
+// the final flush succeeded) before the trace is written, which
+// trace_processor imports with no health issue.
+TEST_F(RingtracedTest, OutSessionHoldsBothAppModesAndItsStopIsAcked) {
+  Subprocess service(ServiceArgs(socket_, trace_));
+  ASSERT_NO_FATAL_FAILURE(StartService(&service, socket_));
+  Subprocess sessions_app({bin_ + "/ringtrace_example_app", "--mode",
+                           "sessions", "--socket", socket_, "--name",
+                           "sessions_app", "--threads", "1",
+                           "--cycle-interval-us", "2000"});
+  std::string error;
+  ASSERT_TRUE(sessions_app.Start(&error)) << error;
+  static const std::regex kEnabled("worker-0 masks: example=0x[1-9a-f]");
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(kProcessTimeoutMs);
+  while (!std::regex_search(sessions_app.output(), kEnabled) &&
+         !sessions_app.Ended() && std::chrono::steady_clock::now() < deadline)
+    usleep(5000);
+  ASSERT_TRUE(std::regex_search(sessions_app.output(), kEnabled))
+      << sessions_app.output();
+  Subprocess own_writers_app(AppArgs(socket_, 2, 100));
+  EXPECT_EQ(RunToEnd(&own_writers_app), 0) << own_writers_app.output();
+
+  // The service stops while the sessions app runs: it is told to stop its
+  // instance, acks, and the trace is written after.
+  service.Signal(SIGTERM);
+  ASSERT_TRUE(service.Wait(kProcessTimeoutMs)) << service.output();
+  ASSERT_EQ(service.exit_code(), 0) << service.output();
+  sessions_app.Signal(SIGTERM);
+  ASSERT_TRUE(sessions_app.Wait(kProcessTimeoutMs));
+  EXPECT_EQ(sessions_app.exit_code(), 0) << sessions_app.output();
+
+  EXPECT_EQ(TrackEventsOf(trace_, own_writers_app.pid()), 2u * 100u);
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(trace_)));
+  uint64_t session_events = 0;
+  const perfetto::protos::TraceStats* stats = nullptr;
+  for (const auto& p : trace.packet()) {
+    if (p.trusted_pid() == sessions_app.pid() && p.has_track_event())
+      ++session_events;
+    if (p.has_trace_stats())
+      stats = &p.trace_stats();
+  }
+  EXPECT_GT(session_events, 0u);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->final_flush_outcome(),
+            perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED);
+  EXPECT_EQ(stats->ringtrace_data_source_stop_timeouts(), 0u);
+
+  const std::string tp = test::TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "set TRACE_PROCESSOR_SHELL to check the trace's health";
+  }
+  std::vector<test::TraceProcessorStat> tp_stats;
+  ASSERT_TRUE(test::QueryNonZeroStats(tp, trace_, dir_, &tp_stats, &error))
+      << error;
+  for (const test::TraceProcessorStat& stat : tp_stats) {
+    EXPECT_TRUE(stat.severity != "error" && stat.severity != "data_loss")
+        << test::Describe(stat);
+  }
 }
 
 // --socket naming a regular file, a directory or a symlink: refused with

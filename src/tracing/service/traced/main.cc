@@ -229,6 +229,10 @@ int ParseFlags(int argc,
   RingLimits& limits = options->core.ring_limits;
   bool socket_mode_set = false;
   std::string out_flag;  // the last flag that only means something with --out
+  // The --out session's buffer (DefaultOutConfig).
+  uint32_t buffer_kb = 16384;
+  trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
+      trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
@@ -279,12 +283,13 @@ int ParseFlags(int argc,
       if (!base::ParseUint32(value, duration_ms) || *duration_ms == 0)
         error = "must be a number of milliseconds > 0";
     } else if (flag.Is("--buffer-kb")) {
-      if (!base::ParseUint32(value, &options->core.buffer_kb) ||
-          options->core.buffer_kb == 0 ||
-          options->core.buffer_kb > kMaxBufferKb)
+      out_flag = flag.name;
+      if (!base::ParseUint32(value, &buffer_kb) || buffer_kb == 0 ||
+          buffer_kb > kMaxBufferKb)
         error = "must be in [1, 4194240]";
     } else if (flag.Is("--fill-policy")) {
-      if (!trace_buffer::ParseFillPolicy(value, &options->core.fill_policy))
+      out_flag = flag.name;
+      if (!trace_buffer::ParseFillPolicy(value, &fill_policy))
         error = "must be ring_buffer or discard";
     } else if (flag.Is("--ring-kb")) {
       // The served default; the limits widen to include it.
@@ -350,9 +355,9 @@ int ParseFlags(int argc,
     fprintf(stderr, "ringtraced: %s\n", reader.error().c_str());
     return kExitUsage;
   }
+  options->out_config = DefaultOutConfig(buffer_kb, fill_policy);
   // Daemon mode (no --out): the default sockets, a producer socket every
-  // local app may reach. The single-session mode keeps its earlier
-  // defaults: only the sockets given.
+  // local app may reach. With --out only the sockets given.
   if (options->out_path.empty() && !out_flag.empty()) {
     fprintf(stderr, "ringtraced: %s needs --out\n", out_flag.c_str());
     return kExitUsage;
@@ -475,7 +480,6 @@ int Main(int argc, char** argv) {
     PrintUsage(stderr, argv[0]);
     return parsed;
   }
-  options.core.duration_ms = duration_ms;
 
   // The stop signals and SIGUSR1 are blocked in every thread (the service's
   // threads inherit the mask) and read from a signalfd: no signal handler at

@@ -239,22 +239,13 @@ bool FitRingLimitsToBudget(uint64_t budget_bytes, RingLimits* limits) {
   return true;
 }
 
-ServiceCore::ServiceCore(const Options& options) : options_(options) {
-  // No start ack in the protocol: producers write once admitted.
-  lifecycle_.tracing_started = start_clocks_.boottime;
-  lifecycle_.all_data_sources_started = start_clocks_.boottime;
-}
+ServiceCore::ServiceCore(const Options& options) : options_(options) {}
 
 std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
                                                  base::Status* status) {
   *status = ValidateRingLimits(options.ring_limits);
   if (!status->ok())
     return nullptr;
-  if (options.buffer_kb == 0 || options.buffer_kb > kMaxBufferKb) {
-    *status = base::ErrStatus("the trace buffer size must be in [1, %u] KiB",
-                              kMaxBufferKb);
-    return nullptr;
-  }
   if (options.max_producers == 0 || options.max_producers > kMaxProducerId) {
     *status =
         base::ErrStatus("max producers must be in [1, %u]", kMaxProducerId);
@@ -282,21 +273,6 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
     return nullptr;
   std::unique_ptr<ServiceCore> core(new ServiceCore(options));
   ServiceCore* raw = core.get();
-  if (options.single_session) {
-    core->buffer_ = TraceBufferV2::Create(size_t{options.buffer_kb} * 1024,
-                                          options.fill_policy);
-    if (!core->buffer_) {
-      *status = base::ErrStatus(
-          "cannot create a %u KiB trace buffer: mmap of %llu bytes failed "
-          "(not enough address space or memory?)",
-          options.buffer_kb,
-          static_cast<unsigned long long>(options.buffer_kb) * 1024);
-      return nullptr;
-    }
-    // No overwrite observer: the buffer's own packets_overwritten also
-    // counts the packets erased before their continuation arrived.
-    core->sink_.reset(new TraceBufferV2Sink(core->buffer_.get()));
-  }
   ring_drainer::DrainLoop::Options loop_options;
   loop_options.tick_ns = options.drain_tick_ns;
   loop_options.drainer.head_grace_ns = options.head_grace_ns;
@@ -377,8 +353,6 @@ void ServiceCore::RefillReusableIds() {
   std::vector<bool> held(kMaxProducerId + 1, false);
   // The buffer is only consistent on the drain thread.
   std::vector<const TraceBufferV2*> buffers;
-  if (buffer_)
-    buffers.push_back(buffer_.get());
   for (const auto& kv : sessions_) {
     for (const auto& b : kv.second->buffers)
       buffers.push_back(b->buffer.get());
@@ -464,7 +438,8 @@ ServiceCore::Admission ServiceCore::Admit(
   config.view = region->view();  // the service's mapping and geometry
   config.producer_id = id;
   config.identity = identity;
-  // A new producer has no data source instance yet: buffer 0 at most.
+  // A new producer has no data source instance yet: the default session's
+  // buffer at most.
   config.allowed_buffers = AllowedBuffersFor(id, nullptr);
   RingId ring_id = 0;
   loop_->RunSync([&](RingDrainer* d) { ring_id = d->AddRing(config); });
@@ -482,7 +457,7 @@ ServiceCore::Admission ServiceCore::Admit(
   reply.producer_id = id;
   reply.chunk_size = geometry.chunk_size;
   reply.num_chunks = geometry.num_chunks;
-  reply.target_buffer = kTargetBuffer;
+  reply.target_buffer = default_buffer_;
   return admission;
 }
 
@@ -548,8 +523,13 @@ void ServiceCore::OnDrainRequest(trace_buffer::ProducerID id) {
 
 ProducerLossTable* ServiceCore::LossTableFor(trace_buffer::ProducerID id,
                                              uint32_t buffer) {
-  if (options_.single_session && buffer == kTargetBuffer)
-    return &losses_;
+  // Every producer serves the default session: its first buffer is where
+  // the producers' own writers write.
+  if (default_session_ != 0 && buffer == default_buffer_) {
+    auto it = sessions_.find(default_session_);
+    if (it != sessions_.end())
+      return &it->second->losses;
+  }
   // An instance's target is one of its session's buffers (StartInstances),
   // and BufferIDs are unique among live sessions.
   for (auto& kv : sessions_) {
@@ -565,10 +545,12 @@ ProducerLossTable* ServiceCore::LossTableFor(trace_buffer::ProducerID id,
 void ServiceCore::ForEachLossTableOf(
     trace_buffer::ProducerID id,
     const std::function<void(ProducerLossTable*)>& fn) {
-  if (options_.single_session)
-    fn(&losses_);
   for (auto& kv : sessions_) {
     Session* s = kv.second.get();
+    if (s->id == default_session_) {
+      fn(&s->losses);
+      continue;
+    }
     for (const Instance& inst : s->instances) {
       if (inst.producer_id == id) {
         fn(&s->losses);
@@ -609,7 +591,8 @@ void ServiceCore::OnLossReport(trace_buffer::ProducerID id,
 }
 
 void ServiceCore::ReadLossArea(trace_buffer::ProducerID id,
-                               const Producer& producer) {
+                               const Producer& producer,
+                               const Session* only) {
   const shm_ring::SharedRingRegion& region = *producer.region;
   if (region.fd() < 0 ||
       region.trailer_bytes() != shm_ring::kWriterLossAreaSize)
@@ -649,6 +632,12 @@ void ServiceCore::ReadLossArea(trace_buffer::ProducerID id,
         !e.bytes_dropped && !e.stall_timeouts) {
       continue;  // nothing lost (or a slot of a writer that lost nothing)
     }
+    if (only && !std::any_of(only->buffers.begin(), only->buffers.end(),
+                             [&](const std::unique_ptr<SessionBuffer>& b) {
+                               return b->id == e.target_buffer;
+                             })) {
+      continue;  // another session's (or none's): read at its own end
+    }
     ProducerLossTable* table =
         e.writer_id == 0 ? nullptr : LossTableFor(id, e.target_buffer);
     if (!table) {
@@ -671,7 +660,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
     d->RemoveRing(ring_id);
   });
   // Before its instances are forgotten: they say which sessions it served.
-  ReadLossArea(id, it->second);
+  ReadLossArea(id, it->second, /*only=*/nullptr);
   const uint64_t removed_at = base::ClockNs(CLOCK_BOOTTIME);
   ForEachLossTableOf(id, [&](ProducerLossTable* table) {
     table->OnProducerRemoved(id, it->second.name, it->second.identity,
@@ -692,115 +681,19 @@ ring_drainer::RingStats ServiceCore::DrainerStats() {
   return stats;
 }
 
-std::string ServiceCore::MakeTraceConfig() const {
-  using trace_export::ProtoBuilder;
-  std::string buffer;
-  ProtoBuilder(&buffer).AppendVarInt(1, options_.buffer_kb);  // size_kb
-  ProtoBuilder(&buffer).AppendVarInt(  // fill_policy: RING_BUFFER 1, DISCARD 2
-      4, options_.fill_policy == TraceBufferV2::OverwritePolicy::kOverwrite
-             ? 1
-             : 2);
-  std::string ds_config;
-  ProtoBuilder(&ds_config).AppendString(1, "track_event");  // name
-  ProtoBuilder(&ds_config).AppendVarInt(2, kTargetBuffer);  // target_buffer
-  std::string data_source;
-  ProtoBuilder(&data_source).AppendMessage(1, ds_config);  // config
-  std::string out;
-  ProtoBuilder b(&out);
-  b.AppendMessage(1, buffer);       // buffers
-  b.AppendMessage(2, data_source);  // data_sources
-  if (options_.duration_ms > 0)
-    b.AppendVarInt(3, options_.duration_ms);  // duration_ms
-  return out;
-}
-
-base::Status ServiceCore::Finish(int out_fd, ExportSummary* summary) {
+base::Status ServiceCore::Finish(ring_drainer::RingStats* drainer_stats) {
+  *drainer_stats = ring_drainer::RingStats();
   if (finished_)
-    return base::ErrStatus("the trace was already written");
-  *summary = ExportSummary();
+    return base::ErrStatus("the service core was already finished");
   EndAllSessions(Clock::now());
   finished_ = true;
-  const uint32_t connected_at_stop = static_cast<uint32_t>(producers_.size());
   while (!producers_.empty())
     RemoveProducer(producers_.begin()->first);
   loop_->Stop();
-  // Every ring had its final kFlush drain (RemoveProducer): all that the
-  // producers wrote is in the buffer, and tracing is over.
-  lifecycle_.all_data_sources_flushed = base::ClockNs(CLOCK_BOOTTIME);
-  lifecycle_.tracing_disabled = lifecycle_.all_data_sources_flushed;
   (void)TakeStoppedProducers();  // counts rings stopped in the final drains
-  // The drain thread is joined: the buffer and the drainer are ours now
-  // (RunSync on a stopped loop runs inline).
-  loop_->RunSync(
-      [&](RingDrainer* d) { summary->drainer_stats = d->TotalStats(); });
-  if (!buffer_)
-    return base::OkStatus();  // no single-session buffer: nothing to write
-  summary->packets_overwritten = buffer_->stats().packets_overwritten;
-  summary->packets_discarded = sink_->packets_discarded();
-  const std::string config = MakeTraceConfig();
-  TraceHeader header;
-  header.trace_config = &config;
-  header.clocks = start_clocks_;
-  header.uuid = uuid_;
-  header.lifecycle = lifecycle_;
-  return Export({buffer_.get()}, {kTargetBuffer}, header, connected_at_stop,
-                ChunksLostBeforeBuffers(summary->drainer_stats),
-                ServiceWideSessionCounters(), losses_, out_fd, summary);
-}
-
-base::Status ServiceCore::Snapshot(int out_fd, ExportSummary* summary) {
-  *summary = ExportSummary();
-  if (finished_)
-    return base::ErrStatus("the trace was already written: no snapshots");
-  if (!buffer_)
-    return base::ErrStatus("no single-session buffer to snapshot");
-  struct RingToDrain {
-    RingId id;
-    uint32_t num_chunks;
-  };
-  std::vector<RingToDrain> rings;
-  rings.reserve(producers_.size());
-  for (const auto& kv : producers_) {
-    rings.push_back(
-        {kv.second.ring_id, kv.second.region->view().geometry().num_chunks});
-  }
-  const uint32_t connected = static_cast<uint32_t>(producers_.size());
-
-  // Step 1, on the drain thread: the buffer is only consistent there.
-  std::unique_ptr<TraceBufferV2> clone;
-  loop_->RunSync([&](RingDrainer* d) {
-    // kNormal, never kFlush: see Snapshot() in the header.
-    for (const RingToDrain& ring : rings)
-      DrainBounded(d, ring.id, ring.num_chunks, DrainMode::kNormal);
-    clone = buffer_->CloneReadOnly();
-    summary->drainer_stats = d->TotalStats();
-    summary->packets_overwritten = buffer_->stats().packets_overwritten;
-    summary->packets_discarded = sink_->packets_discarded();
-  });
-  if (!clone) {
-    return base::ErrStatus("cannot allocate a copy of the %u KiB trace buffer",
-                           options_.buffer_kb);
-  }
-  // Step 2, here: the copy is ours alone; the drain thread goes on.
-  // A snapshot is a trace file of its own: its own uuid (as Perfetto gives
-  // clones), the buffer's service events so far (no tracing_disabled).
-  const std::string config = MakeTraceConfig();
-  TraceHeader header;
-  header.trace_config = &config;
-  header.clocks = start_clocks_;
-  header.uuid = trace_export::TraceExporter::NewTraceUuid();
-  header.lifecycle = lifecycle_;
-  return Export({clone.get()}, {kTargetBuffer}, header, connected,
-                ChunksLostBeforeBuffers(summary->drainer_stats),
-                ServiceWideSessionCounters(), losses_, out_fd, summary);
-}
-
-SessionCounters ServiceCore::ServiceWideSessionCounters() const {
-  SessionCounters c;
-  c.data_source_stop_timeouts = session_stats_.data_source_stop_timeouts;
-  c.flush_timeouts = session_stats_.flush_timeouts;
-  c.late_acks = session_stats_.late_acks;
-  return c;
+  // The drain thread is joined: RunSync on a stopped loop runs inline.
+  loop_->RunSync([&](RingDrainer* d) { *drainer_stats = d->TotalStats(); });
+  return base::OkStatus();
 }
 
 std::string ServiceCore::EncodeExtraStatsFields(
@@ -839,11 +732,8 @@ trace_export::TraceExporter::ServiceStats ServiceCore::MakeServiceStats(
     data_sources += kv.second.data_sources.size();
   s.data_sources_registered = static_cast<uint32_t>(data_sources);
   s.data_sources_seen = stats_.data_sources_seen;
-  // The single-session buffer, if any, counts as a session (and a buffer)
-  // of its own.
-  s.tracing_sessions =
-      static_cast<uint32_t>(sessions_.size() + (buffer_ ? 1 : 0));
-  uint64_t buffers = buffer_ ? 1 : 0;
+  s.tracing_sessions = static_cast<uint32_t>(sessions_.size());
+  uint64_t buffers = 0;
   for (const auto& kv : sessions_)
     buffers += kv.second->buffers.size();
   s.total_buffers = static_cast<uint32_t>(buffers);

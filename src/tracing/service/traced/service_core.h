@@ -11,29 +11,26 @@
 //                            with the SERVICE's geometry (the request is a
 //                            hint, clamped by ChooseRingGeometry), assigns a
 //                            ProducerID and registers the ring with the
-//                            DrainLoop's RingDrainer, allowed to write the one
-//                            TraceBufferV2. Returns the HelloReply to send and
-//                            the memfd to attach to it.
+//                            DrainLoop's RingDrainer, allowed to write the
+//                            default session's buffer (if any) and, once
+//                            their data sources start, the sessions'.
+//                            Returns the HelloReply to send and the memfd to
+//                            attach to it.
 //   OnDrainRequest(id)       DrainLoop::Notify (coalesced there).
 //   RemoveProducer(id)       the producer left or misbehaved: one last
 //                            DrainMode::kFlush drain of its ring (what it
 //                            wrote before is kept), RemoveRing, then unmap.
-//   Snapshot(fd)             while tracing goes on: a normal drain of every
-//                            ring, a read-only copy of the trace buffer
-//                            (TraceBufferV2::CloneReadOnly, the design's
-//                            CLONE_SNAPSHOT), exported like Finish() does.
-//                            Producers, their sequences and the buffer's
-//                            own read state are untouched.
-//   Finish(fd)               removes every producer the same way, stops the
-//                            DrainLoop and writes the Perfetto trace: the
-//                            TraceConfig, a ClockSnapshot, every packet,
-//                            the TraceStats, a closing ClockSnapshot.
+//   Finish()                 ends every session (EndAllSessions), removes
+//                            every producer the same way and stops the
+//                            DrainLoop.
 //
-// Sessions (docs/sessions.md, "How the service implements it"): besides
-// the single-session buffer 0 (Options::single_session; Finish() and
-// Snapshot() above), consumer sessions each own 1..8 buffers with
-// service-wide BufferIDs, an output fd and data source instances on the
-// producers that registered a matching data source. StartSession, StopSession,
+// Sessions (docs/sessions.md, "How the service implements it"): each owns
+// 1..8 buffers with service-wide BufferIDs, an output fd and data source
+// instances on the producers that registered a matching data source. One
+// of them may be the default session (StartDefaultSession: the session
+// `ringtraced --out` starts itself), whose first buffer is also what a
+// producer's own writers write (HelloReply.target_buffer): every ring may
+// write it. StartSession, StopSession,
 // FlushSession, CloneSession, GetSessionTraceStats and the producers'
 // RegisterDataSource / OnDataSourceStopped / OnFlushAck drive them; the
 // waits are deadlines (NextDeadline / AdvanceSessions), never sleeps. What
@@ -65,9 +62,9 @@
 // the drainer never reads an unmapped ring.
 //
 // Thread model: one thread (the service thread, or a test) calls every
-// method; the DrainLoop runs its own thread. The TraceBufferV2 is touched
-// only by the drain thread until Finish() stopped it (Snapshot() copies it
-// there).
+// method; the DrainLoop runs its own thread. A session's TraceBufferV2s are
+// touched only by the drain thread while rings may write them
+// (CloneSession copies them there).
 
 #ifndef SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
 #define SRC_TRACING_SERVICE_TRACED_SERVICE_CORE_H_
@@ -106,15 +103,10 @@
 namespace ringtrace {
 namespace traced {
 
-// The buffer of the single-session mode (Options::single_session): every
-// producer may write it, and HelloReply.target_buffer names it.
-constexpr trace_buffer::BufferID kTargetBuffer = 0;
-// The data source the single-session buffer starts on every producer that
-// registers it, with no category lists (Perfetto's default rule: every
-// category not tagged slow or debug): apps on the sessions model (the
-// TrackEvent data source) record into `ringtraced --out` as into a
-// consumer's session, beside the writers that write buffer 0 directly.
-constexpr char kSingleSessionDataSource[] = "track_event";
+// HelloReply.target_buffer while there is no default session: no buffer
+// has BufferID 0, so chunks written to it are unroutable (counted in the
+// chunks_discarded of every session's TraceStats that runs meanwhile).
+constexpr trace_buffer::BufferID kNoDefaultBuffer = 0;
 // Consumer sessions' buffers get BufferIDs 1..kMaxSessionBufferId.
 constexpr uint32_t kMaxSessionBufferId = 0xffff;
 
@@ -226,12 +218,11 @@ std::string EncodeServiceCounters(const ServiceCounters& c,
 // Every trace file carries them as TracingServiceEvent packets on the
 // service's sequence (docs/trace_export.md, "The service's metadata").
 struct TraceLifecycle {
-  // The session (or the single-session buffer) was set up.
+  // The session was set up.
   uint64_t tracing_started = 0;
   // The data sources were told to start. There is no start ack in the
   // producer protocol, so this is when the StartDataSource commands were
-  // queued (the single-session mode: tracing_started, producers write as
-  // soon as they are admitted).
+  // queued.
   uint64_t all_data_sources_started = 0;
   // The latest flush every producer acked in time (FlushSession, periodic
   // flushes), or the stop when every instance acked its StopDataSource and
@@ -242,8 +233,8 @@ struct TraceLifecycle {
   uint64_t tracing_disabled = 0;
 };
 
-// What Finish(), Snapshot() or a session's end produced, for the service's
-// summary, the consumer's SessionSummary and tests.
+// What a session's end or clone produced, for the service's summary, the
+// consumer's SessionSummary and tests.
 struct ExportSummary {
   trace_export::ExportStats export_stats;
   trace_buffer::TraceBufferStats buffer_stats;
@@ -379,9 +370,7 @@ struct SessionStats {
 
 // Session counters as TraceStats fields, like EncodeServiceCounters():
 //   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
-// A session's trace, clone and GetTraceStats carry the session's own; the
-// single-session trace (Finish(), Snapshot()) carries the service-wide sums
-// (SessionStats), since it is the service's trace.
+// A session's trace, clone and GetTraceStats carry the session's own.
 std::string EncodeSessionCounters(const SessionCounters& s);
 
 // The packets |buffers| lost, as TraceStats fields (BufferStats counts
@@ -395,10 +384,6 @@ std::string EncodeBufferLoss(
 class ServiceCore {
  public:
   struct Options {
-    uint32_t buffer_kb = 16384;
-    // TraceConfig's fill_policy: kOverwrite is RING_BUFFER.
-    trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
-        trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
     RingLimits ring_limits;
     uint32_t max_producers = 256;  // connected at once; 1..65535
     // Every connected producer's ring bytes together.
@@ -419,21 +404,14 @@ class ServiceCore {
     // while read_pos does not move, so the service's next pass waited for
     // the grace or the producer's retry interval.
     uint64_t head_grace_ns = 1'000'000;
-    // Recorded in the TraceConfig (0: none).
-    uint32_t duration_ms = 0;
-    // The single-session mode: buffer_kb / fill_policy make the implicit
-    // session's buffer (BufferID 0), which every producer may write and
-    // Finish() exports. Without it there is no buffer 0 and Finish()
-    // exports nothing (it still ends every session).
-    bool single_session = true;
-    // Consumer sessions at once, and the sum of every buffer's bytes (the
-    // implicit session's included).
+    // Sessions at once, and the sum of every session's buffer bytes (the
+    // default session's included).
     uint32_t max_sessions = 32;
     uint64_t max_total_buffer_bytes = uint64_t{1} << 30;
   };
   using Clock = std::chrono::steady_clock;
 
-  // Validates |options|, creates the trace buffer and starts the DrainLoop.
+  // Validates |options| and starts the DrainLoop.
   static std::unique_ptr<ServiceCore> Create(const Options& options,
                                              base::Status* status);
   ~ServiceCore();  // Removes the producers left; no export.
@@ -471,54 +449,22 @@ class ServiceCore {
   // A DrainRequest that carried a loss report (producer_loss_table.h).
   // Each entry goes to the loss table of the session owning its target
   // buffer if this producer serves that session (an instance of it writes
-  // that buffer), or of the single-session buffer 0; any other entry is
-  // counted in loss_entries_unattributed and nowhere else. A final report
-  // marks the producer's records in every table it serves. Unknown ids are
-  // ignored.
+  // that buffer, or the buffer is the default session's, which every
+  // producer serves); any other entry is counted in
+  // loss_entries_unattributed and nowhere else. A final report marks the
+  // producer's records in every table it serves. Unknown ids are ignored.
   void OnLossReport(trace_buffer::ProducerID id,
                     const ipc::DrainRequestMsg& report);
-  // The single-session buffer's loss table.
-  const ProducerLossTable& loss_table() const { return losses_; }
   // A session's loss table (null: no such session).
   const ProducerLossTable* session_loss_table(SessionId id) const;
   void RemoveProducer(trace_buffer::ProducerID id);
 
-  // Removes every producer (final drain), stops the drain thread and writes
-  // the trace to |out_fd| (not owned, not closed). Call once; afterwards the
-  // core admits nobody.
-  base::Status Finish(int out_fd, ExportSummary* summary);
-
-  // Writes what the trace buffer holds now to |out_fd| (not owned, not
-  // closed), as Finish() would, without stopping anything. Two steps:
-  //  1. On the drain thread (DrainLoop::RunSync; the loop's own passes wait
-  //     meanwhile): every ring gets DrainMode::kNormal passes until one makes
-  //     no progress (at most num_chunks + 2 passes, and no more once
-  //     num_chunks positions were resolved: every position that existed when
-  //     the drain began); then the buffer is copied (CloneReadOnly) and the
-  //     drainer totals and the overwrite count are read.
-  //  2. On the calling thread, while the drain thread goes on filling the
-  //     live buffer: the copy is exported (TraceConfig, ClockSnapshot, its
-  //     packets, its TraceStats, a closing ClockSnapshot).
-  // What a snapshot holds: every chunk a normal pass takes, i.e. what the
-  // producers had published. A chunk a writer still holds (Acquired: its
-  // packet in progress, finished packets whose publication it defers until
-  // the chunk is full or flushed, or a flushed chunk it took back to go on
-  // filling, published prefix included) is NOT taken, nor is anything behind
-  // it in that ring, while the head grace lets a normal pass leave it
-  // (Options::head_grace_ns). Those packets come with a later drain and
-  // reach the final trace. No kFlush: scraping every chunk live writers are
-  // filling would make them relocate their open packets. The passes are
-  // ordinary normal passes: like the periodic drain, they scrape a chunk
-  // older than the grace, one in a ring under pressure, or one whose word
-  // changed under the reader's CAS (docs/ring_drainer.md, "Head grace").
-  // The copy has its own read state and the live buffer is not read, so the
-  // final trace at Finish() still holds every packet a snapshot held (unless
-  // RING_BUFFER overwrote it since). Cost: a copy of the buffer's used bytes
-  // (at most buffer_kb; the copy's pages are committed as they are written),
-  // on the drain thread, and the export on the calling thread.
-  // Errors: after Finish() (nothing written); the copy cannot be allocated
-  // (nothing written); a write error.
-  base::Status Snapshot(int out_fd, ExportSummary* summary);
+  // The service stops: ends every session still running (EndAllSessions:
+  // each is written), removes every producer (a final drain of its ring),
+  // stops the drain thread and returns the drainer's totals in
+  // |*drainer_stats|. Call once; afterwards the core admits nobody and
+  // starts no session.
+  base::Status Finish(ring_drainer::RingStats* drainer_stats);
 
   const ProducerStats& stats() const { return stats_; }
   // The drainer's totals, read on the drain thread (waits for it).
@@ -573,8 +519,28 @@ class ServiceCore {
                             uint64_t tag,
                             Clock::time_point now,
                             uint64_t requester = 0);
-  // A snapshot of the session's buffers written into |out_fd| (not owned),
-  // like Snapshot() for the single-session buffer; the session goes on.
+  // Writes what the session's buffers hold now to |out_fd| (not owned, not
+  // closed) as a complete trace of its own (own uuid, the service events so
+  // far), without stopping anything (the design's CLONE_SNAPSHOT):
+  //  1. On the drain thread (DrainLoop::RunSync; the loop's own passes wait
+  //     meanwhile): every ring that may write the session gets
+  //     DrainMode::kNormal passes (DrainBounded), then each buffer is copied
+  //     (TraceBufferV2::CloneReadOnly) and the drainer totals are read.
+  //  2. On the calling thread, while the drain thread goes on filling the
+  //     live buffers: the copies are exported.
+  // What a clone holds: every chunk a normal pass takes, i.e. what the
+  // producers had published. A chunk a writer still holds (its packet in
+  // progress, or packets whose publication it defers until the chunk is
+  // full or flushed) is NOT taken, nor anything behind it in that ring,
+  // while the head grace lets a normal pass leave it (Options::
+  // head_grace_ns): those packets come with a later drain and reach the
+  // session's trace. No kFlush: scraping every chunk live writers are
+  // filling would make them relocate their open packets. The copies have
+  // their own read state and the live buffers are not read, so the
+  // session's trace still holds every packet a clone held (unless
+  // RING_BUFFER overwrote it since). Cost: a copy of the buffers' used
+  // bytes. Errors: no such session; a copy cannot be allocated (nothing
+  // written); a write error.
   base::Status CloneSession(SessionId id, int out_fd, ExportSummary* summary);
   // The session's TraceStats (a serialized perfetto.protos.TraceStats), as
   // its trace would end with now.
@@ -612,9 +578,40 @@ class ServiceCore {
   std::vector<ProducerCommand> TakeCommands();
   std::vector<SessionEvent> TakeEvents();
 
+  // The service's stop, first step: StopSession for every session not
+  // stopping yet (by_service, tag 0); from now on no session starts. The
+  // owner goes on serving the producers' stop acks until num_sessions() is
+  // 0 or its own grace ran out, then calls EndAllSessions().
+  void StopAllSessions(Clock::time_point now);
   // Ends every session now, without waiting for acks, and writes each
   // (kEnded events, by_service). For the service's own stop.
   void EndAllSessions(Clock::time_point now);
+
+  // The default session: the one `ringtraced --out` records (docs/
+  // sessions.md, "One model of recording"). A session like a consumer's
+  // (StartSession with consumer id 0 and the service's uid), except that
+  // its first buffer is also where a producer's own writers write: every
+  // HelloReply's target_buffer names it while it runs, every ring may write
+  // it, and loss entries of any producer for it go to its table. Errors:
+  // StartSession's; a default session runs already.
+  base::Status StartDefaultSession(const perfetto::protos::TraceConfig& config,
+                                   base::ScopedFd out_fd,
+                                   Clock::time_point now,
+                                   SessionId* id);
+  // The default session's id (0: none running).
+  SessionId default_session() const { return default_session_; }
+  // Its first buffer's BufferID (kNoDefaultBuffer: none running).
+  trace_buffer::BufferID default_buffer() const { return default_buffer_; }
+  // How the last default session ended (what its kEnded event says), for
+  // the owner's summary.
+  struct DefaultSessionEnd {
+    bool ended = false;
+    base::Status status;
+    ExportSummary summary;
+  };
+  const DefaultSessionEnd& default_session_end() const {
+    return default_session_end_;
+  }
 
   size_t num_sessions() const { return sessions_.size(); }
   bool has_session(SessionId id) const { return sessions_.count(id) != 0; }
@@ -740,34 +737,36 @@ class ServiceCore {
   };
 
   explicit ServiceCore(const Options& options);
-  std::string MakeTraceConfig() const;
   // Sessions (service_core_sessions.cc).
+  // StartSession(); |peer_limits|: whether max_total_buffer_bytes and the
+  // consumer uid's limits apply (not to the default session).
+  base::Status StartSessionWithLimits(
+      const perfetto::protos::TraceConfig& config,
+      base::ScopedFd out_fd,
+      int32_t consumer_uid,
+      uint64_t consumer_id,
+      Clock::time_point now,
+      bool peer_limits,
+      SessionId* id);
   // The session a consumer request names: "no session N" if there is none.
   base::Status FindSession(SessionId id, Session** session);
   // FindSession() for a request that changes the session (stop, flush):
   // also "session N is stopping" if it is.
   base::Status FindRunningSession(SessionId id, Session** session);
-  // The rings of |session|'s producers with their chunk counts, for
-  // DrainBounded on the drain thread.
+  // The rings that may write |session|'s buffers (SessionWriters) with
+  // their chunk counts, for DrainBounded on the drain thread.
   std::vector<std::pair<ring_drainer::RingId, uint32_t>> SessionRings(
       const Session& session) const;
   trace_buffer::BufferID AllocateBufferId();
   bool BufferIdInUse(uint32_t id) const;
-  // The single-session buffer's instance of kSingleSessionDataSource on
-  // producer |id|, which just registered |name| (nothing for another name,
-  // without the buffer, or once finished). It is never stopped: the
-  // producer's writers write buffer 0 until the trace is written.
-  void StartInSingleSession(trace_buffer::ProducerID id,
-                            Producer* p,
-                            const std::string& name);
   // Starts instances of |session|'s data sources on |producer| (those not
   // started yet); returns whether it started any.
   bool StartInstances(Session* session,
                       trace_buffer::ProducerID producer_id,
                       Producer* producer);
-  // The buffers ring |producer_id| may write now: buffer 0 in the single-
-  // session mode, plus the target buffer of every instance on it of a
-  // session whose buffers are still routed (not |except|).
+  // The buffers ring |producer_id| may write now: the default session's
+  // first buffer, plus the target buffer of every instance on it of a
+  // session whose buffers are still routed (neither of them |except|'s).
   std::vector<ring_drainer::TargetBuffer> AllowedBuffersFor(
       trace_buffer::ProducerID producer_id,
       const Session* except) const;
@@ -839,9 +838,15 @@ class ServiceCore {
                   bool periodic,
                   uint32_t timeout_ms,
                   Clock::time_point now);
-  // The producers ring |session|'s instances run on (connected ones).
+  // The producers ring |session|'s instances run on (connected ones): who
+  // gets its flushes.
   std::set<trace_buffer::ProducerID> SessionProducers(
       const Session& session) const;
+  // The producers whose rings may write |session|'s buffers: those of
+  // SessionProducers, and every connected one for the default session.
+  std::set<trace_buffer::ProducerID> SessionWriters(
+      const Session& session) const;
+
   // Drops |producer_id|'s instances and flush waits from every session
   // (it left); completes what only waited for it.
   void ForgetProducerInSessions(trace_buffer::ProducerID producer_id);
@@ -851,9 +856,6 @@ class ServiceCore {
   std::string EncodeExtraStatsFields(trace_export::TraceExporter* exporter,
                                      const SessionCounters& session_counters,
                                      const ProducerLossTable& losses) const;
-  // The service-wide session counters (SessionStats), for the
-  // single-session trace. No flushes: none is issued for its buffer.
-  SessionCounters ServiceWideSessionCounters() const;
   // The chunks the drainer lost before any buffer saw them, in all
   // (TraceStats.chunks_discarded): unroutable, or dropped by the reader
   // (malformed, unknown format). A session's trace counts those since it
@@ -879,10 +881,16 @@ class ServiceCore {
   // Calls |fn| with every loss table producer |id| serves.
   void ForEachLossTableOf(trace_buffer::ProducerID id,
                           const std::function<void(ProducerLossTable*)>& fn);
-  // At the removal of producer |id| (after its final drain): reads its
-  // ring's writer loss area once (a copy, pread) and routes every slot as
-  // an untrusted loss entry (writer_loss_area.h).
-  void ReadLossArea(trace_buffer::ProducerID id, const Producer& producer);
+  // At the removal of producer |id| (after its final drain), and at the end
+  // of each session it wrote (|only|: then the slots of that session's
+  // buffers only, the others are left for their own sessions' ends): reads
+  // its ring's writer loss area once (a copy, pread) and routes every slot
+  // as an untrusted loss entry (writer_loss_area.h). A slot read twice
+  // raises nothing: a writer's counters only grow, and a table keeps the
+  // larger.
+  void ReadLossArea(trace_buffer::ProducerID id,
+                    const Producer& producer,
+                    const Session* only);
   // The id for a new producer: fresh, else reused (see the file comment);
   // 0 if none may be given now.
   trace_buffer::ProducerID AllocateProducerId();
@@ -904,7 +912,7 @@ class ServiceCore {
   // all_data_sources_flushed, tracing_disabled.
   static void WriteTraceHeader(trace_export::TraceExporter* exporter,
                                const TraceHeader& header);
-  // The export shared by Finish(), Snapshot() and the sessions: writes the
+  // The export shared by the sessions' ends and clones: writes the
   // header, every packet of |buffers| (which the caller's thread owns now;
   // |buffer_ids|: their BufferIDs, in the same order), a
   // read_tracing_buffers_completed event, its TraceStats and a closing
@@ -942,17 +950,6 @@ class ServiceCore {
       ExportSummary* summary) const;
 
   const Options options_;
-  // Read when tracing started; the trace's first ClockSnapshot.
-  const trace_export::TraceExporter::ClockReadings start_clocks_ =
-      trace_export::TraceExporter::ReadClocks();
-  // The single-session trace's id (each Snapshot() gets its own) and
-  // service events: started when the core was created.
-  const trace_export::TraceExporter::TraceUuid uuid_ =
-      trace_export::TraceExporter::NewTraceUuid();
-  TraceLifecycle lifecycle_;
-  // Drain thread only while the loop runs.
-  std::unique_ptr<trace_buffer::TraceBufferV2> buffer_;
-  std::unique_ptr<TraceBufferV2Sink> sink_;
   std::unique_ptr<ring_drainer::DrainLoop> loop_;
   std::map<trace_buffer::ProducerID, Producer> producers_;
   // The connected producers' declared categories (RemoveProducer forgets).
@@ -969,12 +966,15 @@ class ServiceCore {
   std::vector<ring_drainer::RingId> stopped_ RT_GUARDED_BY(stopped_mutex_);
   ServiceCounters counters_;
   bool finished_ = false;
+  bool stopping_ = false;  // StopAllSessions() ran
   ProducerStats stats_;
-  ProducerLossTable losses_;
 
   // Sessions.
   std::map<SessionId, std::unique_ptr<Session>> sessions_;
   SessionId next_session_id_ = 1;
+  SessionId default_session_ = 0;
+  trace_buffer::BufferID default_buffer_ = kNoDefaultBuffer;
+  DefaultSessionEnd default_session_end_;
   uint32_t next_buffer_id_ = 1;  // 1..kMaxSessionBufferId, then wraps
   bool buffer_ids_wrapped_ = false;
   uint32_t next_flush_id_ = 1;

@@ -154,7 +154,6 @@ base::Status ServiceCore::RegisterDataSource(ProducerID id,
   }
   p.data_sources.push_back(name);
   ++stats_.data_sources_seen;
-  StartInSingleSession(id, &p, name);
   bool any = false;
   for (auto& kv : sessions_) {
     if (!kv.second->stopping)
@@ -163,25 +162,6 @@ base::Status ServiceCore::RegisterDataSource(ProducerID id,
   if (any)
     UpdateAllowedBuffers({id});
   return base::OkStatus();
-}
-
-void ServiceCore::StartInSingleSession(ProducerID id,
-                                       Producer* p,
-                                       const std::string& name) {
-  if (!buffer_ || finished_ || name != kSingleSessionDataSource)
-    return;
-  ProducerCommand cmd;
-  cmd.type = ProducerCommand::Type::kStartDataSource;
-  cmd.producer_id = id;
-  cmd.id = p->next_instance_id++;
-  if (p->next_instance_id == 0)
-    p->next_instance_id = 1;
-  cmd.target_buffer = kTargetBuffer;
-  cmd.data_source_name = name;
-  // No category lists, as the trace's TraceConfig says: Perfetto's default
-  // rule, every category but those tagged slow or debug.
-  commands_.push_back(std::move(cmd));
-  ++session_stats_.data_source_instances_started;
 }
 
 base::Status ServiceCore::DeclareCategories(

@@ -88,12 +88,15 @@ std::vector<TargetBuffer> ServiceCore::AllowedBuffersFor(
     ProducerID producer_id,
     const Session* except) const {
   std::vector<TargetBuffer> out;
-  if (sink_)
-    out.push_back({kTargetBuffer, sink_.get()});
   for (const auto& kv : sessions_) {
     const Session* s = kv.second.get();
     if (s == except)
       continue;
+    if (s->id == default_session_) {
+      // Every ring may write the default session's first buffer (a
+      // producer's own writers' target_buffer), and its instances' targets.
+      out.push_back({s->buffers[0]->id, s->buffers[0]->sink.get()});
+    }
     for (const Instance& inst : s->instances) {
       if (inst.producer_id != producer_id)
         continue;
@@ -181,10 +184,22 @@ base::Status ServiceCore::StartSession(
     uint64_t consumer_id,
     Clock::time_point now,
     SessionId* id) {
+  return StartSessionWithLimits(config, std::move(out_fd), consumer_uid,
+                                consumer_id, now, /*peer_limits=*/true, id);
+}
+
+base::Status ServiceCore::StartSessionWithLimits(
+    const perfetto::protos::TraceConfig& config,
+    base::ScopedFd out_fd,
+    int32_t consumer_uid,
+    uint64_t consumer_id,
+    Clock::time_point now,
+    bool peer_limits,
+    SessionId* id) {
   *id = 0;
   std::unique_ptr<Session> s(new Session());
   base::Status status = MakeSessionConfig(config, &s->config);
-  if (status.ok() && finished_)
+  if (status.ok() && (finished_ || stopping_))
     status = base::ErrStatus("the service is stopping");
   if (status.ok() && !out_fd.valid())
     status = base::ErrStatus("no output file");
@@ -206,11 +221,11 @@ base::Status ServiceCore::StartSession(
       }
     }
   }
-  const uint64_t in_use =
-      session_buffer_bytes_ + (buffer_ ? buffer_->size() : 0);
+  const uint64_t in_use = session_buffer_bytes_;
   const uint64_t wanted = s->config.total_buffer_bytes();
-  if (status.ok() && (wanted > options_.max_total_buffer_bytes ||
-                      in_use > options_.max_total_buffer_bytes - wanted)) {
+  if (status.ok() && peer_limits &&
+      (wanted > options_.max_total_buffer_bytes ||
+       in_use > options_.max_total_buffer_bytes - wanted)) {
     status = base::ErrStatus(
         "buffers: %llu bytes requested, %llu of the service's %llu in use "
         "(ringtraced --max-buffer-mb)",
@@ -218,7 +233,7 @@ base::Status ServiceCore::StartSession(
         static_cast<unsigned long long>(in_use),
         static_cast<unsigned long long>(options_.max_total_buffer_bytes));
   }
-  if (status.ok())
+  if (status.ok() && peer_limits)
     status = CheckSessionUserLimits(consumer_uid, wanted);
   for (size_t i = 0; status.ok() && i < s->config.buffers.size(); ++i) {
     const SessionConfig::Buffer& bc = s->config.buffers[i];
@@ -412,7 +427,7 @@ base::Status ServiceCore::CheckSessionUserLimits(int32_t consumer_uid,
 std::vector<std::pair<RingId, uint32_t>> ServiceCore::SessionRings(
     const Session& session) const {
   std::vector<std::pair<RingId, uint32_t>> rings;
-  for (ProducerID pid : SessionProducers(session)) {
+  for (ProducerID pid : SessionWriters(session)) {
     const Producer& p = producers_.at(pid);
     rings.emplace_back(p.ring_id, p.region->view().geometry().num_chunks);
   }
@@ -426,6 +441,15 @@ std::set<ProducerID> ServiceCore::SessionProducers(
     if (producers_.count(inst.producer_id) != 0)
       out.insert(inst.producer_id);
   }
+  return out;
+}
+
+std::set<ProducerID> ServiceCore::SessionWriters(const Session& session) const {
+  if (session.id != default_session_)
+    return SessionProducers(session);
+  std::set<ProducerID> out;
+  for (const auto& kv : producers_)
+    out.insert(kv.first);
   return out;
 }
 
@@ -594,6 +618,15 @@ void ServiceCore::AbortSession(SessionId id) {
   FinalizeSession(id, /*write=*/false, Clock::now());
 }
 
+void ServiceCore::StopAllSessions(Clock::time_point now) {
+  stopping_ = true;
+  for (SessionId id : SessionIds()) {
+    auto it = sessions_.find(id);  // a stop may have finished (erased) it
+    if (it != sessions_.end() && !it->second->stopping)
+      BeginStop(it->second.get(), /*tag=*/0, /*by_service=*/true, now);
+  }
+}
+
 void ServiceCore::EndAllSessions(Clock::time_point now) {
   for (SessionId id : SessionIds()) {
     Session* s = sessions_[id].get();
@@ -654,7 +687,7 @@ void ServiceCore::FinalizeSession(SessionId id,
     std::vector<TargetBuffer> allowed;  // without this session's buffers
   };
   std::vector<RingWork> rings;
-  for (ProducerID pid : SessionProducers(*s)) {
+  for (ProducerID pid : SessionWriters(*s)) {
     const Producer& p = producers_.at(pid);
     rings.push_back({p.ring_id, p.region->view().geometry().num_chunks,
                      AllowedBuffersFor(pid, s)});
@@ -673,6 +706,9 @@ void ServiceCore::FinalizeSession(SessionId id,
   });
   // No ring routes to the buffers any more: they are this thread's now.
   if (write) {
+    // What the session's writers lost since their last report.
+    for (ProducerID pid : SessionWriters(*s))
+      ReadLossArea(pid, producers_.at(pid), s);
     RecordStopEvents(s);
     std::vector<TraceBufferV2*> buffers;
     std::vector<BufferID> buffer_ids;
@@ -729,10 +765,55 @@ void ServiceCore::FinalizeSession(SessionId id,
     ev.packets_lost = summary.packets_overwritten + summary.packets_discarded +
                       summary.export_stats.invalid_packets +
                       s->losses.totals().packets_dropped;
+    if (id == default_session_) {
+      default_session_end_.ended = true;
+      default_session_end_.status = ev.status;
+      default_session_end_.summary = ev.summary;
+    }
     events_.push_back(std::move(ev));
+  } else if (id == default_session_) {
+    default_session_end_.ended = true;
+    default_session_end_.status = base::ErrStatus("aborted: not written");
+  }
+  if (id == default_session_) {
+    // New producers' own writers have nowhere to write from now on.
+    default_session_ = 0;
+    default_buffer_ = kNoDefaultBuffer;
   }
   session_buffer_bytes_ -= s->config.total_buffer_bytes();
   sessions_.erase(it);
+}
+
+base::Status ServiceCore::StartDefaultSession(
+    const perfetto::protos::TraceConfig& config,
+    base::ScopedFd out_fd,
+    Clock::time_point now,
+    SessionId* id) {
+  *id = 0;
+  if (default_session_ != 0) {
+    return base::ErrStatus("a default session (%llu) runs already",
+                           static_cast<unsigned long long>(default_session_));
+  }
+  SessionId started = 0;
+  // The operator's session (ringtraced's command line), not a peer's: the
+  // buffer limits do not apply to it, but its bytes count against every
+  // session started after it (max_total_buffer_bytes, the uid's).
+  base::Status status = StartSessionWithLimits(
+      config, std::move(out_fd), static_cast<int32_t>(options_.service_uid),
+      /*consumer_id=*/0, now, /*peer_limits=*/false, &started);
+  if (!status.ok())
+    return status;
+  Session* s = sessions_.at(started).get();
+  default_session_ = started;
+  default_buffer_ = s->buffers[0]->id;
+  default_session_end_ = DefaultSessionEnd();
+  // Every connected ring may write it now.
+  std::set<ProducerID> all;
+  for (const auto& kv : producers_)
+    all.insert(kv.first);
+  UpdateAllowedBuffers(all);
+  *id = started;
+  return base::OkStatus();
 }
 
 void ServiceCore::AdvanceSessions(Clock::time_point now) {
@@ -834,7 +915,8 @@ base::Status ServiceCore::CloneSession(SessionId id,
   const std::vector<std::pair<RingId, uint32_t>> rings = SessionRings(*s);
   std::vector<std::unique_ptr<TraceBufferV2>> clones;
   loop_->RunSync([&](RingDrainer* d) {
-    // kNormal, as Snapshot(): the session goes on undisturbed.
+    // kNormal, never kFlush: the session goes on undisturbed (see the
+    // header).
     for (const auto& r : rings)
       DrainBounded(d, r.first, r.second, DrainMode::kNormal);
     for (const auto& b : s->buffers) {

@@ -940,27 +940,30 @@ TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 550));
 }
 
-TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
+// The default session (`ringtraced --out`) beside a consumer's: the
+// producer's own writers write the default session's first buffer, its
+// track_event data source is started in both, and the service's stop writes
+// both traces.
+TEST(DefaultSessionTest, BesideAConsumerSession) {
   TempDir dir;
-  ServiceCore::Options options = SessionOptions();
-  options.single_session = true;
-  options.buffer_kb = 512;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  test::DefaultSessionCore core(SessionOptions(), DefaultOutConfig(512));
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  ASSERT_NE(core->default_buffer(), kNoDefaultBuffer);
+  EXPECT_EQ(a.reply.target_buffer, core->default_buffer());
   const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
   ProducerSide side(a);
   ASSERT_TRUE(core->RegisterDataSource(p, "track_event", Clock::now()).ok());
-  // The implicit buffer's own instance: every category by Perfetto's
-  // default rule (no lists), into buffer 0.
-  std::vector<ProducerCommand> implicit = core->TakeCommands();
-  ASSERT_EQ(implicit.size(), 1u);
-  EXPECT_EQ(implicit[0].type, Cmd::kStartDataSource);
-  EXPECT_EQ(implicit[0].target_buffer, kTargetBuffer);
-  EXPECT_EQ(implicit[0].data_source_name, "track_event");
-  EXPECT_TRUE(implicit[0].enabled_categories.empty());
-  EXPECT_TRUE(implicit[0].disabled_categories.empty());
-  // Another data source is not started there.
+  // The default session's instance: no category lists (Perfetto's default
+  // rule), into its buffer.
+  std::vector<ProducerCommand> in_default = core->TakeCommands();
+  ASSERT_EQ(in_default.size(), 1u);
+  EXPECT_EQ(in_default[0].type, Cmd::kStartDataSource);
+  EXPECT_EQ(in_default[0].target_buffer, core->default_buffer());
+  EXPECT_EQ(in_default[0].data_source_name, "track_event");
+  EXPECT_TRUE(in_default[0].enabled_categories.empty());
+  EXPECT_TRUE(in_default[0].disabled_categories.empty());
+  // A data source its config does not name is not started there.
   ASSERT_TRUE(core->RegisterDataSource(p, "other", Clock::now()).ok());
   EXPECT_TRUE(core->TakeCommands().empty());
   SessionId s = 0;
@@ -969,20 +972,18 @@ TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
                   .ok());
   std::vector<ProducerCommand> starts = core->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
-  EXPECT_NE(starts[0].id, implicit[0].id);
-  auto w0 = side.NewWriter(kTargetBuffer);
+  EXPECT_NE(starts[0].id, in_default[0].id);
+  EXPECT_NE(starts[0].target_buffer, core->default_buffer());
+  auto own = side.NewWriter();  // the HelloReply's target_buffer
   auto ws = side.NewWriter(starts[0].target_buffer);
-  WriteTestPackets(w0.get(), "implicit", 0, 70);
+  WriteTestPackets(own.get(), "own", 0, 70);
   WriteTestPackets(ws.get(), "session", 0, 30);
-  w0->Flush();
+  own->Flush();
   ws->Flush();
   base::ScopedFd out = OpenOut(dir.File("out"));
   ExportSummary summary;
-  ASSERT_TRUE(core->Finish(out.get(), &summary).ok());
-  // Finish ended the session first and wrote it.
-  std::vector<SessionEvent> events = core->TakeEvents();
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].by_service);
+  ASSERT_TRUE(core.Finish(out.get(), &summary).ok());
+  EXPECT_EQ(summary.export_stats.packets_exported, 70u);
   perfetto::protos::Trace t_out, t_s;
   ASSERT_TRUE(ReadTraceFile(dir.File("out"), &t_out));
   ASSERT_TRUE(ReadTraceFile(dir.File("s"), &t_s));
@@ -990,18 +991,84 @@ TEST(SessionsSingleModeTest, ImplicitBufferAndASessionSideBySide) {
   auto tagged_s = CollectTestPackets(t_s);
   ASSERT_EQ(tagged_out.size(), 1u);
   ASSERT_EQ(tagged_s.size(), 1u);
-  EXPECT_EQ(tagged_out["implicit"].seqs, Seqs(0, 70));
+  EXPECT_EQ(tagged_out["own"].seqs, Seqs(0, 70));
   EXPECT_EQ(tagged_s["session"].seqs, Seqs(0, 30));
-  // The single-session buffer asks its producers for nothing: no flush, no
-  // final flush. The session was ended by the service without waiting for
-  // its instance's stop ack: its final flush failed.
-  const auto& stats_out = t_out.packet(t_out.packet_size() - 2).trace_stats();
-  const auto& stats_s = t_s.packet(t_s.packet_size() - 2).trace_stats();
-  EXPECT_FALSE(stats_out.has_final_flush_outcome());
-  EXPECT_EQ(stats_out.flushes_requested(), 0u);
-  EXPECT_EQ(stats_s.final_flush_outcome(),
-            perfetto::protos::TraceStats::FINAL_FLUSH_FAILED);
-  EXPECT_EQ(stats_s.flushes_failed(), 1u);
+  // Both were ended by the service's stop without waiting for their
+  // instances' stop acks: their final flushes failed, as Perfetto says.
+  for (const perfetto::protos::Trace* t : {&t_out, &t_s}) {
+    const auto& stats = t->packet(t->packet_size() - 2).trace_stats();
+    EXPECT_EQ(stats.final_flush_outcome(),
+              perfetto::protos::TraceStats::FINAL_FLUSH_FAILED);
+    EXPECT_EQ(stats.flushes_failed(), 1u);
+  }
+}
+
+// Every producer serves the default session: a loss entry for its buffer
+// counts there even from a producer with no data source instance in it,
+// and a final report marks that producer's record there.
+TEST(DefaultSessionTest, TakesTheLossesOfEveryProducersOwnWriters) {
+  test::DefaultSessionCore core(SessionOptions());
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
+  core->OnLossReport(p, LossReport(3, core->default_buffer(), 11));
+  core->OnLossReport(p, LossReport(4, core->default_buffer() + 1, 7));
+  EXPECT_EQ(core->stats().loss_entries_unattributed, 1u);
+  const ProducerLossTable* table = core->session_loss_table(core.id());
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->totals().packets_dropped, 11u);
+}
+
+// Once the default session ended (here a stop, as a consumer of the
+// service's uid may ask for), new producers are told there is no buffer
+// for their own writers, and the end is what the service's summary reads.
+TEST(DefaultSessionTest, AfterItEndsNewProducersGetNoBuffer) {
+  test::DefaultSessionCore core(SessionOptions());
+  const SessionId id = core.id();
+  ASSERT_NE(id, 0u);
+  const ServiceCore::Admission before =
+      core->Admit(MakeHello(), Identity(1, 2));
+  EXPECT_EQ(before.reply.target_buffer, core->default_buffer());
+  EXPECT_FALSE(core->default_session_end().ended);
+  ASSERT_TRUE(core->StopSession(id, /*tag=*/5, Clock::now()).ok());
+  core->AdvanceSessions(Clock::now());
+  const std::vector<SessionEvent> events = core->TakeEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].session_id, id);
+  EXPECT_TRUE(core->default_session_end().ended);
+  EXPECT_TRUE(core->default_session_end().status.ok());
+  EXPECT_EQ(core->default_session(), 0u);
+  EXPECT_EQ(core->default_buffer(), kNoDefaultBuffer);
+  const ServiceCore::Admission after = core->Admit(MakeHello(), Identity(3, 4));
+  ASSERT_EQ(after.reply.status, ipc::HelloStatus::kOk);
+  EXPECT_EQ(after.reply.target_buffer, kNoDefaultBuffer);
+  // A second default session may start now; not while one runs.
+  base::ScopedFd fd(memfd_create("second", MFD_CLOEXEC));
+  SessionId second = 0;
+  ASSERT_TRUE(core->StartDefaultSession(DefaultOutConfig(64),
+                                        base::ScopedFd(dup(fd.get())),
+                                        Clock::now(), &second)
+                  .ok());
+  EXPECT_FALSE(core->StartDefaultSession(DefaultOutConfig(64),
+                                         base::ScopedFd(dup(fd.get())),
+                                         Clock::now(), &second)
+                   .ok());
+}
+
+// Without a default session (a daemon with consumer sessions only), a
+// producer's own writers have no buffer: their chunks are unroutable and
+// counted, never silently kept or lost.
+TEST(DefaultSessionTest, WithoutOneOwnWritersChunksAreCountedUnroutable) {
+  std::unique_ptr<ServiceCore> core = MakeCore(SessionOptions());
+  const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
+  ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
+  EXPECT_EQ(a.reply.target_buffer, kNoDefaultBuffer);
+  ProducerSide side(a);
+  auto own = side.NewWriter();
+  WriteTestPackets(own.get(), "own", 0, 20);
+  own->Flush();
+  core->RemoveProducer(static_cast<ProducerID>(a.reply.producer_id));
+  EXPECT_GT(core->DrainerStats().chunks_unroutable, 0u);
 }
 
 }  // namespace

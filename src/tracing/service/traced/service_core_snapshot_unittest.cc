@@ -33,8 +33,8 @@ namespace {
 using base::TempDir;
 using test::CollectTestPackets;
 using test::CoreOptions;
+using test::DefaultSessionCore;
 using test::Identity;
-using test::MakeCore;
 using test::MakeHello;
 using test::ProducerSide;
 using test::ReadTraceFile;
@@ -46,7 +46,7 @@ using test::WriteTestPackets;
 enum class Export { kSnapshot, kFinish };
 
 // Writes a snapshot or the final trace of |core| to |path| and parses it.
-base::Status ExportTo(ServiceCore* core,
+base::Status ExportTo(DefaultSessionCore* core,
                       Export what,
                       const std::string& path,
                       ExportSummary* summary,
@@ -64,14 +64,14 @@ base::Status ExportTo(ServiceCore* core,
   return status;
 }
 
-base::Status SnapshotTo(ServiceCore* core,
+base::Status SnapshotTo(DefaultSessionCore* core,
                         const std::string& path,
                         ExportSummary* summary,
                         perfetto::protos::Trace* trace) {
   return ExportTo(core, Export::kSnapshot, path, summary, trace);
 }
 
-base::Status FinishTo(ServiceCore* core,
+base::Status FinishTo(DefaultSessionCore* core,
                       const std::string& path,
                       ExportSummary* summary,
                       perfetto::protos::Trace* trace) {
@@ -106,7 +106,7 @@ test::ServiceMetadata ExpectServicePackets(const perfetto::protos::Trace& trace,
                   test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
                   test::kEvDisabled, test::kEvReadDone}));
   }
-  // Tracing started when the core was created: the first clock snapshot.
+  // Tracing started when the session did: the first clock snapshot.
   if (!md.event_timestamps.empty()) {
     EXPECT_EQ(md.event_timestamps[0], md.first_clock_boottime);
   }
@@ -123,7 +123,7 @@ ServiceCore::Options SnapshotOptions() {
 TEST(TracingServiceCoreSnapshotTest,
      HoldsTwoProducersPacketsAndLeavesThemForTheFinalTrace) {
   TempDir dir;
-  std::unique_ptr<ServiceCore> core = MakeCore(SnapshotOptions());
+  DefaultSessionCore core(SnapshotOptions());
   const ServiceCore::Admission a =
       core->Admit(MakeHello(), Identity(/*pid=*/4321, /*uid=*/1234));
   const ServiceCore::Admission b =
@@ -142,7 +142,7 @@ TEST(TracingServiceCoreSnapshotTest,
 
   ExportSummary s1;
   perfetto::protos::Trace t1;
-  base::Status status = SnapshotTo(core.get(), dir.File("s1"), &s1, &t1);
+  base::Status status = SnapshotTo(&core, dir.File("s1"), &s1, &t1);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(s1.export_stats.packets_exported, 150u);
   EXPECT_GT(s1.drainer_stats.reader.chunks_emitted, 0u);
@@ -165,7 +165,7 @@ TEST(TracingServiceCoreSnapshotTest,
   a1->Flush();
   ExportSummary s2;
   perfetto::protos::Trace t2;
-  status = SnapshotTo(core.get(), dir.File("s2"), &s2, &t2);
+  status = SnapshotTo(&core, dir.File("s2"), &s2, &t2);
   ASSERT_TRUE(status.ok()) << status.message();
   tagged = CollectTestPackets(t2);
   EXPECT_EQ(tagged.at("a1").seqs, Seqs(0, 150));
@@ -180,8 +180,7 @@ TEST(TracingServiceCoreSnapshotTest,
   b1.reset();
   ExportSummary final_summary;
   perfetto::protos::Trace final_trace;
-  status =
-      FinishTo(core.get(), dir.File("final"), &final_summary, &final_trace);
+  status = FinishTo(&core, dir.File("final"), &final_summary, &final_trace);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(final_summary.export_stats.packets_exported, 210u);
   EXPECT_EQ(final_summary.export_stats.packets_with_loss, 0u);
@@ -210,7 +209,7 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
   // The open chunk stays within its grace for the whole test: only a flush
   // (or a full ring) would take it.
   options.head_grace_ns = 3'600'000'000'000;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   ProducerSide producer(a);
@@ -220,7 +219,7 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
 
   ExportSummary s;
   perfetto::protos::Trace t;
-  base::Status status = SnapshotTo(core.get(), dir.File("s1"), &s, &t);
+  base::Status status = SnapshotTo(&core, dir.File("s1"), &s, &t);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(CollectTestPackets(t).at("w").seqs, Seqs(0, 10));
 
@@ -233,7 +232,7 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
     shm_ring::Message* ev = packet->BeginNestedMessage(900);  // for_testing
     ev->AppendString(1, "w");                                 // str
 
-    status = SnapshotTo(core.get(), dir.File("s2"), &s, &t);
+    status = SnapshotTo(&core, dir.File("s2"), &s, &t);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(CollectTestPackets(t).at("w").seqs, Seqs(0, 10));
     EXPECT_EQ(s.export_stats.packets_exported, 10u);
@@ -250,7 +249,7 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
 
   w.reset();
   perfetto::protos::Trace final_trace;
-  status = FinishTo(core.get(), dir.File("final"), &s, &final_trace);
+  status = FinishTo(&core, dir.File("final"), &s, &final_trace);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(CollectTestPackets(final_trace).at("w").seqs, Seqs(0, 20));
   EXPECT_EQ(s.export_stats.packets_with_loss, 0u);
@@ -258,23 +257,23 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
 
 TEST(TracingServiceCoreSnapshotTest, OfAnEmptyBufferAndNotAfterFinish) {
   TempDir dir;
-  std::unique_ptr<ServiceCore> core = MakeCore(SnapshotOptions());
+  DefaultSessionCore core(SnapshotOptions());
   ExportSummary s;
   perfetto::protos::Trace t;
-  base::Status status = SnapshotTo(core.get(), dir.File("s1"), &s, &t);
+  base::Status status = SnapshotTo(&core, dir.File("s1"), &s, &t);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(s.export_stats.packets_exported, 0u);
   ExpectServicePackets(t, Export::kSnapshot);
 
   perfetto::protos::Trace final_trace;
-  status = FinishTo(core.get(), dir.File("final"), &s, &final_trace);
+  status = FinishTo(&core, dir.File("final"), &s, &final_trace);
   ASSERT_TRUE(status.ok()) << status.message();
   const int fd = open(dir.File("s2").c_str(),
                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
-  status = core->Snapshot(fd, &s);
+  status = core.Snapshot(fd, &s);
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("already written"), std::string::npos)
+  EXPECT_NE(status.message().find("no session"), std::string::npos)
       << status.message();
   struct stat st = {};
   ASSERT_EQ(fstat(fd, &st), 0);
@@ -284,11 +283,10 @@ TEST(TracingServiceCoreSnapshotTest, OfAnEmptyBufferAndNotAfterFinish) {
 
 TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
   TempDir dir;
-  ServiceCore::Options options = SnapshotOptions();
-  options.buffer_kb = 64;
-  options.fill_policy =
-      trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(
+      SnapshotOptions(),
+      DefaultOutConfig(
+          64, trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite));
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   // 1 MiB ring: it holds everything written below, so nothing is lost
@@ -302,7 +300,7 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
 
   ExportSummary s1;
   perfetto::protos::Trace t1;
-  base::Status status = SnapshotTo(core.get(), dir.File("s1"), &s1, &t1);
+  base::Status status = SnapshotTo(&core, dir.File("s1"), &s1, &t1);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(CollectTestPackets(t1).at(tag).seqs, Seqs(0, 100));
   EXPECT_EQ(s1.packets_overwritten, 0u);
@@ -315,7 +313,7 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
   EXPECT_EQ(w->stats().packets_dropped, 0u);
   ExportSummary s2;
   perfetto::protos::Trace t2;
-  status = SnapshotTo(core.get(), dir.File("s2"), &s2, &t2);
+  status = SnapshotTo(&core, dir.File("s2"), &s2, &t2);
   ASSERT_TRUE(status.ok()) << status.message();
   const std::vector<uint32_t> seqs = CollectTestPackets(t2).at(tag).seqs;
   ASSERT_FALSE(seqs.empty());
@@ -352,10 +350,10 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
 // chunks lost before any buffer (none here), as Perfetto's field means.
 TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
   TempDir dir;
-  ServiceCore::Options options = SnapshotOptions();
-  options.buffer_kb = 64;
-  options.fill_policy = trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(
+      SnapshotOptions(),
+      DefaultOutConfig(64,
+                       trace_buffer::TraceBufferV2::OverwritePolicy::kDiscard));
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   // The 1 MiB ring holds all of it: nothing is lost before the buffer.
@@ -369,8 +367,7 @@ TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
   }
   ExportSummary s;
   perfetto::protos::Trace trace;
-  const base::Status status =
-      FinishTo(core.get(), dir.File("trace"), &s, &trace);
+  const base::Status status = FinishTo(&core, dir.File("trace"), &s, &trace);
   ASSERT_TRUE(status.ok()) << status.message();
   const ring_drainer::RingStats& d = s.drainer_stats;
   const trace_buffer::TraceBufferStats& b = s.buffer_stats;

@@ -36,8 +36,8 @@ using base::TempDir;
 using shm_ring::RingGeometry;
 using test::CollectTestPackets;
 using test::CoreOptions;
+using test::DefaultSessionCore;
 using test::Identity;
-using test::MakeCore;
 using test::MakeHello;
 using test::ProducerSide;
 using test::ReadTraceFile;
@@ -111,9 +111,6 @@ TEST(TracingServiceGeometryTest, InvalidLimitsAreRejected) {
 TEST(TracingServiceCoreTest, CreateRejectsBadOptions) {
   base::Status status;
   ServiceCore::Options o = CoreOptions();
-  o.buffer_kb = 0;
-  EXPECT_FALSE(ServiceCore::Create(o, &status));
-  o = CoreOptions();
   o.max_producers = 0;
   EXPECT_FALSE(ServiceCore::Create(o, &status));
   o = CoreOptions();
@@ -126,7 +123,7 @@ TEST(TracingServiceCoreTest, CreateRejectsBadOptions) {
 }
 
 TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
-  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  DefaultSessionCore core(CoreOptions());
   const ServiceCore::Admission a =
       core->Admit(MakeHello(1, 100), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
@@ -134,7 +131,9 @@ TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
   EXPECT_EQ(a.reply.chunk_size, limits.min_chunk_size);
   EXPECT_EQ(uint64_t{a.reply.chunk_size} * a.reply.num_chunks,
             limits.min_ring_bytes);
-  EXPECT_EQ(a.reply.target_buffer, kTargetBuffer);
+  // The default session's first buffer: the producer's own writers' target.
+  EXPECT_NE(a.reply.target_buffer, kNoDefaultBuffer);
+  EXPECT_EQ(a.reply.target_buffer, core->default_buffer());
   ASSERT_GE(a.ring_fd, 0);
 
   struct stat st = {};
@@ -160,7 +159,7 @@ TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
 }
 
 TEST(TracingServiceCoreTest, FreshProducerIdsComeFirst) {
-  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  DefaultSessionCore core(CoreOptions());
   std::vector<uint32_t> ids;
   for (int i = 0; i < 3; ++i) {
     const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
@@ -182,7 +181,7 @@ TEST(TracingServiceCoreTest, FreshProducerIdsComeFirst) {
 }
 
 TEST(TracingServiceCoreTest, RejectsAnotherProtocolVersion) {
-  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  DefaultSessionCore core(CoreOptions());
   ipc::HelloMsg hello = MakeHello();
   hello.protocol_version = ipc::kProtocolVersion + 1;
   const ServiceCore::Admission a = core->Admit(hello, Identity(1, 2));
@@ -196,7 +195,7 @@ TEST(TracingServiceCoreTest, RejectsAnotherProtocolVersion) {
 TEST(TracingServiceCoreTest, EnforcesMaxProducers) {
   ServiceCore::Options options = CoreOptions();
   options.max_producers = 2;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
             ipc::HelloStatus::kOk);
   EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
@@ -225,7 +224,7 @@ void WriteAndLeave(ServiceCore* core,
       static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
 }
 
-perfetto::protos::Trace FinishInto(ServiceCore* core,
+perfetto::protos::Trace FinishInto(DefaultSessionCore* core,
                                    const std::string& path,
                                    ExportSummary* summary) {
   const int fd =
@@ -245,7 +244,7 @@ TEST(TracingServiceCoreTest, ProducerIdWithDataInTheBufferIsNotReused) {
   TempDir dir;
   ServiceCore::Options options = CoreOptions();
   options.drain_tick_ns = 3'600'000'000'000;  // only final drains read
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   core->set_next_producer_id_for_testing(0xfffe);
   const ServiceCore::Admission writer =
       core->Admit(MakeHello(), Identity(7, 70));
@@ -271,7 +270,7 @@ TEST(TracingServiceCoreTest, ProducerIdWithDataInTheBufferIsNotReused) {
 
   ExportSummary summary;
   const perfetto::protos::Trace trace =
-      FinishInto(core.get(), dir.File("trace.pftrace"), &summary);
+      FinishInto(&core, dir.File("trace.pftrace"), &summary);
   const auto tagged = CollectTestPackets(trace);
   ASSERT_EQ(tagged.size(), 2u);
   EXPECT_EQ(tagged.at("kept").seqs, Seqs(0, 40));
@@ -288,7 +287,7 @@ TEST(TracingServiceCoreTest, MoreProducerLifetimesThanProducerIds) {
   ServiceCore::Options options = CoreOptions();
   options.drain_tick_ns = 3'600'000'000'000;
   options.ring_limits.default_ring_bytes = 16 << 10;  // cheap rings
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   const ServiceCore::Admission first =
       core->Admit(MakeHello(), Identity(100, 1));
   ASSERT_EQ(first.reply.producer_id, 1u);
@@ -318,7 +317,7 @@ TEST(TracingServiceCoreTest, MoreProducerLifetimesThanProducerIds) {
   WriteAndLeave(core.get(), last, "last", 20);
   ExportSummary summary;
   const perfetto::protos::Trace trace =
-      FinishInto(core.get(), dir.File("trace.pftrace"), &summary);
+      FinishInto(&core, dir.File("trace.pftrace"), &summary);
   const auto tagged = CollectTestPackets(trace);
   ASSERT_EQ(tagged.size(), 2u);
   EXPECT_EQ(tagged.at("first").seqs, Seqs(0, 30));
@@ -345,7 +344,7 @@ void BreakRing(const ServiceCore::Admission& a) {
 // producer; one that stops in the final drain of a producer already gone is
 // counted but names nobody (its id may be someone else's by then).
 TEST(TracingServiceCoreTest, StoppedRingsAreReportedByRing) {
-  std::unique_ptr<ServiceCore> core = MakeCore(CoreOptions());
+  DefaultSessionCore core(CoreOptions());
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   const ServiceCore::Admission b = core->Admit(MakeHello(), Identity(3, 4));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
@@ -372,7 +371,7 @@ TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {
   ServiceCore::Options options = CoreOptions();
   options.drain_tick_ns = 3'600'000'000'000;  // no tick during the test
   options.head_grace_ns = 0;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   ProducerSide producer(a);
@@ -398,8 +397,7 @@ TEST(TracingServiceCoreTest,
   TempDir dir;
   ServiceCore::Options options = CoreOptions();
   options.drain_tick_ns = 3'600'000'000'000;  // only final drains read
-  options.duration_ms = 1234;
-  std::unique_ptr<ServiceCore> core = MakeCore(options);
+  DefaultSessionCore core(options);
   const ServiceCore::Admission a =
       core->Admit(MakeHello(), Identity(/*pid=*/4321, /*uid=*/1234));
   const ServiceCore::Admission b =
@@ -430,12 +428,12 @@ TEST(TracingServiceCoreTest,
       open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
   ExportSummary summary;
-  ASSERT_TRUE(core->Finish(fd, &summary).ok());
+  ASSERT_TRUE(core.Finish(fd, &summary).ok());
   close(fd);
   EXPECT_EQ(summary.export_stats.packets_exported, 157u);
   EXPECT_EQ(core->num_producers(), 0u);
   // Finish() runs once; nobody is admitted afterwards.
-  EXPECT_FALSE(core->Finish(-1, &summary).ok());
+  EXPECT_FALSE(core.Finish(-1, &summary).ok());
   EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
             ipc::HelloStatus::kServiceError);
 
@@ -461,14 +459,19 @@ TEST(TracingServiceCoreTest,
                 test::kEvStarted, test::kEvAllStarted, test::kEvFlushed,
                 test::kEvDisabled, test::kEvReadDone}));
   ASSERT_EQ(md.event_timestamps.size(), 5u);
-  // Started (no start ack: at once) when the core was created, whose clocks
-  // the first snapshot holds.
+  // Started when the default session was, whose clocks the first snapshot
+  // holds; its data sources were told to start right after (no start ack).
   EXPECT_EQ(md.event_timestamps[0], md.first_clock_boottime);
-  EXPECT_EQ(md.event_timestamps[1], md.first_clock_boottime);
+  EXPECT_GE(md.event_timestamps[1], md.first_clock_boottime);
   EXPECT_GT(md.event_timestamps[2], md.first_clock_boottime);
   ASSERT_GE(trace.packet_size(), 4);
   EXPECT_TRUE(trace.packet(0).has_trace_config());
-  EXPECT_EQ(trace.packet(0).trace_config().duration_ms(), 1234u);
+  // The default session's config (DefaultOutConfig(1024)).
+  ASSERT_EQ(trace.packet(0).trace_config().buffers_size(), 1);
+  EXPECT_EQ(trace.packet(0).trace_config().buffers(0).size_kb(), 1024u);
+  ASSERT_EQ(trace.packet(0).trace_config().data_sources_size(), 1);
+  EXPECT_EQ(trace.packet(0).trace_config().data_sources(0).config().name(),
+            "track_event");
   const auto& stats_packet = trace.packet(trace.packet_size() - 2);
   ASSERT_TRUE(stats_packet.has_trace_stats());
   EXPECT_EQ(stats_packet.trace_stats().producers_seen(), 2u);

@@ -46,6 +46,23 @@ void SignalEventFd(int fd) {
 
 }  // namespace
 
+perfetto::protos::TraceConfig DefaultOutConfig(
+    uint32_t buffer_kb,
+    trace_buffer::TraceBufferV2::OverwritePolicy fill_policy) {
+  perfetto::protos::TraceConfig config;
+  perfetto::protos::TraceConfig::BufferConfig* buffer = config.add_buffers();
+  buffer->set_size_kb(buffer_kb);
+  buffer->set_fill_policy(
+      fill_policy == trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite
+          ? perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER
+          : perfetto::protos::TraceConfig::BufferConfig::DISCARD);
+  perfetto::protos::DataSourceConfig* ds =
+      config.add_data_sources()->mutable_config();
+  ds->set_name("track_event");
+  ds->set_target_buffer(0);
+  return config;
+}
+
 TracingService::TracingService(const Options& options) : options_(options) {}
 
 TracingService::~TracingService() {
@@ -87,11 +104,8 @@ base::Status TracingService::Start() {
         "timeout must be > 0");
   }
   base::Status status;
-  ServiceCore::Options core_options = options_.core;
-  // Without a trace file there is no implicit session.
-  core_options.single_session = !options_.out_path.empty();
   std::unique_ptr<ServiceCore> core =
-      ServiceCore::Create(core_options, &status);
+      ServiceCore::Create(options_.core, &status);
   if (!core)
     return status;
   if (options_.out_path == options_.socket_path)
@@ -104,6 +118,15 @@ base::Status TracingService::Start() {
         &out_file);
     if (!status.ok())
       return status;
+    // The session shares the file (and its offset) through its own fd.
+    base::ScopedFd session_fd(fcntl(out_file->fd(), F_DUPFD_CLOEXEC, 0));
+    if (!session_fd.valid())
+      return base::ErrStatus("dup: %s", strerror(errno));
+    SessionId id = 0;
+    status = core->StartDefaultSession(
+        options_.out_config, std::move(session_fd), Clock::now(), &id);
+    if (!status.ok())
+      return base::ErrStatus("the --out session: %s", status.message().c_str());
   }
   base::ScopedFd wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   base::ScopedFd snapshot_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -150,17 +173,21 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   ServiceSummary* s = summary ? summary : &local;
   *s = ServiceSummary();
   core_->set_service_counters(MakeServiceCounters());  // thread joined
-  base::Status status;
+  // Sessions were ended and written by the service thread (the default one
+  // too); this removes the producers and stops the drain thread.
+  ring_drainer::RingStats drainer_stats;
+  base::Status status = core_->Finish(&drainer_stats);
   if (out_file_) {
-    status = FinishOutput(out_file_.get(),
-                          core_->Finish(out_file_->fd(), &s->export_summary),
-                          &s->written);
+    const ServiceCore::DefaultSessionEnd& end = core_->default_session_end();
+    RT_CHECK(end.ended);  // EndAllSessions ran
+    s->export_summary = end.summary;
+    const base::Status written =
+        FinishOutput(out_file_.get(), end.status, &s->written);
+    if (status.ok())
+      status = written;
     out_file_.reset();
-  } else {
-    // Sessions were ended and written by the service thread; this removes
-    // the producers and stops the drain thread.
-    status = core_->Finish(-1, &s->export_summary);
   }
+  s->export_summary.drainer_stats = drainer_stats;
   Publish();
   s->stats = stats();
   s->out_path = options_.out_path;
@@ -269,8 +296,12 @@ base::Status TracingService::WriteSnapshot(const std::string& path,
   if (!status.ok())
     return base::ErrStatus("snapshot: %s", status.message().c_str());
   bool written = false;
-  status =
-      FinishOutput(file.get(), core_->Snapshot(file->fd(), summary), &written);
+  const SessionId id = core_->default_session();
+  status = FinishOutput(
+      file.get(),
+      id != 0 ? core_->CloneSession(id, file->fd(), summary)
+              : base::ErrStatus("no --out session runs (it has ended)"),
+      &written);
   if (!status.ok())
     return base::ErrStatus("snapshot: %s", status.message().c_str());
   return status;
@@ -368,7 +399,12 @@ void TracingService::ServeQueuedBeforeStop() {
 
 void TracingService::Run() {
   std::vector<pollfd> fds;
-  // One iteration per poll round; ends when Stop() signals wake_fd_.
+  // Stop() signalled wake_fd_: the sessions were told to stop, and the loop
+  // goes on serving their producers' acks until they ended or this passed.
+  bool stopping = false;
+  Clock::time_point stop_deadline = Clock::time_point::max();
+  // One iteration per poll round; ends once stopping and every session
+  // ended, or the grace passed.
   for (;;) {
     Clock::time_point now = Clock::now();
     fds.clear();
@@ -385,15 +421,36 @@ void TracingService::Run() {
                    POLLIN, 0});
     for (const auto& c : connections_)
       fds.push_back({c->socket->fd(), POLLIN, 0});
-    const int rc = poll(fds.data(), fds.size(), NextTimeoutMs(now));
+    int timeout_ms = NextTimeoutMs(now);
+    if (stopping) {
+      const int grace_left = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                 stop_deadline - now)
+                     .count() +
+                 1));
+      timeout_ms =
+          timeout_ms < 0 ? grace_left : std::min(timeout_ms, grace_left);
+    }
+    const int rc = poll(fds.data(), fds.size(), timeout_ms);
     if (rc < 0 && errno != EINTR) {
       // Only EFAULT/EINVAL/ENOMEM: nothing to retry. Stop() still exports.
       RT_ELOG("poll: %s; the service stops accepting", strerror(errno));
       break;
     }
-    if (rc > 0 && fds[kWakePollFd].revents != 0)
-      break;
     now = Clock::now();
+    if (rc > 0 && fds[kWakePollFd].revents != 0 && !stopping) {
+      uint64_t count = 0;  // resets the eventfd: it is polled on
+      if (read(wake_fd_.get(), &count, sizeof(count)) < 0 && errno != EAGAIN)
+        RT_ELOG("wake eventfd: %s", strerror(errno));
+      stopping = true;
+      stop_deadline = now + std::chrono::milliseconds(options_.stop_grace_ms);
+      // What producers sent before the stop is read before any session
+      // that needs no ack ends at once; the others' stops go out with this
+      // round's DispatchCore().
+      ServeQueuedBeforeStop();
+      core_->set_service_counters(MakeServiceCounters());
+      core_->StopAllSessions(now);
+    }
     // Connections accepted below are not in |fds| and wait for next round.
     const size_t polled = fds.size() - kFixedPollFds;
     for (size_t i = 0; rc > 0 && i < polled; ++i) {
@@ -437,14 +494,21 @@ void TracingService::Run() {
                                       }),
                        connections_.end());
     Publish();
+    if (stopping &&
+        (core_->num_sessions() == 0 || Clock::now() >= stop_deadline)) {
+      break;
+    }
   }
   ServeQueuedBeforeStop();
-  // Every session is written before the connections close (a consumer that
-  // closes is not one that hung up): its consumer gets tracing_ended.
+  // Every session left (its data sources did not all ack within the grace)
+  // is written before the connections close (a consumer that closes is not
+  // one that hung up): its consumer gets tracing_ended. The traces'
+  // TraceStats carry the connection counters as of now.
+  core_->set_service_counters(MakeServiceCounters());
   core_->EndAllSessions(Clock::now());
   DispatchCore();
-  // The producers' rings stay registered: ServiceCore::Finish() gives each
-  // its final drain.
+  // The producers' rings stay registered (EndAllSessions gave each its
+  // final drain); ServiceCore::Finish() removes them.
   connections_.clear();
   FailPendingSnapshot();
   Publish();

@@ -3,7 +3,7 @@
  */
 
 // TracingService: the tracing service of ringtraced. A ServiceCore
-// (service_core.h: rings, drain loop, trace buffer, export) behind a Unix
+// (service_core.h: rings, drain loop, sessions, export) behind a Unix
 // SOCK_SEQPACKET listening socket speaking the wire protocol of
 // src/tracing/ipc/wire_protocol.h. Design: docs/service.md.
 //
@@ -44,17 +44,27 @@
 // deadlines are part of the poll timeout. A consumer that hangs up frees its
 // sessions unwritten; Stop() writes every live session first.
 //
+// With Options::out_path (`ringtraced --out`), Start() opens the trace file
+// (unnamed, mode 0600) and starts the default session on it
+// (ServiceCore::StartDefaultSession, Options::out_config): a session like
+// any consumer's, whose first buffer is also where the producers' own
+// writers write.
+//
 // Snapshot(path) puts a request in a one-request slot (a mutex) and signals
 // the snapshot eventfd; the service thread, which owns the ServiceCore, opens
-// the file, runs ServiceCore::Snapshot (a drain, a copy of the trace buffer,
-// its export; tracing goes on) and answers through the slot (a condition
-// variable). Connections wait meanwhile: the export runs on the service
-// thread.
+// the file, runs ServiceCore::CloneSession on the default session (a drain,
+// a copy of its buffers, their export; tracing goes on) and answers through
+// the slot (a condition variable). Connections wait meanwhile: the export
+// runs on the service thread.
 //
-// Stop() wakes the loop, joins the thread (which closes every connection),
-// then ServiceCore::Finish() drains every ring one last time and writes the
-// trace file opened by Start() (unnamed, mode 0600), which is then put in
-// place at out_path (base::PendingFile, src/base/safe_file.h).
+// Stop() wakes the loop; the service thread stops every session
+// (ServiceCore::StopAllSessions: StopDataSource to each instance) and goes
+// on serving until each ended (its instances acked, its rings drained, its
+// trace written) or Options::stop_grace_ms passed; the rest are ended
+// without waiting (ServiceCore::EndAllSessions), every connection closes,
+// ServiceCore::Finish() removes the producers, and the default session's
+// file is put in place at out_path (base::PendingFile,
+// src/base/safe_file.h).
 //
 // Thread model: Start(), Snapshot() and Stop() are called by the owner (one
 // thread). stats() and WaitForStats() may be called from any thread; they
@@ -79,6 +89,7 @@
 #include <utility>
 #include <vector>
 
+#include "protos/perfetto/config/trace_config.pb.h"
 #include "ringtrace/status.h"
 #include "src/base/safe_file.h"
 #include "src/base/thread_annotations.h"
@@ -194,6 +205,15 @@ std::string FormatSummary(const ServiceSummary& summary);
 // are "no session N of this user" to every request (docs/sessions.md).
 bool ConsumerMayAccessSession(int32_t consumer_uid, int32_t session_uid);
 
+// The config of `ringtraced --out`'s session when none is given: one buffer
+// of |buffer_kb| KiB with |fill_policy|, and the track_event data source
+// with no category lists (Perfetto's default rule: every category not
+// tagged slow or debug).
+perfetto::protos::TraceConfig DefaultOutConfig(
+    uint32_t buffer_kb = 16384,
+    trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
+        trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite);
+
 class TracingService {
  public:
   struct Options {
@@ -201,11 +221,12 @@ class TracingService {
     std::string socket_path;
     // Mode and group of the socket file: who may connect.
     ipc::ListenOptions socket_options;
-    // The single-session mode's trace file (base::PendingFile: an unnamed
-    // file in its directory put in place by Stop(), or a device/FIFO
-    // written directly). Empty: no implicit session (core.single_session is
-    // then cleared); consumers start sessions.
+    // The default session's trace file (base::PendingFile: an unnamed file
+    // in its directory put in place by Stop(), or a device/FIFO written
+    // directly). Empty: no default session; consumers start sessions.
     std::string out_path;
+    // The default session's config (DefaultOutConfig() unless given).
+    perfetto::protos::TraceConfig out_config = DefaultOutConfig();
     // A symbolic link at out_path is written through (the file it names is
     // created or replaced); refused otherwise. Not for the snapshots.
     bool follow_symlink = false;
@@ -229,6 +250,10 @@ class TracingService {
     // How long Snapshot() waits for the service thread (> 0). Only reached
     // when something is badly wrong, e.g. a hung file system.
     uint32_t snapshot_timeout_ms = 120000;
+    // Stop(): how long the sessions' data sources have to acknowledge their
+    // stop (each session's own data_source_stop_timeout_ms applies within
+    // it) before the rest are ended without waiting.
+    uint32_t stop_grace_ms = 2000;
   };
   static constexpr uint32_t kAcceptsPerRound = 16;
   // After accept(2) failed (e.g. EMFILE), the listening socket is left out
@@ -254,9 +279,10 @@ class TracingService {
   base::Status Stop(ServiceSummary* summary);
 
   // While running, from the owner thread: writes a snapshot of what the
-  // trace buffer holds now to |path| (created or replaced, mode 0600), a
-  // complete Perfetto trace like the final one (ServiceCore::Snapshot says
-  // what it holds: the published chunks, not the ones writers hold open).
+  // default session's buffers hold now to |path| (created or replaced, mode
+  // 0600), a complete Perfetto trace like the final one (ServiceCore::
+  // CloneSession says what it holds: the published chunks, not the ones
+  // writers hold open). Errors besides the file's: no default session.
   // Tracing goes on; producers stay connected; the final trace is
   // unaffected. Written like the trace file (base::PendingFile): complete
   // or not at all, never through a symbolic link. Waits for the service thread

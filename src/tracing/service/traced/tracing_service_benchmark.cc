@@ -38,7 +38,7 @@ class BenchService {
   BenchService(base::TempDir* dir, uint32_t ring_kb) {
     options_.socket_path = dir->File("bench.sock");
     options_.out_path = dir->File("bench.pftrace");
-    options_.core.buffer_kb = 256;
+    options_.out_config = DefaultOutConfig(256);
     options_.core.ring_limits.default_ring_bytes = ring_kb * 1024;
     options_.core.ring_limits.max_ring_bytes =
         ring_kb * 1024 > (16u << 20) ? ring_kb * 1024 : (16u << 20);

@@ -66,7 +66,7 @@ class TracingServiceTest : public ::testing::Test {
     TracingService::Options o;
     o.socket_path = dir_.File("traced.sock");
     o.out_path = dir_.File("trace.pftrace");
-    o.core.buffer_kb = 2048;
+    o.out_config = DefaultOutConfig(2048);
     o.core.ring_limits.default_ring_bytes = 64 << 10;
     // No tick: data reaches the buffer through DrainRequests and the final
     // drains, which is what the tests exercise.
@@ -491,6 +491,8 @@ TEST_F(TracingServiceTest, LossReportSentJustBeforeStopReachesTraceStats) {
   report.flags = ipc::kLossReportFinal;
   report.num_entries = 1;
   report.entries[0].writer_id = 3;
+  // The --out session's buffer, which the HelloReply named.
+  report.entries[0].target_buffer = client.reply().target_buffer;
   report.entries[0].packets_dropped_before_end = 7;
   report.entries[0].packets_dropped_after_end = 2;
   report.entries[0].bytes_dropped = 900;

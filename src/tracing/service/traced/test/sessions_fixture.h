@@ -34,7 +34,6 @@ using trace_buffer::ProducerID;
 
 inline ServiceCore::Options SessionOptions() {
   ServiceCore::Options options;
-  options.single_session = false;
   // Only the sessions' own drains read the rings.
   options.drain_tick_ns = 3'600'000'000'000;
   return options;
