@@ -4,12 +4,9 @@
 
 #include "src/tracing/service/traced/service_core.h"
 
-#include "protos/perfetto/trace/trace_packet.rtzero.h"
-
 #include <errno.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,11 +15,8 @@
 #include <vector>
 
 #include "ringtrace/logging.h"
-#include "src/base/checked_math.h"
 #include "src/base/time.h"
 #include "src/tracing/core/shm_ring/writer_loss_area.h"
-#include "src/tracing/service/trace_export/proto_wire.h"
-#include "src/tracing/service/trace_export/trace_file_writer.h"
 
 namespace ringtrace {
 namespace traced {
@@ -38,22 +32,9 @@ using trace_buffer::TraceBufferV2;
 
 constexpr uint32_t kMaxProducerId = kMaxProducerID;  // ringtrace/ids.h
 
-// The smallest power of two >= |x| (x <= 2^32: at most 33 steps).
-uint64_t RoundUpToPowerOfTwo(uint64_t x) {
-  uint64_t p = 1;
-  while (p < x)
-    p <<= 1;
-  return p;
-}
-
 // A ring's payload bytes (the mapping adds the control header).
 uint64_t RingBytes(const shm_ring::RingGeometry& g) {
   return uint64_t{g.chunk_size} * g.num_chunks;
-}
-
-uint32_t Clamp(uint64_t v, uint32_t lo, uint32_t hi) {
-  return static_cast<uint32_t>(
-      std::min<uint64_t>(std::max<uint64_t>(v, lo), hi));
 }
 
 }  // namespace
@@ -71,34 +52,6 @@ void DrainBounded(RingDrainer* drainer,
   }
 }
 
-void AddBufferStats(const trace_buffer::TraceBufferStats& s,
-                    trace_buffer::TraceBufferStats* t) {
-#define RT_ADD(f) t->f += s.f
-  RT_ADD(bytes_written);
-  RT_ADD(bytes_overwritten);
-  RT_ADD(bytes_read);
-  RT_ADD(padding_bytes_written);
-  RT_ADD(padding_bytes_cleared);
-  RT_ADD(chunks_written);
-  RT_ADD(chunks_rewritten);
-  RT_ADD(chunks_overwritten);
-  RT_ADD(chunks_discarded);
-  RT_ADD(chunks_read);
-  RT_ADD(chunk_bytes_read);
-  RT_ADD(chunks_committed_out_of_order);
-  RT_ADD(write_wrap_count);
-  RT_ADD(patches_succeeded);
-  RT_ADD(patches_failed);
-  RT_ADD(abi_violations);
-  RT_ADD(trace_writer_packet_loss);
-  RT_ADD(packets_overwritten);
-  RT_ADD(sequence_losses_forgotten);
-  RT_ADD(late_chunks_dropped);
-  RT_ADD(readaheads_succeeded);
-  RT_ADD(readaheads_failed);
-#undef RT_ADD
-}
-
 namespace {
 
 // One last drain of a ring whose producer is gone (or is being dropped):
@@ -109,135 +62,6 @@ void FinalDrain(RingDrainer* drainer, RingId id, uint32_t num_chunks) {
 }
 
 }  // namespace
-
-std::string EncodeServiceCounters(const ServiceCounters& c,
-                                  const ProducerStats& p) {
-  std::string out;
-  trace_export::ProtoBuilder b(&out);
-  using Fields = perfetto::protos::rtzero::TraceStats;
-  b.AppendVarInt(Fields::kRingtraceConnectionsRefusedFieldNumber,
-                 c.connections_refused);
-  b.AppendVarInt(Fields::kRingtraceConnectionsRefusedPerUidFieldNumber,
-                 c.connections_refused_per_uid);
-  b.AppendVarInt(Fields::kRingtraceHelloTimeoutsFieldNumber, c.hello_timeouts);
-  b.AppendVarInt(Fields::kRingtraceProtocolViolationsFieldNumber,
-                 c.protocol_violations);
-  b.AppendVarInt(Fields::kRingtraceProducersDisconnectedRingErrorFieldNumber,
-                 c.producers_disconnected_ring_error);
-  b.AppendVarInt(Fields::kRingtraceHellosRejectedFieldNumber,
-                 p.hellos_rejected_version + p.hellos_rejected_too_many +
-                     p.hellos_rejected_user_limit +
-                     p.hellos_rejected_service_error);
-  b.AppendVarInt(Fields::kRingtraceProducerIdsReusedFieldNumber,
-                 p.producer_ids_reused);
-  b.AppendVarInt(Fields::kRingtraceRingsStoppedProtocolErrorFieldNumber,
-                 p.rings_stopped_protocol_error);
-  b.AppendVarInt(Fields::kRingtraceLossEntriesUnattributedFieldNumber,
-                 p.loss_entries_unattributed);
-  return out;
-}
-
-std::string EncodeBufferLoss(
-    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
-    uint64_t packets_discarded) {
-  uint64_t overwritten = 0;
-  for (const trace_buffer::TraceBufferV2* buffer : buffers)
-    overwritten += buffer->stats().packets_overwritten;
-  std::string out;
-  trace_export::ProtoBuilder b(&out);
-  using Fields = perfetto::protos::rtzero::TraceStats;
-  b.AppendVarInt(Fields::kRingtracePacketsOverwrittenFieldNumber, overwritten);
-  b.AppendVarInt(Fields::kRingtracePacketsDiscardedFieldNumber,
-                 packets_discarded);
-  return out;
-}
-
-std::string EncodeSessionCounters(const SessionCounters& s) {
-  std::string out;
-  trace_export::ProtoBuilder b(&out);
-  using Fields = perfetto::protos::rtzero::TraceStats;
-  b.AppendVarInt(Fields::kRingtraceDataSourceStopTimeoutsFieldNumber,
-                 s.data_source_stop_timeouts);
-  b.AppendVarInt(Fields::kRingtraceFlushTimeoutsFieldNumber, s.flush_timeouts);
-  b.AppendVarInt(Fields::kRingtraceLateAcksFieldNumber, s.late_acks);
-  return out;
-}
-
-base::Status ValidateRingLimits(const RingLimits& l) {
-  const uint32_t values[] = {l.default_ring_bytes, l.min_ring_bytes,
-                             l.max_ring_bytes,     l.default_chunk_size,
-                             l.min_chunk_size,     l.max_chunk_size};
-  for (uint32_t v : values) {
-    if (!base::IsPowerOfTwo(v))
-      return base::ErrStatus("ring sizes must be powers of two (got %u)", v);
-  }
-  if (l.min_chunk_size < shm_ring::kMinChunkSize ||
-      l.max_chunk_size > shm_ring::kMaxChunkSize) {
-    return base::ErrStatus("chunk sizes must be in [%u, %u]",
-                           shm_ring::kMinChunkSize, shm_ring::kMaxChunkSize);
-  }
-  if (l.default_chunk_size < l.min_chunk_size ||
-      l.default_chunk_size > l.max_chunk_size) {
-    return base::ErrStatus("default chunk size %u not in [%u, %u]",
-                           l.default_chunk_size, l.min_chunk_size,
-                           l.max_chunk_size);
-  }
-  if (l.default_ring_bytes < l.min_ring_bytes ||
-      l.default_ring_bytes > l.max_ring_bytes) {
-    return base::ErrStatus("default ring size %u not in [%u, %u]",
-                           l.default_ring_bytes, l.min_ring_bytes,
-                           l.max_ring_bytes);
-  }
-  if (l.max_ring_bytes > kMaxRingKb * 1024u) {
-    return base::ErrStatus(
-        "max ring size %u above %u KiB, the most a default producer accepts",
-        l.max_ring_bytes, kMaxRingKb);
-  }
-  // Every served ring has at least two chunks (ChooseRingGeometry grows a
-  // ring to two chunks), which must fit the maximum.
-  if (uint64_t{l.max_ring_bytes} < 2 * uint64_t{l.max_chunk_size}) {
-    return base::ErrStatus("max ring size %u below two chunks of %u",
-                           l.max_ring_bytes, l.max_chunk_size);
-  }
-  return base::OkStatus();
-}
-
-shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
-                                          uint32_t requested_ring_bytes,
-                                          uint32_t requested_chunk_size) {
-  RT_DCHECK(ValidateRingLimits(limits).ok());
-  const uint32_t chunk_size = Clamp(
-      RoundUpToPowerOfTwo(requested_chunk_size ? requested_chunk_size
-                                               : limits.default_chunk_size),
-      limits.min_chunk_size, limits.max_chunk_size);
-  uint32_t ring_bytes = Clamp(
-      RoundUpToPowerOfTwo(requested_ring_bytes ? requested_ring_bytes
-                                               : limits.default_ring_bytes),
-      limits.min_ring_bytes, limits.max_ring_bytes);
-  // <= max_ring_bytes by ValidateRingLimits.
-  ring_bytes = std::max(ring_bytes, 2 * chunk_size);
-  const shm_ring::RingGeometry g(chunk_size, ring_bytes / chunk_size);
-  RT_CHECK(g.IsValid());
-  return g;
-}
-
-bool FitRingLimitsToBudget(uint64_t budget_bytes, RingLimits* limits) {
-  RT_DCHECK(ValidateRingLimits(*limits).ok());
-  if (budget_bytes >= limits->max_ring_bytes)
-    return true;
-  uint32_t fit = limits->max_ring_bytes;
-  while (fit > budget_bytes)
-    fit /= 2;  // stays a power of two; ends: budget_bytes < max_ring_bytes
-  if (fit < limits->min_ring_bytes || fit < 2 * limits->min_chunk_size)
-    return false;
-  limits->max_ring_bytes = fit;
-  limits->default_ring_bytes = std::min(limits->default_ring_bytes, fit);
-  limits->max_chunk_size = std::min(limits->max_chunk_size, fit / 2);
-  limits->default_chunk_size =
-      std::min(limits->default_chunk_size, limits->max_chunk_size);
-  RT_DCHECK(ValidateRingLimits(*limits).ok());
-  return true;
-}
 
 ServiceCore::ServiceCore(const Options& options) : options_(options) {}
 
@@ -696,156 +520,37 @@ base::Status ServiceCore::Finish(ring_drainer::RingStats* drainer_stats) {
   return base::OkStatus();
 }
 
-std::string ServiceCore::EncodeExtraStatsFields(
-    trace_export::TraceExporter* exporter,
-    const SessionCounters& session_counters,
-    const ProducerLossTable& losses) const {
-  std::string out = EncodeServiceCounters(counters_, stats_);
-  out += EncodeSessionCounters(session_counters);
-  out += losses.EncodeTraceStatsFields(
-      [this, exporter](trace_buffer::ProducerID producer, uint32_t writer,
-                       bool connected) -> uint32_t {
-        // A departed producer whose id a connected one holds now: the
-        // buffer's sequences of that id are the newcomer's.
-        if (!exporter || (!connected && producers_.count(producer) != 0))
-          return 0;
-        return exporter->SequenceIdFor(
-            producer, static_cast<trace_buffer::WriterID>(writer));
-      });
-  return out;
-}
-
-trace_export::TraceExporter::ServiceStats ServiceCore::MakeServiceStats(
-    uint32_t producers_connected,
-    uint64_t chunks_discarded,
-    const SessionCounters& session_counters,
-    const ProducerLossTable& losses,
-    const std::vector<BufferID>& buffer_ids) const {
-  trace_export::TraceExporter::ServiceStats s;
-  s.producers_connected = producers_connected;
-  s.producers_seen = stats_.producers_seen;
-  s.chunks_discarded = chunks_discarded;
-  for (BufferID id : buffer_ids)
-    s.producer_packets_dropped.push_back(losses.PacketsDroppedFor(id));
+ServiceState ServiceCore::CurrentServiceState() const {
+  ServiceState s;
+  s.counters = counters_;
+  s.producer_stats = stats_;
+  s.producers_connected = static_cast<uint32_t>(producers_.size());
   uint64_t data_sources = 0;
   for (const auto& kv : producers_)
     data_sources += kv.second.data_sources.size();
   s.data_sources_registered = static_cast<uint32_t>(data_sources);
-  s.data_sources_seen = stats_.data_sources_seen;
   s.tracing_sessions = static_cast<uint32_t>(sessions_.size());
   uint64_t buffers = 0;
   for (const auto& kv : sessions_)
     buffers += kv.second->buffers.size();
   s.total_buffers = static_cast<uint32_t>(buffers);
-  s.flushes_requested = session_counters.flushes_requested;
-  s.flushes_succeeded = session_counters.flushes_succeeded;
-  s.flushes_failed = session_counters.flushes_failed;
-  s.final_flush = session_counters.final_flush;
+  s.is_connected = [this](trace_buffer::ProducerID id) {
+    return producers_.count(id) != 0;
+  };
   return s;
 }
 
 // static
-void ServiceCore::WriteTraceHeader(trace_export::TraceExporter* exporter,
-                                   const TraceHeader& header) {
-  using Event = trace_export::TraceExporter::ServiceEvent;
-  exporter->WriteTraceConfig(header.trace_config->data(),
-                             header.trace_config->size());
-  exporter->WriteSystemInfo(trace_export::TraceExporter::ReadSystemInfo());
-  exporter->WriteTraceUuid(header.uuid);
-  exporter->WriteClockSnapshot(header.clocks);
-  const TraceLifecycle& l = header.lifecycle;
-  const struct {
-    Event event;
-    uint64_t ts;
-  } events[] = {
-      {Event::kTracingStarted, l.tracing_started},
-      {Event::kAllDataSourcesStarted, l.all_data_sources_started},
-      {Event::kAllDataSourcesFlushed, l.all_data_sources_flushed},
-      {Event::kTracingDisabled, l.tracing_disabled},
-  };
-  for (const auto& e : events) {
-    if (e.ts != 0)
-      exporter->WriteServiceEvent(e.event, e.ts);
-  }
-}
-
-base::Status ServiceCore::Export(const std::vector<TraceBufferV2*>& buffers,
-                                 const std::vector<BufferID>& buffer_ids,
-                                 const TraceHeader& header,
-                                 uint32_t producers_connected,
-                                 uint64_t chunks_discarded,
-                                 const SessionCounters& session_counters,
-                                 const ProducerLossTable& losses,
-                                 int out_fd,
-                                 ExportSummary* summary) const {
-  const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
-  trace_export::TraceFileWriter file_writer(out_fd);
-  trace_export::TraceExporter exporter(&file_writer);
-  WriteTraceHeader(&exporter, header);
-  const base::Status status =
-      ExportTail(&exporter, buffers, buffer_ids, producers_connected,
-                 chunks_discarded, session_counters, losses, summary);
-  struct stat st = {};
-  if (fstat(out_fd, &st) == 0)
-    summary->file_size = static_cast<uint64_t>(st.st_size);
-  const off_t end_offset = lseek(out_fd, 0, SEEK_CUR);
-  if (start_offset >= 0 && end_offset >= start_offset)
-    summary->bytes_written = static_cast<uint64_t>(end_offset - start_offset);
-  return status;
-}
-
-// static
-void ServiceCore::WriteProducerEnds(trace_export::TraceExporter* exporter,
-                                    const ProducerLossTable& losses) {
-  losses.ForEachRecord([exporter](const ProducerLossTable::Record& r) {
-    if (r.connected || r.final_report || r.removed_boottime_ns == 0)
-      return;
-    trace_export::TraceExporter::ProducerEnd end;
-    end.pid = r.identity.pid;
-    end.uid = r.identity.uid;
-    end.producer_id = r.producer_id;
-    end.name = r.name;
-    end.boottime_ns = r.removed_boottime_ns;
-    exporter->WriteProducerEnd(end);
-  });
-}
-
-base::Status ServiceCore::ExportTail(trace_export::TraceExporter* exporter,
-                                     const std::vector<TraceBufferV2*>& buffers,
-                                     const std::vector<BufferID>& buffer_ids,
-                                     uint32_t producers_connected,
-                                     uint64_t chunks_discarded,
-                                     const SessionCounters& session_counters,
-                                     const ProducerLossTable& losses,
-                                     ExportSummary* summary) const {
-  std::vector<const TraceBufferV2*> const_buffers;
-  for (TraceBufferV2* buffer : buffers) {
-    exporter->ExportBuffer(buffer);
-    const_buffers.push_back(buffer);
-  }
-  WriteProducerEnds(exporter, losses);
-  exporter->WriteServiceEvent(
-      trace_export::TraceExporter::ServiceEvent::kReadTracingBuffersCompleted,
-      base::ClockNs(CLOCK_BOOTTIME));
-  // chunks_discarded: only what no buffer saw. A chunk the buffer rejected
-  // (the drainer's chunks_rejected_by_sink) is already in its
-  // BufferStats.chunks_discarded (DISCARD full) or abi_violations
-  // (malformed), and counts once.
-  trace_export::TraceExporter::ServiceStats service_stats =
-      MakeServiceStats(producers_connected, chunks_discarded, session_counters,
-                       losses, buffer_ids);
-  service_stats.extra_fields =
-      EncodeExtraStatsFields(exporter, session_counters, losses);
-  service_stats.extra_fields +=
-      EncodeBufferLoss(const_buffers, summary->packets_discarded);
-  exporter->WriteTraceStats(const_buffers, service_stats);
-  exporter->WriteClockSnapshot();
-  const base::Status status = exporter->Finish();
-  summary->export_stats = exporter->stats();
-  summary->buffer_stats = trace_buffer::TraceBufferStats();
-  for (const TraceBufferV2* buffer : buffers)
-    AddBufferStats(buffer->stats(), &summary->buffer_stats);
-  return status;
+TraceContents ServiceCore::ContentsOf(
+    const Session& session,
+    const std::vector<TraceBufferV2*>& buffers) {
+  TraceContents c;
+  c.buffers = buffers;
+  for (const auto& b : session.buffers)
+    c.buffer_ids.push_back(b->id);
+  c.counters = &session.counters;
+  c.losses = &session.losses;
+  return c;
 }
 
 }  // namespace traced

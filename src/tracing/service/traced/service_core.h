@@ -96,7 +96,10 @@
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/declared_categories.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
+#include "src/tracing/service/traced/ring_limits.h"
+#include "src/tracing/service/traced/service_stats.h"
 #include "src/tracing/service/traced/session_config.h"
+#include "src/tracing/service/traced/session_export.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 #include "src/tracing/service/traced/user_limits.h"
 
@@ -112,27 +115,6 @@ constexpr uint32_t kMaxSessionBufferId = 0xffff;
 
 using SessionId = uint64_t;
 
-// The largest ring the service serves, in KiB: what a producer accepts by
-// default (ProducerOptions::max_ring_bytes, 64 MiB). A larger ring would be
-// refused by every default producer.
-constexpr uint32_t kMaxRingKb = 65536;
-
-// Ring sizes the service hands out. Sizes are payload bytes (num_chunks *
-// chunk_size; the mapping adds the 256-byte control header). Every value is
-// a power of two, min <= default <= max, chunk sizes within the ABI's
-// [kMinChunkSize, kMaxChunkSize] and max_ring_bytes at least two chunks of
-// max_chunk_size, and at most kMaxRingKb KiB (ValidateRingLimits).
-struct RingLimits {
-  uint32_t default_ring_bytes = 1u << 20;  // 1 MiB
-  uint32_t min_ring_bytes = 16u << 10;     // 16 KiB
-  uint32_t max_ring_bytes = 16u << 20;     // 16 MiB
-  uint32_t default_chunk_size = 4096;
-  uint32_t min_chunk_size = shm_ring::kMinChunkSize;
-  uint32_t max_chunk_size = shm_ring::kMaxChunkSize;
-};
-
-base::Status ValidateRingLimits(const RingLimits& limits);
-
 // Drains ring |id| with |mode| passes until one makes no progress. Bounded
 // even if the producer keeps writing: the positions that existed when the
 // drain began are at most |num_chunks|, so the drain stops once that many
@@ -142,120 +124,6 @@ void DrainBounded(ring_drainer::RingDrainer* drainer,
                   ring_drainer::RingId id,
                   uint32_t num_chunks,
                   ring_drainer::DrainMode mode);
-// Adds every counter of |s| to |*total|.
-void AddBufferStats(const trace_buffer::TraceBufferStats& s,
-                    trace_buffer::TraceBufferStats* total);
-
-// The geometry the service serves for a Hello's requested sizes (0: the
-// default). Never fails; a request is clamped, never rejected:
-//   chunk_size = requested (or default), rounded up to a power of two,
-//                clamped to [min_chunk_size, max_chunk_size];
-//   ring bytes = requested (or default), rounded up to a power of two,
-//                clamped to [min_ring_bytes, max_ring_bytes];
-//   num_chunks = ring bytes / chunk_size; a ring smaller than two chunks
-//                grows to two (within max_ring_bytes by
-//                ValidateRingLimits).
-// |limits| must be valid.
-shm_ring::RingGeometry ChooseRingGeometry(const RingLimits& limits,
-                                          uint32_t requested_ring_bytes,
-                                          uint32_t requested_chunk_size);
-// |limits| (valid) narrowed so that no ring exceeds |budget_bytes|: its
-// max_ring_bytes (and default, largest chunk) at most the largest power of
-// two <= |budget_bytes|. False if not even a smallest ring fits.
-bool FitRingLimitsToBudget(uint64_t budget_bytes, RingLimits* limits);
-
-// ServiceCore's counters (TracingService adds the connection ones,
-// tracing_service.h).
-struct ProducerStats {
-  uint64_t producers_seen = 0;       // admitted, ever
-  uint32_t producers_connected = 0;  // admitted and not removed
-  uint64_t hellos_rejected_version = 0;
-  // max_producers connected, or every ProducerID connected or still with
-  // data in the buffer.
-  uint64_t hellos_rejected_too_many = 0;
-  // The ring could not be created, or Finish() already ran.
-  uint64_t hellos_rejected_service_error = 0;
-  // The peer's uid was at its producer or ring-bytes limit
-  // (UserLimits), or every ring together at max_total_ring_bytes.
-  uint64_t hellos_rejected_user_limit = 0;
-  // Rings served smaller than asked for, to fit what was left of their
-  // uid's ring budget or the total.
-  uint64_t rings_clamped_to_budget = 0;
-  uint64_t drain_requests = 0;
-  // Admissions that reused the id of a departed producer.
-  uint64_t producer_ids_reused = 0;
-  // Rings the drainer stopped on a protocol error (their producers are
-  // disconnected by the owner).
-  uint64_t rings_stopped_protocol_error = 0;
-  // Loss entries (reported or read from a ring's writer loss area) naming a
-  // buffer their producer does not serve: in no session's figures.
-  uint64_t loss_entries_unattributed = 0;
-  // Data sources registered, ever (TraceStats.data_sources_seen).
-  uint64_t data_sources_seen = 0;
-  // Writer loss areas that could not be read at a producer's removal.
-  uint64_t loss_area_read_errors = 0;
-};
-
-// Counters of the layers above the core (TracingService), for TraceStats.
-struct ServiceCounters {
-  uint64_t connections_refused = 0;
-  uint64_t connections_refused_per_uid = 0;  // part of connections_refused
-  uint64_t hello_timeouts = 0;
-  uint64_t protocol_violations = 0;
-  uint64_t producers_disconnected_ring_error = 0;
-};
-
-// The service's own TraceStats fields, ringtrace-specific numbers clear of
-// Perfetto's (protos/perfetto/trace/trace_packet.proto, TraceStats):
-//   1000 connections_refused            1004 producers_disconnected_ring_error
-//   1001 connections_refused_per_uid    1005 hellos_rejected (every reason)
-//   1002 hello_timeouts                 1006 producer_ids_reused
-//   1003 protocol_violations            1007 rings_stopped_protocol_error
-std::string EncodeServiceCounters(const ServiceCounters& c,
-                                  const ProducerStats& p);
-
-// When a trace's service events happened (CLOCK_BOOTTIME ns; 0: not (yet)).
-// Every trace file carries them as TracingServiceEvent packets on the
-// service's sequence (docs/trace_export.md, "The service's metadata").
-struct TraceLifecycle {
-  // The session was set up.
-  uint64_t tracing_started = 0;
-  // The data sources were told to start. There is no start ack in the
-  // producer protocol, so this is when the StartDataSource commands were
-  // queued.
-  uint64_t all_data_sources_started = 0;
-  // The latest flush every producer acked in time (FlushSession, periodic
-  // flushes), or the stop when every instance acked its StopDataSource and
-  // the rings were drained (kFlush).
-  uint64_t all_data_sources_flushed = 0;
-  // The session stopped: its instances acked their stop (or timed out) and
-  // its buffers left the rings' allowed sets.
-  uint64_t tracing_disabled = 0;
-};
-
-// What a session's end or clone produced, for the service's summary, the
-// consumer's SessionSummary and tests.
-struct ExportSummary {
-  trace_export::ExportStats export_stats;
-  trace_buffer::TraceBufferStats buffer_stats;
-  // Drainer totals over every ring the core ever had (for a snapshot: when
-  // the buffer was copied).
-  ring_drainer::RingStats drainer_stats;
-  // Packets the buffer overwrote unread (RING_BUFFER policy), up to the
-  // export (for a snapshot: up to the copy): TraceBufferStats::
-  // packets_overwritten, which also counts the packets erased before their
-  // continuation arrived.
-  uint64_t packets_overwritten = 0;
-  // Packets lost in chunks a full DISCARD buffer rejected
-  // (TraceBufferV2Sink::packets_discarded()). Set before the export, which
-  // writes it into TraceStats (ringtrace_packets_discarded, with
-  // ringtrace_packets_overwritten from the buffers' own stats).
-  uint64_t packets_discarded = 0;
-  uint64_t file_size = 0;
-  // Bytes written by this export (a consumer's fd may hold other data
-  // before the session's offset).
-  uint64_t bytes_written = 0;
-};
 
 // What the core asks the owner to send to a producer (the owner encodes it
 // with src/tracing/ipc/wire_protocol.h). Start and stop carry an instance
@@ -327,59 +195,6 @@ struct ProducerInfo {
   std::vector<std::string> data_sources;
   uint64_t ring_bytes = 0;
 };
-
-// What went wrong waiting for one session's producers. Each session counts
-// its own (its trace's TraceStats, fields 1020-1022); SessionStats sums
-// every session's since the service started.
-struct SessionCounters {
-  // Instances that did not answer StopDataSource within
-  // data_source_stop_timeout_ms.
-  uint64_t data_source_stop_timeouts = 0;
-  // Producers that did not answer a Flush within its timeout.
-  uint64_t flush_timeouts = 0;
-  // Acks that came after their stop or flush timed out (accepted). A
-  // session sees only its late flush acks: a late stop ack comes after its
-  // session was written and freed, so only SessionStats counts it.
-  uint64_t late_acks = 0;
-  // The session's flushes, for Perfetto's TraceStats fields of these names
-  // (not the 1020-1022 above): FlushSession and periodic flushes counted
-  // when issued and when they complete (acked in time, or timed out), and
-  // the stop, the final flush, once every instance acked its
-  // StopDataSource (succeeded) or the stop timed out (failed). A flush
-  // still waiting when the session is written counts as requested only.
-  uint64_t flushes_requested = 0;
-  uint64_t flushes_succeeded = 0;
-  uint64_t flushes_failed = 0;
-  trace_export::TraceExporter::FinalFlush final_flush =
-      trace_export::TraceExporter::FinalFlush::kUnspecified;
-};
-
-// The sessions' counters.
-struct SessionStats {
-  uint64_t sessions_started = 0;
-  uint64_t sessions_refused = 0;  // invalid config or a limit
-  uint64_t sessions_written = 0;
-  uint64_t sessions_write_errors = 0;
-  uint64_t sessions_aborted = 0;  // the consumer left: nothing written
-  uint64_t data_source_instances_started = 0;
-  uint64_t data_source_stop_timeouts = 0;
-  uint64_t flush_timeouts = 0;
-  // Acks that came after their stop or flush timed out (accepted).
-  uint64_t late_acks = 0;
-};
-
-// Session counters as TraceStats fields, like EncodeServiceCounters():
-//   1020 data_source_stop_timeouts   1021 flush_timeouts   1022 late_acks
-// A session's trace, clone and GetTraceStats carry the session's own.
-std::string EncodeSessionCounters(const SessionCounters& s);
-
-// The packets |buffers| lost, as TraceStats fields (BufferStats counts
-// chunks only): 1030 packets_overwritten (the buffers' own
-// TraceBufferStats::packets_overwritten), 1031 packets_discarded (given:
-// the sinks count those). Read the buffers on the thread that owns them.
-std::string EncodeBufferLoss(
-    const std::vector<const trace_buffer::TraceBufferV2*>& buffers,
-    uint64_t packets_discarded);
 
 class ServiceCore {
  public:
@@ -850,12 +665,6 @@ class ServiceCore {
   // Drops |producer_id|'s instances and flush waits from every session
   // (it left); completes what only waited for it.
   void ForgetProducerInSessions(trace_buffer::ProducerID producer_id);
-  // The service counters, |session_counters| and the producers' losses
-  // of the trace (|losses|: the session's table), for TraceStats; sequence ids
-  // from |exporter| (null: none).
-  std::string EncodeExtraStatsFields(trace_export::TraceExporter* exporter,
-                                     const SessionCounters& session_counters,
-                                     const ProducerLossTable& losses) const;
   // The chunks the drainer lost before any buffer saw them, in all
   // (TraceStats.chunks_discarded): unroutable, or dropped by the reader
   // (malformed, unknown format). A session's trace counts those since it
@@ -863,18 +672,15 @@ class ServiceCore {
   static uint64_t ChunksLostBeforeBuffers(const ring_drainer::RingStats& d) {
     return d.chunks_unroutable + d.chunks_dropped;
   }
-  // The Perfetto fields of a trace's TraceStats besides the buffers' own
-  // (docs/trace_export.md, "Perfetto's stats from ringtrace's counters"):
-  // the service's state, |chunks_discarded|, the flushes of
-  // |session_counters| and, per buffer (|buffer_ids|: the BufferIDs of the
-  // trace's buffers, in their order), the packets |losses| says the
-  // producers dropped writing into it. extra_fields is left empty.
-  trace_export::TraceExporter::ServiceStats MakeServiceStats(
-      uint32_t producers_connected,
-      uint64_t chunks_discarded,
-      const SessionCounters& session_counters,
-      const ProducerLossTable& losses,
-      const std::vector<trace_buffer::BufferID>& buffer_ids) const;
+  // The service's side of a trace's TraceStats now (session_export.h).
+  ServiceState CurrentServiceState() const;
+  // What |session|'s trace holds: its buffers (|buffers|: the live ones or
+  // copies, in the session's order), its counters and losses.
+  // chunks_discarded and packets_discarded are the caller's (read on the
+  // drain thread).
+  static TraceContents ContentsOf(
+      const Session& session,
+      const std::vector<trace_buffer::TraceBufferV2*>& buffers);
   // The loss table an entry of producer |id| for |buffer| belongs to, or
   // null (see OnLossReport).
   ProducerLossTable* LossTableFor(trace_buffer::ProducerID id, uint32_t buffer);
@@ -899,37 +705,6 @@ class ServiceCore {
   // Drain thread (on_ring_stopped): queues ring |id| and signals
   // stopped_fd_.
   void OnRingStopped(ring_drainer::RingId id);
-  // What a trace file starts with (WriteTraceHeader).
-  struct TraceHeader {
-    const std::string* trace_config = nullptr;  // serialized TraceConfig
-    trace_export::TraceExporter::ClockReadings clocks;  // tracing started
-    trace_export::TraceExporter::TraceUuid uuid;
-    TraceLifecycle lifecycle;
-  };
-  // The TraceConfig, a SystemInfo, the TraceUuid, the start ClockSnapshot
-  // and every service event of |header.lifecycle| that happened, in the
-  // order tracing_started, all_data_sources_started,
-  // all_data_sources_flushed, tracing_disabled.
-  static void WriteTraceHeader(trace_export::TraceExporter* exporter,
-                               const TraceHeader& header);
-  // The export shared by the sessions' ends and clones: writes the
-  // header, every packet of |buffers| (which the caller's thread owns now;
-  // |buffer_ids|: their BufferIDs, in the same order), a
-  // read_tracing_buffers_completed event, its TraceStats and a closing
-  // ClockSnapshot to |out_fd|. |chunks_discarded|: the chunks lost before
-  // any buffer (TraceStats.chunks_discarded). Sets export_stats,
-  // buffer_stats and file_size.
-  // |session_counters| go into its TraceStats (EncodeSessionCounters, and
-  // the flushes).
-  base::Status Export(const std::vector<trace_buffer::TraceBufferV2*>& buffers,
-                      const std::vector<trace_buffer::BufferID>& buffer_ids,
-                      const TraceHeader& header,
-                      uint32_t producers_connected,
-                      uint64_t chunks_discarded,
-                      const SessionCounters& session_counters,
-                      const ProducerLossTable& losses,
-                      int out_fd,
-                      ExportSummary* summary) const;
   // Marks every producer of |losses| that died (removed without a final
   // report) in the trace (TraceExporter::WriteProducerEnd).
   static void WriteProducerEnds(trace_export::TraceExporter* exporter,

@@ -711,26 +711,22 @@ void ServiceCore::FinalizeSession(SessionId id,
       ReadLossArea(pid, producers_.at(pid), s);
     RecordStopEvents(s);
     std::vector<TraceBufferV2*> buffers;
-    std::vector<BufferID> buffer_ids;
     for (const auto& b : s->buffers) {
       buffers.push_back(b->buffer.get());
-      buffer_ids.push_back(b->id);
       summary.packets_overwritten += b->buffer->stats().packets_overwritten;
       summary.packets_discarded += b->sink->packets_discarded();
     }
-    const uint64_t lost_before_buffers =
-        ChunksLostBeforeBuffers(summary.drainer_stats) -
-        s->lost_before_buffers_at_start;
+    TraceContents contents = ContentsOf(*s, buffers);
+    contents.chunks_discarded = ChunksLostBeforeBuffers(summary.drainer_stats) -
+                                s->lost_before_buffers_at_start;
+    contents.packets_discarded = summary.packets_discarded;
+    const ServiceState service = CurrentServiceState();
     base::Status status;
     if (s->stream) {
       // Streamed: the rest after what the periodic writes appended.
       status = s->stream_status;
-      if (status.ok()) {
-        status =
-            ExportTail(s->stream.get(), buffers, buffer_ids,
-                       static_cast<uint32_t>(producers_.size()),
-                       lost_before_buffers, s->counters, s->losses, &summary);
-      }
+      if (status.ok())
+        status = WriteTraceBody(s->stream.get(), contents, service, &summary);
       summary.bytes_written = s->stream_file->stats().bytes_written;
       struct stat st = {};
       if (fstat(s->fd.get(), &st) == 0)
@@ -741,9 +737,7 @@ void ServiceCore::FinalizeSession(SessionId id,
       header.clocks = s->start_clocks;
       header.uuid = s->uuid;
       header.lifecycle = s->lifecycle;
-      status = Export(
-          buffers, buffer_ids, header, static_cast<uint32_t>(producers_.size()),
-          lost_before_buffers, s->counters, s->losses, s->fd.get(), &summary);
+      status = WriteTrace(s->fd.get(), header, contents, service, &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
         errno != EROFS) {
@@ -939,14 +933,11 @@ base::Status ServiceCore::CloneSession(SessionId id,
   header.clocks = s->start_clocks;
   header.uuid = trace_export::TraceExporter::NewTraceUuid();
   header.lifecycle = s->lifecycle;
-  std::vector<BufferID> buffer_ids;
-  for (const auto& b : s->buffers)
-    buffer_ids.push_back(b->id);
-  return Export(buffers, buffer_ids, header,
-                static_cast<uint32_t>(producers_.size()),
-                ChunksLostBeforeBuffers(summary->drainer_stats) -
-                    s->lost_before_buffers_at_start,
-                s->counters, s->losses, out_fd, summary);
+  TraceContents contents = ContentsOf(*s, buffers);
+  contents.chunks_discarded = ChunksLostBeforeBuffers(summary->drainer_stats) -
+                              s->lost_before_buffers_at_start;
+  contents.packets_discarded = summary->packets_discarded;
+  return WriteTrace(out_fd, header, contents, CurrentServiceState(), summary);
 }
 
 base::Status ServiceCore::GetSessionTraceStats(SessionId id,
@@ -955,27 +946,19 @@ base::Status ServiceCore::GetSessionTraceStats(SessionId id,
   base::Status status = FindSession(id, &s);
   if (!status.ok())
     return status;
-  std::vector<const TraceBufferV2*> buffers;
-  std::vector<BufferID> buffer_ids;
-  for (const auto& b : s->buffers) {
+  std::vector<TraceBufferV2*> buffers;
+  for (const auto& b : s->buffers)
     buffers.push_back(b->buffer.get());
-    buffer_ids.push_back(b->id);
-  }
-  // chunks_discarded is set on the drain thread, below.
-  trace_export::TraceExporter::ServiceStats service_stats =
-      MakeServiceStats(static_cast<uint32_t>(producers_.size()), 0, s->counters,
-                       s->losses, buffer_ids);
-  service_stats.extra_fields =
-      EncodeExtraStatsFields(nullptr, s->counters, s->losses);
+  TraceContents contents = ContentsOf(*s, buffers);
+  const ServiceState service = CurrentServiceState();
+  // The live buffers and the sinks are read on the drain thread (this one
+  // waits meanwhile).
   loop_->RunSync([&](RingDrainer* d) {
-    service_stats.chunks_discarded = ChunksLostBeforeBuffers(d->TotalStats()) -
-                                     s->lost_before_buffers_at_start;
-    uint64_t discarded = 0;
+    contents.chunks_discarded = ChunksLostBeforeBuffers(d->TotalStats()) -
+                                s->lost_before_buffers_at_start;
     for (const auto& b : s->buffers)
-      discarded += b->sink->packets_discarded();
-    service_stats.extra_fields += EncodeBufferLoss(buffers, discarded);
-    *trace_stats = trace_export::TraceExporter::EncodeTraceStats(
-        buffers, service_stats, 0);
+      contents.packets_discarded += b->sink->packets_discarded();
+    *trace_stats = EncodeTraceStatsNow(contents, service);
   });
   return base::OkStatus();
 }

@@ -1,0 +1,105 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+// Writing a session's trace: the header (TraceConfig, SystemInfo,
+// TraceUuid, the start ClockSnapshot, the service events so far), every
+// packet of its buffers, the marks of producers that died, the TraceStats
+// (the buffers' own, the service's state, the session's counters and
+// losses) and a closing ClockSnapshot. One implementation for a session's
+// end, a streamed session's tail, a clone and GetTraceStats
+// (docs/trace_export.md). The functions hold no state: what the service
+// knows at the time comes in a ServiceState, what the trace holds in a
+// TraceContents.
+//
+// Thread model: the caller owns the buffers it passes (no ring routes to
+// them, or they are read-only copies).
+
+#ifndef SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
+#define SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ringtrace/status.h"
+#include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_export/trace_exporter.h"
+#include "src/tracing/service/traced/producer_loss_table.h"
+#include "src/tracing/service/traced/service_stats.h"
+
+namespace ringtrace {
+namespace traced {
+
+// What a trace file starts with (WriteTraceHeader).
+struct TraceHeader {
+  const std::string* trace_config = nullptr;          // serialized TraceConfig
+  trace_export::TraceExporter::ClockReadings clocks;  // tracing started
+  trace_export::TraceExporter::TraceUuid uuid;
+  TraceLifecycle lifecycle;
+};
+
+// The service's side of a trace's TraceStats, as of when it is written.
+struct ServiceState {
+  ServiceCounters counters;
+  ProducerStats producer_stats;
+  uint32_t producers_connected = 0;
+  uint32_t data_sources_registered = 0;  // by the connected producers
+  uint32_t tracing_sessions = 0;
+  uint32_t total_buffers = 0;
+  // Whether a producer holds ProducerID |id| now (a departed producer's
+  // records must not take the sequence ids of its id's new owner).
+  std::function<bool(trace_buffer::ProducerID id)> is_connected;
+};
+
+// What one trace holds.
+struct TraceContents {
+  // The session's buffers (or copies), and their BufferIDs in that order.
+  std::vector<trace_buffer::TraceBufferV2*> buffers;
+  std::vector<trace_buffer::BufferID> buffer_ids;
+  // TraceStats.chunks_discarded: the chunks lost before any buffer saw
+  // them while the session lived.
+  uint64_t chunks_discarded = 0;
+  // Packets lost in chunks a full DISCARD buffer rejected (the sinks').
+  uint64_t packets_discarded = 0;
+  const SessionCounters* counters = nullptr;  // the session's own
+  const ProducerLossTable* losses = nullptr;  // the session's table
+};
+
+// The TraceConfig, a SystemInfo, the TraceUuid, the start ClockSnapshot
+// and every service event of |header.lifecycle| that happened, in the
+// order tracing_started, all_data_sources_started,
+// all_data_sources_flushed, tracing_disabled.
+void WriteTraceHeader(trace_export::TraceExporter* exporter,
+                      const TraceHeader& header);
+
+// The rest of a trace after its header (also the end of a streamed
+// session): every packet of the buffers, the marks of producers that died
+// (removed without a final report: TraceExporter::WriteProducerEnd),
+// read_tracing_buffers_completed, TraceStats, the closing ClockSnapshot,
+// and the exporter's Finish(). Sets |summary|'s export_stats and
+// buffer_stats.
+base::Status WriteTraceBody(trace_export::TraceExporter* exporter,
+                            const TraceContents& contents,
+                            const ServiceState& service,
+                            ExportSummary* summary);
+
+// A whole trace (header and body) appended to |out_fd| (not owned, not
+// closed). Also sets |summary|'s file_size and bytes_written.
+base::Status WriteTrace(int out_fd,
+                        const TraceHeader& header,
+                        const TraceContents& contents,
+                        const ServiceState& service,
+                        ExportSummary* summary);
+
+// The TraceStats of |contents| as its trace would end with now (no
+// sequence ids: no file was written), serialized.
+std::string EncodeTraceStatsNow(const TraceContents& contents,
+                                const ServiceState& service);
+
+}  // namespace traced
+}  // namespace ringtrace
+
+#endif  // SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
