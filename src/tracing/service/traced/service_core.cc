@@ -156,45 +156,26 @@ std::vector<trace_buffer::ProducerID> ServiceCore::TakeStoppedProducers() {
 }
 
 trace_buffer::ProducerID ServiceCore::AllocateProducerId() {
-  if (next_producer_id_ <= kMaxProducerId)
-    return static_cast<trace_buffer::ProducerID>(next_producer_id_++);
-  if (reusable_ids_.empty() && !departed_ids_.empty() &&
-      (!scanned_since_departure_ ||
-       ++admissions_since_scan_ >= kRecycleScanInterval)) {
-    RefillReusableIds();
-  }
-  if (reusable_ids_.empty())
-    return 0;
-  const trace_buffer::ProducerID id = reusable_ids_.back();
-  reusable_ids_.pop_back();
-  ++stats_.producer_ids_reused;
-  return id;
-}
-
-void ServiceCore::RefillReusableIds() {
-  admissions_since_scan_ = 0;
-  scanned_since_departure_ = true;
-  std::vector<bool> held(kMaxProducerId + 1, false);
-  // The buffer is only consistent on the drain thread.
-  std::vector<const TraceBufferV2*> buffers;
-  for (const auto& kv : sessions_) {
-    for (const auto& b : kv.second->buffers)
-      buffers.push_back(b->buffer.get());
-  }
-  loop_->RunSync([&](RingDrainer*) {
-    for (const TraceBufferV2* buffer : buffers) {
-      buffer->ForEachSequenceProducer(
-          [&](trace_buffer::ProducerID id) { held[id] = true; });
-    }
-  });
-  size_t kept = 0;
-  for (trace_buffer::ProducerID id : departed_ids_) {
-    if (held[id])
-      departed_ids_[kept++] = id;
-    else
-      reusable_ids_.push_back(id);
-  }
-  departed_ids_.resize(kept);
+  bool reused = false;
+  const uint32_t id = producer_ids_.Allocate(
+      [this](std::vector<bool>* held) {
+        std::vector<const TraceBufferV2*> buffers;
+        for (const auto& kv : sessions_) {
+          for (const auto& b : kv.second->buffers)
+            buffers.push_back(b->buffer.get());
+        }
+        // The buffers are only consistent on the drain thread.
+        loop_->RunSync([&](RingDrainer*) {
+          for (const TraceBufferV2* buffer : buffers) {
+            buffer->ForEachSequenceProducer(
+                [&](trace_buffer::ProducerID p) { (*held)[p] = true; });
+          }
+        });
+      },
+      &reused);
+  if (reused)
+    ++stats_.producer_ids_reused;
+  return static_cast<trace_buffer::ProducerID>(id);
 }
 
 ServiceCore::Admission ServiceCore::Admit(
@@ -253,8 +234,7 @@ ServiceCore::Admission ServiceCore::Admit(
     ++stats_.hellos_rejected_service_error;
     reply.status = ipc::HelloStatus::kServiceError;
     admission.refusal = "cannot create its ring: " + status.message();
-    departed_ids_.push_back(id);  // never used: reusable at the next scan
-    scanned_since_departure_ = false;
+    producer_ids_.Release(id);  // never used: reusable at the next scan
     return admission;
   }
 
@@ -493,8 +473,7 @@ void ServiceCore::RemoveProducer(trace_buffer::ProducerID id) {
   // The drainer no longer references the ring: unmap it.
   producers_.erase(it);
   declared_categories_.RemoveProducer(id);
-  departed_ids_.push_back(id);
-  scanned_since_departure_ = false;
+  producer_ids_.Release(id);
   stats_.producers_connected = static_cast<uint32_t>(producers_.size());
   ForgetProducerInSessions(id);
 }

@@ -37,20 +37,11 @@
 // the owner must send goes out through TakeCommands() (to producers) and
 // TakeEvents() (to consumers).
 //
-// ProducerIDs. The drainer's ChunkIDs, the buffer's sequences and the
-// exporter's sequence ids are keyed by {ProducerID, WriterID}: an id reused
-// while the buffer still holds a sequence of its previous owner would splice
-// two producers' sequences (and give the newcomer the old owner's pid). So
-// ids 1..65535 are handed out fresh first; once every one was used, the id
-// of a departed producer is reused only when the trace buffer keeps no
-// SequenceState of it (not even an empty one: TraceBufferV2::
-// ForEachSequenceProducer, read on the drain thread) and the drainer freed
-// its ChunkID counters (RingDrainer::RemoveRing). Departed ids are checked
-// in batches (one scan of the buffer's sequences when the reusable list is
-// empty, at most once per kRecycleScanInterval admissions while it finds
-// nothing), so Hello+close cycles cost O(1) each amortized. A Hello gets
-// kTooManyProducers only while max_producers are connected or every id is
-// connected or still has data in the buffer (counted and logged).
+// ProducerIDs come from a ProducerIdAllocator (producer_id_allocator.h:
+// fresh first, a departed one only once no buffer holds a sequence of it).
+// A Hello gets kTooManyProducers only while max_producers are connected or
+// every id is connected or still has data in a buffer (counted and
+// logged).
 //
 // Ring protocol errors: the drainer stops a ring whose shared words break
 // the protocol (RingDrainerOptions::on_ring_stopped, drain thread); the
@@ -95,6 +86,7 @@
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/declared_categories.h"
+#include "src/tracing/service/traced/producer_id_allocator.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/ring_limits.h"
 #include "src/tracing/service/traced/service_stats.h"
@@ -451,10 +443,9 @@ class ServiceCore {
   void set_next_buffer_id_for_testing(uint32_t id) { next_buffer_id_ = id; }
 
   // Makes |id| the next ProducerID to assign (tests of id exhaustion).
-  void set_next_producer_id_for_testing(uint32_t id) { next_producer_id_ = id; }
-
-  // Admissions between two buffer scans that found no reusable id.
-  static constexpr uint32_t kRecycleScanInterval = 64;
+  void set_next_producer_id_for_testing(uint32_t id) {
+    producer_ids_.set_next_for_testing(id);
+  }
 
  private:
   // Answers a producer may still owe after their stop or flush timed out.
@@ -697,11 +688,9 @@ class ServiceCore {
   void ReadLossArea(trace_buffer::ProducerID id,
                     const Producer& producer,
                     const Session* only);
-  // The id for a new producer: fresh, else reused (see the file comment);
-  // 0 if none may be given now.
+  // The id for a new producer (ProducerIdAllocator, whose scan reads the
+  // sessions' buffers on the drain thread); 0 if none may be given now.
   trace_buffer::ProducerID AllocateProducerId();
-  // Moves the departed ids the buffer keeps no sequence of to reusable_.
-  void RefillReusableIds();
   // Drain thread (on_ring_stopped): queues ring |id| and signals
   // stopped_fd_.
   void OnRingStopped(ring_drainer::RingId id);
@@ -729,12 +718,7 @@ class ServiceCore {
   std::map<trace_buffer::ProducerID, Producer> producers_;
   // The connected producers' declared categories (RemoveProducer forgets).
   DeclaredCategories declared_categories_;
-  // The next ProducerID to assign; 65536 once every id was used.
-  uint32_t next_producer_id_ = 1;
-  std::vector<trace_buffer::ProducerID> departed_ids_;  // may hold data
-  std::vector<trace_buffer::ProducerID> reusable_ids_;  // hold none
-  uint32_t admissions_since_scan_ = 0;
-  bool scanned_since_departure_ = false;
+  ProducerIdAllocator producer_ids_;
   // Ring-stopped notifications: filled on the drain thread.
   base::ScopedFd stopped_fd_;  // eventfd
   base::Mutex stopped_mutex_;
