@@ -37,6 +37,7 @@ using ::ringtrace::ChunkID;
 using ::ringtrace::ProducerID;
 using ::ringtrace::WriterID;
 using trace_buffer::ClientIdentity;
+using trace_buffer::SequenceKey;
 
 class ChunkSink {
  public:

@@ -232,7 +232,7 @@ void RingDrainer::RemoveRing(RingId id) {
                               writers.end());
   } else {
     for (WriterID w : writers)
-      next_chunk_id_.erase((static_cast<uint32_t>(producer) << 16) | w);
+      next_chunk_id_.erase(SequenceKey(producer, w).value());
   }
   rings_.erase(it);
 }
@@ -246,7 +246,7 @@ RingDrainer::Ring* RingDrainer::FindRing(RingId id) const {
 ChunkID* RingDrainer::ChunkIdSlot(ProducerID producer_id,
                                   WriterID writer_id,
                                   bool* inserted) {
-  const uint32_t key = (static_cast<uint32_t>(producer_id) << 16) | writer_id;
+  const uint32_t key = SequenceKey(producer_id, writer_id).value();
   auto result = next_chunk_id_.emplace(key, ChunkID{0});
   *inserted = result.second;
   return &result.first->second;

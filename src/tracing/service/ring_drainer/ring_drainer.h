@@ -217,7 +217,7 @@ class RingDrainer {
   RingId next_ring_id_ = 1;
   std::map<RingId, std::unique_ptr<Ring>> rings_;
   RingStats removed_rings_stats_;
-  // Keyed by (ProducerID << 16) | WriterID. Element addresses are stable.
+  // Keyed by SequenceKey::value(). Element addresses are stable.
   std::unordered_map<uint32_t, ChunkID> next_chunk_id_;
 };
 

@@ -373,7 +373,7 @@ class TraceBufferV2 {
   void ForEachSequenceProducer(
       const std::function<void(ProducerID)>& fn) const {
     for (const auto& kv : sequences_)
-      fn(static_cast<ProducerID>(kv.first >> 16));  // key: producer << 16
+      fn(SequenceKey::FromValue(kv.first).producer());
   }
 
   // For tests: number of SequenceStates alive (including empty ones).
@@ -429,7 +429,7 @@ class TraceBufferV2 {
                                      WriterID,
                                      const ClientIdentity&);
   static uint32_t SeqKey(ProducerID p, WriterID w) {
-    return (static_cast<uint32_t>(p) << 16) | w;
+    return SequenceKey(p, w).value();
   }
   SequenceState* FindSequence(ProducerID producer_id, WriterID writer_id) {
     if (last_seq_ && last_seq_key_ == SeqKey(producer_id, writer_id))
@@ -536,7 +536,7 @@ class TraceBufferV2 {
   // kMaxFragIndexEntries).
   std::vector<FragIndexEntry> scratch_index_;
 
-  // Sequences, keyed by (producer_id << 16 | writer_id).
+  // Sequences, keyed by SequenceKey::value().
   std::unordered_map<uint32_t, SequenceState> sequences_;
   // Losses of deleted empty sequences not reported yet (key -> bits, and an
   // erased packet whose end was still to come, SequenceState::open_erased),

@@ -108,7 +108,7 @@ class Model {
       ModelWriter w;
       w.producer_id = static_cast<ProducerID>(1 + rng_() % 2);
       w.writer_id = static_cast<WriterID>(i + 1);
-      w.key = (static_cast<uint32_t>(w.producer_id) << 16) | w.writer_id;
+      w.key = SequenceKey(w.producer_id, w.writer_id).value();
       // Some sequences start just before the 2^32 ChunkID wrap.
       w.next_chunk_id = (rng_() % 2) ? 0xfffffff0u + rng_() % 16 : 0;
       first_chunk_id_[w.writer_id] = w.next_chunk_id;
@@ -209,8 +209,7 @@ class Model {
     rejected_++;
     // Earlier packets of the sequence not consumed yet (unread in the buffer,
     // or lost): the loss must not be reported on them.
-    ModelWriter* w =
-        Find((static_cast<uint32_t>(c.producer_id) << 16) | c.writer_id);
+    ModelWriter* w = Find(SequenceKey(c.producer_id, c.writer_id).value());
     if (w->last_consumed + 1 < static_cast<int64_t>(c.first_packet))
       rejected_behind_unconsumed_++;
   }
@@ -225,8 +224,8 @@ class Model {
     }
     uint32_t key = 0, idx = 0;
     ASSERT_TRUE(ParsePacket(data, &key, &idx)) << data.substr(0, 16);
-    ASSERT_EQ(key, (static_cast<uint32_t>(props.producer_id_trusted) << 16) |
-                       props.writer_id);
+    ASSERT_EQ(key,
+              SequenceKey(props.producer_id_trusted, props.writer_id).value());
     ModelWriter* w = Find(key);
     ASSERT_NE(w, nullptr);
     ASSERT_TRUE(w->packet_len.count(idx));

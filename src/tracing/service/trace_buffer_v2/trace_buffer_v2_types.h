@@ -30,6 +30,32 @@ struct ClientIdentity {
   int32_t pid = 0;
 };
 
+// A sequence's key: {ProducerID, WriterID} in 32 bits, the producer in the
+// high half. The one encoding of the pair for every table keyed by
+// sequence (the buffer's sequences, the drainer's ChunkID counters, the
+// exporter's sequence ids, the sink's per-writer state).
+class SequenceKey {
+ public:
+  constexpr SequenceKey(ProducerID producer, WriterID writer)
+      : value_((static_cast<uint32_t>(producer) << 16) | writer) {}
+  static constexpr SequenceKey FromValue(uint32_t value) {
+    return SequenceKey(static_cast<ProducerID>(value >> 16),
+                       static_cast<WriterID>(value & 0xffffu));
+  }
+  constexpr uint32_t value() const { return value_; }
+  constexpr ProducerID producer() const {
+    return static_cast<ProducerID>(value_ >> 16);
+  }
+  constexpr WriterID writer() const {
+    return static_cast<WriterID>(value_ & 0xffffu);
+  }
+  constexpr bool operator==(SequenceKey o) const { return value_ == o.value_; }
+  constexpr bool operator!=(SequenceKey o) const { return value_ != o.value_; }
+
+ private:
+  uint32_t value_;
+};
+
 // ChunkID ordering modulo 2^32: true if |a| precedes |b| (the two are less
 // than 2^31 apart, which holds for the chunks one buffer can hold).
 inline bool ChunkIdLess(ChunkID a, ChunkID b) {

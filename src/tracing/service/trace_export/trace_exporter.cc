@@ -229,7 +229,8 @@ TraceExporter::~TraceExporter() = default;
 
 uint32_t TraceExporter::SequenceIdFor(trace_buffer::ProducerID producer_id,
                                       trace_buffer::WriterID writer_id) const {
-  const uint32_t key = (static_cast<uint32_t>(producer_id) << 16) | writer_id;
+  const uint32_t key =
+      trace_buffer::SequenceKey(producer_id, writer_id).value();
   auto it = sequences_.find(key);
   return it == sequences_.end() ? 0 : it->second.id;
 }
@@ -253,8 +254,8 @@ uint8_t* PutTrustedIdentity(uint8_t* p,
 TraceExporter::Sequence* TraceExporter::GetSequence(
     const PacketSequenceProperties& props) {
   const uint32_t key =
-      (static_cast<uint32_t>(props.producer_id_trusted) << 16) |
-      props.writer_id;
+      trace_buffer::SequenceKey(props.producer_id_trusted, props.writer_id)
+          .value();
   Sequence& seq = sequences_[key];
   if (seq.id == 0) {
     // 2^16 * 2^16 keys fit in the 32-bit id space; 0 is never handed out.

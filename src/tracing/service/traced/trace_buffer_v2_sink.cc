@@ -23,7 +23,7 @@ uint8_t* TraceBufferV2Sink::BeginChunkFragments(
                                    sizes, num_fragments, MapChunkFlags(flags));
   if (!discard_)
     return dst;
-  const uint64_t key = Key(producer_id, writer_id);
+  const uint32_t key = Key(producer_id, writer_id);
   if (dst) {
     OnAdmitted(key, chunk_id, num_fragments, flags);
     return dst;
@@ -62,7 +62,7 @@ uint64_t TraceBufferV2Sink::RejectedPackets(size_t first_new,
   return packets;
 }
 
-void TraceBufferV2Sink::OnDiscarded(uint64_t key,
+void TraceBufferV2Sink::OnDiscarded(uint32_t key,
                                     ChunkID chunk_id,
                                     size_t num_fragments,
                                     shm_ring::ChunkFlags flags) {
@@ -97,7 +97,7 @@ void TraceBufferV2Sink::OnDiscarded(uint64_t key,
       num_fragments && (flags & shm_ring::kFlagContinuesOnNext), open};
 }
 
-void TraceBufferV2Sink::OnAdmitted(uint64_t key,
+void TraceBufferV2Sink::OnAdmitted(uint32_t key,
                                    ChunkID chunk_id,
                                    size_t num_fragments,
                                    shm_ring::ChunkFlags flags) {

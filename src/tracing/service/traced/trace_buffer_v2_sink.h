@@ -114,17 +114,17 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
                                   bool chain_in,
                                   bool* open);
   // Rejected by the full buffer: counts what it loses.
-  void OnDiscarded(uint64_t key,
+  void OnDiscarded(uint32_t key,
                    ChunkID chunk_id,
                    size_t num_fragments,
                    shm_ring::ChunkFlags flags);
   // Admitted: what its commit will count (pending_lost_) and remember.
-  void OnAdmitted(uint64_t key,
+  void OnAdmitted(uint32_t key,
                   ChunkID chunk_id,
                   size_t num_fragments,
                   shm_ring::ChunkFlags flags);
-  static uint64_t Key(ProducerID producer_id, WriterID writer_id) {
-    return (uint64_t{producer_id} << 32) | writer_id;
+  static uint32_t Key(ProducerID producer_id, WriterID writer_id) {
+    return trace_buffer::SequenceKey(producer_id, writer_id).value();
   }
 
   trace_buffer::TraceBufferV2* const buffer_;
@@ -134,7 +134,7 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
   const bool discard_;
   uint64_t packets_discarded_ = 0;
   // By Key(); one entry per writer that wrote this buffer.
-  std::unordered_map<uint64_t, LastChunk> last_chunks_;
+  std::unordered_map<uint32_t, LastChunk> last_chunks_;
   // The chunk Begin admitted, until its commit or abort, and the packet
   // its commit ends (1: a packet that lost a part in a rejected chunk).
   uint64_t pending_key_ = 0;
