@@ -102,13 +102,13 @@ TEST(TraceConfigTextTest, UnknownFieldNamesFileLineColumnAndField) {
       "}\n"
       "data_sources {\n"
       "  config {\n"
-      "    name: \"linux.ftrace\"\n"
-      "    ftrace_config { ftrace_events: \"sched/sched_switch\" }\n"
+      "    name: \"linux.perf\"\n"
+      "    perf_event_config { sampling_frequency: 100 }\n"
       "  }\n"
       "}\n");
   EXPECT_THAT(error, StartsWith("cfg.pbtx:7:5: "
-                                "data_sources.config.ftrace_config: "));
-  EXPECT_THAT(error, HasSubstr("no field named \"ftrace_config\""));
+                                "data_sources.config.perf_event_config: "));
+  EXPECT_THAT(error, HasSubstr("no field named \"perf_event_config\""));
 }
 
 // Perfetto's system-wide configs name several sources ringtrace does not
@@ -118,7 +118,7 @@ TEST(TraceConfigTextTest, EveryUnknownFieldIsNamedTogether) {
       "buffers { size_kb: 1024 }\n"
       "data_sources { config {\n"
       "  name: \"linux.ftrace\"\n"
-      "  ftrace_config { ftrace_events: \"sched/sched_switch\" }\n"
+      "  ftrace_config { atrace_categories: \"gfx\" }\n"
       "} }\n"
       "data_sources { config {\n"
       "  name: \"android.power\"\n"
@@ -129,8 +129,10 @@ TEST(TraceConfigTextTest, EveryUnknownFieldIsNamedTogether) {
       "  track_event_config { enabled_categories: \"*\" }\n"
       "} }\n"
       "statsd_metadata { triggering_alert_id: 1 }\n");
-  EXPECT_THAT(error, StartsWith("3 problems:\ncfg.pbtx:4:3: "
-                                "data_sources.config.ftrace_config: "));
+  EXPECT_THAT(
+      error,
+      StartsWith("3 problems:\ncfg.pbtx:4:19: "
+                 "data_sources.config.ftrace_config.atrace_categories: "));
   EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:8:3: "
                                "data_sources.config.android_power_config: "));
   EXPECT_THAT(error, HasSubstr("\ncfg.pbtx:14:1: statsd_metadata: "));

@@ -388,13 +388,16 @@ TEST(ConsumerProtocolTest, UnknownConfigFieldsAreErrors) {
   EXPECT_EQ(Check(parsed), "buffers[0].size_kb: wrong wire type");
 }
 
-// The probes' configs (process_stats_config 103, sys_stats_config 104,
-// docs/probes.md) are fields this build knows: checked like any other, so a
-// counter outside their enums is refused by name rather than passed on.
+// The probes' configs (ftrace_config 100, process_stats_config 103,
+// sys_stats_config 104, docs/probes.md) are fields this build knows: checked
+// like any other, so a counter outside their enums, or an FtraceConfig
+// field newer than this build, is refused by name rather than passed on.
 TEST(ConsumerProtocolTest, ProbesConfigsAreCheckedAsKnownFields) {
   TraceConfig config = ValidConfig();
   perfetto::protos::DataSourceConfig* ds =
       config.mutable_data_sources(0)->mutable_config();
+  ds->mutable_ftrace_config()->add_ftrace_events("sched/sched_switch");
+  ds->mutable_ftrace_config()->mutable_compact_sched()->set_enabled(true);
   ds->mutable_process_stats_config()->set_proc_stats_poll_ms(100);
   ds->mutable_sys_stats_config()->add_meminfo_counters(
       perfetto::protos::MEMINFO_MEM_TOTAL);
@@ -406,6 +409,16 @@ TEST(ConsumerProtocolTest, ProbesConfigsAreCheckedAsKnownFields) {
   EXPECT_EQ(Check(parsed),
             "data_sources[0].config.sys_stats_config.meminfo_counters: 999 "
             "is not a MeminfoCounters value");
+
+  config = ValidConfig();
+  ds = config.mutable_data_sources(0)->mutable_config();
+  // 2: Perfetto's FtraceConfig.atrace_categories, not in this build.
+  ds->mutable_ftrace_config()->mutable_unknown_fields()->AddLengthDelimited(
+      2, "gfx");
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_EQ(Check(parsed),
+            "data_sources[0].config.ftrace_config: unknown field 2 (not "
+            "understood by this version of ringtrace)");
 }
 
 // A DataSourceConfig field numbered 100 or more that this build does not
@@ -417,13 +430,14 @@ TEST(ConsumerProtocolTest, DataSourceOwnFieldsPassThrough) {
   TraceConfig config = ValidConfig();
   perfetto::protos::DataSourceConfig* ds =
       config.mutable_data_sources(0)->mutable_config();
-  ds->mutable_unknown_fields()->AddLengthDelimited(100, "ftrace-like");
+  // 106: Perfetto's android_power_config, which this build does not have.
+  ds->mutable_unknown_fields()->AddLengthDelimited(106, "power-like");
   ds->mutable_unknown_fields()->AddVarint(5000, 42);
   TraceConfig parsed;
   ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
   EXPECT_EQ(Check(parsed), "ok");
   const std::string bytes = parsed.data_sources(0).config().SerializeAsString();
-  EXPECT_NE(bytes.find("ftrace-like"), std::string::npos);
+  EXPECT_NE(bytes.find("power-like"), std::string::npos);
 
   config = ValidConfig();
   config.mutable_buffers(0)->mutable_unknown_fields()->AddVarint(5000, 1);
