@@ -211,6 +211,7 @@ EventTranslator::EventTranslator(const EventFormatTable* formats,
     Resolved& r = by_id_[format->id];
     r.format = format.get();
     r.common_pid = format->FindField("common_pid");
+    r.common_flags = format->FindField("common_flags");
     for (const TypedSpec& spec : kTypedSpecs) {
       if (format->group != spec.group || format->name != spec.name)
         continue;
@@ -219,13 +220,52 @@ EventTranslator::EventTranslator(const EventFormatTable* formats,
         r.fields[i] =
             spec.fields[i] ? format->FindField(spec.fields[i]) : nullptr;
     }
+    const auto& f = r.fields;
+    // prev_state, next_comm, next_pid, next_prio; comm, pid, prio,
+    // target_cpu and common_flags.
+    if (r.kind == EventKind::kSchedSwitch)
+      compact_switch_ = f[3] && f[4] && f[5] && f[6];
+    if (r.kind == EventKind::kSchedWaking)
+      compact_waking_ = f[0] && f[1] && f[2] && f[4] && r.common_flags;
   }
 }
 
 EventTranslator::~EventTranslator() = default;
 
+bool EventTranslator::AddCompact(const Resolved& r,
+                                 const RawEvent& event,
+                                 CompactSchedBuffer* compact) {
+  uint64_t unreadable = 0;
+  const RecordReader in(event, &unreadable);
+  const auto& f = r.fields;
+  std::string_view comm;
+  int64_t a = 0;
+  int64_t b = 0;
+  int64_t c = 0;
+  if (r.kind == EventKind::kSchedSwitch) {
+    if (!in.Int(f[3], &a) || !in.Str(f[4], &comm) || !in.Int(f[5], &b) ||
+        !in.Int(f[6], &c))
+      return false;
+    compact->AddSwitch(event.timestamp, a, static_cast<int32_t>(b),
+                       static_cast<int32_t>(c), comm);
+    stats_.compact_switches++;
+    return true;
+  }
+  int64_t cpu = 0;
+  int64_t flags = 0;
+  if (!in.Str(f[0], &comm) || !in.Int(f[1], &a) || !in.Int(f[2], &b) ||
+      !in.Int(f[4], &cpu) || !in.Int(r.common_flags, &flags))
+    return false;
+  compact->AddWaking(event.timestamp, static_cast<int32_t>(a),
+                     static_cast<int32_t>(cpu), static_cast<int32_t>(b), comm,
+                     static_cast<uint32_t>(flags));
+  stats_.compact_wakings++;
+  return true;
+}
+
 bool EventTranslator::TranslateEvent(const RawEvent& event,
-                                     rt::FtraceEventBundle* bundle) {
+                                     rt::FtraceEventBundle* bundle,
+                                     CompactSchedBuffer* compact) {
   uint64_t ignored = 0;
   const RecordReader reader(event, &ignored);
   int64_t id = 0;
@@ -250,6 +290,13 @@ bool EventTranslator::TranslateEvent(const RawEvent& event,
     error.set_timestamp(event.timestamp);
     error.set_status(rt::FtraceParseStatus::FTRACE_STATUS_ABI_SHORT_EVENT_ID);
     return false;
+  }
+  if (compact && ((r.kind == EventKind::kSchedSwitch && compact_switch()) ||
+                  (r.kind == EventKind::kSchedWaking && compact_waking()))) {
+    // A record whose fields do not all fit is written in full below (with
+    // what it has, the rest counted as unreadable).
+    if (AddCompact(r, event, compact))
+      return true;
   }
   rt::FtraceEvent out = bundle->add_event();
   out.set_timestamp(event.timestamp);
@@ -412,6 +459,11 @@ BundleResult EventTranslator::WriteBundle(uint32_t cpu,
                                           rt::FtraceEventBundle* bundle) {
   BundleResult result;
   bundle->set_cpu(cpu);
+  CompactSchedBuffer* compact = nullptr;
+  if (compact_switch() || compact_waking()) {
+    compact_.Reset();
+    compact = &compact_;
+  }
   for (size_t i = 0; i < num_pages; i++) {
     const uint8_t* page = pages + i * page_size;
     result.pages++;
@@ -445,7 +497,13 @@ BundleResult EventTranslator::WriteBundle(uint32_t cpu,
     PageEventIterator it(page, layout_, header);
     RawEvent event;
     while (it.Next(&event)) {
-      if (TranslateEvent(event, bundle))
+      const size_t before =
+          compact ? compact->switches() + compact->wakings() : 0;
+      if (!TranslateEvent(event, bundle, compact))
+        continue;
+      if (compact && compact->switches() + compact->wakings() != before)
+        result.compact_events++;
+      else
         result.events++;
     }
     if (it.error() != PageError::kNone) {
@@ -456,6 +514,8 @@ BundleResult EventTranslator::WriteBundle(uint32_t cpu,
       error.set_status(ParseStatusFor(it.error()));
     }
   }
+  if (compact)
+    compact->WriteTo(bundle);
   if (result.lost_events)
     bundle->set_lost_events(true);
   return result;

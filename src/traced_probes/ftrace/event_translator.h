@@ -43,6 +43,7 @@
 
 #include "protos/perfetto/trace/ftrace/ftrace_event_bundle.rtzero.h"
 #include "protos/perfetto/trace/ftrace/ftrace_stats.rtzero.h"
+#include "src/traced_probes/ftrace/compact_sched.h"
 #include "src/traced_probes/ftrace/event_format.h"
 #include "src/traced_probes/ftrace/page_parser.h"
 #include "src/traced_probes/ftrace/tracefs.h"
@@ -57,6 +58,8 @@ struct TranslatorStats {
   uint64_t lost_events_stored = 0;  // sum of the counts pages stored
   uint64_t corrupt_pages = 0;       // header or events malformed
   uint64_t events = 0;              // FtraceEvents written
+  uint64_t compact_switches = 0;    // sched_switch in compact_sched
+  uint64_t compact_wakings = 0;     // sched_waking in compact_sched
   uint64_t generic_events = 0;      // ... of which GenericFtraceEvent
   uint64_t unknown_events = 0;      // common_type without a format: skipped
   uint64_t short_records = 0;       // shorter than common_type/pid: skipped
@@ -66,7 +69,9 @@ struct TranslatorStats {
 // What one WriteBundle() call did.
 struct BundleResult {
   uint32_t pages = 0;
+  // FtraceEvents written, and events written into compact_sched.
   uint64_t events = 0;
+  uint64_t compact_events = 0;
   // A page said events were lost before it (the bundle's lost_events).
   bool lost_events = false;
   // Lost events the pages counted (RB_MISSED_STORED), and whether some
@@ -101,11 +106,22 @@ class EventTranslator {
   EventTranslator(const EventTranslator&) = delete;
   EventTranslator& operator=(const EventTranslator&) = delete;
 
-  // Writes |event| as bundle->add_event(). False when nothing was written:
-  // its common_type has no format (counted), or the record is shorter than
-  // its common fields (counted, and an error entry added).
+  // With |on|, WriteBundle() writes sched_switch and sched_waking in
+  // Perfetto's compact_sched form (compact_sched.h) when the kernel's
+  // formats have every field that form needs; a record whose fields do not
+  // all fit in it is written as an FtraceEvent instead.
+  void SetCompactSched(bool on) { compact_enabled_ = on; }
+  // Whether compact_sched is on and applies to switches / wakings.
+  bool compact_switch() const { return compact_enabled_ && compact_switch_; }
+  bool compact_waking() const { return compact_enabled_ && compact_waking_; }
+
+  // Writes |event| as bundle->add_event() (or, with |compact| and the
+  // event one compact_sched takes, into |compact|). False when nothing was
+  // written: its common_type has no format (counted), or the record is
+  // shorter than its common fields (counted, and an error entry added).
   bool TranslateEvent(const RawEvent& event,
-                      perfetto::protos::rtzero::FtraceEventBundle* bundle);
+                      perfetto::protos::rtzero::FtraceEventBundle* bundle,
+                      CompactSchedBuffer* compact = nullptr);
 
   // One bundle from |num_pages| pages of |page_size| bytes read from
   // |cpu|'s trace_pipe_raw: sets cpu, adds an event per record in page
@@ -131,6 +147,7 @@ class EventTranslator {
     const EventFormat* format = nullptr;
     EventKind kind = EventKind::kGeneric;
     const FormatField* common_pid = nullptr;
+    const FormatField* common_flags = nullptr;
     // The typed message's fields in the order of the table in the .cc.
     std::array<const FormatField*, kMaxTypedFields> fields{};
   };
@@ -138,6 +155,11 @@ class EventTranslator {
   void WriteTyped(const Resolved& r,
                   const RawEvent& event,
                   perfetto::protos::rtzero::FtraceEvent* out);
+  // Adds |event| to |compact|; false (nothing added) when a field it needs
+  // is past the record.
+  bool AddCompact(const Resolved& r,
+                  const RawEvent& event,
+                  CompactSchedBuffer* compact);
   void WriteGeneric(const Resolved& r,
                     const RawEvent& event,
                     perfetto::protos::rtzero::FtraceEvent* out);
@@ -147,6 +169,11 @@ class EventTranslator {
   FormatField common_type_;
   std::vector<Resolved> by_id_;
   TranslatorStats stats_;
+  bool compact_enabled_ = false;
+  // The formats have every field of the compact form.
+  bool compact_switch_ = false;
+  bool compact_waking_ = false;
+  CompactSchedBuffer compact_;
 };
 
 // Writes one CPU's per_cpu/cpuN/stats as FtraceCpuStats.

@@ -608,6 +608,78 @@ base::Status TracefsInstance::OpenTracePipeRaw(uint32_t cpu,
   return base::OkStatus();
 }
 
+base::Status TracefsInstance::ListGroupEvents(
+    std::string_view group,
+    std::vector<std::string>* events) const {
+  if (!IsIdentifier(group))
+    return base::ErrStatus("ftrace event group \"%.*s\" is not of [A-Za-z0-9_]",
+                           static_cast<int>(std::min<size_t>(group.size(), 64)),
+                           group.data());
+  const std::string dir = path_ + "/events/" + std::string(group);
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return base::ErrStatus("unknown ftrace event group %.*s: %s: %s",
+                           static_cast<int>(group.size()), group.data(),
+                           dir.c_str(), strerror(errno));
+  std::vector<std::string> out;
+  bool too_many = false;
+  while (struct dirent* e = readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (!IsIdentifier(name))
+      continue;  // ".", "..", and nothing an event can be named
+    struct stat st;
+    const std::string format = dir + "/" + std::string(name) + "/format";
+    if (stat(format.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      continue;  // "enable", "filter": files of the group, not events
+    if (out.size() >= kMaxGroupEvents) {
+      too_many = true;
+      break;
+    }
+    out.push_back(std::string(group) + "/" + std::string(name));
+  }
+  closedir(d);
+  if (too_many)
+    return base::ErrStatus("ftrace event group %.*s: more than %zu events",
+                           static_cast<int>(group.size()), group.data(),
+                           kMaxGroupEvents);
+  std::sort(out.begin(), out.end());
+  *events = std::move(out);
+  return base::OkStatus();
+}
+
+namespace {
+bool IsOptionName(std::string_view option) {
+  if (option.empty() || option.size() > 64)
+    return false;
+  for (char c : option) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool TracefsInstance::HasOption(std::string_view option) const {
+  if (!IsOptionName(option))
+    return false;
+  struct stat st;
+  const std::string file = path_ + "/options/" + std::string(option);
+  return stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+base::Status TracefsInstance::SetOption(std::string_view option, bool on) {
+  if (!IsOptionName(option))
+    return base::ErrStatus(
+        "tracefs option \"%.*s\" is not of [a-z0-9_-]",
+        static_cast<int>(std::min<size_t>(option.size(), 64)), option.data());
+  if (!HasOption(option))
+    return base::ErrStatus(
+        "tracefs instance %s: this kernel has no option %.*s", name_.c_str(),
+        static_cast<int>(option.size()), option.data());
+  return WriteFile("options/" + std::string(option), on ? "1" : "0");
+}
+
 base::Status TracefsInstance::WriteTraceMarker(std::string_view text) const {
   return WriteFile("trace_marker", text);
 }

@@ -35,6 +35,9 @@
 namespace ringtrace {
 namespace ftrace {
 
+// The most events ListGroupEvents() lists for one group.
+constexpr size_t kMaxGroupEvents = 4096;
+
 // Where tracefs is looked for, in this order.
 constexpr const char* kTracefsMountPoint = "/sys/kernel/tracing";
 constexpr const char* kDebugfsTracingPath = "/sys/kernel/debug/tracing";
@@ -154,6 +157,19 @@ class TracefsInstance {
 
   // per_cpu/cpuN/trace_pipe_raw, O_RDONLY | O_NONBLOCK | O_CLOEXEC.
   base::Status OpenTracePipeRaw(uint32_t cpu, base::ScopedFd* fd) const;
+
+  // The events of |group| (the directories of events/<group>/ with a
+  // format file), sorted, as "group/name"; at most kMaxGroupEvents (more
+  // is an error). A group not of [A-Za-z0-9_], or one this kernel does not
+  // have, is an error naming it.
+  base::Status ListGroupEvents(std::string_view group,
+                               std::vector<std::string>* events) const;
+
+  // options/<option> (1 or 0). HasOption() says whether the kernel has it
+  // (copy_trace_marker, for one, is new in Linux 6.17). An option name is
+  // 1..64 of [a-z0-9_-].
+  bool HasOption(std::string_view option) const;
+  base::Status SetOption(std::string_view option, bool on);
 
   // Writes |text| to this instance's trace_marker (an ftrace/print event
   // on the writing CPU).
