@@ -5,9 +5,9 @@
 // ringtrace_probes: the system probes of ringtrace, like Perfetto's
 // traced_probes. A producer like any app: it connects to ringtraced's
 // producer socket (the SDK's default, or --producer-socket), reconnects
-// when the service restarts, and serves the data sources
+// when the service restarts, and serves the data sources "linux.ftrace",
 // "linux.process_stats" and "linux.sys_stats" to every session that asks
-// for them (docs/probes.md).
+// for them (docs/probes.md, docs/ftrace.md).
 //
 // Output: "ringtrace_probes: connected as producer N" on stdout at each
 // connection (tests and scripts wait for it); on stderr, a line per
@@ -40,8 +40,10 @@ constexpr int kExitUsage = 1;
 const char kUsage[] =
     "usage: ringtrace_probes [--producer-socket PATH] [--name NAME]\n"
     "\n"
-    "Serves the data sources linux.process_stats and linux.sys_stats to\n"
-    "ringtraced's sessions (docs/probes.md). Runs until SIGINT or SIGTERM.\n"
+    "Serves the data sources linux.ftrace, linux.process_stats and\n"
+    "linux.sys_stats to ringtraced's sessions (docs/probes.md). Runs until\n"
+    "SIGINT or SIGTERM. linux.ftrace needs tracefs and root (each start\n"
+    "without them fails, saying what is missing).\n"
     "\n"
     "  --producer-socket PATH  ringtraced's producer socket (default:\n"
     "                          $RINGTRACE_PRODUCER_SOCK, else the default\n"
@@ -92,12 +94,14 @@ int Main(int argc, char** argv) {
   // the connection first (every instance gets OnStop), then the data
   // sources, then the loop.
   ProbesLoop loop;
+  ProbesDataSource ftrace(ProbesDataSource::Kind::kFtrace, &loop, "/proc");
   ProbesDataSource process_stats(ProbesDataSource::Kind::kProcessStats, &loop,
                                  "/proc");
   ProbesDataSource sys_stats(ProbesDataSource::Kind::kSysStats, &loop, "/proc");
   auto tracing = std::make_unique<Tracing>(options);
-  base::Status status =
-      tracing->RegisterDataSource(process_stats.name(), &process_stats);
+  base::Status status = tracing->RegisterDataSource(ftrace.name(), &ftrace);
+  if (status.ok())
+    status = tracing->RegisterDataSource(process_stats.name(), &process_stats);
   if (status.ok())
     status = tracing->RegisterDataSource(sys_stats.name(), &sys_stats);
   if (status.ok())
@@ -126,9 +130,11 @@ int Main(int argc, char** argv) {
   tracing.reset();
   printf(
       "ringtrace_probes: stopped; %llu connections, %llu lost; instances "
-      "that failed to start: %llu linux.process_stats, %llu linux.sys_stats\n",
+      "that failed to start: %llu linux.ftrace, %llu linux.process_stats, "
+      "%llu linux.sys_stats\n",
       static_cast<unsigned long long>(stats.connections),
       static_cast<unsigned long long>(stats.disconnects),
+      static_cast<unsigned long long>(ftrace.start_failures()),
       static_cast<unsigned long long>(process_stats.start_failures()),
       static_cast<unsigned long long>(sys_stats.start_failures()));
   return 0;

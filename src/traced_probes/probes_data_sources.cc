@@ -19,6 +19,7 @@ namespace ringtrace {
 namespace probes {
 namespace {
 
+using perfetto::protos::FtraceConfig;
 using perfetto::protos::ProcessStatsConfig;
 using perfetto::protos::SysStatsConfig;
 
@@ -168,6 +169,43 @@ SysStatsOptions SysStatsOptionsFromConfig(const SysStatsConfig& config,
   return o;
 }
 
+FtraceOptions FtraceOptionsFromConfig(const FtraceConfig& config,
+                                      std::vector<std::string>* notes) {
+  FtraceOptions o;
+  o.events.assign(config.ftrace_events().begin(), config.ftrace_events().end());
+  if (config.has_buffer_size_kb()) {
+    o.buffer_size_kb = config.buffer_size_kb();
+    if (o.buffer_size_kb == 0) {
+      o.buffer_size_kb = kDefaultFtraceBufferSizeKb;
+    } else if (o.buffer_size_kb > kMaxFtraceBufferSizeKb) {
+      notes->push_back(
+          Format("buffer_size_kb: %u KiB lowered to the "
+                 "maximum, %u KiB per CPU",
+                 o.buffer_size_kb, kMaxFtraceBufferSizeKb));
+      o.buffer_size_kb = kMaxFtraceBufferSizeKb;
+    }
+  }
+  if (config.drain_period_ms()) {
+    o.drain_period_ms =
+        RaisedPeriod("drain_period_ms", config.drain_period_ms(),
+                     kMinFtraceDrainPeriodMs, notes);
+    if (o.drain_period_ms > kMaxFtraceDrainPeriodMs) {
+      notes->push_back(
+          Format("drain_period_ms: %u ms lowered to the "
+                 "maximum, %u ms",
+                 o.drain_period_ms, kMaxFtraceDrainPeriodMs));
+      o.drain_period_ms = kMaxFtraceDrainPeriodMs;
+    }
+  }
+  o.compact_sched = config.compact_sched().enabled();
+  if (o.events.empty()) {
+    notes->push_back(
+        "no ftrace_events: this instance records only the kernel's "
+        "counters (FtraceStats)");
+  }
+  return o;
+}
+
 uint64_t NsPerClockTick() {
   const long hz = sysconf(_SC_CLK_TCK);
   // Linux's USER_HZ is 100 everywhere; sysconf cannot fail for it.
@@ -192,20 +230,37 @@ class ProbesDataSource::Instance : public ProbeSource {
       : label_(std::move(label)), writer_(std::move(writer)) {
     sys_ = std::make_unique<SysStatsSource>(options, writer_.get(), proc_root);
   }
+  Instance(std::string label,
+           std::unique_ptr<shm_ring::TraceWriterV2> writer,
+           std::unique_ptr<FtraceSource> ftrace)
+      : label_(std::move(label)),
+        writer_(std::move(writer)),
+        ftrace_(std::move(ftrace)) {}
   // The sources before the writer they write through.
   ~Instance() override {
     process_.reset();
     sys_.reset();
+    ftrace_.reset();
   }
 
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override {
+    if (ftrace_)
+      return ftrace_->Run(now_ms, stop);
     return process_ ? process_->Run(now_ms, stop) : sys_->Run(now_ms, stop);
+  }
+
+  // After the last Run(): what an instance writes when it stops.
+  void Finish() {
+    if (ftrace_)
+      ftrace_->Finish();
   }
 
   std::string Summary() const {
     const shm_ring::TraceWriterV2Stats w = writer_->stats();
     std::string s = label_ + " stopped: ";
-    if (process_) {
+    if (ftrace_) {
+      s += FtraceSummary();
+    } else if (process_) {
       const ProcessStatsCounters& c = process_->counters();
       s += Format("%" PRIu64 " packets: %" PRIu64 " processes and %" PRIu64
                   " threads described, %" PRIu64 " process counters in %" PRIu64
@@ -234,19 +289,42 @@ class ProbesDataSource::Instance : public ProbeSource {
   }
 
  private:
+  std::string FtraceSummary() const {
+    const FtraceCounters& c = ftrace_->counters();
+    const ftrace::TranslatorStats& t = ftrace_->translator_stats();
+    return Format(
+        "tracefs instance %s, %zu events enabled; %" PRIu64
+        " bundles from %" PRIu64 " pages in %" PRIu64 " drains (%" PRIu64
+        " periods missed): %" PRIu64 " events, %" PRIu64
+        " compact switches, %" PRIu64 " compact wakings; lost: %" PRIu64
+        " bundles after a loss, kernel overrun %" PRIu64
+        ", commit overrun %" PRIu64 ", dropped %" PRIu64 "; %" PRIu64
+        " corrupt pages, %" PRIu64 " unknown events, %" PRIu64
+        " short records, %" PRIu64 " unreadable fields, %" PRIu64
+        " read errors",
+        ftrace_->instance_name().c_str(), ftrace_->enabled_events().size(),
+        c.bundles, t.pages, c.drains, c.drains_missed, t.events,
+        t.compact_switches, t.compact_wakings, c.bundles_lost, c.overrun,
+        c.commit_overrun, c.dropped_events, t.corrupt_pages, t.unknown_events,
+        t.short_records, t.unreadable_fields, c.read_errors);
+  }
+
   const std::string label_;
   // Declared first, destroyed last (after the sources, see ~Instance).
   std::unique_ptr<shm_ring::TraceWriterV2> writer_;
   std::unique_ptr<ProcessStatsSource> process_;
   std::unique_ptr<SysStatsSource> sys_;
+  std::unique_ptr<FtraceSource> ftrace_;
 };
 
 ProbesDataSource::ProbesDataSource(Kind kind,
                                    ProbesLoop* loop,
-                                   std::string proc_root)
+                                   std::string proc_root,
+                                   FtraceEnvironment ftrace)
     : kind_(kind),
       loop_(loop),
       proc_root_(std::move(proc_root)),
+      ftrace_(std::move(ftrace)),
       ns_per_tick_(NsPerClockTick()) {}
 
 ProbesDataSource::~ProbesDataSource() {
@@ -264,14 +342,22 @@ void ProbesDataSource::StopInstance(ProbesLoop::Handle handle) {
   if (!source)
     return;
   // Every source this data source adds to the loop is an Instance.
-  const auto* instance = static_cast<const Instance*>(source.get());
+  auto* instance = static_cast<Instance*>(source.get());
+  instance->Finish();
   RT_LOG("%s", instance->Summary().c_str());
   // Destroying it flushes and releases the writer.
 }
 
 const char* ProbesDataSource::name() const {
-  return kind_ == Kind::kProcessStats ? kProcessStatsDataSource
-                                      : kSysStatsDataSource;
+  switch (kind_) {
+    case Kind::kFtrace:
+      return kFtraceDataSource;
+    case Kind::kProcessStats:
+      return kProcessStatsDataSource;
+    case Kind::kSysStats:
+      return kSysStatsDataSource;
+  }
+  return kSysStatsDataSource;
 }
 
 void ProbesDataSource::OnStart(const DataSourceInstanceConfig& config) {
@@ -309,7 +395,28 @@ void ProbesDataSource::OnStart(const DataSourceInstanceConfig& config) {
   }
   std::vector<std::string> notes;
   std::unique_ptr<Instance> instance;
-  if (kind_ == Kind::kProcessStats) {
+  if (kind_ == Kind::kFtrace) {
+    const FtraceOptions options =
+        FtraceOptionsFromConfig(ds.ftrace_config(), &notes);
+    std::string root = ftrace_.tracefs_root;
+    base::Status s;
+    if (root.empty())
+      s = ftrace::FindOrMountTracefs(&root);
+    std::unique_ptr<FtraceSource> source;
+    if (s.ok()) {
+      s = FtraceSource::Create(options, writer.get(), root,
+                               ftrace_.instance_prefix, &source, &notes);
+    }
+    for (const std::string& note : notes)
+      RT_LOG("%s: config: %s", label.c_str(), note.c_str());
+    if (!s.ok()) {
+      fail(s.message());
+      return;
+    }
+    notes.clear();
+    instance =
+        std::make_unique<Instance>(label, std::move(writer), std::move(source));
+  } else if (kind_ == Kind::kProcessStats) {
     ProcessStatsOptions options =
         ProcessStatsOptionsFromConfig(ds.process_stats_config(), &notes);
     options.ns_per_tick = ns_per_tick_;

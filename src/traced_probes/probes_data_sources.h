@@ -3,7 +3,8 @@
  */
 
 // The data sources of ringtrace_probes as a producer serves them
-// (docs/probes.md): "linux.process_stats" and "linux.sys_stats". Each
+// (docs/probes.md): "linux.ftrace", "linux.process_stats" and
+// "linux.sys_stats". Each
 // StartDataSource becomes an instance with its own writer (for the
 // instance's target buffer) and its own schedule on the shared ProbesLoop;
 // StopDataSource takes it off the loop, flushes and destroys its writer,
@@ -11,10 +12,10 @@
 //
 // Config. The instance's own options come from the DataSourceConfig the
 // service passes whole (DataSourceInstanceConfig::config; its
-// process_stats_config / sys_stats_config). Every field that is set but not
-// implemented, and every value changed (a period below the minimum), is
-// named in a log line when the instance starts (the *OptionsFromConfig
-// notes): nothing is ignored silently.
+// ftrace_config / process_stats_config / sys_stats_config). Every field that is
+// set but not implemented, and every value changed (a period below the
+// minimum), is named in a log line when the instance starts (the
+// *OptionsFromConfig notes): nothing is ignored silently.
 //
 // Thread model: a DataSourceHandler (include/ringtrace/producer.h): its
 // calls come from the producer's reader thread, one at a time; the work
@@ -30,10 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "protos/perfetto/config/ftrace/ftrace_config.pb.h"
 #include "protos/perfetto/config/process_stats/process_stats_config.pb.h"
 #include "protos/perfetto/config/sys_stats/sys_stats_config.pb.h"
 #include "ringtrace/producer.h"
 #include "src/base/thread_annotations.h"
+#include "src/traced_probes/ftrace_source.h"
 #include "src/traced_probes/probes_loop.h"
 #include "src/traced_probes/process_stats_source.h"
 #include "src/traced_probes/sys_stats_source.h"
@@ -41,6 +44,7 @@
 namespace ringtrace {
 namespace probes {
 
+constexpr char kFtraceDataSource[] = "linux.ftrace";
 constexpr char kProcessStatsDataSource[] = "linux.process_stats";
 constexpr char kSysStatsDataSource[] = "linux.sys_stats";
 
@@ -53,17 +57,31 @@ ProcessStatsOptions ProcessStatsOptionsFromConfig(
 SysStatsOptions SysStatsOptionsFromConfig(
     const perfetto::protos::SysStatsConfig& config,
     std::vector<std::string>* notes);
+FtraceOptions FtraceOptionsFromConfig(
+    const perfetto::protos::FtraceConfig& config,
+    std::vector<std::string>* notes);
+
+// Where linux.ftrace finds tracefs and names its instances.
+struct FtraceEnvironment {
+  // Empty: FindOrMountTracefs() at each start (the error, when there is
+  // none, names what is missing and the command that fixes it).
+  std::string tracefs_root;
+  std::string instance_prefix = kFtraceInstancePrefix;
+};
 
 // 1e9 / sysconf(_SC_CLK_TCK): the unit of /proc's CPU times, in ns.
 uint64_t NsPerClockTick();
 
 class ProbesDataSource : public DataSourceHandler {
  public:
-  enum class Kind { kProcessStats, kSysStats };
+  enum class Kind { kFtrace, kProcessStats, kSysStats };
 
   // |loop| (not owned) must outlive the data source. |proc_root|: "/proc"
-  // but in tests.
-  ProbesDataSource(Kind kind, ProbesLoop* loop, std::string proc_root);
+  // but in tests; |ftrace|: for kFtrace.
+  ProbesDataSource(Kind kind,
+                   ProbesLoop* loop,
+                   std::string proc_root,
+                   FtraceEnvironment ftrace = {});
   // Stops the instances still running (as OnStop).
   ~ProbesDataSource() override;
 
@@ -80,13 +98,15 @@ class ProbesDataSource : public DataSourceHandler {
  private:
   class Instance;
 
-  // Takes the instance off the loop (ProbesLoop::Remove), logs its summary
-  // and destroys it (flushing its writer).
+  // Takes the instance off the loop (ProbesLoop::Remove), finishes it
+  // (linux.ftrace: the last drain), logs its summary and destroys it
+  // (flushing its writer).
   void StopInstance(ProbesLoop::Handle handle);
 
   const Kind kind_;
   ProbesLoop* const loop_;
   const std::string proc_root_;
+  const FtraceEnvironment ftrace_;
   const uint64_t ns_per_tick_;
   mutable base::Mutex mutex_;
   // instance id -> the loop's handle of its Instance.

@@ -15,6 +15,7 @@ namespace ringtrace {
 namespace probes {
 namespace {
 
+using perfetto::protos::FtraceConfig;
 using perfetto::protos::ProcessStatsConfig;
 using perfetto::protos::SysStatsConfig;
 
@@ -126,6 +127,57 @@ TEST(ProbesDataSourcesTest, SysStatsConfigListsAndWhatItDoesNotDo) {
   EXPECT_TRUE(Mentions(notes, "records nothing"));
 }
 
+TEST(ProbesDataSourcesTest, FtraceConfigHonouredFields) {
+  FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.add_ftrace_events("sched/*");
+  config.set_buffer_size_kb(512);
+  config.set_drain_period_ms(250);
+  config.mutable_compact_sched()->set_enabled(true);
+  std::vector<std::string> notes;
+  const FtraceOptions o = FtraceOptionsFromConfig(config, &notes);
+  EXPECT_TRUE(notes.empty()) << notes[0];
+  EXPECT_EQ(o.events,
+            (std::vector<std::string>{"sched/sched_switch", "sched/*"}));
+  EXPECT_EQ(o.buffer_size_kb, 512u);
+  EXPECT_EQ(o.drain_period_ms, 250u);
+  EXPECT_TRUE(o.compact_sched);
+}
+
+TEST(ProbesDataSourcesTest, FtraceConfigDefaultsAndBounds) {
+  FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  std::vector<std::string> notes;
+  FtraceOptions o = FtraceOptionsFromConfig(config, &notes);
+  EXPECT_TRUE(notes.empty());
+  // Perfetto's defaults.
+  EXPECT_EQ(o.buffer_size_kb, kDefaultFtraceBufferSizeKb);
+  EXPECT_EQ(o.drain_period_ms, 100u);
+  EXPECT_FALSE(o.compact_sched);
+  config.set_buffer_size_kb(0);
+  o = FtraceOptionsFromConfig(config, &notes);
+  EXPECT_EQ(o.buffer_size_kb, kDefaultFtraceBufferSizeKb);
+  EXPECT_TRUE(notes.empty());
+
+  config.set_buffer_size_kb(1u << 30);
+  config.set_drain_period_ms(1);
+  o = FtraceOptionsFromConfig(config, &notes);
+  EXPECT_EQ(o.buffer_size_kb, kMaxFtraceBufferSizeKb);
+  EXPECT_EQ(o.drain_period_ms, kMinFtraceDrainPeriodMs);
+  EXPECT_TRUE(Mentions(notes, "buffer_size_kb: 1073741824 KiB lowered"));
+  EXPECT_TRUE(Mentions(notes, "drain_period_ms: 1 ms raised"));
+  notes.clear();
+  config.set_drain_period_ms(3600 * 1000);
+  o = FtraceOptionsFromConfig(config, &notes);
+  EXPECT_EQ(o.drain_period_ms, kMaxFtraceDrainPeriodMs);
+  EXPECT_TRUE(Mentions(notes, "drain_period_ms: 3600000 ms lowered"));
+
+  notes.clear();
+  FtraceOptionsFromConfig(FtraceConfig(), &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(Mentions(notes, "no ftrace_events"));
+}
+
 TEST(ProbesDataSourcesTest, AnInstanceThatCannotStartIsCountedNotStarted) {
   ProbesLoop loop;
   ProbesDataSource ds(ProbesDataSource::Kind::kSysStats, &loop, "/proc");
@@ -150,6 +202,9 @@ TEST(ProbesDataSourcesTest, AnInstanceThatCannotStartIsCountedNotStarted) {
       ProbesDataSource(ProbesDataSource::Kind::kProcessStats, &loop, "/proc")
           .name(),
       std::string(kProcessStatsDataSource));
+  EXPECT_EQ(
+      ProbesDataSource(ProbesDataSource::Kind::kFtrace, &loop, "/proc").name(),
+      std::string(kFtraceDataSource));
 }
 
 TEST(ProbesDataSourcesTest, NsPerClockTick) {

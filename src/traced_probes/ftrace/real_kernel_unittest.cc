@@ -40,41 +40,8 @@ namespace ringtrace {
 namespace ftrace {
 namespace {
 
-// Keeps the calling thread on the first CPU it may use while it lives, then
-// gives it back its affinity. The sched tests record this thread's switches
-// there: on the 2-vCPU development VM (kernel 6.18) the kernel records no
-// sched_switch from the idle task on CPU 1 (none of 16 in a text trace of
-// `taskset -c 1` sleeps, while CPU 0 had them), so a thread woken there
-// would have switches out with no switch in, which trace_processor reports
-// as mismatched_sched_switch_tids. That is the kernel's data, not ours.
-class PinToFirstCpu {
- public:
-  PinToFirstCpu() {
-    ok_ = sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
-    int cpu = 0;
-    while (ok_ && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved_))
-      cpu++;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    if (ok_ && cpu < CPU_SETSIZE) {
-      CPU_SET(cpu, &one);
-      ok_ = sched_setaffinity(0, sizeof(one), &one) == 0;
-    }
-  }
-  ~PinToFirstCpu() {
-    if (ok_)
-      sched_setaffinity(0, sizeof(saved_), &saved_);
-  }
-  PinToFirstCpu(const PinToFirstCpu&) = delete;
-  PinToFirstCpu& operator=(const PinToFirstCpu&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  cpu_set_t saved_;
-  bool ok_ = false;
-};
-
 namespace pb = perfetto::protos;
+using test::PinToFirstCpu;
 using ::testing::HasSubstr;
 
 class RealKernelTest : public ::testing::Test {

@@ -81,7 +81,7 @@ std::vector<TracePacket> ReadTrace(const std::string& path) {
 class ProbesEndToEndTest : public SessionsLifecycleFixture {
  protected:
   // Starts ringtrace_probes on socket_ and waits until the service lists it
-  // with both data sources.
+  // with its three data sources.
   std::unique_ptr<base::Subprocess> StartProbes(consumer::ConsumerClient* c) {
     auto probes = std::make_unique<base::Subprocess>(std::vector<std::string>{
         bin_ + "/ringtrace_probes", "--producer-socket", socket_});
@@ -96,7 +96,8 @@ class ProbesEndToEndTest : public SessionsLifecycleFixture {
         std::set<std::string> names(p.data_sources().begin(),
                                     p.data_sources().end());
         if (p.pid() == probes->pid() && p.name() == "ringtrace_probes" &&
-            names == std::set<std::string>{"linux.process_stats",
+            names == std::set<std::string>{"linux.ftrace",
+                                           "linux.process_stats",
                                            "linux.sys_stats"}) {
           return probes;
         }

@@ -19,6 +19,27 @@ bool RealTracefs(std::string* root, std::string* why) {
   return true;
 }
 
+PinToFirstCpu::PinToFirstCpu() {
+  ok_ = sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
+  int cpu = 0;
+  while (ok_ && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved_))
+    cpu++;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  if (ok_ && cpu < CPU_SETSIZE) {
+    CPU_SET(cpu, &one);
+    ok_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+    cpu_ = cpu;
+  } else {
+    ok_ = false;
+  }
+}
+
+PinToFirstCpu::~PinToFirstCpu() {
+  if (ok_)
+    sched_setaffinity(0, sizeof(saved_), &saved_);
+}
+
 }  // namespace test
 }  // namespace ftrace
 }  // namespace ringtrace

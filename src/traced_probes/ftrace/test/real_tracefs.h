@@ -13,6 +13,8 @@
 #ifndef SRC_TRACED_PROBES_FTRACE_TEST_REAL_TRACEFS_H_
 #define SRC_TRACED_PROBES_FTRACE_TEST_REAL_TRACEFS_H_
 
+#include <sched.h>
+
 #include <string>
 
 namespace ringtrace {
@@ -26,6 +28,29 @@ constexpr const char kTestInstancePrefix[] = "ringtrace_test_";
 // needed and allowed); false with |*why| saying what is missing and how to
 // get it.
 bool RealTracefs(std::string* root, std::string* why);
+
+// Keeps the calling thread on the first CPU it may use while it lives, then
+// gives it back its affinity. The sched tests record this thread's switches
+// there: on the 2-vCPU development VM (kernel 6.18) the kernel records no
+// sched_switch from the idle task on CPU 1 (none of 16 in a text trace of
+// `taskset -c 1` sleeps, while CPU 0 had them), so a thread woken there
+// would have switches out with no switch in, which trace_processor reports
+// as mismatched_sched_switch_tids. That is the kernel's data, not ours.
+class PinToFirstCpu {
+ public:
+  PinToFirstCpu();
+  ~PinToFirstCpu();
+  PinToFirstCpu(const PinToFirstCpu&) = delete;
+  PinToFirstCpu& operator=(const PinToFirstCpu&) = delete;
+  bool ok() const { return ok_; }
+  // The CPU it keeps the thread on (valid when ok()).
+  int cpu() const { return cpu_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+  int cpu_ = -1;
+};
 
 }  // namespace test
 }  // namespace ftrace
