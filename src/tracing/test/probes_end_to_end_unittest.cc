@@ -5,9 +5,10 @@
 // ringtrace_probes against real processes: a ringtraced daemon on private
 // sockets, the ringtrace_probes binary as its producer, and two consumer
 // sessions at once (ConsumerClient), one with linux.process_stats and
-// linux.sys_stats, one with a different linux.sys_stats config. The trace
-// files are decoded with the generated perfetto::protos::Trace classes and,
-// when $TRACE_PROCESSOR_SHELL names one, loaded into trace_processor.
+// linux.sys_stats, one with a different linux.sys_stats config; and a
+// session of linux.ftrace (the running kernel's events; root and tracefs). The
+// trace files are decoded with the generated perfetto::protos::Trace classes
+// and, when $TRACE_PROCESSOR_SHELL names one, loaded into trace_processor.
 //
 // The sessions record for about 1.5 s (the window the probes get to poll
 // in); what is checked is what the trace holds, never how many polls fit
@@ -16,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "src/base/test/subprocess.h"
+#include "src/traced_probes/ftrace/test/real_tracefs.h"
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
 #include "src/tracing/test/trace_processor_stats.h"
 
@@ -297,6 +301,150 @@ TEST_F(ProbesEndToEndTest, ProcessAndSystemStatsOfRealProcesses) {
       << csv;
   std::vector<TraceProcessorStat> stats;
   ASSERT_TRUE(QueryNonZeroStats(tp, path_a, dir_, &stats, &error)) << error;
+  for (const TraceProcessorStat& stat : stats) {
+    EXPECT_NE(stat.severity, "error") << Describe(stat);
+    EXPECT_NE(stat.severity, "data_loss") << Describe(stat);
+  }
+}
+
+// The instances of tracefs named for ringtrace_probes process |pid|.
+std::vector<std::string> ProbesInstances(const std::string& root, pid_t pid) {
+  std::vector<std::string> out;
+  const std::string prefix = "ringtrace_probes_" + std::to_string(pid) + "_";
+  DIR* d = opendir((root + "/instances").c_str());
+  if (!d)
+    return out;
+  while (struct dirent* e = readdir(d)) {
+    if (std::string(e->d_name).rfind(prefix, 0) == 0)
+      out.push_back(e->d_name);
+  }
+  closedir(d);
+  return out;
+}
+
+bool WriteMarker(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  const bool ok =
+      write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// linux.ftrace through the service: the instance exists while the session
+// runs and is gone when its stop returns, the trace has the START and END
+// stats (the last drain happened before the stop was acknowledged), the
+// sched events in compact form, and an atrace slice this test wrote to the
+// top-level trace_marker. Without tracefs (or not root) the instance's
+// start fails with the fix named, and the session still ends normally.
+TEST_F(ProbesEndToEndTest, KernelSchedEventsThroughTheService) {
+  std::string root, why;
+  const bool tracefs = ftrace::test::RealTracefs(&root, &why);
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  std::unique_ptr<consumer::ConsumerClient> c = ConnectConsumer();
+  ASSERT_TRUE(c);
+  std::unique_ptr<base::Subprocess> probes = StartProbes(c.get());
+  ASSERT_TRUE(probes);
+
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(16384);
+  auto* ds = config.add_data_sources()->mutable_config();
+  ds->set_name("linux.ftrace");
+  auto* ftrace = ds->mutable_ftrace_config();
+  ftrace->add_ftrace_events("sched/sched_switch");
+  ftrace->add_ftrace_events("sched/sched_waking");
+  ftrace->add_ftrace_events("ftrace/print");
+  ftrace->set_buffer_size_kb(1024);
+  ftrace->set_drain_period_ms(100);
+  ftrace->mutable_compact_sched()->set_enabled(true);
+  const std::string path = dir_ + "/ftrace.pftrace";
+  base::ScopedFd fd = CreateTraceFile(path);
+  uint64_t id = 0;
+  ASSERT_TRUE(c->EnableTracing(config, fd.get(), &id).ok());
+  const std::string pid = std::to_string(getpid());
+  if (tracefs) {
+    // The instance is made when the service starts it.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(kTimeoutMs);
+    while (ProbesInstances(root, probes->pid()).empty() &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(ProbesInstances(root, probes->pid()).size(), 1u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(
+        WriteMarker(root + "/trace_marker", "B|" + pid + "|e2e_marker"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(WriteMarker(root + "/trace_marker", "E|" + pid));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  protos::SessionSummary summary;
+  ASSERT_TRUE(c->DisableTracing(id, kTimeoutMs, &summary).ok());
+  if (tracefs) {
+    EXPECT_TRUE(ProbesInstances(root, probes->pid()).empty());
+  }
+
+  probes->Signal(SIGTERM);
+  ASSERT_TRUE(probes->Wait(kTimeoutMs));
+  EXPECT_EQ(probes->exit_code(), 0) << probes->output();
+  const std::string log = probes->output();
+  c.reset();
+  StopService(service.get(), "ringtraced");
+  if (!tracefs) {
+    EXPECT_NE(log.find("linux.ftrace instance"), std::string::npos) << log;
+    EXPECT_NE(log.find("not started"), std::string::npos) << log;
+    EXPECT_NE(log.find("1 linux.ftrace"), std::string::npos) << log;
+    GTEST_SKIP() << "linux.ftrace did not start, as it must not: " << why;
+  }
+  EXPECT_NE(log.find("linux.ftrace instance"), std::string::npos) << log;
+  EXPECT_NE(log.find("0 linux.ftrace"), std::string::npos) << log;
+
+  size_t start_stats = 0, end_stats = 0, bundles = 0, compact = 0;
+  bool end_last = false;
+  for (const TracePacket& p : ReadTrace(path)) {
+    if (p.has_ftrace_stats()) {
+      EXPECT_EQ(p.trusted_pid(), probes->pid());
+      start_stats += p.ftrace_stats().phase() ==
+                     perfetto::protos::FtraceStats::START_OF_TRACE;
+      if (p.ftrace_stats().phase() ==
+          perfetto::protos::FtraceStats::END_OF_TRACE) {
+        end_stats++;
+        end_last = true;
+      }
+      EXPECT_GT(p.ftrace_stats().cpu_stats_size(), 0);
+    }
+    if (p.has_ftrace_events()) {
+      EXPECT_EQ(p.trusted_pid(), probes->pid());
+      EXPECT_FALSE(end_last) << "a bundle after the END_OF_TRACE stats";
+      bundles++;
+      compact += static_cast<size_t>(
+          p.ftrace_events().compact_sched().switch_timestamp_size());
+    }
+  }
+  EXPECT_EQ(start_stats, 1u);
+  EXPECT_EQ(end_stats, 1u);
+  EXPECT_GE(bundles, 2u);
+  EXPECT_GT(compact, 0u);
+
+  const std::string tp = TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  }
+  std::string csv, error;
+  ASSERT_TRUE(RunTraceProcessorQuery(
+      tp, path, dir_,
+      "select (select count(*) from sched) > 0 as sched, (select count(*) "
+      "from thread_state) > 0 as states, (select count(*) from slice where "
+      "name = 'e2e_marker' and dur >= 300000000) as marker;",
+      &csv, &error))
+      << error;
+  EXPECT_NE(csv.find("\"sched\",\"states\",\"marker\"\n1,1,1\n"),
+            std::string::npos)
+      << csv;
+  std::vector<TraceProcessorStat> stats;
+  ASSERT_TRUE(QueryNonZeroStats(tp, path, dir_, &stats, &error)) << error;
   for (const TraceProcessorStat& stat : stats) {
     EXPECT_NE(stat.severity, "error") << Describe(stat);
     EXPECT_NE(stat.severity, "data_loss") << Describe(stat);
