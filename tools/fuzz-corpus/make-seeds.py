@@ -175,7 +175,8 @@ write("consumer_protocol_fuzzer", "service_state",
       consumer(2, vi(1, 3) + vi(2, 1) + ld(6, state)))
 
 # page_parser_fuzzer: byte 0 the header layout (bit 0: 4-byte commit of a
-# 32-bit kernel), then one ring buffer page as trace_pipe_raw returns it:
+# 32-bit kernel) and the form (bit 1: compact_sched), then one ring buffer
+# page as trace_pipe_raw returns it:
 # u64 time stamp, commit (data length | bit 31 lost | bit 30 count stored),
 # events (u32 header: type_len in the low 5 bits, time delta above).
 # A 64-bit kernel sign-extends bit 31 into the upper half of the commit
@@ -215,6 +216,13 @@ def sched_switch(pid, prev, nxt, next_pid):
             struct.pack("<ii", next_pid, 120))
 
 
+def sched_waking(pid, name, target_cpu, flags=1):
+    # common_type 375 (this kernel's sched_waking: comm, pid, prio,
+    # target_cpu).
+    return (struct.pack("<HBBi", 375, flags, 0, 1) + comm(name) +
+            struct.pack("<iii", pid, 120, target_cpu))
+
+
 def print_event(pid, text):
     return struct.pack("<HBBiQ", 5, 0, 0, pid, 0xffffffff81000000) + text + b"\x00"
 
@@ -232,6 +240,14 @@ write("page_parser_fuzzer", "sched_switch_page",
           rb_event(5, sched_switch(100, b"app", b"swapper/0", 0)) +
           rb_event(700, sched_switch(0, b"swapper/0", b"app", 100)) +
           rb_event(3, sched_switch(100, b"app", b"kworker/0:1", 42))))
+write("page_parser_fuzzer", "compact_sched_page",
+      bytes([2]) + rb_page(
+          rb_event(5, sched_waking(100, b"app", 0)) +
+          rb_event(9, sched_switch(0, b"swapper/0", b"app", 100)) +
+          rb_event(40, sched_switch(100, b"app", b"kworker/0:1", 42)) +
+          rb_event(1, print_event(42, b"B|42|work\n")) +
+          rb_event(3, sched_waking(7, b"app", 1, flags=0)) +
+          rb_event(8, sched_switch(42, b"kworker/0:1", b"app", 100))))
 write("page_parser_fuzzer", "lost_with_count",
       bytes([0]) + rb_page(rb_event(1, print_event(7, b"marker\n")),
                            lost=True, stored=1234))

@@ -3,14 +3,15 @@
  */
 
 // Fuzzes the page parser and the translator with arbitrary pages. Input:
-// byte 0 picks the header layout (bit 0: a 32-bit kernel's 4-byte commit),
-// the rest is the page (any size). Besides "no crash, no out-of-bounds
-// read, no hang" (sanitizers, libFuzzer's timeout), it checks:
+// byte 0 picks the header layout (bit 0: a 32-bit kernel's 4-byte commit)
+// and the form (bit 1: compact_sched), the rest is the page (any size). Besides
+// "no crash, no out-of-bounds read, no hang" (sanitizers, libFuzzer's timeout),
+// it checks:
 //  - every record lies inside the page and the parse takes at most
 //    size / 4 events;
 //  - the translator sees the same page the same way: a header error or an
-//    event error is one corrupt page, and it writes no more events than the
-//    parser found.
+//    event error is one corrupt page, and it writes no more events (full
+//    and compact together) than the parser found.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ const EventFormatTable& Formats() {
       const char* group;
     };
     for (const Text& f : {Text{test::kSchedSwitchFormat, "sched"},
+                          Text{test::kSchedWakingFormat, "sched"},
                           Text{test::kSchedProcessForkFormat, "sched"},
                           Text{test::kPrintFormat, "ftrace"},
                           Text{test::kIrqHandlerEntryFormat, "irq"}}) {
@@ -88,6 +90,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
 
   static encoding::BenchWriter* const bench = new encoding::BenchWriter();
   EventTranslator translator(&Formats(), layout);
+  translator.SetCompactSched((data[0] & 2) != 0);
   BundleResult r;
   {
     auto handle = bench->writer->NewTracePacket();
@@ -97,10 +100,12 @@ void FuzzOne(const uint8_t* data, size_t size) {
   }
   RT_CHECK(r.pages == 1);
   RT_CHECK(r.corrupt_pages == (corrupt ? 1u : 0u));
-  RT_CHECK(r.events <= parsed);
-  RT_CHECK(translator.stats().events + translator.stats().unknown_events +
-               translator.stats().short_records ==
+  RT_CHECK(r.events + r.compact_events <= parsed);
+  const TranslatorStats& t = translator.stats();
+  RT_CHECK(t.events + t.compact_switches + t.compact_wakings +
+               t.unknown_events + t.short_records ==
            parsed);
+  RT_CHECK(t.compact_switches + t.compact_wakings == r.compact_events);
 }
 
 }  // namespace
