@@ -223,6 +223,11 @@ uint64_t FtraceSource::Run(uint64_t now_ms, const std::atomic<bool>& stop) {
 
 void FtraceSource::Drain(size_t max_pages, const std::atomic<bool>& stop) {
   counters_.drains++;
+  // A drain of full buffers (the last one, or a burst) can write more than
+  // the producer's ring holds: every few bundles the service is told to
+  // take what is there (Flush() only signals it).
+  constexpr uint32_t kBundlesPerFlush = 4;
+  uint32_t since_flush = 0;
   for (Cpu& cpu : cpus_) {
     size_t left = max_pages;
     while (left > 0) {
@@ -249,6 +254,10 @@ void FtraceSource::Drain(size_t max_pages, const std::atomic<bool>& stop) {
         counters_.bundles++;
         if (result.lost_events)
           counters_.bundles_lost++;
+      }
+      if (++since_flush == kBundlesPerFlush) {
+        writer_->Flush();
+        since_flush = 0;
       }
       left -= got;
       if (got < want || !s.ok())

@@ -55,6 +55,14 @@ const char kUsage[] =
 int Main(int argc, char** argv) {
   TracingOptions options;
   options.producer.name = "ringtrace_probes";
+  // linux.ftrace writes in bursts (a drain of every CPU's pages, the whole
+  // buffers at the stop): a ring larger than an app's, and writers that
+  // wait for the service to take chunks rather than drop packets when it
+  // is full (a wait only delays the next drain; the kernel's buffers hold
+  // the events meanwhile). The service clamps the size to its limits.
+  options.producer.requested_ring_bytes = 8u << 20;
+  options.producer.buffer_exhausted_policy =
+      shm_ring::BufferExhaustedPolicy::kStall;
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
