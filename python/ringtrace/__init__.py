@@ -22,7 +22,9 @@ connection to the ringtraced service.
     ringtrace.flush()
 
 The library is found at $RINGTRACE_C_LIBRARY, else next to this package,
-else by the dynamic linker (libringtrace_c.so on its search path).
+else where tools/install puts it (PREFIX/lib, the package being in
+PREFIX/share/ringtrace/python), else by the dynamic linker
+(libringtrace_c.so on its search path).
 
 Categories are registered at run time (a name used before it is registered
 is registered then, with no description). An event of a category no session
@@ -116,10 +118,14 @@ def _find_library():
     path = os.environ.get("RINGTRACE_C_LIBRARY")
     if path:
         return path
-    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "libringtrace_c.so")
-    if os.path.exists(beside):
-        return beside
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Beside the package, or where tools/install puts it: the package in
+    # PREFIX/share/ringtrace/python/ringtrace, the library in PREFIX/lib.
+    for candidate in (os.path.join(here, "libringtrace_c.so"),
+                      os.path.join(here, "..", "..", "..", "..", "lib",
+                                   "libringtrace_c.so")):
+        if os.path.exists(candidate):
+            return os.path.normpath(candidate)
     found = ctypes.util.find_library("ringtrace_c")
     if found:
         return found
