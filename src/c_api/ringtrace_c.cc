@@ -309,10 +309,11 @@ int ringtrace_init_options_set_defaults(ringtrace_init_options* options,
   return RINGTRACE_OK;
 }
 
-int ringtrace_init(const ringtrace_init_options* given) {
+int ringtrace_init(const ringtrace_init_options* options) {
   ringtrace_init_options defaults;
   ringtrace_init_options_default(&defaults);
-  const ringtrace_init_options* options = given ? given : &defaults;
+  if (options == nullptr)
+    options = &defaults;
   if (options->abi_version != RINGTRACE_C_ABI_VERSION ||
       options->struct_size != sizeof(ringtrace_init_options)) {
     return Fail(RINGTRACE_ERR_ABI_MISMATCH,

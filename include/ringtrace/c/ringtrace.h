@@ -261,11 +261,13 @@ enum {
   RINGTRACE_STATIC_NAMES = 1
 };
 
-/* The event functions. Each returns RINGTRACE_OK (also when |category| is
- * disabled: nothing is written) or RINGTRACE_ERR_INVALID_ARGUMENT (NULL
- * category or name, args NULL with arg_count > 0, more than
- * RINGTRACE_MAX_ARGS, an argument with a NULL name or an unknown type, an
- * unknown flag; nothing is written). */
+/* The event functions. Each returns RINGTRACE_OK or
+ * RINGTRACE_ERR_INVALID_ARGUMENT (NULL category or name, args NULL with
+ * arg_count > 0, more than RINGTRACE_MAX_ARGS, an argument with a NULL name
+ * or an unknown type, an unknown flag; nothing is written). The arguments
+ * after the category are checked only when the category is enabled: a
+ * disabled event costs the load and the branch, and returns RINGTRACE_OK
+ * (a NULL category is always an error). */
 
 /* A slice begins on the calling thread's track. */
 int ringtrace_slice_begin(const ringtrace_category* category,
