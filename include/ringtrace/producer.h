@@ -350,7 +350,7 @@ class Producer : public std::enable_shared_from_this<Producer> {
   // The atfork child handler (single-threaded, async-signal-safe work only).
   void BecomeInertAfterFork();
   void SendFinalLossReport();
-  void DiscardUnreadMessages();
+  void DisconnectInOrder();
   std::unique_ptr<shm_ring::TraceWriterV2> NewWriter(
       shm_ring::BufferID target_buffer,
       base::Status* status);

@@ -123,22 +123,41 @@ Producer::~Producer() {
   if (!inert_after_fork_ && !notifier_->disconnected())
     SendFinalLossReport();
   if (!inert_after_fork_)
-    DiscardUnreadMessages();
+    DisconnectInOrder();
 }
 
-void Producer::DiscardUnreadMessages() {
+void Producer::DisconnectInOrder() {
   // A Unix socket closed with datagrams still queued resets the connection
   // (ECONNRESET at the service), and the peer's pending error is reported
   // before the datagrams we sent last: the final loss report would be lost.
-  // Messages the reader no longer reads (after StopDataSources()) are
-  // dropped here. Bounded: a service that keeps sending gets its reset.
+  // So the close waits for the service's: shutdown(SHUT_WR) gives it EOF
+  // after our last datagrams; it reads them, drains the ring and closes its
+  // end (recv here returns 0). Until then whatever it still sends (a flush,
+  // a stop of a session ending meanwhile) is read and dropped, so nothing
+  // is left unread here when we close. Bounded by disconnect_timeout_ms: a
+  // service that does not answer gets its reset.
+  const int fd = socket_->fd();
+  const bool half_closed = shutdown(fd, SHUT_WR) == 0;
+  const uint64_t deadline_ms =
+      base::MonotonicMs() + options_.disconnect_timeout_ms;
   uint8_t byte;
-  for (int i = 0; i < 1024; ++i) {
+  for (int i = 0; i < 4096; ++i) {
     // A 1-byte buffer truncates (drops) the rest of the datagram, and fds
     // without a control buffer are closed by the kernel.
-    const ssize_t n = recv(socket_->fd(), &byte, 1, MSG_DONTWAIT);
-    if (n <= 0 && !(n < 0 && errno == EINTR))
+    const ssize_t n = recv(fd, &byte, 1, MSG_DONTWAIT);
+    if (n == 0)
+      return;  // the service closed its end: nothing more can arrive
+    if (n > 0 || errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return;  // the connection is gone
+    const uint64_t now_ms = base::MonotonicMs();
+    if (!half_closed || now_ms >= deadline_ms)
       return;
+    pollfd p = {fd, POLLIN, 0};
+    const int rc = poll(&p, 1, static_cast<int>(deadline_ms - now_ms));
+    if (rc == 0)
+      return;  // timed out
   }
 }
 
