@@ -7,7 +7,7 @@
 #include <string>
 
 #include "src/tools/ringtrace_cli/config_shortcuts.h"
-#include "src/tools/ringtrace_cli/trace_config_text.h"
+#include "src/tracing/consumer/trace_config_text.h"
 #include "src/tracing/ipc/consumer_protocol.h"
 
 namespace ringtrace {
@@ -22,10 +22,11 @@ base::Status LoadTraceConfig(const CliOptions& options,
   } else {
     name = options.config_path == "-" ? "<stdin>" : options.config_path;
     std::string contents;
-    status = ReadConfigFile(options.config_path, &contents);
+    status = consumer::ReadConfigFile(options.config_path, &contents);
     if (status.ok()) {
-      status = options.txt ? ParseTextTraceConfig(contents, name, config)
-                           : ParseBinaryTraceConfig(contents, name, config);
+      status = options.txt
+                   ? consumer::ParseTextTraceConfig(contents, name, config)
+                   : consumer::ParseBinaryTraceConfig(contents, name, config);
     }
   }
   if (!status.ok())

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tools/ringtrace_cli/trace_config_text.h"
+#include "src/tracing/consumer/trace_config_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include "src/base/scoped_fd.h"
 
 namespace ringtrace {
-namespace cli {
+namespace consumer {
 namespace {
 
 namespace pb = google::protobuf;
@@ -371,5 +371,5 @@ base::Status ReadConfigFile(const std::string& path, std::string* contents) {
   }
 }
 
-}  // namespace cli
+}  // namespace consumer
 }  // namespace ringtrace

@@ -17,8 +17,8 @@
 //
 // Thread-safe (no shared state).
 
-#ifndef SRC_TOOLS_RINGTRACE_CLI_TRACE_CONFIG_TEXT_H_
-#define SRC_TOOLS_RINGTRACE_CLI_TRACE_CONFIG_TEXT_H_
+#ifndef SRC_TRACING_CONSUMER_TRACE_CONFIG_TEXT_H_
+#define SRC_TRACING_CONSUMER_TRACE_CONFIG_TEXT_H_
 
 #include <stddef.h>
 
@@ -28,7 +28,7 @@
 #include "ringtrace/status.h"
 
 namespace ringtrace {
-namespace cli {
+namespace consumer {
 
 // The largest config file read (a real config is a few KiB; this keeps
 // `-c /dev/zero` from eating the memory).
@@ -64,7 +64,7 @@ base::Status ReadConfigFile(const std::string& path, std::string* contents);
 // For error messages; exposed for tests.
 std::string TextFieldPathAt(const std::string& text, int line, int column);
 
-}  // namespace cli
+}  // namespace consumer
 }  // namespace ringtrace
 
-#endif  // SRC_TOOLS_RINGTRACE_CLI_TRACE_CONFIG_TEXT_H_
+#endif  // SRC_TRACING_CONSUMER_TRACE_CONFIG_TEXT_H_

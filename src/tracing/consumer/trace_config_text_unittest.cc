@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tools/ringtrace_cli/trace_config_text.h"
+#include "src/tracing/consumer/trace_config_text.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "src/base/test/temp_dir.h"
 
 namespace ringtrace {
-namespace cli {
+namespace consumer {
 namespace {
 
 using perfetto::protos::TraceConfig;
@@ -365,5 +365,5 @@ TEST(TraceConfigTextTest, EveryCheckedInConfigParses) {
 }
 
 }  // namespace
-}  // namespace cli
+}  // namespace consumer
 }  // namespace ringtrace

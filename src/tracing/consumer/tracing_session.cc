@@ -1,0 +1,435 @@
+/*
+ * Copyright (C) 2026 The ringtrace authors.
+ */
+
+#include "ringtrace/tracing_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "protos/perfetto/config/trace_config.pb.h"
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/scoped_fd.h"
+#include "src/tracing/consumer/consumer_client.h"
+#include "src/tracing/consumer/trace_config_text.h"
+#include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/ipc/default_socket_paths.h"
+
+namespace ringtrace {
+
+namespace {
+
+// The largest trace ReadTraceBlocking() reads into memory.
+constexpr uint64_t kMaxTraceInMemory = uint64_t{4} << 30;
+
+// How often the session's thread looks for the service's end event while
+// the session runs and no call is waiting.
+constexpr int kEventPollMs = 100;
+
+}  // namespace
+
+// The state behind the public class. |mutex_| serializes every use of the
+// client and guards the state; the worker thread runs the callback forms
+// and, while a session runs, watches for the service's end event.
+class TracingSession::Impl {
+ public:
+  Impl(std::unique_ptr<consumer::ConsumerClient> client, int timeout_ms)
+      : client_(std::move(client)), timeout_ms_(timeout_ms) {
+    worker_ = std::thread([this] { Work(); });
+  }
+
+  ~Impl() {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    // Stops a session still running; its trace is written.
+    (void)StopBlocking();
+  }
+
+  base::Status Setup(const perfetto::protos::TraceConfig& config,
+                     int output_fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (set_up_)
+      return base::ErrStatus("the session was set up already");
+    base::Status status = ipc::ValidateTraceConfig(config);
+    if (!status.ok())
+      return status;
+    if (output_fd >= 0) {
+      status = ipc::CheckTraceFileFd(output_fd);
+      if (!status.ok())
+        return status;
+      out_fd_.reset(fcntl(output_fd, F_DUPFD_CLOEXEC, 0));
+      if (!out_fd_.valid())
+        return base::ErrStatus("dup: %s", strerror(errno));
+      in_memory_ = false;
+    } else {
+      out_fd_.reset(memfd_create("ringtrace-session", MFD_CLOEXEC));
+      if (!out_fd_.valid())
+        return base::ErrStatus("memfd_create: %s", strerror(errno));
+      in_memory_ = true;
+    }
+    config_ = config;
+    set_up_ = true;
+    return base::OkStatus();
+  }
+
+  base::Status StartBlocking() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!set_up_)
+      return base::ErrStatus("Setup() first");
+    if (started_)
+      return base::ErrStatus("the session was started already");
+    warnings_.clear();
+    base::Status status = client_->EnableTracing(config_, out_fd_.get(),
+                                                 &session_id_, &warnings_);
+    if (!status.ok())
+      return status;
+    started_ = true;
+    cv_.notify_all();  // the worker watches for the end from now on
+    return base::OkStatus();
+  }
+
+  base::Status FlushBlocking(uint32_t timeout_ms) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    base::Status status = CheckRunning();
+    if (!status.ok())
+      return status;
+    return client_->Flush(session_id_, timeout_ms);
+  }
+
+  base::Status StopBlocking() {
+    std::function<void()> on_stop;
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!started_ || ended_)
+        return base::OkStatus();
+      TakeEvents();
+      if (!ended_) {
+        protos::SessionSummary summary;
+        status = client_->DisableTracing(session_id_, timeout_ms_, &summary);
+        if (status.ok()) {
+          SetSummary(summary, "");
+        } else {
+          // It may have ended meanwhile: its event says so.
+          TakeEvents();
+          if (ended_)
+            status = base::OkStatus();
+        }
+      }
+      if (ended_)
+        on_stop = TakeOnStop();
+    }
+    if (on_stop)
+      on_stop();
+    return status;
+  }
+
+  base::Status WaitForEndBlocking(int timeout_ms, bool* ended) {
+    std::function<void()> on_stop;
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      *ended = ended_;
+      if (!started_ || ended_)
+        return base::OkStatus();
+      status = WaitForEventLocked(timeout_ms);
+      *ended = ended_;
+      if (ended_)
+        on_stop = TakeOnStop();
+    }
+    if (on_stop)
+      on_stop();
+    return status;
+  }
+
+  base::Status ReadTraceBlocking(std::string* trace) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trace->clear();
+    if (!in_memory_)
+      return base::ErrStatus("the trace went to the caller's file");
+    if (!ended_)
+      return base::ErrStatus("the session has not ended");
+    struct stat st = {};
+    if (fstat(out_fd_.get(), &st) != 0)
+      return base::ErrStatus("fstat: %s", strerror(errno));
+    if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > kMaxTraceInMemory)
+      return base::ErrStatus(
+          "the trace is larger than %llu bytes",
+          static_cast<unsigned long long>(kMaxTraceInMemory));
+    trace->resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < trace->size()) {
+      const ssize_t n = pread(out_fd_.get(), &(*trace)[done],
+                              trace->size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        trace->clear();
+        return base::ErrStatus("reading the trace: %s",
+                               n < 0 ? strerror(errno) : "short read");
+      }
+      done += static_cast<size_t>(n);
+    }
+    return base::OkStatus();
+  }
+
+  base::Status GetTraceStatsBlocking(std::string* trace_stats) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    base::Status status = CheckRunning();
+    if (!status.ok())
+      return status;
+    return client_->GetTraceStats(session_id_, trace_stats);
+  }
+
+  base::Status CloneBlocking(int fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    base::Status status = CheckRunning();
+    if (!status.ok())
+      return status;
+    return client_->CloneSession(session_id_, fd);
+  }
+
+  void Post(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+
+  void SetOnStopCallback(std::function<void()> on_stop) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    on_stop_ = std::move(on_stop);
+  }
+
+  std::vector<std::string> warnings() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return warnings_;
+  }
+  TracingSessionSummary summary() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return summary_;
+  }
+  bool started() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return started_;
+  }
+  bool ended() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ended_;
+  }
+
+ private:
+  base::Status CheckRunning() {
+    TakeEvents();
+    if (!started_)
+      return base::ErrStatus("the session was not started");
+    if (ended_)
+      return base::ErrStatus("the session has ended");
+    return base::OkStatus();
+  }
+
+  // The end events queued so far (mutex_ held).
+  void TakeEvents() {
+    protos::ConsumerResponse event;
+    while (client_->TakeEvent(&event)) {
+      if (event.tracing_ended() && event.session_id() == session_id_)
+        SetSummary(event.summary(), event.error().empty()
+                                        ? "ended by the service"
+                                        : event.error());
+    }
+  }
+
+  base::Status WaitForEventLocked(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(timeout_ms);
+    // At least one read, without blocking when |timeout_ms| is 0.
+    for (bool first = true;; first = false) {
+      TakeEvents();
+      if (ended_)
+        return base::OkStatus();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0 && !first)
+        return base::OkStatus();
+      bool got = false;
+      base::Status status = client_->WaitForEvent(
+          static_cast<int>(std::max<int64_t>(left, 0)), &got);
+      if (!status.ok())
+        return status;
+    }
+  }
+
+  void SetSummary(const protos::SessionSummary& s, const std::string& why) {
+    ended_ = true;
+    summary_.packets_written = s.packets_written();
+    summary_.bytes_written = s.bytes_written();
+    summary_.packets_lost = s.packets_lost();
+    summary_.duration_ms = s.duration_ms();
+    summary_.ended_by_service = why;
+  }
+
+  std::function<void()> TakeOnStop() {
+    std::function<void()> f = std::move(on_stop_);
+    on_stop_ = nullptr;
+    return f;
+  }
+
+  // The worker: the posted tasks in order; between them, while a session
+  // runs, a bounded wait for the service's end event (it calls on_stop).
+  void Work() {
+    for (;;) {
+      std::function<void()> task;
+      std::function<void()> on_stop;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait_for(lock, std::chrono::milliseconds(kEventPollMs),
+                     [&] { return quit_ || !tasks_.empty(); });
+        if (!tasks_.empty()) {
+          task = std::move(tasks_.front());
+          tasks_.pop_front();
+        } else if (quit_) {
+          return;
+        } else if (started_ && !ended_ && client_->broken().ok()) {
+          // Non-blocking: what the socket holds now.
+          (void)WaitForEventLocked(0);
+          if (ended_)
+            on_stop = TakeOnStop();
+        }
+      }
+      if (task)
+        task();
+      if (on_stop)
+        on_stop();
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::unique_ptr<consumer::ConsumerClient> client_;
+  const int timeout_ms_;
+  perfetto::protos::TraceConfig config_;
+  base::ScopedFd out_fd_;
+  bool in_memory_ = false;
+  bool set_up_ = false;
+  bool started_ = false;
+  bool ended_ = false;
+  bool quit_ = false;
+  uint64_t session_id_ = 0;
+  std::vector<std::string> warnings_;
+  TracingSessionSummary summary_;
+  std::function<void()> on_stop_;
+  std::deque<std::function<void()>> tasks_;
+  std::thread worker_;  // last: started when everything above exists
+};
+
+// static
+std::unique_ptr<TracingSession> TracingSession::Connect(
+    const TracingSessionOptions& options,
+    base::Status* status) {
+  if (options.timeout_ms <= 0) {
+    *status = base::ErrStatus("timeout_ms must be > 0");
+    return nullptr;
+  }
+  const std::string path = options.consumer_socket_path.empty()
+                               ? ipc::DefaultConsumerSocketPath()
+                               : options.consumer_socket_path;
+  std::unique_ptr<consumer::ConsumerClient> client =
+      consumer::ConsumerClient::Connect(path, options.timeout_ms, status);
+  if (!client)
+    return nullptr;
+  client->set_timeout_ms(options.timeout_ms);
+  *status = base::OkStatus();
+  return std::unique_ptr<TracingSession>(new TracingSession(
+      std::make_unique<Impl>(std::move(client), options.timeout_ms)));
+}
+
+TracingSession::TracingSession(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+TracingSession::~TracingSession() = default;
+
+base::Status TracingSession::Setup(const perfetto::protos::TraceConfig& config,
+                                   int output_fd) {
+  return impl_->Setup(config, output_fd);
+}
+
+base::Status TracingSession::SetupFromText(const std::string& text,
+                                           int output_fd) {
+  perfetto::protos::TraceConfig config;
+  base::Status status =
+      consumer::ParseTextTraceConfig(text, "<config>", &config);
+  if (!status.ok())
+    return status;
+  return impl_->Setup(config, output_fd);
+}
+
+base::Status TracingSession::StartBlocking() {
+  return impl_->StartBlocking();
+}
+std::vector<std::string> TracingSession::start_warnings() const {
+  return impl_->warnings();
+}
+base::Status TracingSession::FlushBlocking(uint32_t timeout_ms) {
+  return impl_->FlushBlocking(timeout_ms);
+}
+base::Status TracingSession::StopBlocking() {
+  return impl_->StopBlocking();
+}
+base::Status TracingSession::WaitForEndBlocking(int timeout_ms, bool* ended) {
+  return impl_->WaitForEndBlocking(timeout_ms, ended);
+}
+base::Status TracingSession::ReadTraceBlocking(std::string* trace) {
+  return impl_->ReadTraceBlocking(trace);
+}
+base::Status TracingSession::GetTraceStatsBlocking(std::string* trace_stats) {
+  return impl_->GetTraceStatsBlocking(trace_stats);
+}
+base::Status TracingSession::CloneBlocking(int fd) {
+  return impl_->CloneBlocking(fd);
+}
+
+void TracingSession::Start(DoneCallback done) {
+  Impl* impl = impl_.get();
+  impl->Post([impl, done] { done(impl->StartBlocking()); });
+}
+void TracingSession::Flush(uint32_t timeout_ms, DoneCallback done) {
+  Impl* impl = impl_.get();
+  impl->Post(
+      [impl, timeout_ms, done] { done(impl->FlushBlocking(timeout_ms)); });
+}
+void TracingSession::Stop(DoneCallback done) {
+  Impl* impl = impl_.get();
+  impl->Post([impl, done] { done(impl->StopBlocking()); });
+}
+void TracingSession::SetOnStopCallback(std::function<void()> on_stop) {
+  impl_->SetOnStopCallback(std::move(on_stop));
+}
+
+TracingSessionSummary TracingSession::summary() const {
+  return impl_->summary();
+}
+bool TracingSession::started() const {
+  return impl_->started();
+}
+bool TracingSession::ended() const {
+  return impl_->ended();
+}
+
+}  // namespace ringtrace
