@@ -517,6 +517,10 @@ static_assert(IsLegalTransition(MakeFreeForWrap(0x1fff'ffff),
 // memory order(s) of its row. Call sites never name a memory order for a
 // ring word: they call the row. The labels used in comments are
 // "(8.N X-name)" with X = W for the writer's rows and R for the reader's.
+// The writer's rows are here, for the apps' writers; the reader's (8.1,
+// 8.2, 8.6, 8.9, 8.11, 8.12, 8.13) are the service's and live in
+// src/tracing/core/shm_ring/ring_reader_ops.h, which no public header
+// includes (tools/check-public-api checks it).
 //
 // Pairings (acquire side <- release side):
 //   (8.1 R-load-state)   <- (8.7 W-publish), via a later (8.8 W-reuse) too
@@ -534,14 +538,6 @@ static_assert(IsLegalTransition(MakeFreeForWrap(0x1fff'ffff),
 // they found there, as compare_exchange_strong does.
 // ---------------------------------------------------------------------------
 
-// (8.1 R-load-state) acquire.
-inline StateWord ReaderLoadState(const std::atomic<uint32_t>& state) {
-  return state.load(std::memory_order_acquire);
-}
-// (8.2 R-load-write-pos) relaxed: a stale value only delays one pass.
-inline uint32_t ReaderLoadWritePos(const std::atomic<uint32_t>& write_pos) {
-  return write_pos.load(std::memory_order_relaxed);
-}
 // (8.3 W-load-read-pos) acquire.
 inline uint32_t WriterLoadReadPos(const std::atomic<uint32_t>& read_pos) {
   return read_pos.load(std::memory_order_acquire);
@@ -565,13 +561,6 @@ inline bool WriterClaim(std::atomic<uint32_t>& state,
   return state.compare_exchange_strong(
       expected, desired, std::memory_order_acquire, std::memory_order_relaxed);
 }
-// (8.6 R-settle-hole) Free(k) -> Free(next): release / acquire.
-inline bool ReaderSettleHole(std::atomic<uint32_t>& state,
-                             StateWord& expected,
-                             StateWord desired) {
-  return state.compare_exchange_strong(
-      expected, desired, std::memory_order_release, std::memory_order_acquire);
-}
 // (8.7 W-publish) Acq -> Cpl: release / acquire.
 inline bool WriterPublish(std::atomic<uint32_t>& state,
                           StateWord& expected,
@@ -586,38 +575,12 @@ inline bool WriterReuse(std::atomic<uint32_t>& state,
   return state.compare_exchange_strong(
       expected, desired, std::memory_order_relaxed, std::memory_order_relaxed);
 }
-// (8.9 R-scrape) Acq -> RwR: release / acquire.
-inline bool ReaderScrape(std::atomic<uint32_t>& state,
-                         StateWord& expected,
-                         StateWord desired) {
-  return state.compare_exchange_strong(
-      expected, desired, std::memory_order_release, std::memory_order_acquire);
-}
 // (8.10 W-acknowledge) RwR -> Ack: release / relaxed.
 inline bool WriterAcknowledge(std::atomic<uint32_t>& state,
                               StateWord& expected) {
   return state.compare_exchange_strong(expected, MakeAcknowledged(),
                                        std::memory_order_release,
                                        std::memory_order_relaxed);
-}
-// (8.11 R-consume) Cpl -> Free(next): release / acquire.
-inline bool ReaderConsume(std::atomic<uint32_t>& state,
-                          StateWord& expected,
-                          StateWord desired) {
-  return state.compare_exchange_strong(
-      expected, desired, std::memory_order_release, std::memory_order_acquire);
-}
-// (8.12 R-reclaim) Ack -> Free(next): acq_rel / relaxed.
-inline bool ReaderReclaim(std::atomic<uint32_t>& state,
-                          StateWord& expected,
-                          StateWord desired) {
-  return state.compare_exchange_strong(
-      expected, desired, std::memory_order_acq_rel, std::memory_order_relaxed);
-}
-// (8.13 R-store-read-pos) release.
-inline void ReaderStoreReadPos(std::atomic<uint32_t>& read_pos,
-                               uint32_t value) {
-  read_pos.store(value, std::memory_order_release);
 }
 // Flush() with a packet open (spec 8, project decisions): acquire, the same
 // pairing with (8.9 R-scrape) as the failure side of (8.7 W-publish).

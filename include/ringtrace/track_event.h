@@ -383,7 +383,7 @@ class TracedArray;
 class TrackEventSequence;
 
 namespace internal {
-// A debug annotation's value (defined in track_event_macros.h).
+// A debug annotation's value (defined in internal/track_event_macros.h).
 template <typename T>
 void WriteValue(perfetto::protos::rtzero::DebugAnnotation annotation,
                 const T& value);
@@ -936,6 +936,6 @@ class ScopedThreadWriter : public TrackEventSequence {
 }  // namespace ringtrace
 
 // The machinery the macros expand to, and the macros themselves.
-#include "ringtrace/track_event_macros.h"  // IWYU pragma: export
+#include "ringtrace/internal/track_event_macros.h"  // IWYU pragma: export
 
 #endif  // INCLUDE_RINGTRACE_TRACK_EVENT_H_

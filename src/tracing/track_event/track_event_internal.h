@@ -37,7 +37,7 @@ struct Registry {
 Registry& GetRegistry();
 
 // CountEventsWithoutWriter() and t_bound_sequence are declared in
-// ringtrace/track_event_macros.h (the inline event paths use them).
+// ringtrace/internal/track_event_macros.h (the inline event paths use them).
 void CountInstanceWriterCreated();
 void CountInstanceWriterReleased();
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/ring_reader_ops.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/tracing/core/shm_ring/ring_reader_ops.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
 

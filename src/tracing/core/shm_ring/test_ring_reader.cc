@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "src/tracing/core/shm_ring/ring_reader_ops.h"
 #include "src/tracing/core/shm_ring/ring_wait.h"
 
 namespace ringtrace {

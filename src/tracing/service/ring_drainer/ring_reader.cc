@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "src/base/checked_math.h"
+#include "src/tracing/core/shm_ring/ring_reader_ops.h"
 
 namespace ringtrace {
 namespace ring_drainer {

@@ -6,12 +6,16 @@
 // RT_TRACE_INSTANT, RT_TRACE_COUNTER, RT_DEFINE_CATEGORIES) and the inline
 // machinery they expand to (namespace internal: argument encoding, category
 // lookup, per-instance dispatch). Apps include ringtrace/track_event.h, which
-// documents the API and includes this header at its end; this one includes
-// it back first, so either order works. Nothing in namespace internal is
-// API: it may change with any release.
+// documents the API and includes this header at its end, once everything
+// it uses is declared; this one is not included on its own (it says so).
+// Nothing in namespace internal is API: it may change with any release.
 
-#ifndef INCLUDE_RINGTRACE_TRACK_EVENT_MACROS_H_
-#define INCLUDE_RINGTRACE_TRACK_EVENT_MACROS_H_
+#ifndef INCLUDE_RINGTRACE_INTERNAL_TRACK_EVENT_MACROS_H_
+#define INCLUDE_RINGTRACE_INTERNAL_TRACK_EVENT_MACROS_H_
+
+#ifndef INCLUDE_RINGTRACE_TRACK_EVENT_H_
+#error "include ringtrace/track_event.h, not this internal header"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +28,6 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "ringtrace/trace_writer_v2.h"
-#include "ringtrace/track_event.h"
 
 namespace ringtrace {
 namespace track_event {
@@ -839,4 +842,4 @@ inline void WriteCounterValue(uint32_t mask,
                                                             name, value);      \
   } while (0)
 
-#endif  // INCLUDE_RINGTRACE_TRACK_EVENT_MACROS_H_
+#endif  // INCLUDE_RINGTRACE_INTERNAL_TRACK_EVENT_MACROS_H_
