@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
@@ -31,6 +32,8 @@ using shm_ring::TestPacketReassembler;
 using shm_ring::TestRingReader;
 using shm_ring::TraceWriterV2;
 using shm_ring::WriterID;
+
+namespace rt = perfetto::protos::rtzero;
 
 std::unique_ptr<SharedRingRegion> MakeRegion(uint32_t chunk_size,
                                              uint32_t num_chunks) {
@@ -151,9 +154,10 @@ TEST(ProducerRingTest, PacketsRoundTripAndWritersNotify) {
       auto w = ring.NewTraceWriter(nullptr);
       ids[t] = IdOf(*w);
       for (uint32_t i = 0; i < kPackets; ++i) {
-        auto packet = w->NewTracePacket();
-        packet->AppendVarInt(8, i);
-        packet->AppendString(2, PacketBody(t, i));
+        auto handle = w->NewTracePacket();
+        rt::TracePacket packet(handle);
+        packet.set_timestamp(i);
+        packet.set_for_testing().set_str(PacketBody(t, i));
       }
       w->Flush();
       stats[t] = w->stats();
@@ -176,7 +180,10 @@ TEST(ProducerRingTest, PacketsRoundTripAndWritersNotify) {
     ASSERT_EQ(packets.size(), kPackets) << "thread " << t;
     for (uint32_t i = 0; i < kPackets; ++i) {
       ProtoTestEncoder expected;
-      expected.VarintField(8, i).BytesField(2, PacketBody(t, i));
+      expected.VarintField(rt::TracePacket::kTimestampFieldNumber, i)
+          .Group(rt::TracePacket::kForTestingFieldNumber,
+                 ProtoTestEncoder().BytesField(rt::TestEvent::kStrFieldNumber,
+                                               PacketBody(t, i)));
       EXPECT_EQ(packets[i], expected.str()) << t << "/" << i;
     }
   }

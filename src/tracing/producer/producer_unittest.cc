@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
@@ -36,6 +37,8 @@ using shm_ring::TestPacketReassembler;
 using shm_ring::TestRingReader;
 using shm_ring::TraceWriterV2;
 using shm_ring::WriterID;
+
+namespace rt = perfetto::protos::rtzero;
 
 ProducerOptions OptionsFor(const std::string& socket_path) {
   ProducerOptions options;
@@ -147,9 +150,10 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
       std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
       ids[t] = w->ring_writer().options().writer_id;
       for (uint32_t i = 0; i < kPackets; ++i) {
-        auto packet = w->NewTracePacket();
-        packet->AppendVarInt(8, i);
-        packet->AppendString(2, Body(t, i));
+        auto handle = w->NewTracePacket();
+        rt::TracePacket packet(handle);
+        packet.set_timestamp(i);
+        packet.set_for_testing().set_str(Body(t, i));
       }
       w->Flush();
       EXPECT_EQ(w->stats().packets_committed, kPackets);
@@ -182,7 +186,10 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
     ASSERT_EQ(packets.size(), kPackets);
     for (uint32_t i = 0; i < kPackets; ++i) {
       ProtoTestEncoder expected;
-      expected.VarintField(8, i).BytesField(2, Body(t, i));
+      expected.VarintField(rt::TracePacket::kTimestampFieldNumber, i)
+          .Group(rt::TracePacket::kForTestingFieldNumber,
+                 ProtoTestEncoder().BytesField(rt::TestEvent::kStrFieldNumber,
+                                               Body(t, i)));
       EXPECT_EQ(packets[i], expected.str());
     }
   }
@@ -197,9 +204,10 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
 // Writes |n| packets of about 100 bytes.
 void WritePackets(TraceWriterV2* w, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
-    auto packet = w->NewTracePacket();
-    packet->AppendVarInt(8, i);
-    packet->AppendString(2, std::string(100, 'p'));
+    auto handle = w->NewTracePacket();
+    rt::TracePacket packet(handle);
+    packet.set_timestamp(i);
+    packet.set_for_testing().set_str(std::string(100, 'p'));
   }
   w->Flush();
 }

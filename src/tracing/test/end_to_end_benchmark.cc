@@ -11,12 +11,12 @@
 // writer's core and the drainer's, the DrainRequests and the futex wake-ups
 // are the same.
 //
-// One packet per iteration (payload bytes of the given size, one bytes
-// field), stall policy, so the writer waits for the drainer instead of
-// dropping. Bytes counted: the encoded packet bytes the drainer took out of
-// the ring (bytes_emitted), checked against what the writer put in
-// (bytes_written) and the packet count against the iterations: a run with
-// any loss is reported as an error, not as a figure. The timed loop is the
+// One packet per iteration (a payload of the given size in one string
+// field, TracePacket.for_testing.str), stall policy, so the writer waits for
+// the drainer instead of dropping. Bytes counted: the encoded packet bytes the
+// drainer took out of the ring (bytes_emitted), checked against what the writer
+// put in (bytes_written) and the packet count against the iterations: a run
+// with any loss is reported as an error, not as a figure. The timed loop is the
 // writing; the drainer runs concurrently, and with the stall policy the
 // writer is never more than one ring (1 MiB) ahead of it, so the drain of
 // that last ring after the loop (untimed, like the export of the trace
@@ -32,8 +32,8 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/base/test/benchmark_utils.h"
 #include "src/base/test/temp_dir.h"
@@ -43,7 +43,7 @@
 namespace ringtrace {
 namespace {
 
-constexpr uint32_t kPayloadField = 900;  // TracePacket.for_testing-like
+namespace rt = perfetto::protos::rtzero;
 
 void BM_EndToEnd_ProducerToService(benchmark::State& state) {
   const size_t size = static_cast<size_t>(state.range(0));
@@ -75,11 +75,12 @@ void BM_EndToEnd_ProducerToService(benchmark::State& state) {
     (void)service.Stop(nullptr);
     return;
   }
-  const std::vector<uint8_t> payload(size, 0x5a);
+  const std::string payload(size, 'Z');
 
   for (auto _ : state) {
-    auto packet = writer->NewTracePacket();
-    packet->AppendBytes(kPayloadField, payload.data(), payload.size());
+    auto handle = writer->NewTracePacket();
+    rt::TracePacket packet(handle);
+    packet.set_for_testing().set_str(payload);
   }
   writer->Flush();
   const shm_ring::TraceWriterV2Stats stats = writer->stats();

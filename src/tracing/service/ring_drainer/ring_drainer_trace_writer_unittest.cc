@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
@@ -39,16 +40,7 @@ using trace_buffer::TraceBufferV2;
 
 constexpr BufferID kBufferId = 2;
 
-// Field numbers of perfetto.protos.TracePacket / TestEvent / TestPayload.
-constexpr uint32_t kTimestamp = 8;
-constexpr uint32_t kForTesting = 900;
-constexpr uint32_t kTestStr = 1;
-constexpr uint32_t kTestSeqValue = 2;
-constexpr uint32_t kTestCounter = 3;
-constexpr uint32_t kTestPayload = 5;
-constexpr uint32_t kPayloadNested = 2;
-constexpr uint32_t kPayloadSingleInt = 5;
-constexpr uint32_t kPayloadSingleString = 4;
+namespace rt = perfetto::protos::rtzero;
 
 std::string ContentFor(uint32_t writer, uint32_t seq) {
   // 0 .. ~700 bytes: packets often span 512-byte chunks.
@@ -69,20 +61,29 @@ void WritePacket(TraceWriterV2* w,
                  uint32_t seq) {
   auto step = [&](auto&& call) { ledger->Step(call); };
   auto packet = ledger->Open(seq, [w] { return w->NewTracePacket(); });
+  rt::TracePacket tp(packet);
+  // The nested writers, set by the step that begins them.
   shm_ring::Message* ev = nullptr;
   shm_ring::Message* payload = nullptr;
   shm_ring::Message* nested = nullptr;
-  step([&] { packet->AppendVarInt(kTimestamp, 1000 + seq); });
-  step([&] { ev = packet->BeginNestedMessage(kForTesting); });
-  step([&] { ev->AppendVarInt(kTestSeqValue, seq); });
-  step([&] { ev->AppendString(kTestStr, ContentFor(writer, seq)); });
-  step([&] { payload = ev->BeginNestedMessage(kTestPayload); });
-  step([&] { payload->AppendVarInt(kPayloadSingleInt, writer); });
-  step([&] { nested = payload->BeginNestedMessage(kPayloadNested); });
-  step([&] { nested->AppendString(kPayloadSingleString, "deep"); });
-  step([&] { payload->AppendString(kPayloadSingleString, "after-nested"); });
+  step([&] { tp.set_timestamp(1000 + seq); });
+  step([&] { ev = tp.set_for_testing().message(); });
+  step([&] { rt::TestEvent(ev).set_seq_value(seq); });
+  step([&] { rt::TestEvent(ev).set_str(ContentFor(writer, seq)); });
+  step([&] { payload = rt::TestEvent(ev).set_payload().message(); });
   step([&] {
-    ev->AppendVarInt(kTestCounter, static_cast<uint64_t>(writer) << 32 | seq);
+    rt::TestEvent::TestPayload(payload).set_single_int(
+        static_cast<int32_t>(writer));
+  });
+  step([&] {
+    nested = rt::TestEvent::TestPayload(payload).add_nested().message();
+  });
+  step([&] { rt::TestEvent::TestPayload(nested).set_single_string("deep"); });
+  step([&] {
+    rt::TestEvent::TestPayload(payload).set_single_string("after-nested");
+  });
+  step([&] {
+    rt::TestEvent(ev).set_counter(static_cast<uint64_t>(writer) << 32 | seq);
   });
   step([&] { ev->Finalize(); });
   if (ledger->packet_open())
@@ -270,7 +271,8 @@ TEST(RingDrainerTraceWriterTest,
   test::FakeWriter other(ring.view(), 2, kBufferId);
   {
     auto packet = writer.NewTracePacket();  // Position 0, chunk 0.
-    packet->AppendVarInt(kTimestamp, 1);
+    rt::TracePacket tp(packet);
+    tp.set_timestamp(1);
     // Open, unpublished: Acquired(1, 0). Scrape, n = 0.
     ASSERT_EQ(drainer.DrainRing(id).positions_resolved, 1u);
     // The other writer takes position 1; position 2 (chunk 0, pinned)

@@ -22,6 +22,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/service/traced/test/core_fixture.h"
 #include "src/tracing/service/traced/test/test_client.h"
@@ -227,17 +228,18 @@ TEST(TracingServiceCoreSnapshotTest, LeavesAnOpenChunkToItsWriter) {
   // chunk's retirement or a Flush), packet 15 in progress.
   WriteTestPackets(w.get(), "w", 10, 5);
   {
-    auto packet = w->NewTracePacket();
-    packet->AppendVarInt(8, 15);                              // timestamp
-    shm_ring::Message* ev = packet->BeginNestedMessage(900);  // for_testing
-    ev->AppendString(1, "w");                                 // str
+    auto handle = w->NewTracePacket();
+    perfetto::protos::rtzero::TracePacket packet(handle);
+    packet.set_timestamp(15);
+    perfetto::protos::rtzero::TestEvent ev = packet.set_for_testing();
+    ev.set_str("w");
 
     status = SnapshotTo(&core, dir.File("s2"), &s, &t);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(CollectTestPackets(t).at("w").seqs, Seqs(0, 10));
     EXPECT_EQ(s.export_stats.packets_exported, 10u);
 
-    ev->AppendVarInt(2, 15);  // seq_value; the packet ends with the handle
+    ev.set_seq_value(15);  // the packet ends with the handle
   }
   WriteTestPackets(w.get(), "w", 16, 4);
   w->Flush();

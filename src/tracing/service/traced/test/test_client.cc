@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 
 namespace ringtrace {
 namespace traced {
@@ -134,11 +135,12 @@ void WriteTestPackets(shm_ring::TraceWriterV2* writer,
                       uint32_t first,
                       uint32_t count) {
   for (uint32_t seq = first; seq < first + count; ++seq) {
-    auto packet = writer->NewTracePacket();
-    packet->AppendVarInt(8, seq);                             // timestamp
-    shm_ring::Message* ev = packet->BeginNestedMessage(900);  // for_testing
-    ev->AppendString(1, tag);                                 // str
-    ev->AppendVarInt(2, seq);                                 // seq_value
+    auto handle = writer->NewTracePacket();
+    perfetto::protos::rtzero::TracePacket packet(handle);
+    packet.set_timestamp(seq);
+    perfetto::protos::rtzero::TestEvent ev = packet.set_for_testing();
+    ev.set_str(tag);
+    ev.set_seq_value(seq);
   }
 }
 
