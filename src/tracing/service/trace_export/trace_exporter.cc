@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "protos/perfetto/trace/trace.rtzero.h"
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "src/base/hash.h"
@@ -30,8 +31,12 @@ using trace_buffer::TraceBufferStats;
 using trace_buffer::TraceBufferV2;
 using ungrouper::ConstBytes;
 
-namespace pf = packet_fields;
 namespace rt = perfetto::protos::rtzero;
+
+// The exporter writes standard (length-delimited) protobuf, not the ring's
+// group encoding, so it uses the generated field numbers with its own
+// builders rather than the typed writers.
+using Packet = rt::TracePacket;
 
 // Loss reported on the sequence of a dropped invalid packet.
 constexpr uint32_t kInvalidPacketLoss =
@@ -114,19 +119,19 @@ bool ScanTopLevel(const ConstBytes* slices,
       return false;
     const uint64_t field = tag >> 3;
     switch (field) {
-      case pf::kTrustedUid:
-      case pf::kTrustedPacketSequenceId:
-      case pf::kTrustedPid:
+      case Packet::kTrustedUidFieldNumber:
+      case Packet::kTrustedPacketSequenceIdFieldNumber:
+      case Packet::kTrustedPidFieldNumber:
         scan->trusted_fields = true;
         break;
-      case pf::kPreviousPacketDropped:
+      case Packet::kPreviousPacketDroppedFieldNumber:
         scan->previous_packet_dropped = true;
         break;
-      case pf::kFirstPacketOnSequence:
+      case Packet::kFirstPacketOnSequenceFieldNumber:
         scan->first_packet_on_sequence = true;
         break;
-      case pf::kTraceConfig:
-      case pf::kTraceStats:
+      case Packet::kTraceConfigFieldNumber:
+      case Packet::kTraceStatsFieldNumber:
         scan->service_payload = true;
         break;
       default:
@@ -245,9 +250,10 @@ uint8_t* PutTrustedIdentity(uint8_t* p,
                             int32_t uid,
                             int32_t pid,
                             uint32_t sequence_id) {
-  p = PutVarIntField(p, pf::kTrustedUid, Int32ToVarInt(uid));
-  p = PutVarIntField(p, pf::kTrustedPid, Int32ToVarInt(pid));
-  return PutVarIntField(p, pf::kTrustedPacketSequenceId, sequence_id);
+  p = PutVarIntField(p, Packet::kTrustedUidFieldNumber, Int32ToVarInt(uid));
+  p = PutVarIntField(p, Packet::kTrustedPidFieldNumber, Int32ToVarInt(pid));
+  return PutVarIntField(p, Packet::kTrustedPacketSequenceIdFieldNumber,
+                        sequence_id);
 }
 }  // namespace
 
@@ -326,16 +332,17 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   p = PutTrustedIdentity(p, props.client_identity_trusted.uid,
                          props.client_identity_trusted.pid, seq->id);
   if (loss != 0 || scan.previous_packet_dropped)
-    p = PutVarIntField(p, pf::kPreviousPacketDropped, loss);
+    p = PutVarIntField(p, Packet::kPreviousPacketDroppedFieldNumber, loss);
   if (first || scan.first_packet_on_sequence)
-    p = PutVarIntField(p, pf::kFirstPacketOnSequence, first ? 1 : 0);
+    p = PutVarIntField(p, Packet::kFirstPacketOnSequenceFieldNumber,
+                       first ? 1 : 0);
   const size_t suffix_size = static_cast<size_t>(p - suffix);
   RT_DCHECK(suffix_size <= kMaxSuffixSize);
 
   // Trace.packet framing: tag, length, producer bytes, suffix.
   uint8_t header[1 + kMaxVarIntSize];
-  uint8_t* h =
-      EncodeVarInt(MakeTag(pf::kTracePacket, kWireLengthDelimited), header);
+  uint8_t* h = EncodeVarInt(
+      MakeTag(rt::Trace::kPacketFieldNumber, kWireLengthDelimited), header);
   h = EncodeVarInt(body_size + suffix_size, h);
   writer_->Append(header, static_cast<size_t>(h - header));
   for (size_t i = 0; i < num_body; ++i)
@@ -367,14 +374,14 @@ void TraceExporter::WriteServicePacket(const std::string& body) {
   packet.append(reinterpret_cast<const char*>(suffix),
                 static_cast<size_t>(end - suffix));
   std::string framed;
-  ProtoBuilder(&framed).AppendMessage(pf::kTracePacket, packet);
+  ProtoBuilder(&framed).AppendMessage(rt::Trace::kPacketFieldNumber, packet);
   writer_->Append(framed.data(), framed.size());
   stats_.service_packets++;
 }
 
 void TraceExporter::WriteTraceConfig(const void* data, size_t size) {
   std::string body;
-  ProtoBuilder(&body).AppendBytes(pf::kTraceConfig, data, size);
+  ProtoBuilder(&body).AppendBytes(Packet::kTraceConfigFieldNumber, data, size);
   WriteServicePacket(body);
 }
 
@@ -447,7 +454,7 @@ void TraceExporter::WriteTraceStats(
   const std::string stats =
       EncodeTraceStats(buffers, service_stats, stats_.invalid_packets);
   std::string body;
-  ProtoBuilder(&body).AppendMessage(pf::kTraceStats, stats);
+  ProtoBuilder(&body).AppendMessage(Packet::kTraceStatsFieldNumber, stats);
   WriteServicePacket(body);
 }
 
@@ -460,26 +467,31 @@ TraceExporter::ClockReadings TraceExporter::ReadClocks() {
 }
 
 void TraceExporter::WriteClockSnapshot(const ClockReadings& clocks) {
-  // BuiltinClock ids: REALTIME 1, MONOTONIC 3, BOOTTIME 6.
+  using rt::BuiltinClock;
+  using rt::ClockSnapshot;
   struct {
-    uint32_t id;
+    BuiltinClock id;
     uint64_t ts;
   } const kClocks[] = {
-      {6, clocks.boottime}, {3, clocks.monotonic}, {1, clocks.realtime}};
+      {BuiltinClock::BUILTIN_CLOCK_BOOTTIME, clocks.boottime},
+      {BuiltinClock::BUILTIN_CLOCK_MONOTONIC, clocks.monotonic},
+      {BuiltinClock::BUILTIN_CLOCK_REALTIME, clocks.realtime}};
   std::string snapshot;
   ProtoBuilder b(&snapshot);
   for (const auto& c : kClocks) {
     std::string clock;
     ProtoBuilder cb(&clock);
-    cb.AppendVarInt(1, c.id);   // clock_id
-    cb.AppendVarInt(2, c.ts);   // timestamp
-    b.AppendMessage(1, clock);  // clocks
+    cb.AppendVarInt(ClockSnapshot::Clock::kClockIdFieldNumber,
+                    static_cast<uint64_t>(c.id));
+    cb.AppendVarInt(ClockSnapshot::Clock::kTimestampFieldNumber, c.ts);
+    b.AppendMessage(ClockSnapshot::kClocksFieldNumber, clock);
   }
-  b.AppendVarInt(2, 6);  // primary_trace_clock = BOOTTIME
+  b.AppendVarInt(ClockSnapshot::kPrimaryTraceClockFieldNumber,
+                 static_cast<uint64_t>(BuiltinClock::BUILTIN_CLOCK_BOOTTIME));
   std::string body;
   ProtoBuilder pb(&body);
-  pb.AppendVarInt(pf::kTimestamp, clocks.boottime);
-  pb.AppendMessage(pf::kClockSnapshot, snapshot);
+  pb.AppendVarInt(Packet::kTimestampFieldNumber, clocks.boottime);
+  pb.AppendMessage(Packet::kClockSnapshotFieldNumber, snapshot);
   WriteServicePacket(body);
 }
 

@@ -100,20 +100,6 @@
 namespace ringtrace {
 namespace trace_export {
 
-// TracePacket field numbers the exporter writes (perfetto-wire-facts.md).
-namespace packet_fields {
-constexpr uint32_t kTracePacket = 1;  // Trace.packet
-constexpr uint32_t kClockSnapshot = 6;
-constexpr uint32_t kTimestamp = 8;
-constexpr uint32_t kTrustedUid = 3;
-constexpr uint32_t kTrustedPacketSequenceId = 10;
-constexpr uint32_t kTraceConfig = 33;
-constexpr uint32_t kTraceStats = 35;
-constexpr uint32_t kPreviousPacketDropped = 42;
-constexpr uint32_t kTrustedPid = 79;
-constexpr uint32_t kFirstPacketOnSequence = 87;
-}  // namespace packet_fields
-
 // trusted_packet_sequence_id of the service's own packets.
 constexpr uint32_t kServiceSequenceId = 1;
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "src/base/test/benchmark_utils.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
@@ -31,9 +32,15 @@ namespace {
 using trace_buffer::FragmentRef;
 using trace_buffer::TraceBufferV2;
 
-// A TrackEvent-like packet as TraceWriterV2 encodes it: timestamp, then
-// track_event as a group with type, track_uuid, name and a category.
+namespace rt = perfetto::protos::rtzero;
+
+// A TrackEvent packet as TraceWriterV2 encodes it: timestamp, then
+// track_event as a group with type, track_uuid, name and a category. Built
+// by hand (with the generated field numbers) because the input is the
+// buffer's content, which no ring is needed to produce.
 std::string MakeTrackEventPacket(uint64_t ts, uint32_t i) {
+  using rt::TracePacket;
+  using rt::TrackEvent;
   std::string out;
   auto raw = [&out](uint64_t v) {
     uint8_t buf[kMaxVarIntSize];
@@ -45,16 +52,17 @@ std::string MakeTrackEventPacket(uint64_t ts, uint32_t i) {
     raw(s.size());
     out += s;
   };
-  raw(MakeTag(8, kWireVarInt));
+  raw(MakeTag(TracePacket::kTimestampFieldNumber, kWireVarInt));
   raw(ts);
-  raw(MakeTag(11, kWireStartGroup));
-  raw(MakeTag(9, kWireVarInt));
-  raw(1 + (i & 1));
-  raw(MakeTag(11, kWireVarInt));
+  raw(MakeTag(TracePacket::kTrackEventFieldNumber, kWireStartGroup));
+  raw(MakeTag(TrackEvent::kTypeFieldNumber, kWireVarInt));
+  raw(static_cast<uint64_t>(i & 1 ? TrackEvent::Type::TYPE_SLICE_END
+                                  : TrackEvent::Type::TYPE_SLICE_BEGIN));
+  raw(MakeTag(TrackEvent::kTrackUuidFieldNumber, kWireVarInt));
   raw(0x1234567890ull + (i % 8));
-  str(23, "slice_name_" + std::to_string(i % 50));
-  str(22, i % 3 ? "renderer" : "gpu,input");
-  raw(MakeTag(11, kWireEndGroup));
+  str(TrackEvent::kNameFieldNumber, "slice_name_" + std::to_string(i % 50));
+  str(TrackEvent::kCategoriesFieldNumber, i % 3 ? "renderer" : "gpu,input");
+  raw(MakeTag(TracePacket::kTrackEventFieldNumber, kWireEndGroup));
   return out;
 }
 
