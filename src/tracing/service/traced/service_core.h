@@ -660,6 +660,8 @@ class ServiceCore {
   // (TraceStats.chunks_discarded): unroutable, or dropped by the reader
   // (malformed, unknown format). A session's trace counts those since it
   // started.
+  // Whole milliseconds from |from| to |to| (0 if not later).
+  static uint64_t ElapsedMs(Clock::time_point from, Clock::time_point to);
   static uint64_t ChunksLostBeforeBuffers(const ring_drainer::RingStats& d) {
     return d.chunks_unroutable + d.chunks_dropped;
   }
