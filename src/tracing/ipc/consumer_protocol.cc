@@ -405,6 +405,28 @@ base::Status CheckTimes(const TraceConfig& config) {
                       config.data_source_stop_timeout_ms());
 }
 
+// compression_type: DEFLATE compresses the file a session's end (or a
+// clone) writes in one go. A streamed file (write_into_file) is written in
+// periodic pieces, each of which must stay readable when the service dies
+// after it; it is not compressed, and asking for both is refused rather
+// than quietly writing an uncompressed file.
+base::Status CheckCompression(const TraceConfig& config) {
+  switch (config.compression_type()) {
+    case TraceConfig::COMPRESSION_TYPE_UNSPECIFIED:
+      return base::OkStatus();
+    case TraceConfig::COMPRESSION_TYPE_DEFLATE:
+      if (config.write_into_file()) {
+        return base::ErrStatus(
+            "compression_type: COMPRESSION_TYPE_DEFLATE with write_into_file "
+            "is not supported (a streamed file is not compressed; drop one "
+            "of the two)");
+      }
+      return base::OkStatus();
+  }
+  return base::ErrStatus("compression_type: %d is not a CompressionType value",
+                         static_cast<int>(config.compression_type()));
+}
+
 // ---- Framing ---------------------------------------------------------------
 
 base::Status Encode(const Message& message,
@@ -603,6 +625,9 @@ base::Status ValidateTraceConfig(const TraceConfig& config) {
       return base::ErrStatus(
           "max_file_size_bytes: set without write_into_file");
   }
+  s = CheckCompression(config);
+  if (!s.ok())
+    return s;
   if (!config.unique_session_name().empty()) {
     return CheckPrintable("unique_session_name", config.unique_session_name(),
                           1, kMaxUniqueSessionNameSize);

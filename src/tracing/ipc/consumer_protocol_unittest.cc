@@ -339,6 +339,33 @@ TEST(ConsumerProtocolTest, WriteIntoFileRules) {
   EXPECT_EQ(Check(config), "ok");
 }
 
+TEST(ConsumerProtocolTest, CompressionTypeRules) {
+  TraceConfig config = ValidConfig();
+  config.set_compression_type(TraceConfig::COMPRESSION_TYPE_UNSPECIFIED);
+  EXPECT_EQ(Check(config), "ok");
+  config.set_compression_type(TraceConfig::COMPRESSION_TYPE_DEFLATE);
+  EXPECT_EQ(Check(config), "ok");
+  // A streamed file is not compressed: refused, not ignored.
+  config.set_write_into_file(true);
+  EXPECT_EQ(Check(config),
+            "compression_type: COMPRESSION_TYPE_DEFLATE with write_into_file "
+            "is not supported (a streamed file is not compressed; drop one "
+            "of the two)");
+  config.set_compression_type(TraceConfig::COMPRESSION_TYPE_UNSPECIFIED);
+  EXPECT_EQ(Check(config), "ok");
+
+  // A value outside CompressionType (Perfetto's zstd is not in it), as it
+  // arrives on the wire.
+  config = ValidConfig();
+  config.mutable_unknown_fields()->AddVarint(
+      TraceConfig::kCompressionTypeFieldNumber, 2);
+  TraceConfig parsed;
+  ASSERT_TRUE(parsed.ParseFromString(config.SerializeAsString()));
+  EXPECT_FALSE(parsed.has_compression_type());
+  EXPECT_EQ(Check(parsed),
+            "compression_type: 2 is not a CompressionType value");
+}
+
 TEST(ConsumerProtocolTest, UniqueSessionNameRules) {
   TraceConfig config = ValidConfig();
   config.set_unique_session_name(std::string(65, 'u'));
