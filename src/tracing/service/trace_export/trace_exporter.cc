@@ -132,6 +132,9 @@ bool ScanTopLevel(const ConstBytes* slices,
         break;
       case Packet::kTraceConfigFieldNumber:
       case Packet::kTraceStatsFieldNumber:
+      // Only the service compresses: a producer's compressed_packets would
+      // smuggle packets past the trusted-field stamping.
+      case rt::TracePacket::kCompressedPacketsFieldNumber:
         scan->service_payload = true;
         break;
       default:
@@ -228,6 +231,20 @@ TraceExporter::TraceExporter(TraceFileWriter* writer, const Options& options)
       service_pid_(options.service_pid >= 0 ? options.service_pid
                                             : static_cast<int32_t>(getpid())) {
   RT_CHECK(writer_);
+  if (options.compression == Compression::kDeflate)
+    compressor_.reset(new PacketCompressor(writer_, options.compressor));
+}
+
+const ExportStats& TraceExporter::stats() const {
+  if (compressor_) {
+    const PacketCompressorStats& c = compressor_->stats();
+    stats_.uncompressed_bytes = c.input_bytes;
+    stats_.compressed_bytes = c.output_bytes;
+    stats_.compressed_batches = c.batches;
+    stats_.compression_cpu_ns = c.cpu_ns;
+    stats_.compression_dropped_packets = c.packets_dropped;
+  }
+  return stats_;
 }
 
 TraceExporter::~TraceExporter() = default;
@@ -344,10 +361,11 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   uint8_t* h = EncodeVarInt(
       MakeTag(rt::Trace::kPacketFieldNumber, kWireLengthDelimited), header);
   h = EncodeVarInt(body_size + suffix_size, h);
-  writer_->Append(header, static_cast<size_t>(h - header));
+  Emit(header, static_cast<size_t>(h - header));
   for (size_t i = 0; i < num_body; ++i)
-    writer_->Append(body[i].data, body[i].size);
-  writer_->Append(suffix, suffix_size);
+    Emit(body[i].data, body[i].size);
+  Emit(suffix, suffix_size);
+  EndPacket();
 
   seq->exported_any = true;
   seq->pending_loss = 0;
@@ -375,7 +393,8 @@ void TraceExporter::WriteServicePacket(const std::string& body) {
                 static_cast<size_t>(end - suffix));
   std::string framed;
   ProtoBuilder(&framed).AppendMessage(rt::Trace::kPacketFieldNumber, packet);
-  writer_->Append(framed.data(), framed.size());
+  Emit(framed.data(), framed.size());
+  EndPacket();
   stats_.service_packets++;
 }
 
@@ -694,6 +713,11 @@ void TraceExporter::WriteProducerEnd(const ProducerEnd& end) {
 }
 
 base::Status TraceExporter::Finish() {
+  if (compressor_) {
+    const base::Status compressed = compressor_->Flush();
+    const base::Status written = writer_->Flush();
+    return compressed.ok() ? written : compressed;
+  }
   return writer_->Flush();
 }
 

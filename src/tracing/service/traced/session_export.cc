@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protos/perfetto/config/trace_config.pb.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
@@ -89,6 +90,19 @@ void WriteProducerEnds(TraceExporter* exporter,
   });
 }
 
+// The compression the session's TraceConfig asks for. The config the
+// trace carries is the session's own (validated when it started), so every
+// one-shot file (a session's end, a clone) is written as it asks.
+TraceExporter::Compression CompressionOf(const std::string& trace_config) {
+  perfetto::protos::TraceConfig config;
+  if (config.ParseFromString(trace_config) &&
+      config.compression_type() ==
+          perfetto::protos::TraceConfig::COMPRESSION_TYPE_DEFLATE) {
+    return TraceExporter::Compression::kDeflate;
+  }
+  return TraceExporter::Compression::kNone;
+}
+
 }  // namespace
 
 void WriteTraceHeader(TraceExporter* exporter, const TraceHeader& header) {
@@ -149,7 +163,9 @@ base::Status WriteTrace(int out_fd,
                         ExportSummary* summary) {
   const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
   trace_export::TraceFileWriter file_writer(out_fd);
-  TraceExporter exporter(&file_writer);
+  TraceExporter::Options options;
+  options.compression = CompressionOf(*header.trace_config);
+  TraceExporter exporter(&file_writer, options);
   WriteTraceHeader(&exporter, header);
   const base::Status status =
       WriteTraceBody(&exporter, contents, service, summary);

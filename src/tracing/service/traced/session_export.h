@@ -87,7 +87,11 @@ base::Status WriteTraceBody(trace_export::TraceExporter* exporter,
                             ExportSummary* summary);
 
 // A whole trace (header and body) appended to |out_fd| (not owned, not
-// closed). Also sets |summary|'s file_size and bytes_written.
+// closed), compressed when the TraceConfig of |header| has compression_type
+// COMPRESSION_TYPE_DEFLATE (docs/trace_export.md, "Compression"; the
+// export stats then carry the uncompressed and compressed sizes and the
+// compression's CPU time). Also sets |summary|'s file_size and
+// bytes_written.
 base::Status WriteTrace(int out_fd,
                         const TraceHeader& header,
                         const TraceContents& contents,
