@@ -345,6 +345,17 @@ void PrintSummary(Reporter* reporter,
   reporter->Print("wrote %s: %s, %" PRIu64 " packets in %s", out_name.c_str(),
                   FormatBytes(file_bytes).c_str(), summary.packets_written(),
                   FormatDurationMs(summary.duration_ms()).c_str());
+  if (summary.has_uncompressed_bytes()) {
+    const uint64_t ms = summary.compression_cpu_ns() / 1000000;
+    reporter->Print(
+        "compressed (deflate): %s of packets, %.1fx smaller, %" PRIu64
+        " ms of the service's CPU",
+        FormatBytes(summary.uncompressed_bytes()).c_str(),
+        file_bytes ? static_cast<double>(summary.uncompressed_bytes()) /
+                         static_cast<double>(file_bytes)
+                   : 0.0,
+        ms);
+  }
   if (summary.packets_lost() != 0) {
     reporter->Print("warning: %" PRIu64
                     " packets were lost (the trace's TraceStats says where)",

@@ -62,6 +62,11 @@ void FillSummary(const SessionEvent& ev, protos::SessionSummary* out) {
   out->set_bytes_written(ev.summary.bytes_written);
   out->set_packets_lost(ev.packets_lost);
   out->set_duration_ms(ev.duration_ms);
+  const trace_export::ExportStats& e = ev.summary.export_stats;
+  if (e.compressed_batches != 0) {
+    out->set_uncompressed_bytes(e.uncompressed_bytes);
+    out->set_compression_cpu_ns(e.compression_cpu_ns);
+  }
 }
 
 perfetto::protos::TraceConfig::BufferConfig::FillPolicy ToProto(
