@@ -238,6 +238,9 @@ void ServiceCore::FinalizeSession(SessionId id,
       header.clocks = s->start_clocks;
       header.uuid = s->uuid;
       header.lifecycle = s->lifecycle;
+      header.compression =
+          s->config.deflate ? trace_export::TraceExporter::Compression::kDeflate
+                            : trace_export::TraceExporter::Compression::kNone;
       status = WriteTrace(s->fd.get(), header, contents, service, &summary);
     }
     if (status.ok() && fsync(s->fd.get()) != 0 && errno != EINVAL &&
@@ -345,6 +348,9 @@ base::Status ServiceCore::CloneSession(SessionId id,
   header.clocks = s->start_clocks;
   header.uuid = trace_export::TraceExporter::NewTraceUuid();
   header.lifecycle = s->lifecycle;
+  header.compression = s->config.deflate
+                           ? trace_export::TraceExporter::Compression::kDeflate
+                           : trace_export::TraceExporter::Compression::kNone;
   TraceContents contents = ContentsOf(*s, buffers);
   contents.chunks_discarded = ChunksLostBeforeBuffers(summary->drainer_stats) -
                               s->lost_before_buffers_at_start;

@@ -73,6 +73,8 @@ base::Status MakeSessionConfig(const TraceConfig& config, SessionConfig* out) {
   }
   out->duration_ms = config.duration_ms();
   out->write_into_file = config.write_into_file();
+  out->deflate = config.compression_type() ==
+                 perfetto::protos::TraceConfig::COMPRESSION_TYPE_DEFLATE;
   out->file_write_period_ms =
       OrDefault(config.file_write_period_ms(), kDefaultFileWritePeriodMs);
   out->max_file_size_bytes = config.max_file_size_bytes();

@@ -62,6 +62,9 @@ struct SessionConfig {
   std::vector<DataSource> data_sources;
   uint32_t duration_ms = 0;  // 0: until stopped
   bool write_into_file = false;
+  // compression_type: COMPRESSION_TYPE_DEFLATE (never with write_into_file,
+  // ValidateTraceConfig refuses the two together).
+  bool deflate = false;
   uint32_t file_write_period_ms = kDefaultFileWritePeriodMs;
   uint64_t max_file_size_bytes = 0;  // 0: no limit
   // 0: no periodic flush. With write_into_file it defaults to

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "protos/perfetto/config/trace_config.pb.h"
 #include "src/base/time.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
@@ -90,19 +89,6 @@ void WriteProducerEnds(TraceExporter* exporter,
   });
 }
 
-// The compression the session's TraceConfig asks for. The config the
-// trace carries is the session's own (validated when it started), so every
-// one-shot file (a session's end, a clone) is written as it asks.
-TraceExporter::Compression CompressionOf(const std::string& trace_config) {
-  perfetto::protos::TraceConfig config;
-  if (config.ParseFromString(trace_config) &&
-      config.compression_type() ==
-          perfetto::protos::TraceConfig::COMPRESSION_TYPE_DEFLATE) {
-    return TraceExporter::Compression::kDeflate;
-  }
-  return TraceExporter::Compression::kNone;
-}
-
 }  // namespace
 
 void WriteTraceHeader(TraceExporter* exporter, const TraceHeader& header) {
@@ -164,7 +150,7 @@ base::Status WriteTrace(int out_fd,
   const off_t start_offset = lseek(out_fd, 0, SEEK_CUR);
   trace_export::TraceFileWriter file_writer(out_fd);
   TraceExporter::Options options;
-  options.compression = CompressionOf(*header.trace_config);
+  options.compression = header.compression;
   TraceExporter exporter(&file_writer, options);
   WriteTraceHeader(&exporter, header);
   const base::Status status =

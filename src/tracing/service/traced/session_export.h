@@ -39,6 +39,9 @@ struct TraceHeader {
   trace_export::TraceExporter::ClockReadings clocks;  // tracing started
   trace_export::TraceExporter::TraceUuid uuid;
   TraceLifecycle lifecycle;
+  // How WriteTrace() writes the packets (the session's compression_type).
+  trace_export::TraceExporter::Compression compression =
+      trace_export::TraceExporter::Compression::kNone;
 };
 
 // The service's side of a trace's TraceStats, as of when it is written.
@@ -87,8 +90,8 @@ base::Status WriteTraceBody(trace_export::TraceExporter* exporter,
                             ExportSummary* summary);
 
 // A whole trace (header and body) appended to |out_fd| (not owned, not
-// closed), compressed when the TraceConfig of |header| has compression_type
-// COMPRESSION_TYPE_DEFLATE (docs/trace_export.md, "Compression"; the
+// closed), compressed as |header.compression| says (docs/trace_export.md,
+// "Compression"; the
 // export stats then carry the uncompressed and compressed sizes and the
 // compression's CPU time). Also sets |summary|'s file_size and
 // bytes_written.
