@@ -221,6 +221,14 @@ uint64_t FtraceSource::Run(uint64_t now_ms, const std::atomic<bool>& stop) {
   return drain_.next_ms();
 }
 
+void FtraceSource::Flush(const std::atomic<bool>& stop) {
+  if (finished_)
+    return;
+  counters_.flush_drains++;
+  Drain(buffer_pages_ + kPagesPerBundle, stop);
+  writer_->Flush();
+}
+
 void FtraceSource::Drain(size_t max_pages, const std::atomic<bool>& stop) {
   counters_.drains++;
   // A drain of full buffers (the last one, or a burst) can write more than

@@ -19,6 +19,10 @@
 //     (up to the buffer's size per CPU per drain, so one busy CPU cannot
 //     starve the others), kPagesPerBundle pages per FtraceEventBundle
 //     packet (compact_sched when configured).
+//   - Flush(): at a flush of the service (a consumer's flush, the
+//     periodic flushes, the flush before the stop), every CPU's pages read
+//     now, as in a drain, and the writer flushed: the flush is acknowledged
+//     only after what the kernel held at that time is in the ring.
 //   - Finish(): tracing off, the last drain of everything left, an
 //     FtraceStats packet (END_OF_TRACE), a Flush() of the writer.
 //   - The destructor closes the pipes and removes the instance.
@@ -72,7 +76,8 @@ struct FtraceOptions {
 };
 
 struct FtraceCounters {
-  uint64_t drains = 0;
+  uint64_t drains = 0;         // periodic, flush and final drains
+  uint64_t flush_drains = 0;   // ... of them at a flush
   uint64_t drains_missed = 0;  // periods skipped because a run was late
   uint64_t bundles = 0;        // FtraceEventBundle packets
   uint64_t bundles_lost = 0;   // ... with lost_events set
@@ -100,6 +105,7 @@ class FtraceSource : public ProbeSource {
   ~FtraceSource() override;
 
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override;
+  void Flush(const std::atomic<bool>& stop) override;
 
   // The end of the instance (see above); once, after the last Run().
   void Finish();

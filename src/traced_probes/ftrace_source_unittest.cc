@@ -250,6 +250,50 @@ TEST_F(FtraceSourceTest, TwoInstancesDoNotFight) {
                                   "only-in-b\n", "b-after-a-stopped\n"));
 }
 
+// A flush reads what the kernel holds at once: with a drain period of a
+// minute, a marker written after the first drain is not in the packets of
+// a Run() (not due), and is in those of the Flush() that follows, before
+// the source is finished.
+TEST_F(FtraceSourceTest, FlushDrainsWhatTheKernelHolds) {
+  encoding::PacketCapture capture(4096, 1024);
+  FtraceOptions options;
+  options.events = {"ftrace/print"};
+  options.buffer_size_kb = 64;
+  options.drain_period_ms = kMaxFtraceDrainPeriodMs;
+  std::vector<std::string> notes;
+  std::unique_ptr<FtraceSource> source = Start(options, &capture, &notes);
+  ASSERT_TRUE(source);
+  const std::atomic<bool> stop{false};
+  // The first drain is due at the start; the next one in a minute.
+  source->Run(base::MonotonicMs(), stop);
+  const std::string marker =
+      root_ + "/instances/" + source->instance_name() + "/trace_marker";
+  ASSERT_TRUE(WriteMarker(marker, "flush-marker-1"));
+  auto prints = [&] {
+    std::vector<std::string> out;
+    for (const auto& p : trace_.packet())
+      for (const auto& e : p.ftrace_events().event())
+        if (e.has_print())
+          out.push_back(e.print().buf());
+    return out;
+  };
+  source->Run(base::MonotonicMs(), stop);
+  Collect(&capture);
+  EXPECT_THAT(prints(), ::testing::IsEmpty());
+  source->Flush(stop);
+  Collect(&capture);
+  EXPECT_THAT(prints(), ::testing::ElementsAre("flush-marker-1\n"));
+  ASSERT_TRUE(WriteMarker(marker, "flush-marker-2"));
+  source->Flush(stop);
+  Collect(&capture);
+  EXPECT_THAT(prints(),
+              ::testing::ElementsAre("flush-marker-1\n", "flush-marker-2\n"));
+  EXPECT_EQ(source->counters().flush_drains, 2u);
+  // Nothing twice at the end.
+  Stop(std::move(source), &capture);
+  EXPECT_EQ(prints().size(), 2u);
+}
+
 struct PatternResult {
   pid_t tid = 0;
   std::vector<uint64_t> sleeps_ns;  // each nanosleep's wall time

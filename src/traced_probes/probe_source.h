@@ -31,6 +31,14 @@ class ProbeSource {
   // reads true, returns without beginning another packet. Returns when it
   // is due next (kNever: not again).
   virtual uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) = 0;
+
+  // The service asked for a flush: writes what the source has pending (for
+  // linux.ftrace, what the kernel's buffers hold) and flushes its writer,
+  // before the flush is acknowledged. Called by ProbesLoop::Flush(), never
+  // while Run() is in progress; |stop| as for Run() (a Remove() meanwhile
+  // ends it early: the owner then finishes the source). Default: nothing
+  // is pending (every Run() ends with a flush of its writer).
+  virtual void Flush(const std::atomic<bool>& stop) { (void)stop; }
 };
 
 // A period: due first at the start, then every period_ms after. A run late

@@ -249,6 +249,13 @@ class ProbesDataSource::Instance : public ProbeSource {
     return process_ ? process_->Run(now_ms, stop) : sys_->Run(now_ms, stop);
   }
 
+  void Flush(const std::atomic<bool>& stop) override {
+    if (ftrace_)
+      ftrace_->Flush(stop);
+    else
+      writer_->Flush();  // nothing pending: every Run() ended with one
+  }
+
   // After the last Run(): what an instance writes when it stops.
   void Finish() {
     if (ftrace_)
@@ -295,7 +302,7 @@ class ProbesDataSource::Instance : public ProbeSource {
     return Format(
         "tracefs instance %s, %zu events enabled; %" PRIu64
         " bundles from %" PRIu64 " pages in %" PRIu64 " drains (%" PRIu64
-        " periods missed): %" PRIu64 " events, %" PRIu64
+        " at a flush, %" PRIu64 " periods missed): %" PRIu64 " events, %" PRIu64
         " compact switches, %" PRIu64 " compact wakings; lost: %" PRIu64
         " bundles after a loss, kernel overrun %" PRIu64
         ", commit overrun %" PRIu64 ", dropped %" PRIu64 "; %" PRIu64
@@ -303,7 +310,7 @@ class ProbesDataSource::Instance : public ProbeSource {
         " short records, %" PRIu64 " unreadable fields, %" PRIu64
         " read errors",
         ftrace_->instance_name().c_str(), ftrace_->enabled_events().size(),
-        c.bundles, t.pages, c.drains, c.drains_missed, t.events,
+        c.bundles, t.pages, c.drains, c.flush_drains, c.drains_missed, t.events,
         t.compact_switches, t.compact_wakings, c.bundles_lost, c.overrun,
         c.commit_overrun, c.dropped_events, t.corrupt_pages, t.unknown_events,
         t.short_records, t.unreadable_fields, c.read_errors);
@@ -451,7 +458,18 @@ void ProbesDataSource::OnStop(uint32_t instance_id) {
   StopInstance(handle);
 }
 
-void ProbesDataSource::OnFlush(uint32_t) {}
+void ProbesDataSource::OnFlush(uint32_t) {
+  // The service names no instance: every running one is flushed (the
+  // instances of other sessions too, which only drains them early).
+  std::vector<ProbesLoop::Handle> handles;
+  {
+    base::MutexLock lock(&mutex_);
+    for (const auto& [id, handle] : instances_)
+      handles.push_back(handle);
+  }
+  for (ProbesLoop::Handle handle : handles)
+    loop_->Flush(handle);
+}
 
 size_t ProbesDataSource::running_instances() const {
   base::MutexLock lock(&mutex_);

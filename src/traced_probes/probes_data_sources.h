@@ -87,8 +87,10 @@ class ProbesDataSource : public DataSourceHandler {
 
   void OnStart(const DataSourceInstanceConfig& config) override;
   void OnStop(uint32_t instance_id) override;
-  // Nothing to do: every packet is published when it ends, and every run
-  // ends with a Flush() of its writer.
+  // Flushes every running instance (ProbesLoop::Flush) before it returns,
+  // so before the service gets the FlushAck: linux.ftrace drains what the
+  // kernel's buffers hold; the others only flush their writers (every run
+  // already ends with a Flush()).
   void OnFlush(uint32_t flush_id) override;
 
   const char* name() const;

@@ -57,18 +57,53 @@ std::unique_ptr<ProbeSource> ProbesLoop::Remove(Handle handle) {
       return nullptr;
     // relaxed: see Entry::stop.
     it->second->stop.store(true, std::memory_order_relaxed);
-    // The loop never starts a stopped entry; wait for the run in progress.
+    // The loop never starts a stopped entry; wait for the run (or flush)
+    // in progress.
     run_done_.wait(lock.native(), [&] {
       mutex_.AssertHeld();
-      return running_ != handle;
+      it = entries_.find(handle);
+      return it == entries_.end() ||
+             (running_ != handle && !it->second->flushing);
     });
-    it = entries_.find(handle);
-    RT_CHECK(it != entries_.end());
+    if (it == entries_.end())
+      return nullptr;  // another Remove() of the same handle took it
     entry = std::move(it->second);
     entries_.erase(it);
   }
   wake_.notify_all();
   return std::move(entry->source);
+}
+
+bool ProbesLoop::Flush(Handle handle) {
+  RT_CHECK(std::this_thread::get_id() != thread_.get_id());
+  Entry* entry = nullptr;
+  {
+    base::MutexLock lock(&mutex_);
+    // The entry by its handle at each wake: Remove() may take it meanwhile
+    // (handles are never reused). One Flush() of an entry at a time, after
+    // its run in progress.
+    run_done_.wait(lock.native(), [&] {
+      mutex_.AssertHeld();
+      auto it = entries_.find(handle);
+      entry = it == entries_.end() ? nullptr : it->second.get();
+      return !entry || (running_ != handle && !entry->flushing);
+    });
+    // relaxed: see Entry::stop. A source being removed is not flushed: its
+    // owner finishes it.
+    if (!entry || entry->stop.load(std::memory_order_relaxed))
+      return false;
+    entry->flushing = true;
+  }
+  // The entry stays in entries_ (Remove() waits for flushing to clear) and
+  // the loop does not run it: until then the source is this thread's.
+  entry->source->Flush(entry->stop);
+  {
+    base::MutexLock lock(&mutex_);
+    entry->flushing = false;
+  }
+  run_done_.notify_all();
+  wake_.notify_all();
+  return true;
 }
 
 size_t ProbesLoop::size() const {
@@ -83,7 +118,7 @@ void ProbesLoop::ThreadMain() {
     Handle due = 0;
     uint64_t due_ms = kNever;
     for (const auto& [handle, entry] : entries_) {
-      if (entry->stop.load(std::memory_order_relaxed))
+      if (entry->stop.load(std::memory_order_relaxed) || entry->flushing)
         continue;
       if (entry->next_ms < due_ms) {
         due = handle;

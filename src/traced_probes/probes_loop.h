@@ -19,10 +19,15 @@
 // falls behind is not run in a burst to catch up: it says its next time
 // itself (see Schedule in probe_source.h).
 //
-// Thread model: Add() and Remove() from any thread (the producer's reader
-// thread calls them from OnStart and OnStop), never from a source's Run()
-// (Remove() would wait for itself). Sources run on the loop thread, one at
-// a time.
+// Flushing. Flush() calls the source's Flush() on the caller's thread (the
+// producer's reader thread, in OnFlush) after the run in progress, if any,
+// ended; meanwhile the loop leaves that source alone. So a flush is
+// acknowledged only after the source wrote what it had pending.
+//
+// Thread model: Add(), Remove() and Flush() from any thread (the producer's
+// reader thread calls them from OnStart and OnStop), never from a source's
+// Run() (Remove() and Flush() would wait for themselves). Sources run on the
+// loop thread, one at a time.
 
 #ifndef SRC_TRACED_PROBES_PROBES_LOOP_H_
 #define SRC_TRACED_PROBES_PROBES_LOOP_H_
@@ -60,6 +65,12 @@ class ProbesLoop {
   // or already removed.
   std::unique_ptr<ProbeSource> Remove(Handle handle);
 
+  // Runs the source's Flush() on the calling thread, once no Run() of it
+  // is in progress; the loop does not run it meanwhile. Returns when the
+  // Flush() returned; false for a handle never added or already removed
+  // (or being removed).
+  bool Flush(Handle handle);
+
   // Sources added and not removed.
   size_t size() const;
 
@@ -71,6 +82,9 @@ class ProbesLoop {
     // check. Written under mutex_, read by Run() without it (relaxed: it
     // only ends the work early; the mutex orders everything else).
     std::atomic<bool> stop{false};
+    // Flush() is calling the source on its caller's thread: the loop does
+    // not run it and Remove() waits (under mutex_).
+    bool flushing = false;
   };
 
   void ThreadMain();

@@ -64,6 +64,38 @@ class BlockingSource : public ProbeSource {
   std::atomic<bool> saw_stop{false};
 };
 
+// Run() and Flush() each wait for their own gate (when closed), and record
+// whether they ever overlapped and on which thread Flush() ran.
+class GatedSource : public ProbeSource {
+ public:
+  uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override {
+    in_run.store(true);
+    overlapped.store(overlapped.load() || in_flush.load());
+    while (!run_gate.load() && !stop.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    runs.fetch_add(1);
+    in_run.store(false);
+    return now_ms + 1;
+  }
+  void Flush(const std::atomic<bool>& stop) override {
+    in_flush.store(true);
+    overlapped.store(overlapped.load() || in_run.load());
+    flush_thread = std::this_thread::get_id();
+    while (!flush_gate.load() && !stop.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    flushes.fetch_add(1);
+    in_flush.store(false);
+  }
+  std::atomic<bool> run_gate{true};
+  std::atomic<bool> flush_gate{true};
+  std::atomic<bool> in_run{false};
+  std::atomic<bool> in_flush{false};
+  std::atomic<bool> overlapped{false};
+  std::atomic<uint64_t> runs{0};
+  std::atomic<uint64_t> flushes{0};
+  std::thread::id flush_thread;
+};
+
 TEST(ScheduleTest, DueAtTheStartThenEveryPeriodSkippingWhatWasMissed) {
   Schedule off;
   EXPECT_FALSE(off.enabled());
@@ -147,6 +179,89 @@ TEST(ProbesLoopTest, ASourceDueNeverAgainRunsOnceAndOthersGoOn) {
   EXPECT_EQ(once->runs.load(), 1u);
   loop.Remove(h1);
   loop.Remove(h2);
+}
+
+// A Flush() asked for during a run waits for the run to end, then runs on
+// the caller's thread.
+TEST(ProbesLoopTest, FlushWaitsForTheRunInProgress) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<GatedSource>();
+  GatedSource* source = owned.get();
+  source->run_gate.store(false);
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  ASSERT_TRUE(WaitFor([&] { return source->in_run.load(); }));
+  std::atomic<bool> flushed{false};
+  std::thread::id caller;
+  std::thread flusher([&] {
+    caller = std::this_thread::get_id();
+    EXPECT_TRUE(loop.Flush(handle));
+    flushed.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(flushed.load());
+  EXPECT_EQ(source->flushes.load(), 0u);
+  source->run_gate.store(true);
+  flusher.join();
+  EXPECT_EQ(source->flushes.load(), 1u);
+  EXPECT_EQ(source->flush_thread, caller);
+  EXPECT_FALSE(source->overlapped.load());
+  loop.Remove(handle);
+}
+
+// The other order: while a Flush() is in progress the loop does not run
+// the source (it is due every millisecond), and Remove() waits for the
+// flush; a removed source is not flushed.
+TEST(ProbesLoopTest, TheLoopLeavesAFlushingSourceAlone) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<GatedSource>();
+  GatedSource* source = owned.get();
+  source->flush_gate.store(false);
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  ASSERT_TRUE(WaitFor([&] { return source->runs.load() >= 2; }));
+  std::thread flusher([&] { EXPECT_TRUE(loop.Flush(handle)); });
+  ASSERT_TRUE(WaitFor([&] { return source->in_flush.load(); }));
+  const uint64_t runs = source->runs.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(source->runs.load(), runs);
+  source->flush_gate.store(true);
+  flusher.join();
+  ASSERT_TRUE(WaitFor([&] { return source->runs.load() > runs + 2; }));
+  EXPECT_FALSE(source->overlapped.load());
+
+  // Remove() during a flush: the flush sees the stop flag, ends, and only
+  // then Remove() returns the source.
+  source->flush_gate.store(false);
+  std::thread flusher2([&] { loop.Flush(handle); });
+  ASSERT_TRUE(WaitFor([&] { return source->in_flush.load(); }));
+  std::unique_ptr<ProbeSource> back = loop.Remove(handle);
+  EXPECT_EQ(back.get(), source);
+  EXPECT_FALSE(source->in_flush.load());
+  flusher2.join();
+  const uint64_t flushes = source->flushes.load();
+  EXPECT_FALSE(loop.Flush(handle));
+  EXPECT_FALSE(loop.Flush(12345));
+  EXPECT_EQ(source->flushes.load(), flushes);
+}
+
+// Flushes beside a source due every millisecond (at least 50 runs of it):
+// each one runs, none during a run.
+TEST(ProbesLoopTest, FlushesAndRunsNeverOverlap) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<GatedSource>();
+  GatedSource* source = owned.get();
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  uint64_t flushes = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  while (source->runs.load() < 50 || flushes < 500) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    ASSERT_TRUE(loop.Flush(handle));
+    flushes++;
+    if (flushes % 16 == 0)
+      std::this_thread::yield();
+  }
+  EXPECT_EQ(source->flushes.load(), flushes);
+  EXPECT_FALSE(source->overlapped.load());
+  loop.Remove(handle);
 }
 
 TEST(ProbesLoopTest, DestroyingTheLoopDestroysItsSources) {

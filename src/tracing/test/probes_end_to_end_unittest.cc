@@ -451,6 +451,81 @@ TEST_F(ProbesEndToEndTest, KernelSchedEventsThroughTheService) {
   }
 }
 
+// The print events of a trace, in order.
+std::vector<std::string> Prints(const std::vector<TracePacket>& packets) {
+  std::vector<std::string> out;
+  for (const TracePacket& p : packets)
+    for (const auto& e : p.ftrace_events().event())
+      if (e.has_print())
+        out.push_back(e.print().buf());
+  return out;
+}
+
+// A consumer's flush drains linux.ftrace before it is acknowledged: with a
+// drain period of a minute, a marker written after the first drain is not
+// in a clone taken without a flush, and is in the clone taken after one
+// (the service's clone itself does not flush); the final trace has it
+// once.
+TEST_F(ProbesEndToEndTest, AFlushHoldsWhatTheKernelHad) {
+  std::string root, why;
+  if (!ftrace::test::RealTracefs(&root, &why))
+    GTEST_SKIP() << why;
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  std::unique_ptr<consumer::ConsumerClient> c = ConnectConsumer();
+  ASSERT_TRUE(c);
+  std::unique_ptr<base::Subprocess> probes = StartProbes(c.get());
+  ASSERT_TRUE(probes);
+
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(4096);
+  auto* ds = config.add_data_sources()->mutable_config();
+  ds->set_name("linux.ftrace");
+  ds->mutable_ftrace_config()->add_ftrace_events("ftrace/print");
+  ds->mutable_ftrace_config()->set_buffer_size_kb(256);
+  ds->mutable_ftrace_config()->set_drain_period_ms(60000);
+  const std::string path = dir_ + "/flush.pftrace";
+  base::ScopedFd fd = CreateTraceFile(path);
+  uint64_t id = 0;
+  ASSERT_TRUE(c->EnableTracing(config, fd.get(), &id).ok());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  while (ProbesInstances(root, probes->pid()).empty() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::vector<std::string> instances =
+      ProbesInstances(root, probes->pid());
+  ASSERT_EQ(instances.size(), 1u);
+  // The first drain runs as soon as the instance is on the probes' loop,
+  // right after the instance is made; the next one would be in a minute.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(WriteMarker(root + "/instances/" + instances[0] + "/trace_marker",
+                          "flushed-marker"));
+
+  const std::string before = dir_ + "/clone_before_flush.pftrace";
+  base::ScopedFd before_fd = CreateTraceFile(before);
+  ASSERT_TRUE(c->CloneSession(id, before_fd.get()).ok());
+  ASSERT_TRUE(c->Flush(id, 0).ok());
+  const std::string after = dir_ + "/clone_after_flush.pftrace";
+  base::ScopedFd after_fd = CreateTraceFile(after);
+  ASSERT_TRUE(c->CloneSession(id, after_fd.get()).ok());
+  protos::SessionSummary summary;
+  ASSERT_TRUE(c->DisableTracing(id, kTimeoutMs, &summary).ok());
+  probes->Signal(SIGTERM);
+  ASSERT_TRUE(probes->Wait(kTimeoutMs));
+  EXPECT_EQ(probes->exit_code(), 0) << probes->output();
+  const std::string log = probes->output();
+  c.reset();
+  StopService(service.get(), "ringtraced");
+
+  EXPECT_TRUE(Prints(ReadTrace(before)).empty());
+  EXPECT_EQ(Prints(ReadTrace(after)),
+            std::vector<std::string>{"flushed-marker\n"});
+  EXPECT_EQ(Prints(ReadTrace(path)),
+            std::vector<std::string>{"flushed-marker\n"});
+  EXPECT_NE(log.find("(1 at a flush"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace ringtrace
