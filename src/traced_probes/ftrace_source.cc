@@ -211,6 +211,26 @@ void FtraceSource::EnableEvents(std::vector<std::string>* notes) {
   }
 }
 
+void FtraceSource::SetSeenPids(SeenPids* seen) {
+  seen_ = seen;
+  translator_->SetPidSink(seen ? &drained_tids_ : nullptr);
+}
+
+void FtraceSource::OfferPids() {
+  if (!seen_ || drained_tids_.empty())
+    return;
+  new_tids_.clear();
+  for (int32_t tid : drained_tids_) {
+    if (offered_.size() >= kMaxOfferedTids)
+      offered_.clear();
+    if (offered_.insert(tid).second)
+      new_tids_.push_back(tid);
+  }
+  drained_tids_.clear();
+  if (!new_tids_.empty())
+    seen_->Offer(new_tids_);
+}
+
 uint64_t FtraceSource::Run(uint64_t now_ms, const std::atomic<bool>& stop) {
   if (!drain_.Due(now_ms))
     return drain_.next_ms();
@@ -263,6 +283,7 @@ void FtraceSource::Drain(size_t max_pages, const std::atomic<bool>& stop) {
         if (result.lost_events)
           counters_.bundles_lost++;
       }
+      OfferPids();  // per bundle: the sink holds one bundle's tids at most
       if (++since_flush == kBundlesPerFlush) {
         writer_->Flush();
         since_flush = 0;

@@ -43,6 +43,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ringtrace/status.h"
@@ -52,6 +53,7 @@
 #include "src/traced_probes/ftrace/event_translator.h"
 #include "src/traced_probes/ftrace/tracefs.h"
 #include "src/traced_probes/probe_source.h"
+#include "src/traced_probes/seen_pids.h"
 
 namespace ringtrace {
 namespace probes {
@@ -64,6 +66,8 @@ constexpr uint32_t kMinFtraceDrainPeriodMs = 10;
 constexpr uint32_t kMaxFtraceDrainPeriodMs = 60 * 1000;
 constexpr uint32_t kDefaultFtraceBufferSizeKb = 2 * 1024;
 constexpr uint32_t kMaxFtraceBufferSizeKb = 64 * 1024;
+// Tids remembered as offered to SeenPids.
+constexpr size_t kMaxOfferedTids = 1 << 16;
 // Pages of one CPU per FtraceEventBundle.
 constexpr size_t kPagesPerBundle = 32;
 
@@ -104,6 +108,12 @@ class FtraceSource : public ProbeSource {
                              std::vector<std::string>* notes);
   ~FtraceSource() override;
 
+  // After each bundle, the tids the bundle's events were recorded for that
+  // this source has not offered before go to |seen| (not owned; it must
+  // outlive the source), for linux.process_stats' on-demand dumps. Null:
+  // none (the default).
+  void SetSeenPids(SeenPids* seen);
+
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override;
   void Flush(const std::atomic<bool>& stop) override;
 
@@ -136,6 +146,8 @@ class FtraceSource : public ProbeSource {
   // Reads each CPU's pages, |max_pages| at most per CPU.
   void Drain(size_t max_pages, const std::atomic<bool>& stop);
   void WriteStats(bool start);
+  // The bundle's tids not offered before, to seen_.
+  void OfferPids();
 
   const FtraceOptions options_;
   shm_ring::TraceWriterV2* const writer_;
@@ -150,6 +162,12 @@ class FtraceSource : public ProbeSource {
   std::vector<std::string> enabled_;
   std::vector<std::string> unknown_;  // tracefs has no such event
   std::vector<std::string> failed_;   // it has, but enabling failed
+  SeenPids* seen_ = nullptr;
+  std::vector<int32_t> drained_tids_;  // the translator's pid sink
+  // Tids offered to seen_ (forgotten all at once at kMaxOfferedTids: a
+  // tid is then offered again, which costs the subscriber a lookup).
+  std::unordered_set<int32_t> offered_;
+  std::vector<int32_t> new_tids_;
   Schedule drain_;
   bool finished_ = false;
   FtraceCounters counters_;

@@ -100,11 +100,14 @@ int Main(int argc, char** argv) {
 
   // Declared in this order so that they are destroyed in the reverse one:
   // the connection first (every instance gets OnStop), then the data
-  // sources, then the loop.
+  // sources, then the loop, then the tids linux.ftrace hands to
+  // linux.process_stats.
+  SeenPids seen_pids;
   ProbesLoop loop;
-  ProbesDataSource ftrace(ProbesDataSource::Kind::kFtrace, &loop, "/proc");
+  ProbesDataSource ftrace(ProbesDataSource::Kind::kFtrace, &loop, "/proc", {},
+                          &seen_pids);
   ProbesDataSource process_stats(ProbesDataSource::Kind::kProcessStats, &loop,
-                                 "/proc");
+                                 "/proc", {}, &seen_pids);
   ProbesDataSource sys_stats(ProbesDataSource::Kind::kSysStats, &loop, "/proc");
   auto tracing = std::make_unique<Tracing>(options);
   base::Status status = tracing->RegisterDataSource(ftrace.name(), &ftrace);

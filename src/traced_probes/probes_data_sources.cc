@@ -70,8 +70,15 @@ ProcessStatsOptions ProcessStatsOptionsFromConfig(
   o.record_process_age = config.record_process_age();
   o.record_process_runtime = config.record_process_runtime();
   o.skip_main_thread_message = config.skip_main_thread_message();
-  if (config.quirks_size() > 0)
-    NotImplemented("quirks", notes);
+  // On-demand descriptions go with the scan, as in Perfetto, unless a
+  // quirk turns them off.
+  o.on_demand = o.scan_all_processes_on_start;
+  for (int quirk : config.quirks()) {
+    if (quirk == ProcessStatsConfig::DISABLE_ON_DEMAND)
+      o.on_demand = false;
+    else
+      notes->push_back(Format("quirks: %d not implemented, ignored", quirk));
+  }
   if (config.has_proc_stats_cache_ttl_ms()) {
     notes->push_back(
         "proc_stats_cache_ttl_ms: not implemented, ignored (every poll "
@@ -218,10 +225,15 @@ class ProbesDataSource::Instance : public ProbeSource {
   Instance(std::string label,
            std::unique_ptr<shm_ring::TraceWriterV2> writer,
            const ProcessStatsOptions& options,
-           const std::string& proc_root)
+           const std::string& proc_root,
+           SeenPids* seen)
       : label_(std::move(label)), writer_(std::move(writer)) {
     process_ =
         std::make_unique<ProcessStatsSource>(options, writer_.get(), proc_root);
+    if (seen && options.on_demand) {
+      seen_ = seen;
+      subscriber_ = seen->Subscribe(nullptr);
+    }
   }
   Instance(std::string label,
            std::unique_ptr<shm_ring::TraceWriterV2> writer,
@@ -238,22 +250,38 @@ class ProbesDataSource::Instance : public ProbeSource {
         ftrace_(std::move(ftrace)) {}
   // The sources before the writer they write through.
   ~Instance() override {
+    if (seen_)
+      seen_->Unsubscribe(subscriber_);
     process_.reset();
     sys_.reset();
     ftrace_.reset();
   }
 
+  // On demand: the loop runs this instance when SeenPids gives it a tid.
+  void WakeOnSeenPids(ProbesLoop* loop, ProbesLoop::Handle handle) {
+    if (seen_)
+      seen_->SetWaker(subscriber_, [loop, handle] { loop->Wake(handle); });
+  }
+
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override {
     if (ftrace_)
       return ftrace_->Run(now_ms, stop);
-    return process_ ? process_->Run(now_ms, stop) : sys_->Run(now_ms, stop);
+    if (process_) {
+      TakeSeenPids();
+      return process_->Run(now_ms, stop);
+    }
+    return sys_->Run(now_ms, stop);
   }
 
   void Flush(const std::atomic<bool>& stop) override {
-    if (ftrace_)
+    if (ftrace_) {
       ftrace_->Flush(stop);
-    else
+    } else if (process_) {
+      TakeSeenPids();
+      process_->Flush(stop);
+    } else {
       writer_->Flush();  // nothing pending: every Run() ended with one
+    }
   }
 
   // After the last Run(): what an instance writes when it stops.
@@ -275,6 +303,12 @@ class ProbesDataSource::Instance : public ProbeSource {
                   " runs cut short); ",
                   c.packets, c.processes_described, c.threads_described,
                   c.process_stats, c.polls, c.polls_missed, c.runs_cut_short);
+      s += Format("on demand: %" PRIu64 " tids looked up, %" PRIu64
+                  " processes and %" PRIu64 " threads described, %" PRIu64
+                  " deferred by the rate, %" PRIu64 " dropped; ",
+                  c.on_demand_lookups, c.on_demand_processes,
+                  c.on_demand_threads, c.on_demand_deferred,
+                  c.on_demand_dropped);
       s += ScanSummary(c.scan);
     } else {
       const SysStatsCounters& c = sys_->counters();
@@ -316,7 +350,18 @@ class ProbesDataSource::Instance : public ProbeSource {
         t.short_records, t.unreadable_fields, c.read_errors);
   }
 
+  void TakeSeenPids() {
+    if (!seen_)
+      return;
+    uint64_t dropped = 0;
+    seen_->Take(subscriber_, &tids_, &dropped);
+    process_->AddPending(tids_, dropped);
+  }
+
   const std::string label_;
+  SeenPids* seen_ = nullptr;  // on demand only
+  SeenPids::Subscriber subscriber_ = 0;
+  std::vector<int32_t> tids_;
   // Declared first, destroyed last (after the sources, see ~Instance).
   std::unique_ptr<shm_ring::TraceWriterV2> writer_;
   std::unique_ptr<ProcessStatsSource> process_;
@@ -327,11 +372,13 @@ class ProbesDataSource::Instance : public ProbeSource {
 ProbesDataSource::ProbesDataSource(Kind kind,
                                    ProbesLoop* loop,
                                    std::string proc_root,
-                                   FtraceEnvironment ftrace)
+                                   FtraceEnvironment ftrace,
+                                   SeenPids* seen_pids)
     : kind_(kind),
       loop_(loop),
       proc_root_(std::move(proc_root)),
       ftrace_(std::move(ftrace)),
+      seen_pids_(seen_pids),
       ns_per_tick_(NsPerClockTick()) {}
 
 ProbesDataSource::~ProbesDataSource() {
@@ -421,6 +468,8 @@ void ProbesDataSource::OnStart(const DataSourceInstanceConfig& config) {
       return;
     }
     notes.clear();
+    if (seen_pids_)
+      source->SetSeenPids(seen_pids_);
     instance =
         std::make_unique<Instance>(label, std::move(writer), std::move(source));
   } else if (kind_ == Kind::kProcessStats) {
@@ -428,7 +477,7 @@ void ProbesDataSource::OnStart(const DataSourceInstanceConfig& config) {
         ProcessStatsOptionsFromConfig(ds.process_stats_config(), &notes);
     options.ns_per_tick = ns_per_tick_;
     instance = std::make_unique<Instance>(label, std::move(writer), options,
-                                          proc_root_);
+                                          proc_root_, seen_pids_);
   } else {
     SysStatsOptions options =
         SysStatsOptionsFromConfig(ds.sys_stats_config(), &notes);
@@ -440,7 +489,10 @@ void ProbesDataSource::OnStart(const DataSourceInstanceConfig& config) {
          static_cast<unsigned>(config.target_buffer));
   for (const std::string& note : notes)
     RT_LOG("%s: config: %s", label.c_str(), note.c_str());
+  Instance* added = instance.get();
   const ProbesLoop::Handle handle = loop_->Add(std::move(instance));
+  // Until it is removed (by this thread) the loop owns it.
+  added->WakeOnSeenPids(loop_, handle);
   base::MutexLock lock(&mutex_);
   instances_[config.instance_id] = handle;
 }

@@ -77,11 +77,16 @@ class ProbesDataSource : public DataSourceHandler {
   enum class Kind { kFtrace, kProcessStats, kSysStats };
 
   // |loop| (not owned) must outlive the data source. |proc_root|: "/proc"
-  // but in tests; |ftrace|: for kFtrace.
+  // but in tests; |ftrace|: for kFtrace. |seen_pids| (not owned, may be
+  // null; must outlive the data source): shared by the producer's
+  // linux.ftrace, which offers the tids of its events, and
+  // linux.process_stats, whose instances describe their processes on
+  // demand.
   ProbesDataSource(Kind kind,
                    ProbesLoop* loop,
                    std::string proc_root,
-                   FtraceEnvironment ftrace = {});
+                   FtraceEnvironment ftrace = {},
+                   SeenPids* seen_pids = nullptr);
   // Stops the instances still running (as OnStop).
   ~ProbesDataSource() override;
 
@@ -109,6 +114,7 @@ class ProbesDataSource : public DataSourceHandler {
   ProbesLoop* const loop_;
   const std::string proc_root_;
   const FtraceEnvironment ftrace_;
+  SeenPids* const seen_pids_;
   const uint64_t ns_per_tick_;
   mutable base::Mutex mutex_;
   // instance id -> the loop's handle of its Instance.

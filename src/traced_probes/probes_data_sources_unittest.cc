@@ -44,12 +44,22 @@ TEST(ProbesDataSourcesTest, ProcessStatsConfigHonouredFields) {
   EXPECT_TRUE(o.record_process_age);
   EXPECT_TRUE(o.record_process_runtime);
   EXPECT_TRUE(o.skip_main_thread_message);
+  EXPECT_TRUE(o.on_demand);  // with the scan, as in Perfetto
+
+  // DISABLE_ON_DEMAND is honoured (no note); without the scan there are no
+  // descriptions, on demand neither.
+  config.add_quirks(ProcessStatsConfig::DISABLE_ON_DEMAND);
+  EXPECT_FALSE(ProcessStatsOptionsFromConfig(config, &notes).on_demand);
+  EXPECT_TRUE(notes.empty()) << notes[0];
+  ProcessStatsConfig no_scan;
+  no_scan.set_proc_stats_poll_ms(500);
+  EXPECT_FALSE(ProcessStatsOptionsFromConfig(no_scan, &notes).on_demand);
 }
 
 TEST(ProbesDataSourcesTest, ProcessStatsConfigNamesWhatItDoesNotDo) {
   ProcessStatsConfig config;
   config.set_proc_stats_poll_ms(10);
-  config.add_quirks(ProcessStatsConfig::DISABLE_ON_DEMAND);
+  config.add_quirks(ProcessStatsConfig::DISABLE_INITIAL_DUMP);
   config.set_proc_stats_cache_ttl_ms(1000);
   config.set_scan_smaps_rollup(true);
   config.set_record_process_dmabuf_rss(true);
@@ -59,10 +69,10 @@ TEST(ProbesDataSourcesTest, ProcessStatsConfigNamesWhatItDoesNotDo) {
   const ProcessStatsOptions o = ProcessStatsOptionsFromConfig(config, &notes);
   EXPECT_EQ(o.proc_stats_poll_ms, kMinProcStatsPollMs);
   EXPECT_EQ(notes.size(), 7u);
-  for (const char* field :
-       {"proc_stats_poll_ms: 10 ms raised", "quirks", "proc_stats_cache_ttl_ms",
-        "scan_smaps_rollup", "record_process_dmabuf_rss", "resolve_process_fds",
-        "record_thread_names: without"}) {
+  for (const char* field : {"proc_stats_poll_ms: 10 ms raised", "quirks: 1",
+                            "proc_stats_cache_ttl_ms", "scan_smaps_rollup",
+                            "record_process_dmabuf_rss", "resolve_process_fds",
+                            "record_thread_names: without"}) {
     EXPECT_TRUE(Mentions(notes, field)) << field;
   }
 

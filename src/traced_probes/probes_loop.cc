@@ -4,6 +4,7 @@
 
 #include "src/traced_probes/probes_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -106,6 +107,20 @@ bool ProbesLoop::Flush(Handle handle) {
   return true;
 }
 
+void ProbesLoop::Wake(Handle handle) {
+  {
+    base::MutexLock lock(&mutex_);
+    auto it = entries_.find(handle);
+    if (it == entries_.end())
+      return;
+    if (running_ == handle)
+      it->second->woken = true;
+    else
+      it->second->next_ms = std::min(it->second->next_ms, base::MonotonicMs());
+  }
+  wake_.notify_all();
+}
+
 size_t ProbesLoop::size() const {
   base::MutexLock lock(&mutex_);
   return entries_.size();
@@ -142,7 +157,9 @@ void ProbesLoop::ThreadMain() {
     lock.Unlock();
     const uint64_t next_ms = entry->source->Run(now_ms, entry->stop);
     lock.Lock();
-    entry->next_ms = next_ms;
+    entry->next_ms =
+        entry->woken ? std::min(next_ms, base::MonotonicMs()) : next_ms;
+    entry->woken = false;
     running_ = 0;
     run_done_.notify_all();
   }

@@ -24,7 +24,8 @@
 // ended; meanwhile the loop leaves that source alone. So a flush is
 // acknowledged only after the source wrote what it had pending.
 //
-// Thread model: Add(), Remove() and Flush() from any thread (the producer's
+// Thread model: Add(), Remove(), Flush() and Wake() from any thread (Wake()
+// also from a source's Run()) (the producer's
 // reader thread calls them from OnStart and OnStop), never from a source's
 // Run() (Remove() and Flush() would wait for themselves). Sources run on the
 // loop thread, one at a time.
@@ -71,6 +72,11 @@ class ProbesLoop {
   // (or being removed).
   bool Flush(Handle handle);
 
+  // Makes the source due now (its Run() soon, ahead of its schedule); a
+  // run in progress is followed by another. A handle not added: nothing.
+  // Never blocks on a run.
+  void Wake(Handle handle);
+
   // Sources added and not removed.
   size_t size() const;
 
@@ -85,6 +91,8 @@ class ProbesLoop {
     // Flush() is calling the source on its caller's thread: the loop does
     // not run it and Remove() waits (under mutex_).
     bool flushing = false;
+    // Wake() came during its run: due again right after it (under mutex_).
+    bool woken = false;
   };
 
   void ThreadMain();

@@ -75,7 +75,7 @@ class GatedSource : public ProbeSource {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     runs.fetch_add(1);
     in_run.store(false);
-    return now_ms + 1;
+    return never_again.load() ? kNever : now_ms + 1;
   }
   void Flush(const std::atomic<bool>& stop) override {
     in_flush.store(true);
@@ -86,6 +86,7 @@ class GatedSource : public ProbeSource {
     flushes.fetch_add(1);
     in_flush.store(false);
   }
+  std::atomic<bool> never_again{false};  // Run() returns kNever
   std::atomic<bool> run_gate{true};
   std::atomic<bool> flush_gate{true};
   std::atomic<bool> in_run{false};
@@ -262,6 +263,36 @@ TEST(ProbesLoopTest, FlushesAndRunsNeverOverlap) {
   EXPECT_EQ(source->flushes.load(), flushes);
   EXPECT_FALSE(source->overlapped.load());
   loop.Remove(handle);
+}
+
+// Wake() makes a source due now: one never due again runs once more, and a
+// Wake() during its run is another run after it (not lost).
+TEST(ProbesLoopTest, WakeRunsASourceAheadOfItsSchedule) {
+  ProbesLoop loop;
+  auto owned = std::make_unique<GatedSource>();
+  GatedSource* source = owned.get();
+  source->run_gate.store(false);
+  source->never_again.store(true);
+  const ProbesLoop::Handle handle = loop.Add(std::move(owned));
+  // Never due again after its first run, held in it; woken meanwhile.
+  ASSERT_TRUE(WaitFor([&] { return source->in_run.load(); }));
+  loop.Wake(handle);
+  source->run_gate.store(true);
+  ASSERT_TRUE(WaitFor([&] { return source->runs.load() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(source->runs.load(), 2u);
+  loop.Remove(handle);
+  loop.Wake(handle);  // removed: nothing
+
+  auto once_owned = std::make_unique<CountingSource>(0);  // kNever
+  CountingSource* once = once_owned.get();
+  const ProbesLoop::Handle h = loop.Add(std::move(once_owned));
+  ASSERT_TRUE(WaitFor([&] { return once->runs.load() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(once->runs.load(), 1u);
+  loop.Wake(h);
+  ASSERT_TRUE(WaitFor([&] { return once->runs.load() == 2; }));
+  loop.Remove(h);
 }
 
 TEST(ProbesLoopTest, DestroyingTheLoopDestroysItsSources) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -282,6 +283,8 @@ void ProcessStatsSource::DescribeThreads(int dir_fd,
   if (!ProcFs::ListPidsIn(task.get(), &tids_, scan, kMaxThreadsPerProcess))
     return;
   for (int32_t tid : tids_) {
+    if (options_.on_demand)
+      RememberThread(tid);
     if (options_.skip_main_thread_message && tid == pid)
       continue;
     if (!options_.record_thread_names) {
@@ -386,12 +389,121 @@ uint64_t ProcessStatsSource::Run(uint64_t now_ms,
     poll_.Advance(now_ms);
     counters_.polls_missed = poll_.missed();
   }
+  if (complete && started_ && !pending_.empty())
+    complete = DescribePending(now_ms, stop);
   if (!complete)
     counters_.runs_cut_short++;
   // Every packet of the run is published already; this asks the service
   // to drain them now rather than at its next scrape.
   writer_->Flush();
-  return poll_.next_ms();
+  return NextDue();
+}
+
+uint64_t ProcessStatsSource::NextDue() const {
+  if (pending_.empty())
+    return poll_.next_ms();
+  return std::min(poll_.next_ms(), window_start_ms_ + kOnDemandWindowMs);
+}
+
+void ProcessStatsSource::Flush(const std::atomic<bool>& stop) {
+  // Before the first run the start's scan describes everything.
+  if (started_ && !pending_.empty())
+    DescribePending(base::MonotonicMs(), stop);
+  writer_->Flush();
+}
+
+void ProcessStatsSource::AddPending(const std::vector<int32_t>& tids,
+                                    uint64_t dropped) {
+  if (!options_.on_demand)
+    return;
+  counters_.on_demand_dropped += dropped;
+  for (int32_t tid : tids) {
+    if (tid <= 0 || pending_.count(tid))
+      continue;
+    if (pending_.size() >= kMaxPendingTids) {
+      counters_.on_demand_dropped++;
+      continue;
+    }
+    pending_.insert(tid);
+  }
+}
+
+bool ProcessStatsSource::DescribePending(uint64_t now_ms,
+                                         const std::atomic<bool>& stop) {
+  if (window_lookups_ == 0 || now_ms >= window_start_ms_ + kOnDemandWindowMs ||
+      now_ms < window_start_ms_) {
+    window_start_ms_ = now_ms;
+    window_lookups_ = 0;
+  }
+  TreeWriter tree(writer_, &counters_);
+  while (!pending_.empty()) {
+    // relaxed: probe_source.h.
+    if (stop.load(std::memory_order_relaxed))
+      return false;
+    if (window_lookups_ >= kMaxOnDemandTidsPerSecond) {
+      counters_.on_demand_deferred += pending_.size();
+      break;  // the rest in the next window (NextDue())
+    }
+    const int32_t tid = *pending_.begin();
+    pending_.erase(pending_.begin());
+    window_lookups_++;
+    DescribeTid(tid, &tree);
+  }
+  return true;
+}
+
+void ProcessStatsSource::RememberThread(int32_t tid) {
+  if (threads_known_.size() >= kMaxKnownThreads)
+    threads_known_.clear();
+  threads_known_.insert(tid);
+}
+
+void ProcessStatsSource::DescribeTid(int32_t tid, TreeWriter* tree) {
+  ScanCounters* scan = &counters_.scan;
+  counters_.on_demand_lookups++;
+  if (threads_known_.count(tid))
+    return;
+  // /proc/TID is there for every thread, listed or not: its status names
+  // its process (Tgid) and, as Name, the thread's own name.
+  base::ScopedFd tdir = proc_.OpenProcess(tid, scan);
+  if (!tdir.valid())
+    return;  // it ended (counted)
+  const ReadStatus r =
+      ProcFs::Read(tdir.get(), "status", kMaxStatusBytes, &buf_, scan);
+  if (r != ReadStatus::kOk && r != ReadStatus::kTruncated)
+    return;
+  const ProcStatus thread = ParseProcStatus(buf_);
+  if (!thread.pid || *thread.pid != tid || !thread.tgid || *thread.tgid <= 0) {
+    scan->malformed++;
+    return;
+  }
+  const int32_t tgid = *thread.tgid;
+  base::ScopedFd pdir;
+  if (tgid != tid) {
+    pdir = proc_.OpenProcess(tgid, scan);
+    if (!pdir.valid())
+      return;
+  }
+  const int dir = tgid != tid ? pdir.get() : tdir.get();
+  Process p;
+  if (!ReadProcess(dir, tgid, /*for_tree=*/true, &p))
+    return;
+  auto it = described_.find(tgid);
+  if (it != described_.end() && it->second == p.start_time_ticks()) {
+    // A thread of a process described already: the thread only, once.
+    if (tid != tgid) {
+      RememberThread(tid);
+      const std::string* name =
+          options_.record_thread_names && thread.name ? &*thread.name : nullptr;
+      tree->AddThread(tid, tgid, name);
+      counters_.on_demand_threads++;
+    }
+    return;
+  }
+  tree->AddProcess(p, options_);
+  DescribeThreads(dir, tgid, tree);
+  described_[tgid] = p.start_time_ticks();
+  counters_.on_demand_processes++;
 }
 
 }  // namespace probes

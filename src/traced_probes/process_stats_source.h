@@ -15,6 +15,15 @@
 //     not described yet, so the trace names every process it has counters
 //     of; a pid reused by a new process (another start time in
 //     /proc/PID/stat) is described again.
+//   - on demand (with scan_all_processes_on_start, unless the quirk
+//     DISABLE_ON_DEMAND is set): the tids linux.ftrace saw (AddPending(),
+//     from SeenPids) that name a process this instance has not described
+//     are looked up in /proc/TID (its Tgid) and their process described
+//     once, with its threads; a new thread of a described process gets its
+//     thread entry. At most kMaxOnDemandTidsPerSecond tids are looked up
+//     per second (the rest wait for the next second, counted), and at
+//     most kMaxPendingTids wait (more are dropped, counted): a fork bomb
+//     cannot make the producer spin.
 // Every packet has the BOOTTIME timestamp of the start of its read and its
 // collection_end_timestamp. A packet holds at most kMaxEntriesPerPacket
 // processes and threads (more make more packets).
@@ -28,6 +37,7 @@
 #include <stdint.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +45,7 @@
 #include "src/traced_probes/probe_source.h"
 #include "src/traced_probes/proc_fs.h"
 #include "src/traced_probes/proc_parsers.h"
+#include "src/traced_probes/seen_pids.h"
 
 namespace ringtrace {
 namespace probes {
@@ -46,6 +57,10 @@ constexpr size_t kMaxPidStatBytes = 4 * 1024;
 constexpr size_t kMaxSmallFileBytes = 256;  // oom_score_adj, comm
 // Processes and threads per packet.
 constexpr size_t kMaxEntriesPerPacket = 256;
+// On-demand lookups per second, and the window they are counted in.
+constexpr uint32_t kMaxOnDemandTidsPerSecond = 128;
+constexpr uint64_t kOnDemandWindowMs = 1000;
+constexpr size_t kMaxKnownThreads = 1 << 16;
 // The shortest poll period honoured (a smaller one is raised to it).
 constexpr uint32_t kMinProcStatsPollMs = 100;
 
@@ -56,6 +71,8 @@ struct ProcessStatsOptions {
   bool record_process_age = false;
   bool record_process_runtime = false;
   bool skip_main_thread_message = false;
+  // Describe the processes of tids given to AddPending() (see above).
+  bool on_demand = false;
   // Clock ticks (/proc/PID/stat) to ns: 1e9 / sysconf(_SC_CLK_TCK).
   uint64_t ns_per_tick = 10000000;
 };
@@ -69,6 +86,14 @@ struct ProcessStatsCounters {
   uint64_t polls_missed = 0;  // periods skipped because a run was late
   // Runs that ended early because the instance was stopping.
   uint64_t runs_cut_short = 0;
+  // On demand: tids looked up, processes and (new) threads described, tids
+  // that had to wait for the next second (once per wait), tids dropped
+  // because kMaxPendingTids were waiting.
+  uint64_t on_demand_lookups = 0;
+  uint64_t on_demand_processes = 0;
+  uint64_t on_demand_threads = 0;
+  uint64_t on_demand_deferred = 0;
+  uint64_t on_demand_dropped = 0;
   ScanCounters scan;
 };
 
@@ -82,6 +107,13 @@ class ProcessStatsSource : public ProbeSource {
   ~ProcessStatsSource() override;
 
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override;
+  // Describes what is pending now (within the rate), then flushes.
+  void Flush(const std::atomic<bool>& stop) override;
+
+  // Tids seen in the kernel's events, for on_demand (ignored without it);
+  // |dropped|: tids that could not even be queued before (counted).
+  void AddPending(const std::vector<int32_t>& tids, uint64_t dropped);
+  size_t pending() const { return pending_.size(); }
 
   const ProcessStatsCounters& counters() const { return counters_; }
 
@@ -102,6 +134,14 @@ class ProcessStatsSource : public ProbeSource {
   // One ProcessStats poll (and the ProcessTree of newcomers).
   bool Poll(const std::atomic<bool>& stop);
   bool NeedsPidStat() const;
+  // On demand: the pending tids within the rate; false when cut short by
+  // |stop|. DescribeTid() looks one up.
+  bool DescribePending(uint64_t now_ms, const std::atomic<bool>& stop);
+  void DescribeTid(int32_t tid, TreeWriter* tree);
+  // A thread described (so a tid of it is not looked up again).
+  void RememberThread(int32_t tid);
+  // When Run() is due next (the poll, or the next window with tids left).
+  uint64_t NextDue() const;
 
   const ProcessStatsOptions options_;
   shm_ring::TraceWriterV2* const writer_;
@@ -113,6 +153,14 @@ class ProcessStatsSource : public ProbeSource {
   // the processes it found, so it holds only live ones.
   std::map<int32_t, uint64_t> described_;
   ProcessStatsCounters counters_;
+  // On demand: tids waiting, the window's start and lookups in it, and the
+  // threads described (by the scan, a poll or on demand; forgotten all at
+  // once at kMaxKnownThreads, after which a thread may be described
+  // twice).
+  std::set<int32_t> pending_;
+  uint64_t window_start_ms_ = 0;
+  uint32_t window_lookups_ = 0;
+  std::set<int32_t> threads_known_;
   // Buffers reused across reads.
   std::string buf_;
   std::vector<int32_t> pids_;

@@ -320,6 +320,125 @@ TEST_F(ProcessStatsSourceTest, ManyProcessesMakeSeveralBoundedPackets) {
   EXPECT_GE(stats_packets, 2u);
 }
 
+// A thread's /proc/TID (there, not listed, in a real /proc): its status
+// with its process's Tgid and its own name.
+void AddThreadDir(FakeProc* proc,
+                  int32_t tid,
+                  int32_t tgid,
+                  const std::string& name) {
+  proc->Write(std::to_string(tid) + "/status",
+              "Name:\t" + name + "\nTgid:\t" + std::to_string(tgid) +
+                  "\nPid:\t" + std::to_string(tid) + "\nPPid:\t1\n");
+}
+
+// On demand: tids from the kernel's events that name a process started
+// after the scan describe it once (cmdline, threads); a new thread of a
+// described process gets its thread entry; known tids, a tid that is gone
+// and a repeat write nothing; a flush describes what is pending.
+TEST_F(ProcessStatsSourceTest, OnDemandDescribesNewcomersOnce) {
+  ProcessStatsOptions o = Options();
+  o.scan_all_processes_on_start = true;
+  o.record_thread_names = true;
+  o.on_demand = true;
+  ProcessStatsSource source(o, capture_.writer(), proc_.root());
+  EXPECT_EQ(source.Run(1000, stop_), kNever);
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).processes.size(), 4u);
+
+  // Started after the scan: process 400 (threads 400, 401), and thread
+  // 303 of the described app 300.
+  proc_.AddProcess(400, 300, "late", "/usr/bin/late\0--x\0"s, 800, {400, 401});
+  AddThreadDir(&proc_, 401, 400, "late-401");
+  AddThreadDir(&proc_, 303, 300, "worker");
+  source.AddPending({1, 300, 401, 303, 999}, 0);
+  EXPECT_EQ(source.Run(1001, stop_), kNever);
+  Tree t = TreeOf(DrainPackets(&capture_));
+  ASSERT_EQ(t.processes.size(), 1u);
+  const ProcessTree::Process& late = t.processes.at(400);
+  EXPECT_EQ(late.ppid(), 300);
+  EXPECT_EQ(Cmdline(late), (std::vector<std::string>{"/usr/bin/late", "--x"}));
+  ASSERT_EQ(t.threads.size(), 3u);
+  EXPECT_EQ(t.threads.at(400).tgid(), 400);
+  EXPECT_EQ(t.threads.at(401).tgid(), 400);
+  EXPECT_EQ(t.threads.at(401).name(), "late-401");
+  EXPECT_EQ(t.threads.at(303).tgid(), 300);
+  EXPECT_EQ(t.threads.at(303).name(), "worker");
+  const ProcessStatsCounters& c = source.counters();
+  EXPECT_EQ(c.on_demand_lookups, 5u);
+  EXPECT_EQ(c.on_demand_processes, 1u);
+  EXPECT_EQ(c.on_demand_threads, 1u);
+  EXPECT_EQ(c.scan.vanished, 1u);  // 999
+
+  // Again: nothing new.
+  source.AddPending({400, 401, 303}, 0);
+  source.Run(1002, stop_);
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).packets, 0u);
+
+  // A flush describes what is pending at once.
+  proc_.AddProcess(500, 1, "later", "/usr/bin/later\0"s, 800, {500});
+  source.AddPending({500}, 0);
+  source.Flush(stop_);
+  t = TreeOf(DrainPackets(&capture_));
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(Cmdline(t.processes.at(500)),
+            (std::vector<std::string>{"/usr/bin/later"}));
+  EXPECT_EQ(source.counters().on_demand_processes, 2u);
+}
+
+TEST_F(ProcessStatsSourceTest, WithoutOnDemandTidsAreIgnored) {
+  ProcessStatsOptions o = Options();
+  o.scan_all_processes_on_start = true;
+  ProcessStatsSource source(o, capture_.writer(), proc_.root());
+  source.Run(1000, stop_);
+  DrainPackets(&capture_);
+  proc_.AddProcess(400, 300, "late", "/usr/bin/late\0"s, 800, {400});
+  source.AddPending({400}, 0);
+  EXPECT_EQ(source.pending(), 0u);
+  source.Run(1001, stop_);
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).packets, 0u);
+  EXPECT_EQ(source.counters().on_demand_lookups, 0u);
+}
+
+// A burst of new processes (a fork bomb): at most kMaxOnDemandTidsPerSecond
+// lookups per second, the rest deferred (counted) and described in the
+// next seconds, each once; at most kMaxPendingTids wait, more are dropped
+// (counted).
+TEST_F(ProcessStatsSourceTest, OnDemandIsBoundedPerSecond) {
+  ProcessStatsOptions o = Options();
+  o.scan_all_processes_on_start = true;
+  o.on_demand = true;
+  ProcessStatsSource source(o, capture_.writer(), proc_.root());
+  source.Run(1000, stop_);
+  DrainPackets(&capture_);
+  constexpr int32_t kNew = 300;
+  std::vector<int32_t> tids;
+  for (int32_t pid = 1000; pid < 1000 + kNew; pid++) {
+    proc_.AddProcess(pid, 1, "bomb", "bomb\0"s, 10, {pid});
+    tids.push_back(pid);
+  }
+  source.AddPending(tids, 0);
+  constexpr uint32_t kRate = kMaxOnDemandTidsPerSecond;
+  // Due again when the second is over, not before.
+  EXPECT_EQ(source.Run(5000, stop_), 5000 + kOnDemandWindowMs);
+  EXPECT_EQ(source.counters().on_demand_processes, kRate);
+  EXPECT_EQ(source.counters().on_demand_deferred, kNew - kRate);
+  source.Run(5500, stop_);  // the same second: nothing more
+  EXPECT_EQ(source.counters().on_demand_processes, kRate);
+  EXPECT_EQ(source.counters().on_demand_deferred, 2 * (kNew - kRate));
+  source.Run(6000, stop_);
+  EXPECT_EQ(source.counters().on_demand_processes, 2 * kRate);
+  EXPECT_EQ(source.Run(7000, stop_), kNever);
+  EXPECT_EQ(source.counters().on_demand_processes, static_cast<uint64_t>(kNew));
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).processes.size(),
+            static_cast<size_t>(kNew));
+
+  std::vector<int32_t> flood;
+  for (int32_t tid = 100000; tid < 100000 + 5000; tid++)
+    flood.push_back(tid);
+  source.AddPending(flood, 7);
+  EXPECT_EQ(source.pending(), kMaxPendingTids);
+  EXPECT_EQ(source.counters().on_demand_dropped, 5000 - kMaxPendingTids + 7);
+}
+
 TEST_F(ProcessStatsSourceTest, NoPacketBeginsOnceStopIsSet) {
   ProcessStatsOptions o = Options();
   o.scan_all_processes_on_start = true;

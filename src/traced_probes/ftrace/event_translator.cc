@@ -291,6 +291,10 @@ bool EventTranslator::TranslateEvent(const RawEvent& event,
     error.set_status(rt::FtraceParseStatus::FTRACE_STATUS_ABI_SHORT_EVENT_ID);
     return false;
   }
+  if (pid_sink_ && have_pid && pid > 0 && pid <= INT32_MAX &&
+      (pid_sink_->empty() || pid_sink_->back() != pid)) {
+    pid_sink_->push_back(static_cast<int32_t>(pid));
+  }
   if (compact && ((r.kind == EventKind::kSchedSwitch && compact_switch()) ||
                   (r.kind == EventKind::kSchedWaking && compact_waking()))) {
     // A record whose fields do not all fit is written in full below (with

@@ -111,6 +111,12 @@ class EventTranslator {
   // formats have every field that form needs; a record whose fields do not
   // all fit in it is written as an FtraceEvent instead.
   void SetCompactSched(bool on) { compact_enabled_ = on; }
+  // With a sink, TranslateEvent() appends each translated record's
+  // common_pid (the thread the kernel recorded it for; 0, the idle task, is
+  // left out, and so is a repeat of the tid appended last) to |*sink|,
+  // which the caller empties (linux.process_stats' on-demand dumps, see
+  // seen_pids.h). Null: none.
+  void SetPidSink(std::vector<int32_t>* sink) { pid_sink_ = sink; }
   // Whether compact_sched is on and applies to switches / wakings.
   bool compact_switch() const { return compact_enabled_ && compact_switch_; }
   bool compact_waking() const { return compact_enabled_ && compact_waking_; }
@@ -174,6 +180,7 @@ class EventTranslator {
   bool compact_switch_ = false;
   bool compact_waking_ = false;
   CompactSchedBuffer compact_;
+  std::vector<int32_t>* pid_sink_ = nullptr;
 };
 
 // Writes one CPU's per_cpu/cpuN/stats as FtraceCpuStats.

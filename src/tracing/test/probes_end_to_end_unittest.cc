@@ -526,6 +526,105 @@ TEST_F(ProbesEndToEndTest, AFlushHoldsWhatTheKernelHad) {
   EXPECT_NE(log.find("(1 at a flush"), std::string::npos) << log;
 }
 
+// On demand: a process started after the session's scan appears in the
+// kernel's sched events, and linux.process_stats (with
+// scan_all_processes_on_start, no polls) describes it once from /proc: its
+// ProcessTree entry (ppid, uid, cmdline, threads) is in the trace and
+// trace_processor's process table names it with its cmdline.
+TEST_F(ProbesEndToEndTest, AProcessStartedLaterIsDescribedOnDemand) {
+  std::string root, why;
+  if (!ftrace::test::RealTracefs(&root, &why))
+    GTEST_SKIP() << why;
+  std::unique_ptr<base::Subprocess> service = StartService({});
+  ASSERT_TRUE(service);
+  std::unique_ptr<consumer::ConsumerClient> c = ConnectConsumer();
+  ASSERT_TRUE(c);
+  std::unique_ptr<base::Subprocess> probes = StartProbes(c.get());
+  ASSERT_TRUE(probes);
+
+  TraceConfig config;
+  config.add_buffers()->set_size_kb(16384);
+  auto* ft = config.add_data_sources()->mutable_config();
+  ft->set_name("linux.ftrace");
+  ft->mutable_ftrace_config()->add_ftrace_events("sched/sched_switch");
+  ft->mutable_ftrace_config()->add_ftrace_events("sched/sched_waking");
+  ft->mutable_ftrace_config()->set_buffer_size_kb(1024);
+  ft->mutable_ftrace_config()->set_drain_period_ms(100);
+  auto* ps = config.add_data_sources()->mutable_config();
+  ps->set_name("linux.process_stats");
+  ps->mutable_process_stats_config()->set_scan_all_processes_on_start(true);
+  ps->mutable_process_stats_config()->set_record_thread_names(true);
+  const std::string path = dir_ + "/on_demand.pftrace";
+  base::ScopedFd fd = CreateTraceFile(path);
+  uint64_t id = 0;
+  ASSERT_TRUE(c->EnableTracing(config, fd.get(), &id).ok());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  while (ProbesInstances(root, probes->pid()).empty() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(ProbesInstances(root, probes->pid()).size(), 1u);
+  // After the start's scan (its first run, right after the start).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  base::Subprocess child({"/bin/sleep", "30.0625"});
+  std::string error;
+  ASSERT_TRUE(child.Start(&error)) << error;
+  // Several drains after the child ran.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  protos::SessionSummary summary;
+  ASSERT_TRUE(c->DisableTracing(id, kTimeoutMs, &summary).ok());
+  child.Signal(SIGKILL);
+  child.Wait(kTimeoutMs);
+  probes->Signal(SIGTERM);
+  ASSERT_TRUE(probes->Wait(kTimeoutMs));
+  EXPECT_EQ(probes->exit_code(), 0) << probes->output();
+  const std::string log = probes->output();
+  c.reset();
+  StopService(service.get(), "ringtraced");
+
+  size_t entries = 0;
+  bool thread = false;
+  for (const TracePacket& p : ReadTrace(path)) {
+    for (const auto& proc : p.process_tree().processes()) {
+      if (proc.pid() != child.pid())
+        continue;
+      entries++;
+      EXPECT_EQ(proc.ppid(), getpid());
+      EXPECT_EQ(proc.uid(), static_cast<int32_t>(getuid()));
+      EXPECT_EQ(std::vector<std::string>(proc.cmdline().begin(),
+                                         proc.cmdline().end()),
+                (std::vector<std::string>{"/bin/sleep", "30.0625"}));
+    }
+    for (const auto& t : p.process_tree().threads()) {
+      if (t.tid() == child.pid()) {
+        thread = true;
+        EXPECT_EQ(t.tgid(), child.pid());
+        EXPECT_EQ(t.name(), "sleep");
+      }
+    }
+  }
+  EXPECT_EQ(entries, 1u) << log;
+  EXPECT_TRUE(thread);
+  EXPECT_NE(log.find("on demand: "), std::string::npos) << log;
+
+  const std::string tp = TraceProcessorShellPath();
+  if (tp.empty()) {
+    GTEST_SKIP() << "no trace_processor_shell: set TRACE_PROCESSOR_SHELL to "
+                    "Perfetto's trace_processor_shell";
+  }
+  std::string csv;
+  ASSERT_TRUE(RunTraceProcessorQuery(
+      tp, path, dir_,
+      "select pid, name, cmdline from process where pid = " +
+          std::to_string(child.pid()) + ";",
+      &csv, &error))
+      << error;
+  EXPECT_NE(csv.find("\n" + std::to_string(child.pid()) +
+                     ",\"/bin/sleep\",\"/bin/sleep 30.0625\""),
+            std::string::npos)
+      << csv;
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace ringtrace
