@@ -722,6 +722,13 @@ TEST_F(FtraceSourceTest, OverrunIsCountedAsTheKernelCountedIt) {
   EXPECT_EQ(
       ringtrace::test::StatValue(tp_stats, "ftrace_cpu_overrun_delta", cpu),
       static_cast<int64_t>(kernel.overrun));
+  // The kernel's read count is what reached the trace, and the CPU is
+  // marked as one that lost data (trace_processor's data_loss stat).
+  EXPECT_EQ(
+      ringtrace::test::StatValue(tp_stats, "ftrace_cpu_read_events_delta", cpu),
+      static_cast<int64_t>(markers));
+  EXPECT_EQ(
+      ringtrace::test::StatValue(tp_stats, "ftrace_cpu_has_data_loss", cpu), 1);
 }
 
 }  // namespace
