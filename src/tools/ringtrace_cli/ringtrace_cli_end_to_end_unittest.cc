@@ -22,7 +22,6 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <fstream>
 #include <functional>
@@ -47,6 +46,7 @@
 #include "src/tools/ringtrace_cli/service_state_format.h"
 #include "src/tools/ringtrace_cli/test/pipe_capture.h"
 #include "src/tracing/consumer/consumer_client.h"
+#include "src/tracing/service/trace_export/test/inflate.h"
 #include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
@@ -511,28 +511,6 @@ TEST_F(RingtraceCliEndToEndTest, TwoSessionsAtOnceEachFileHoldsItsCategories) {
   EXPECT_EQ(State().sessions_size(), 0);
 }
 
-// One zlib stream inflated; "" (and a test failure) if it is not exactly
-// one complete stream.
-std::string Inflate(const std::string& in) {
-  z_stream zs = {};
-  EXPECT_EQ(inflateInit(&zs), Z_OK);
-  std::string out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  int r = Z_OK;
-  while (r == Z_OK) {
-    char buf[65536];
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
-    r = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  EXPECT_EQ(r, Z_STREAM_END);
-  EXPECT_EQ(zs.avail_in, 0u);
-  return r == Z_STREAM_END ? out : std::string();
-}
-
 TEST_F(RingtraceCliEndToEndTest, DeflateConfigWritesCompressedPackets) {
   Subprocess* app = StartApp("cli_e2e_app", 2);
   const std::string out = dir_.File("deflate.pftrace");
@@ -558,7 +536,7 @@ TEST_F(RingtraceCliEndToEndTest, DeflateConfigWritesCompressedPackets) {
   std::string inflated;
   for (const TracePacket& p : file.packets) {
     ASSERT_TRUE(p.has_compressed_packets());
-    inflated += Inflate(p.compressed_packets());
+    inflated += test::Inflate(p.compressed_packets());
   }
   size_t packets = 0;
   EXPECT_TRUE(OnlyTracePackets(inflated, &packets));

@@ -22,6 +22,7 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/service/trace_export/proto_wire.h"
+#include "src/tracing/service/trace_export/test/inflate.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/test/trace_processor_stats.h"
 
@@ -34,27 +35,7 @@ using perfetto::protos::TracePacket;
 using trace_buffer::FragmentRef;
 using trace_buffer::TraceBufferV2;
 
-// Inflates one zlib stream; fails the test on anything but exactly one
-// complete stream.
-std::string Inflate(const std::string& in) {
-  z_stream zs = {};
-  EXPECT_EQ(inflateInit(&zs), Z_OK);
-  std::string out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  int r = Z_OK;
-  while (r == Z_OK) {
-    char buf[16384];
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
-    r = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - zs.avail_out);
-  }
-  EXPECT_EQ(r, Z_STREAM_END) << (zs.msg ? zs.msg : "");
-  EXPECT_EQ(zs.avail_in, 0u) << "bytes after the zlib stream";
-  inflateEnd(&zs);
-  return out;
-}
+using test::Inflate;
 
 std::string ReadFd(int fd) {
   std::string bytes;
