@@ -614,8 +614,8 @@ TEST_P(FtraceSourcePatternTest, SleepAndSpinInSchedAndThreadState) {
 INSTANTIATE_TEST_SUITE_P(FullAndCompact,
                          FtraceSourcePatternTest,
                          ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "CompactSched" : "Full";
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "CompactSched" : "Full";
                          });
 
 // A buffer of one page per CPU written far past its size between two
