@@ -156,7 +156,7 @@ class ExactLossEndToEndTest : public SessionsLifecycleFixture,
     StopService(service.get(), "1 started, 1 written");
   }
 
-  // One session into --out |path| (ringtraced's single-session mode).
+  // One session into --out |path| (ringtraced's default session).
   void RunSingleSession(const std::string& path, WriterTotals* w, pid_t* pid) {
     base::Subprocess service(
         {bin_ + "/ringtraced", "--socket", socket_, "--out", path,

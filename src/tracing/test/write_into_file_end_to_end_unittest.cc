@@ -151,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(TraceConfig::BufferConfig::RING_BUFFER,
                       TraceConfig::BufferConfig::DISCARD));
 
-// The single-session mode (ringtraced --out) through a 64 KiB RING_BUFFER:
+// The default session (ringtraced --out) through a 64 KiB RING_BUFFER:
 // two ringtrace_loss_probe processes write 10000 packets of about 1500
 // bytes each at once, most packets across a chunk boundary, so a chunk
 // holding a packet's head can be erased while its continuation is still on

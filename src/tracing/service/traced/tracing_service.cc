@@ -789,7 +789,7 @@ std::string FormatSummary(const ServiceSummary& s) {
   const ExportSummary& e = s.export_summary;
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   char text[2048];
-  // The single-session trace: written, failed, or (daemon mode) none.
+  // The default session's trace (--out): written, failed, or none.
   std::string trace;
   if (s.written) {
     snprintf(text, sizeof(text),
@@ -800,7 +800,7 @@ std::string FormatSummary(const ServiceSummary& s) {
              u(e.file_size));
     trace = text;
   } else if (s.out_path.empty()) {
-    trace = "No single-session trace (no --out)";
+    trace = "No --out trace (sessions are the consumers')";
   } else {
     snprintf(text, sizeof(text),
              "%llu packets (%llu bytes) NOT written (the "
