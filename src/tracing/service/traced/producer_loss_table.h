@@ -7,10 +7,10 @@
 // producer is removed), kept per producer and writer for the TraceStats of
 // ONE trace (the ringtrace_* fields, docs/service.md "Loss reports"). The
 // service keeps one table per session (the default session of
-// `ringtraced --out` among them) and routes each entry by its target buffer to the table of the
-// session owning that buffer, if the producer serves it (ServiceCore::
-// LossTableFor): a report never reaches the trace of a session its
-// producer does not serve, nor of a session that started after the loss.
+// `ringtraced --out` among them) and routes each entry by its target buffer to
+// the table of the session owning that buffer, if the producer serves it
+// (ServiceCore:: LossTableFor): a report never reaches the trace of a session
+// its producer does not serve, nor of a session that started after the loss.
 //
 // Reports come from producers, so they are untrusted:
 //   - bounded memory: at most kMaxWritersPerProducer writers per producer
