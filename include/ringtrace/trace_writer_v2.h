@@ -143,7 +143,7 @@ class Message {
     return field_id - 1u < kMaxFieldId;
   }
 
-  // Varint field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
+  // VarInt field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
   // values take 10 bytes, as in protobuf.
   template <typename T>
   void AppendVarInt(uint32_t field_id, T value) {

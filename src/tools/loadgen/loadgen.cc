@@ -86,7 +86,7 @@ void RunThread(Producer* producer,
 }
 
 // Minimal protobuf scanning (wire format only) for the trace file.
-bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
+bool ReadVarInt(const uint8_t** p, const uint8_t* end, uint64_t* v) {
   uint64_t out = 0;
   for (uint32_t shift = 0; shift < 64; shift += 7) {
     if (*p >= end)
@@ -107,14 +107,14 @@ bool SkipField(const uint8_t** p, const uint8_t* end, uint32_t wire_type) {
   uint64_t v = 0;
   switch (wire_type) {
     case 0:
-      return ReadVarint(p, end, &v);
+      return ReadVarInt(p, end, &v);
     case 1:
       if (end - *p < 8)
         return false;
       *p += 8;
       return true;
     case 2:
-      if (!ReadVarint(p, end, &v) || v > static_cast<uint64_t>(end - *p))
+      if (!ReadVarInt(p, end, &v) || v > static_cast<uint64_t>(end - *p))
         return false;
       *p += v;
       return true;
@@ -143,7 +143,7 @@ base::Status CountPacket(const uint8_t* p,
   bool clear = false;
   while (p < end) {
     uint64_t tag = 0;
-    if (!ReadVarint(&p, end, &tag))
+    if (!ReadVarInt(&p, end, &tag))
       return base::ErrStatus("malformed packet %llu",
                              static_cast<unsigned long long>(count->packets));
     const uint64_t field = tag >> 3;
@@ -263,7 +263,7 @@ base::Status CountTraceBytes(const std::string& data, TraceCount* count) {
   const uint8_t* const end = p + data.size();
   while (p < end) {
     uint64_t tag = 0;
-    if (!ReadVarint(&p, end, &tag))
+    if (!ReadVarInt(&p, end, &tag))
       return base::ErrStatus("malformed trace framing");
     if (tag != (kTracePacketField << 3 | 2)) {
       if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
@@ -271,7 +271,7 @@ base::Status CountTraceBytes(const std::string& data, TraceCount* count) {
       continue;
     }
     uint64_t len = 0;
-    if (!ReadVarint(&p, end, &len) || len > static_cast<uint64_t>(end - p))
+    if (!ReadVarInt(&p, end, &len) || len > static_cast<uint64_t>(end - p))
       return base::ErrStatus("truncated packet");
     base::Status status = CountPacket(p, p + len, count);
     if (!status.ok())

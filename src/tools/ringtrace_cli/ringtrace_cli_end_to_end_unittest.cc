@@ -120,7 +120,7 @@ TraceContents ReadTrace(const std::string& path) {
 }
 
 // Reads a varint at |*pos| of |bytes|; false past the end or over 10 bytes.
-bool ReadVarint(const std::string& bytes, size_t* pos, uint64_t* value) {
+bool ReadVarInt(const std::string& bytes, size_t* pos, uint64_t* value) {
   *value = 0;
   for (int shift = 0; shift < 70 && *pos < bytes.size(); shift += 7) {
     const uint8_t b = static_cast<uint8_t>(bytes[(*pos)++]);
@@ -139,8 +139,8 @@ bool OnlyTracePackets(const std::string& bytes, size_t* packets) {
   size_t pos = 0;
   while (pos < bytes.size()) {
     uint64_t tag = 0, size = 0;
-    if (!ReadVarint(bytes, &pos, &tag) || tag != ((1u << 3) | 2u) ||
-        !ReadVarint(bytes, &pos, &size) || size > bytes.size() - pos) {
+    if (!ReadVarInt(bytes, &pos, &tag) || tag != ((1u << 3) | 2u) ||
+        !ReadVarInt(bytes, &pos, &size) || size > bytes.size() - pos) {
       return false;
     }
     pos += static_cast<size_t>(size);

@@ -180,7 +180,7 @@ TEST(ProducerRingTest, PacketsRoundTripAndWritersNotify) {
     ASSERT_EQ(packets.size(), kPackets) << "thread " << t;
     for (uint32_t i = 0; i < kPackets; ++i) {
       ProtoTestEncoder expected;
-      expected.VarintField(rt::TracePacket::kTimestampFieldNumber, i)
+      expected.VarIntField(rt::TracePacket::kTimestampFieldNumber, i)
           .Group(rt::TracePacket::kForTestingFieldNumber,
                  ProtoTestEncoder().BytesField(rt::TestEvent::kStrFieldNumber,
                                                PacketBody(t, i)));

@@ -186,7 +186,7 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
     ASSERT_EQ(packets.size(), kPackets);
     for (uint32_t i = 0; i < kPackets; ++i) {
       ProtoTestEncoder expected;
-      expected.VarintField(rt::TracePacket::kTimestampFieldNumber, i)
+      expected.VarIntField(rt::TracePacket::kTimestampFieldNumber, i)
           .Group(rt::TracePacket::kForTestingFieldNumber,
                  ProtoTestEncoder().BytesField(rt::TestEvent::kStrFieldNumber,
                                                Body(t, i)));

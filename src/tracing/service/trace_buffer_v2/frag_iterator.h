@@ -27,7 +27,7 @@ namespace trace_buffer {
 class FragIterator {
  public:
   static constexpr uint32_t kDropPacketSize = (1u << 28) - 1;
-  static constexpr size_t kMaxVarintSize = 4;
+  static constexpr size_t kMaxVarIntSize = 4;
 
   enum class Result { kOk, kEnd, kCorrupted };
 
@@ -52,7 +52,7 @@ class FragIterator {
     uint32_t value = 0;
     for (size_t shift = 0;; shift += 7) {
       // Truncated varint (payload ends inside it) or more than 4 bytes.
-      if (p == end_ || p - header_offset == kMaxVarintSize)
+      if (p == end_ || p - header_offset == kMaxVarIntSize)
         return Result::kCorrupted;
       const uint8_t byte = payload_[p++];
       value |= static_cast<uint32_t>(byte & 0x7f) << shift;
@@ -86,7 +86,7 @@ class FragIterator {
 };
 
 // Writes |value| (< 2^28) as a 4-byte redundant varint.
-inline void WriteRedundantVarint(uint32_t value, uint8_t* dst) {
+inline void WriteRedundantVarInt(uint32_t value, uint8_t* dst) {
   dst[0] = static_cast<uint8_t>((value & 0x7f) | 0x80);
   dst[1] = static_cast<uint8_t>(((value >> 7) & 0x7f) | 0x80);
   dst[2] = static_cast<uint8_t>(((value >> 14) & 0x7f) | 0x80);

@@ -56,7 +56,7 @@ struct ChunkTemplate {
 };
 
 void AppendFragment(ChunkTemplate* t, size_t size, std::minstd_rand* rng) {
-  WriteRedundantVarint(static_cast<uint32_t>(size), &t->payload[t->used]);
+  WriteRedundantVarInt(static_cast<uint32_t>(size), &t->payload[t->used]);
   for (size_t i = 0; i < size; i++)
     t->payload[t->used + 4 + i] = static_cast<uint8_t>((*rng)());
   t->used += 4 + size;

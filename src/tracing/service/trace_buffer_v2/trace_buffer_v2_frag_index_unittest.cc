@@ -112,7 +112,7 @@ TEST_F(TraceBufferV2FragIndexTest, SmallChunksHaveNoIndex) {
 
 // 1- and 2-byte (minimal) varint headers, as Perfetto writers send them:
 // the index points past headers of any length.
-TEST_F(TraceBufferV2FragIndexTest, ShortVarintHeaders) {
+TEST_F(TraceBufferV2FragIndexTest, ShortVarIntHeaders) {
   Create(64 * 1024);
   std::vector<uint8_t> payload;
   std::vector<std::string> pkts;

@@ -30,7 +30,7 @@ inline void AppendFragment(std::vector<uint8_t>* payload,
                            const std::string& data) {
   const size_t pos = payload->size();
   payload->resize(pos + 4 + data.size());
-  WriteRedundantVarint(static_cast<uint32_t>(data.size()), &(*payload)[pos]);
+  WriteRedundantVarInt(static_cast<uint32_t>(data.size()), &(*payload)[pos]);
   if (!data.empty())
     memcpy(&(*payload)[pos + 4], data.data(), data.size());
 }
@@ -39,7 +39,7 @@ inline void AppendFragment(std::vector<uint8_t>* payload,
 inline void AppendDropMarker(std::vector<uint8_t>* payload) {
   const size_t pos = payload->size();
   payload->resize(pos + 4);
-  WriteRedundantVarint(kPacketSizeDropPacket, &(*payload)[pos]);
+  WriteRedundantVarInt(kPacketSizeDropPacket, &(*payload)[pos]);
 }
 
 inline std::vector<uint8_t> MakePayload(const std::vector<std::string>& frags,

@@ -474,7 +474,7 @@ TEST_F(TraceBufferV2HostileTest, TooManyDeclaredFragments) {
   EXPECT_EQ(got[2].loss, kDataLossPresent | kDataLossChunkCorrupted);
 }
 
-TEST_F(TraceBufferV2HostileTest, TruncatedAndOverlongVarints) {
+TEST_F(TraceBufferV2HostileTest, TruncatedAndOverlongVarInts) {
   std::vector<uint8_t> truncated = MakePayload({"a"});
   truncated.push_back(0x81);  // Continuation bit, then the payload ends.
   EXPECT_TRUE(CommitRaw(1, 1, 0, truncated, 2));
@@ -580,7 +580,7 @@ TEST(FragIteratorTest, TokenizesAndDetectsMalformedFragments) {
   EXPECT_EQ(it2.pos(), 0u);
 
   std::vector<uint8_t> drop(4);
-  WriteRedundantVarint(FragIterator::kDropPacketSize, drop.data());
+  WriteRedundantVarInt(FragIterator::kDropPacketSize, drop.data());
   FragIterator it3(drop.data(), 0, drop.size());
   ASSERT_EQ(it3.Next(&f), FragIterator::Result::kOk);
   EXPECT_TRUE(f.dropped);

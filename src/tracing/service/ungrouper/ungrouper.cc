@@ -23,11 +23,11 @@ using base::kWireFixed32;
 using base::kWireFixed64;
 using base::kWireLengthDelimited;
 using base::kWireStartGroup;
-constexpr uint32_t kWireVarint = base::kWireVarInt;
+using base::kWireVarInt;
 
 // A value varint has at most 10 bytes (64 bits / 7, rounded up); a tag is a
 // 32-bit varint and has at most 5.
-constexpr size_t kMaxVarintLen = base::kMaxVarIntSize;
+constexpr size_t kMaxVarIntLen = base::kMaxVarIntSize;
 constexpr size_t kMaxTagLen = base::kMaxTagSize;
 
 constexpr size_t kMinOutputCapacity = 256;
@@ -61,8 +61,8 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
 
 // Decodes a varint of at most |max_len| bytes from [p, end). On success sets
 // *value and *len. kTruncated: [p, end) ends before the varint does (and is
-// shorter than |max_len|); kVarintTooLong: |max_len| bytes without an end.
-inline UngroupError DecodeVarint(const uint8_t* p,
+// shorter than |max_len|); kVarIntTooLong: |max_len| bytes without an end.
+inline UngroupError DecodeVarInt(const uint8_t* p,
                                  const uint8_t* end,
                                  size_t max_len,
                                  uint64_t* value,
@@ -79,7 +79,7 @@ inline UngroupError DecodeVarint(const uint8_t* p,
       return UngroupError::kNone;
     }
   }
-  return limit == max_len ? UngroupError::kVarintTooLong
+  return limit == max_len ? UngroupError::kVarIntTooLong
                           : UngroupError::kTruncated;
 }
 
@@ -93,24 +93,24 @@ class ContiguousReader {
   bool AtEnd() const { return cur_ == end_; }
   uint64_t offset() const { return static_cast<uint64_t>(cur_ - begin_); }
 
-  UngroupError ReadVarint(size_t max_len, uint64_t* value, uint32_t* len) {
+  UngroupError ReadVarInt(size_t max_len, uint64_t* value, uint32_t* len) {
     if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {
       *value = *cur_++;
       *len = 1;
       return UngroupError::kNone;
     }
-    UngroupError e = DecodeVarint(cur_, end_, max_len, value, len);
+    UngroupError e = DecodeVarInt(cur_, end_, max_len, value, len);
     if (e == UngroupError::kNone)
       cur_ += *len;
     return e;
   }
 
   // Skips a value varint (wire type 0) without decoding it.
-  UngroupError SkipVarint() {
+  UngroupError SkipVarInt() {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     // Finds the terminating byte (high bit clear) among the next 8 with one
     // load, then checks bytes 9 and 10 (nanosecond timestamps take 9).
-    if (RT_LIKELY(end_ - cur_ >= static_cast<ptrdiff_t>(kMaxVarintLen))) {
+    if (RT_LIKELY(end_ - cur_ >= static_cast<ptrdiff_t>(kMaxVarIntLen))) {
       uint64_t word;
       memcpy(&word, cur_, 8);
       const uint64_t stops = ~word & 0x8080808080808080ull;
@@ -126,12 +126,12 @@ class ContiguousReader {
         cur_ += 10;
         return UngroupError::kNone;
       }
-      return UngroupError::kVarintTooLong;
+      return UngroupError::kVarIntTooLong;
     }
 #endif
     uint64_t value;
     uint32_t len;
-    return ReadVarint(kMaxVarintLen, &value, &len);
+    return ReadVarInt(kMaxVarIntLen, &value, &len);
   }
 
   UngroupError Skip(uint64_t n) {
@@ -165,7 +165,7 @@ class SliceReader {
   bool AtEnd() const { return offset_ == total_; }
   uint64_t offset() const { return offset_; }
 
-  UngroupError ReadVarint(size_t max_len, uint64_t* value, uint32_t* len) {
+  UngroupError ReadVarInt(size_t max_len, uint64_t* value, uint32_t* len) {
     if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {  // One byte.
       *value = *cur_;
       *len = 1;
@@ -173,7 +173,7 @@ class SliceReader {
       return UngroupError::kNone;
     }
     // Fast path: the varint ends inside the current slice.
-    UngroupError e = DecodeVarint(cur_, end_, max_len, value, len);
+    UngroupError e = DecodeVarInt(cur_, end_, max_len, value, len);
     if (RT_LIKELY(e != UngroupError::kTruncated)) {
       if (e == UngroupError::kNone)
         Advance(*len);
@@ -192,13 +192,13 @@ class SliceReader {
         return UngroupError::kNone;
       }
     }
-    return UngroupError::kVarintTooLong;
+    return UngroupError::kVarIntTooLong;
   }
 
-  UngroupError SkipVarint() {
+  UngroupError SkipVarInt() {
     uint64_t value;
     uint32_t len;
-    return ReadVarint(kMaxVarintLen, &value, &len);
+    return ReadVarInt(kMaxVarIntLen, &value, &len);
   }
 
   UngroupError Skip(uint64_t n) {
@@ -348,8 +348,8 @@ void Emit(const Ungrouper::Edit* edits,
 template <typename Reader>
 inline UngroupError SkipScalarField(Reader* r, uint32_t wire) {
   switch (wire) {
-    case kWireVarint:
-      return r->SkipVarint();
+    case kWireVarInt:
+      return r->SkipVarInt();
     case kWireFixed64:
       return r->Skip(8);
     case kWireFixed32:
@@ -357,7 +357,7 @@ inline UngroupError SkipScalarField(Reader* r, uint32_t wire) {
     case kWireLengthDelimited: {
       uint64_t value;
       uint32_t len;
-      const UngroupError e = r->ReadVarint(kMaxVarintLen, &value, &len);
+      const UngroupError e = r->ReadVarInt(kMaxVarIntLen, &value, &len);
       return RT_LIKELY(e == UngroupError::kNone) ? r->Skip(value) : e;
     }
     default:  // 6 and 7.
@@ -388,7 +388,7 @@ const char* UngroupErrorName(UngroupError e) {
       return "ok";
     case UngroupError::kTruncated:
       return "truncated field";
-    case UngroupError::kVarintTooLong:
+    case UngroupError::kVarIntTooLong:
       return "varint too long";
     case UngroupError::kBadWireType:
       return "bad wire type";
@@ -455,11 +455,11 @@ UngroupError Ungrouper::Measure(Reader* r,
     *err_off = tag_off;
     uint64_t tag;
     uint32_t tag_len;
-    UngroupError e = r->ReadVarint(kMaxTagLen, &tag, &tag_len);
+    UngroupError e = r->ReadVarInt(kMaxTagLen, &tag, &tag_len);
     if (RT_UNLIKELY(e != UngroupError::kNone))
       return e;
     if (RT_UNLIKELY(tag > 0xffffffffu))
-      return UngroupError::kVarintTooLong;
+      return UngroupError::kVarIntTooLong;
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     if (RT_UNLIKELY(field == 0))
       return UngroupError::kFieldZero;

@@ -27,7 +27,7 @@
 // inside the input, and the groups must nest properly. Errors (UngroupError):
 //   - kTruncated:        a tag, varint, fixed32/64 or length-delimited payload
 //                        runs past the end of the packet;
-//   - kVarintTooLong:    a varint longer than 10 bytes (a value varint) or a
+//   - kVarIntTooLong:    a varint longer than 10 bytes (a value varint) or a
 //                        tag varint longer than 5 bytes / above 2^32 - 1;
 //   - kBadWireType:      wire types 6 and 7;
 //   - kFieldZero:        field number 0;
@@ -96,7 +96,7 @@ struct ConstBytes {
 enum class UngroupError : uint8_t {
   kNone = 0,
   kTruncated,
-  kVarintTooLong,
+  kVarIntTooLong,
   kBadWireType,
   kFieldZero,
   kUnmatchedEnd,

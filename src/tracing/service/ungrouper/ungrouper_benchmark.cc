@@ -39,19 +39,19 @@ std::string MakePacket(Shape shape) {
   Enc e;
   switch (shape) {
     case kTrackEventLike:
-      e.VarintField(8, 1700000000123456789ull)
+      e.VarIntField(8, 1700000000123456789ull)
           .StartGroup(11)
-          .VarintField(9, 1)
+          .VarIntField(9, 1)
           .BytesField(23, "MessageLoop::RunTask")
-          .VarintField(11, 0x1234)
+          .VarIntField(11, 0x1234)
           .EndGroup(11)
-          .VarintField(10, 7);
+          .VarIntField(10, 7);
       break;
     case kDeep: {
       constexpr uint32_t kDepth = 32;
-      e.VarintField(8, 42).StartGroup(900).StartGroup(5);
+      e.VarIntField(8, 42).StartGroup(900).StartGroup(5);
       for (uint32_t i = 2; i < kDepth; i++)
-        e.BytesField(1, "level_string").VarintField(5, i).StartGroup(2);
+        e.BytesField(1, "level_string").VarIntField(5, i).StartGroup(2);
       e.BytesField(4, "leaf");
       for (uint32_t i = 2; i < kDepth; i++)
         e.EndGroup(2);
@@ -59,9 +59,9 @@ std::string MakePacket(Shape shape) {
       break;
     }
     case kLarge:
-      e.VarintField(8, 1700000000123456789ull)
+      e.VarIntField(8, 1700000000123456789ull)
           .StartGroup(11)
-          .VarintField(9, 3)
+          .VarIntField(9, 3)
           .BytesField(23, "BigEvent");
       for (uint32_t i = 0; i < 100; i++) {
         e.StartGroup(4)
@@ -73,12 +73,12 @@ std::string MakePacket(Shape shape) {
       break;
     case kPassThrough: {
       Enc te;
-      te.VarintField(9, 1)
+      te.VarIntField(9, 1)
           .BytesField(23, "MessageLoop::RunTask")
-          .VarintField(11, 0x1234);
-      e.VarintField(8, 1700000000123456789ull)
+          .VarIntField(11, 0x1234);
+      e.VarIntField(8, 1700000000123456789ull)
           .BytesField(11, te.str())
-          .VarintField(10, 7);
+          .VarIntField(10, 7);
       break;
     }
   }

@@ -88,12 +88,12 @@ TEST(UngrouperTest, EmptyPacketPassesThrough) {
 
 TEST(UngrouperTest, PacketWithoutGroupsPassesThroughWithoutCopy) {
   Enc in;
-  in.VarintField(8, 123456789)
+  in.VarIntField(8, 123456789)
       .Fixed64Field(2, 0x0102030405060708ull)
       .Fixed32Field(3, 0xdeadbeef)
       .BytesField(4, "hello")
-      .BytesField(11, Enc().VarintField(9, 1).str())  // A real submessage.
-      .VarintField(536870911, 1);                     // Max field number.
+      .BytesField(11, Enc().VarIntField(9, 1).str())  // A real submessage.
+      .VarIntField(536870911, 1);                     // Max field number.
   Ungrouper u;
   ConstBytes out;
   ASSERT_TRUE(u.Ungroup(in.data(), in.size(), &out).ok());
@@ -116,8 +116,8 @@ TEST(UngrouperTest, SingleGroupByteExact) {
 
 TEST(UngrouperTest, EmptyGroups) {
   Enc in, expected;
-  in.Group(1, Enc()).VarintField(2, 7).Group(3, Enc().Group(4, Enc()));
-  expected.Nested(1, Enc()).VarintField(2, 7).Nested(3, Enc().Nested(4, Enc()));
+  in.Group(1, Enc()).VarIntField(2, 7).Group(3, Enc().Group(4, Enc()));
+  expected.Nested(1, Enc()).VarIntField(2, 7).Nested(3, Enc().Nested(4, Enc()));
   Ungrouper u;
   EXPECT_EQ(UngroupOk(&u, in.str()), expected.str());
   EXPECT_EQ(expected.str(), std::string("\x0a\x00\x10\x07\x1a\x02\x22\x00", 8));
@@ -128,7 +128,7 @@ TEST(UngrouperTest, DeepRepeatedGroupsWithAllWireTypes) {
   // length-delimited fields; every scalar wire type at every level.
   auto scalars = [](Enc& e, uint32_t base) -> Enc& {
     return e
-        .VarintField(base, 0xffffffffffffffffull)  // 10-byte varint.
+        .VarIntField(base, 0xffffffffffffffffull)  // 10-byte varint.
         .Fixed64Field(base + 1, 0x1122334455667788ull)
         .Fixed32Field(base + 2, 0x99aabbcc)
         .BytesField(base + 3, "str");
@@ -146,8 +146,8 @@ TEST(UngrouperTest, DeepRepeatedGroupsWithAllWireTypes) {
   scalars(in1, 40).Group(2000, in2).BytesField(3, "after");
   scalars(ex1, 40).Nested(2000, ex2).BytesField(3, "after");
   Enc in, expected;
-  in.VarintField(8, 1).Group(11, in1).Group(11, in1).VarintField(10, 3);
-  expected.VarintField(8, 1).Nested(11, ex1).Nested(11, ex1).VarintField(10, 3);
+  in.VarIntField(8, 1).Group(11, in1).Group(11, in1).VarIntField(10, 3);
+  expected.VarIntField(8, 1).Nested(11, ex1).Nested(11, ex1).VarIntField(10, 3);
   Ungrouper u;
   EXPECT_EQ(UngroupOk(&u, in.str()), expected.str());
 }
@@ -172,15 +172,15 @@ TEST(UngrouperTest, ManyNestedGroupsShrinkWithMultiByteTags) {
   // Field 5000 has a 3-byte tag: each group loses its 3-byte end tag and
   // gains a 1-byte length.
   Enc in, expected;
-  in.Group(5000, Enc().Group(5000, Enc().VarintField(1, 1)));
-  expected.Nested(5000, Enc().Nested(5000, Enc().VarintField(1, 1)));
+  in.Group(5000, Enc().Group(5000, Enc().VarIntField(1, 1)));
+  expected.Nested(5000, Enc().Nested(5000, Enc().VarIntField(1, 1)));
   Ungrouper u;
   const std::string out = UngroupOk(&u, in.str());
   EXPECT_EQ(out, expected.str());
   EXPECT_EQ(out.size() + 4, in.size());
 }
 
-TEST(UngrouperTest, NonMinimalTagsAndVarints) {
+TEST(UngrouperTest, NonMinimalTagsAndVarInts) {
   // Start tag for field 1 written in 2 bytes (0x8b 0x00) and end tag in 3:
   // the converted tag is minimal. A non-minimal value varint (0x81 0x80 0x00
   // = 1) is copied unchanged.
@@ -193,7 +193,7 @@ TEST(UngrouperTest, NonMinimalTagsAndVarints) {
 
 TEST(UngrouperTest, OutputHasNoGroupsLeft) {
   Enc in;
-  in.Group(1, Enc().Group(2, Enc().VarintField(3, 4)));
+  in.Group(1, Enc().Group(2, Enc().VarIntField(3, 4)));
   Ungrouper u1, u2;
   const std::string out = UngroupOk(&u1, in.str());
   ConstBytes again;
@@ -214,8 +214,8 @@ void GenMessage(std::mt19937* rng, int depth, Enc* in, Enc* expected) {
       case 0: {
         const uint64_t v = (static_cast<uint64_t>((*rng)()) << 32 | (*rng)()) >>
                            ((*rng)() % 64);
-        in->VarintField(field, v);
-        expected->VarintField(field, v);
+        in->VarIntField(field, v);
+        expected->VarIntField(field, v);
         break;
       }
       case 1: {
@@ -267,19 +267,19 @@ TEST(UngrouperTest, RoundTripTrackEventIntoLibprotobuf) {
   //   { name=10, int_value=4 } (x2), flow_ids=47 fixed64 },
   //   trusted_packet_sequence_id=10 }.
   Enc ann1, ann2;
-  ann1.BytesField(10, "arg1").VarintField(4, static_cast<uint64_t>(-5));
+  ann1.BytesField(10, "arg1").VarIntField(4, static_cast<uint64_t>(-5));
   ann2.BytesField(10, "arg2").Fixed64Field(5, 0x400921fb54442d18ull);  // pi.
   Enc te;
-  te.VarintField(9, 1)
+  te.VarIntField(9, 1)
       .BytesField(23, "my_slice")
-      .VarintField(3, 7)
-      .VarintField(3, 8)
-      .VarintField(11, 0xabcdef)
+      .VarIntField(3, 7)
+      .VarIntField(3, 8)
+      .VarIntField(11, 0xabcdef)
       .Group(4, ann1)
       .Group(4, ann2)
       .Fixed64Field(47, 0x1234567890ull);
   Enc in;
-  in.VarintField(8, 1000000007).Group(11, te).VarintField(10, 42);
+  in.VarIntField(8, 1000000007).Group(11, te).VarIntField(10, 42);
 
   Ungrouper u;
   const std::string out = UngroupOk(&u, in.str());
@@ -311,20 +311,20 @@ TEST(UngrouperTest, RoundTripNestedTestPayloadIntoLibprotobuf) {
   // {...} } } } with TestPayload repeated at each level, 5 levels deep.
   constexpr int kLevels = 5;
   Enc payload;
-  payload.BytesField(1, "leaf").VarintField(3, 0).VarintField(5, 99);
+  payload.BytesField(1, "leaf").VarIntField(3, 0).VarIntField(5, 99);
   for (int level = 1; level < kLevels; level++) {
     Enc outer;
     outer.BytesField(1, "level" + std::to_string(level))
         .Group(2, payload)
-        .Group(2, Enc().VarintField(6, static_cast<uint64_t>(level)))
-        .VarintField(3, static_cast<uint64_t>(level))
+        .Group(2, Enc().VarIntField(6, static_cast<uint64_t>(level)))
+        .VarIntField(3, static_cast<uint64_t>(level))
         .BytesField(4, "single");
     payload = outer;
   }
   Enc test_event;
-  test_event.BytesField(1, "root").VarintField(2, 17).Group(5, payload);
+  test_event.BytesField(1, "root").VarIntField(2, 17).Group(5, payload);
   Enc in;
-  in.Group(900, test_event).VarintField(8, 5);
+  in.Group(900, test_event).VarIntField(8, 5);
 
   Ungrouper u;
   const std::string out = UngroupOk(&u, in.str());
@@ -376,7 +376,7 @@ TEST(UngrouperTest, LengthsPastTheEnd) {
             UngroupError::kTruncated);
   // A 2^64 - 1 length must not wrap around.
   Enc huge;
-  huge.Tag(2, 2).Varint(~0ull).Bytes({1, 2, 3});
+  huge.Tag(2, 2).VarInt(~0ull).Bytes({1, 2, 3});
   EXPECT_EQ(UngroupErr(huge.str()), UngroupError::kTruncated);
   // A length that escapes the enclosing group (bytes run past its end tag
   // and the end of the packet).
@@ -386,15 +386,15 @@ TEST(UngrouperTest, LengthsPastTheEnd) {
             UngroupError::kTruncated);
 }
 
-TEST(UngrouperTest, OverLongVarints) {
+TEST(UngrouperTest, OverLongVarInts) {
   // 11-byte value varint.
   std::string v11("\x08", 1);
   v11 += std::string(10, '\x80');
   v11 += '\x01';
-  EXPECT_EQ(UngroupErr(v11), UngroupError::kVarintTooLong);
+  EXPECT_EQ(UngroupErr(v11), UngroupError::kVarIntTooLong);
   // Also as a length.
   v11[0] = '\x12';
-  EXPECT_EQ(UngroupErr(v11), UngroupError::kVarintTooLong);
+  EXPECT_EQ(UngroupErr(v11), UngroupError::kVarIntTooLong);
   // 10 bytes is fine.
   std::string v10("\x08", 1);
   v10 += std::string(9, '\xff');
@@ -403,9 +403,9 @@ TEST(UngrouperTest, OverLongVarints) {
   EXPECT_EQ(UngroupOk(&u, v10), v10);
   // A 6-byte tag; a 5-byte tag above 2^32 - 1.
   EXPECT_EQ(UngroupErr(std::string("\x88\x80\x80\x80\x80\x00", 6)),
-            UngroupError::kVarintTooLong);
+            UngroupError::kVarIntTooLong);
   EXPECT_EQ(UngroupErr(std::string("\xf8\xff\xff\xff\x1f\x00", 6)),
-            UngroupError::kVarintTooLong);
+            UngroupError::kVarIntTooLong);
 }
 
 TEST(UngrouperTest, BadWireTypes) {
@@ -447,7 +447,7 @@ TEST(UngrouperTest, DepthLimit) {
     Enc e;
     for (uint32_t f : fields)
       e.StartGroup(f);
-    e.VarintField(5, 77);
+    e.VarIntField(5, 77);
     for (size_t i = fields.size(); i-- > 0;)
       e.EndGroup(fields[i]);
     return e;
@@ -507,7 +507,7 @@ TEST(UngrouperTest, SuccessAfterErrorResetsState) {
 // heap copy).
 TEST(UngrouperTest, EveryPrefixIsHandled) {
   Enc in;
-  in.VarintField(8, 300)
+  in.VarIntField(8, 300)
       .Group(11,
              Enc().BytesField(23, "name").Group(4, Enc().Fixed64Field(5, 1)))
       .Fixed32Field(3, 7);
@@ -530,7 +530,7 @@ TEST(UngrouperTest, EveryPrefixIsHandled) {
 
 TEST(UngrouperTest, SlicesMatchContiguousAtEverySplit) {
   Enc in;
-  in.VarintField(8, 0xffffffffffffull)
+  in.VarIntField(8, 0xffffffffffffull)
       .Group(2000, Enc()
                        .BytesField(23, std::string(150, 'n'))
                        .Group(4, Enc().Fixed64Field(5, 1).Fixed32Field(6, 2)))
@@ -553,7 +553,7 @@ TEST(UngrouperTest, SlicesMatchContiguousAtEverySplit) {
 
 TEST(UngrouperTest, MultiSlicePassThroughMakesNoCopy) {
   Enc in;
-  in.VarintField(8, 1).BytesField(2, "abcdef").Fixed64Field(3, 4);
+  in.VarIntField(8, 1).BytesField(2, "abcdef").Fixed64Field(3, 4);
   SlicedInput s = Slice(in.str(), {1, 5, 5});
   Ungrouper u;
   Ungrouper::SlicesResult r;
@@ -568,7 +568,7 @@ TEST(UngrouperTest, MultiSlicePassThroughMakesNoCopy) {
 
 TEST(UngrouperTest, SingleSliceUsesTheContiguousPath) {
   Enc in;
-  in.VarintField(8, 1);
+  in.VarIntField(8, 1);
   ConstBytes slice{in.data(), in.size()};
   Ungrouper u;
   Ungrouper::SlicesResult r;
@@ -591,9 +591,9 @@ TEST(UngrouperTest, MalformedSlicesFailAtEverySplit) {
        UngroupError::kTruncated},
       {std::string("\x09\x01\x02", 3), UngroupError::kTruncated},
       {std::string("\x08") + std::string(10, '\x80') + "\x01",
-       UngroupError::kVarintTooLong},
+       UngroupError::kVarIntTooLong},
       {std::string("\x88\x80\x80\x80\x80\x00", 6),
-       UngroupError::kVarintTooLong},
+       UngroupError::kVarIntTooLong},
       {std::string("\x0b\x0e", 2), UngroupError::kBadWireType},
       {std::string("\x0b\x00", 2), UngroupError::kFieldZero},
       {std::string("\x08\x01\x0c", 3), UngroupError::kUnmatchedEnd},
@@ -620,7 +620,7 @@ TEST(UngrouperTest, MalformedSlicesFailAtEverySplit) {
 TEST(UngrouperTest, SteadyStateReusesTheOutputBuffer) {
   Enc big, small;
   big.Group(1, Enc().BytesField(2, std::string(1000, 'b')));
-  small.Group(1, Enc().VarintField(2, 3));
+  small.Group(1, Enc().VarIntField(2, 3));
   Ungrouper u;
   ConstBytes out1, out2, out3;
   ASSERT_TRUE(u.Ungroup(big.data(), big.size(), &out1).ok());

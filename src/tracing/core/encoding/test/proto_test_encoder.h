@@ -21,7 +21,7 @@ namespace encoding {
 
 class ProtoTestEncoder {
  public:
-  ProtoTestEncoder& Varint(uint64_t v) {
+  ProtoTestEncoder& VarInt(uint64_t v) {
     while (v >= 0x80) {
       s_.push_back(static_cast<char>((v & 0x7f) | 0x80));
       v >>= 7;
@@ -30,10 +30,10 @@ class ProtoTestEncoder {
     return *this;
   }
   ProtoTestEncoder& Tag(uint32_t field, uint32_t wire_type) {
-    return Varint((static_cast<uint64_t>(field) << 3) | wire_type);
+    return VarInt((static_cast<uint64_t>(field) << 3) | wire_type);
   }
-  ProtoTestEncoder& VarintField(uint32_t field, uint64_t v) {
-    return Tag(field, 0).Varint(v);
+  ProtoTestEncoder& VarIntField(uint32_t field, uint64_t v) {
+    return Tag(field, 0).VarInt(v);
   }
   ProtoTestEncoder& Fixed64Field(uint32_t field, uint64_t v) {
     Tag(field, 1);
@@ -48,7 +48,7 @@ class ProtoTestEncoder {
     return *this;
   }
   ProtoTestEncoder& BytesField(uint32_t field, const std::string& b) {
-    Tag(field, 2).Varint(b.size());
+    Tag(field, 2).VarInt(b.size());
     s_ += b;
     return *this;
   }
