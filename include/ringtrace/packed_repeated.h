@@ -45,8 +45,8 @@ class PackedBuffer {
  protected:
   void AppendRawVarInt(uint64_t value) {
     const size_t old_size = buf_.size();
-    buf_.resize(old_size + base::kMaxVarIntSize);
-    uint8_t* end = base::EncodeVarInt(value, buf_.data() + old_size);
+    buf_.resize(old_size + encoding::kMaxVarIntSize);
+    uint8_t* end = encoding::EncodeVarInt(value, buf_.data() + old_size);
     buf_.resize(static_cast<size_t>(end - buf_.data()));
   }
 

@@ -2,11 +2,13 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// Protobuf wire-format basics shared by every component that encodes or
-// rewrites protobuf bytes by hand: the TraceWriterV2 encoder, the Ungrouper
-// and the trace exporter. Only encoding lives here; decoding untrusted bytes
-// stays beside each parser, because each has its own input shape (one buffer,
-// slices) and error reporting.
+// Protobuf wire-format basics, the one implementation of each: wire types,
+// tags, the varint's size, its encoding and its decoding. Every component
+// that encodes, rewrites or scans protobuf bytes by hand uses these (the
+// Message encoder, the typed writers, the Ungrouper, the exporter, the
+// probes). Part of the encoding component (//src/tracing/core/encoding:wire,
+// docs/encoding.md); readers of untrusted bytes, contiguous or in slices,
+// are in src/tracing/core/encoding/wire_reader.h.
 
 #ifndef INCLUDE_RINGTRACE_PROTO_WIRE_H_
 #define INCLUDE_RINGTRACE_PROTO_WIRE_H_
@@ -15,7 +17,7 @@
 #include <stdint.h>
 
 namespace ringtrace {
-namespace base {
+namespace encoding {
 
 // Wire types.
 constexpr uint32_t kWireVarInt = 0;
@@ -55,7 +57,40 @@ inline uint8_t* EncodeVarInt(uint64_t v, uint8_t* p) {
   return p;
 }
 
-}  // namespace base
+// Why untrusted wire bytes could not be read.
+enum class WireError : uint8_t {
+  kNone = 0,
+  kTruncated,      // the input ends before the value does
+  kVarIntTooLong,  // a varint of |max_len| bytes without a last byte
+};
+
+// Decodes a varint of at most |max_len| (<= kMaxVarIntSize) bytes from the
+// untrusted bytes [p, end); never reads outside them. On success sets *value
+// and *len (bytes consumed). kTruncated when [p, end) is shorter than
+// |max_len| and ends before the varint does; kVarIntTooLong when |max_len|
+// bytes carry no last byte. Bits past the 64th of a 10-byte varint are dropped,
+// as protobuf does.
+inline WireError DecodeVarInt(const uint8_t* p,
+                              const uint8_t* end,
+                              size_t max_len,
+                              uint64_t* value,
+                              uint32_t* len) {
+  const size_t avail = static_cast<size_t>(end - p);
+  const size_t limit = avail < max_len ? avail : max_len;
+  uint64_t v = 0;
+  for (size_t i = 0; i < limit; i++) {
+    const uint8_t b = p[i];
+    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *value = v;
+      *len = static_cast<uint32_t>(i + 1);
+      return WireError::kNone;
+    }
+  }
+  return limit == max_len ? WireError::kVarIntTooLong : WireError::kTruncated;
+}
+
+}  // namespace encoding
 }  // namespace ringtrace
 
 #endif  // INCLUDE_RINGTRACE_PROTO_WIRE_H_

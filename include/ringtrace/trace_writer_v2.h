@@ -137,7 +137,7 @@ struct TraceWriterV2Stats {
 // or BeginNestedMessage(); owned by the writer.
 class Message {
  public:
-  static constexpr uint32_t kMaxFieldId = base::kMaxFieldId;
+  static constexpr uint32_t kMaxFieldId = encoding::kMaxFieldId;
   // True for 1 .. kMaxFieldId (one compare: 0 wraps to the top).
   static constexpr bool IsValidFieldId(uint32_t field_id) {
     return field_id - 1u < kMaxFieldId;
@@ -358,27 +358,28 @@ class TraceWriterV2 {
 namespace internal {
 // Max bytes of a tag (field id <= Message::kMaxFieldId) plus a 64-bit varint.
 constexpr size_t kMaxTagAndVarIntSize =
-    base::kMaxTagSize + base::kMaxVarIntSize;
+    encoding::kMaxTagSize + encoding::kMaxVarIntSize;
 }  // namespace internal
 
 RT_ALWAYS_INLINE void TraceWriterV2::WriteTag(uint32_t tag) {
   if (uint8_t* direct = DirectRoom(5)) {
-    span_.wptr = base::EncodeVarInt(tag, direct);
+    span_.wptr = encoding::EncodeVarInt(tag, direct);
     return;
   }
   uint8_t buf[5];
-  uint8_t* p = base::EncodeVarInt(tag, buf);
+  uint8_t* p = encoding::EncodeVarInt(tag, buf);
   WriteBytesSlow(buf, static_cast<size_t>(p - buf));
 }
 
 RT_ALWAYS_INLINE void TraceWriterV2::WriteTagAndVarInt(uint32_t tag,
                                                        uint64_t value) {
   if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
-    span_.wptr = base::EncodeVarInt(value, base::EncodeVarInt(tag, direct));
+    span_.wptr =
+        encoding::EncodeVarInt(value, encoding::EncodeVarInt(tag, direct));
     return;
   }
   uint8_t buf[internal::kMaxTagAndVarIntSize];
-  uint8_t* p = base::EncodeVarInt(value, base::EncodeVarInt(tag, buf));
+  uint8_t* p = encoding::EncodeVarInt(value, encoding::EncodeVarInt(tag, buf));
   WriteBytes(buf, static_cast<size_t>(p - buf));
 }
 
@@ -390,7 +391,7 @@ RT_ALWAYS_INLINE void Message::AppendVarIntRaw(uint32_t field_id,
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | base::kWireVarInt, value);
+  writer_->WriteTagAndVarInt((field_id << 3) | encoding::kWireVarInt, value);
 }
 
 inline void Message::AppendBytes(uint32_t field_id,
@@ -402,7 +403,7 @@ inline void Message::AppendBytes(uint32_t field_id,
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | base::kWireLengthDelimited,
+  writer_->WriteTagAndVarInt((field_id << 3) | encoding::kWireLengthDelimited,
                              size);
   writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
 }
@@ -416,7 +417,7 @@ inline Message* Message::BeginNestedMessage(uint32_t field_id) {
   FinalizeNested();
   Message* child = &writer_->messages_[depth_ + 1];
   child->Reset(writer_, depth_ + 1, field_id, /*enabled=*/true);
-  writer_->WriteTag((field_id << 3) | base::kWireStartGroup);
+  writer_->WriteTag((field_id << 3) | encoding::kWireStartGroup);
   nested_ = child;
   return child;
 }
@@ -428,7 +429,7 @@ inline void Message::Finalize() {
   finalized_ = true;
   if (!enabled_ || depth_ == 0)
     return;  // the packet itself has no end tag
-  writer_->WriteTag((field_id_ << 3) | base::kWireEndGroup);
+  writer_->WriteTag((field_id_ << 3) | encoding::kWireEndGroup);
 }
 
 }  // namespace shm_ring

@@ -17,8 +17,8 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "ringtrace/shm_ring_abi.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace examples {

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 
 // The load generator's categories live in a namespace of their own: the
@@ -26,6 +27,7 @@
 #define RT_TRACK_EVENT_NAMESPACE loadgen_categories
 #include "ringtrace/track_event.h"
 #include "src/base/time.h"
+#include "src/tracing/core/encoding/wire_reader.h"
 
 RT_DEFINE_CATEGORIES("loadgen");
 
@@ -85,86 +87,67 @@ void RunThread(Producer* producer,
   result->ok = true;
 }
 
-// Minimal protobuf scanning (wire format only) for the trace file.
-bool ReadVarInt(const uint8_t** p, const uint8_t* end, uint64_t* v) {
-  uint64_t out = 0;
-  for (uint32_t shift = 0; shift < 64; shift += 7) {
-    if (*p >= end)
-      return false;
-    const uint8_t b = *(*p)++;
-    out |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *v = out;
-      return true;
-    }
-  }
-  return false;
-}
+using encoding::ContiguousReader;
+using encoding::WireError;
+using perfetto::protos::Trace;
+using perfetto::protos::TracePacket;
 
-// Skips one field of |wire_type| whose tag was read. Groups are not
-// expected in a Perfetto trace and fail.
-bool SkipField(const uint8_t** p, const uint8_t* end, uint32_t wire_type) {
+// Skips the value of one field of |wire_type| whose tag was read. Groups
+// are not expected in a Perfetto trace and fail.
+bool SkipValue(ContiguousReader* r, uint32_t wire_type) {
   uint64_t v = 0;
+  uint32_t len = 0;
   switch (wire_type) {
-    case 0:
-      return ReadVarInt(p, end, &v);
-    case 1:
-      if (end - *p < 8)
-        return false;
-      *p += 8;
-      return true;
-    case 2:
-      if (!ReadVarInt(p, end, &v) || v > static_cast<uint64_t>(end - *p))
-        return false;
-      *p += v;
-      return true;
-    case 5:
-      if (end - *p < 4)
-        return false;
-      *p += 4;
-      return true;
+    case encoding::kWireVarInt:
+      return r->SkipVarInt() == WireError::kNone;
+    case encoding::kWireFixed64:
+      return r->Skip(8) == WireError::kNone;
+    case encoding::kWireLengthDelimited:
+      return r->ReadVarInt(encoding::kMaxVarIntSize, &v, &len) ==
+                 WireError::kNone &&
+             r->Skip(v) == WireError::kNone;
+    case encoding::kWireFixed32:
+      return r->Skip(4) == WireError::kNone;
     default:
       return false;
   }
 }
 
-constexpr uint32_t kTracePacketField = 1;       // Trace.packet
-constexpr uint32_t kTrackEventField = 11;       // TracePacket.track_event
-constexpr uint32_t kTraceStatsField = 35;       // TracePacket.trace_stats
-constexpr uint32_t kTrackDescriptorField = 60;  // TracePacket.track_descriptor
+bool ReadTag(ContiguousReader* r, uint64_t* tag) {
+  uint32_t len = 0;
+  return r->ReadVarInt(encoding::kMaxTagSize, tag, &len) == WireError::kNone;
+}
+
+// True for a length-delimited |field| (a nested message or bytes).
+constexpr bool IsMessageField(uint64_t tag, uint32_t field) {
+  return tag == encoding::MakeTag(field, encoding::kWireLengthDelimited);
+}
 
 base::Status CountPacket(const uint8_t* p,
                          const uint8_t* end,
                          TraceCount* count) {
-  const uint8_t* const begin = p;
   bool track_event = false;
   bool stats = false;
   bool descriptor = false;
   bool clear = false;
-  while (p < end) {
+  ContiguousReader r(p, static_cast<size_t>(end - p));
+  while (!r.AtEnd()) {
     uint64_t tag = 0;
-    if (!ReadVarInt(&p, end, &tag))
+    if (!ReadTag(&r, &tag) || !SkipValue(&r, static_cast<uint32_t>(tag & 7)))
       return base::ErrStatus("malformed packet %llu",
                              static_cast<unsigned long long>(count->packets));
-    const uint64_t field = tag >> 3;
-    track_event |= field == kTrackEventField && (tag & 7) == 2;
-    stats |= field == kTraceStatsField && (tag & 7) == 2;
-    descriptor |= field == kTrackDescriptorField && (tag & 7) == 2;
-    clear |=
-        field ==
-            perfetto::protos::TracePacket::kTracePacketDefaultsFieldNumber &&
-        (tag & 7) == 2;
-    if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
-      return base::ErrStatus("malformed packet %llu",
-                             static_cast<unsigned long long>(count->packets));
+    track_event |= IsMessageField(tag, TracePacket::kTrackEventFieldNumber);
+    stats |= IsMessageField(tag, TracePacket::kTraceStatsFieldNumber);
+    descriptor |= IsMessageField(tag, TracePacket::kTrackDescriptorFieldNumber);
+    clear |= IsMessageField(tag, TracePacket::kTracePacketDefaultsFieldNumber);
   }
   ++count->packets;
   count->track_events += track_event ? 1 : 0;
   count->track_descriptors += descriptor ? 1 : 0;
   count->clear_packets += clear ? 1 : 0;
   if (stats) {
-    perfetto::protos::TracePacket packet;
-    if (!packet.ParseFromArray(begin, static_cast<int>(end - begin)))
+    TracePacket packet;
+    if (!packet.ParseFromArray(p, static_cast<int>(end - p)))
       return base::ErrStatus("unparsable TraceStats packet");
     const perfetto::protos::TraceStats& s = packet.trace_stats();
     ++count->trace_stats_packets;
@@ -259,24 +242,28 @@ std::string FormatLoadResult(const LoadResult& r) {
 
 base::Status CountTraceBytes(const std::string& data, TraceCount* count) {
   *count = TraceCount();
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.data());
-  const uint8_t* const end = p + data.size();
-  while (p < end) {
+  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(data.data());
+  ContiguousReader r(begin, data.size());
+  while (!r.AtEnd()) {
     uint64_t tag = 0;
-    if (!ReadVarInt(&p, end, &tag))
+    if (!ReadTag(&r, &tag))
       return base::ErrStatus("malformed trace framing");
-    if (tag != (kTracePacketField << 3 | 2)) {
-      if (!SkipField(&p, end, static_cast<uint32_t>(tag & 7)))
+    if (!IsMessageField(tag, Trace::kPacketFieldNumber)) {
+      if (!SkipValue(&r, static_cast<uint32_t>(tag & 7)))
         return base::ErrStatus("malformed trace framing");
       continue;
     }
-    uint64_t len = 0;
-    if (!ReadVarInt(&p, end, &len) || len > static_cast<uint64_t>(end - p))
+    uint64_t size = 0;
+    uint32_t len = 0;
+    const uint64_t at = r.offset();
+    if (r.ReadVarInt(encoding::kMaxVarIntSize, &size, &len) !=
+            WireError::kNone ||
+        r.Skip(size) != WireError::kNone)
       return base::ErrStatus("truncated packet");
-    base::Status status = CountPacket(p, p + len, count);
+    const uint8_t* const packet = begin + at + len;
+    base::Status status = CountPacket(packet, packet + size, count);
     if (!status.ok())
       return status;
-    p += len;
   }
   return base::OkStatus();
 }

@@ -11,8 +11,8 @@ namespace ringtrace {
 namespace shm_ring {
 
 namespace {
-using base::kWireFixed32;
-using base::kWireFixed64;
+using encoding::kWireFixed32;
+using encoding::kWireFixed64;
 
 // What refuse_ points at until AttachProducerControls().
 const std::atomic<bool> kNeverRefuse{false};
@@ -47,8 +47,8 @@ void Message::AppendFixed(uint32_t field_id,
     return OnInvalidFieldId(field_id);
   RT_DCHECK(!finalized_);
   FinalizeNested();
-  uint8_t buf[base::kMaxTagSize + 8];
-  uint8_t* p = base::EncodeVarInt((field_id << 3) | wire_type, buf);
+  uint8_t buf[encoding::kMaxTagSize + 8];
+  uint8_t* p = encoding::EncodeVarInt((field_id << 3) | wire_type, buf);
   p = PutFixed(value, size, p);
   writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
 }

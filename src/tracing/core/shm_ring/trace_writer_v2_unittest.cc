@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -37,7 +37,7 @@ TraceWriterV2::Options MakeOptions(RingWriterDelegate* delegate = nullptr) {
 }
 
 // Converts the group encoding back to standard protobuf with the service's
-// Ungrouper (src/tracing/service/ungrouper/) and parses it with libprotobuf.
+// Ungrouper (src/tracing/core/encoding/) and parses it with libprotobuf.
 bool ParsePacket(const std::string& grouped, perfetto::protos::TracePacket* p) {
   Ungrouper ungrouper;
   ConstBytes flat;

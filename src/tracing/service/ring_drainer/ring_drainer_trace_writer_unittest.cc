@@ -23,13 +23,13 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
 #include "ringtrace/trace_writer_v2.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace ring_drainer {

@@ -114,18 +114,19 @@ void PacketCompressor::CompressBatch() {
   }
 
   // Trace.packet { compressed_packets = <stream> }.
-  uint8_t inner[1 + base::kMaxVarIntSize];
-  uint8_t* i = base::EncodeVarInt(
-      base::MakeTag(rt::TracePacket::kCompressedPacketsFieldNumber,
-                    base::kWireLengthDelimited),
+  uint8_t inner[1 + encoding::kMaxVarIntSize];
+  uint8_t* i = encoding::EncodeVarInt(
+      encoding::MakeTag(rt::TracePacket::kCompressedPacketsFieldNumber,
+                        encoding::kWireLengthDelimited),
       inner);
-  i = base::EncodeVarInt(compressed, i);
+  i = encoding::EncodeVarInt(compressed, i);
   const size_t inner_size = static_cast<size_t>(i - inner);
-  uint8_t outer[1 + base::kMaxVarIntSize];
-  uint8_t* o = base::EncodeVarInt(
-      base::MakeTag(rt::Trace::kPacketFieldNumber, base::kWireLengthDelimited),
-      outer);
-  o = base::EncodeVarInt(inner_size + compressed, o);
+  uint8_t outer[1 + encoding::kMaxVarIntSize];
+  uint8_t* o =
+      encoding::EncodeVarInt(encoding::MakeTag(rt::Trace::kPacketFieldNumber,
+                                               encoding::kWireLengthDelimited),
+                             outer);
+  o = encoding::EncodeVarInt(inner_size + compressed, o);
   const size_t outer_size = static_cast<size_t>(o - outer);
   out_->Append(outer, outer_size);
   out_->Append(inner, inner_size);

@@ -20,8 +20,8 @@
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "ringtrace/proto_wire.h"
 #include "src/base/test/temp_dir.h"
-#include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/test/inflate.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/test/trace_processor_stats.h"
@@ -35,6 +35,13 @@ using perfetto::protos::TracePacket;
 using trace_buffer::FragmentRef;
 using trace_buffer::TraceBufferV2;
 
+using encoding::EncodeVarInt;
+using encoding::kMaxVarIntSize;
+using encoding::kWireEndGroup;
+using encoding::kWireLengthDelimited;
+using encoding::kWireStartGroup;
+using encoding::kWireVarInt;
+using encoding::MakeTag;
 using test::Inflate;
 
 std::string ReadFd(int fd) {

@@ -19,17 +19,26 @@
 #include "src/base/hash.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
-#include "src/tracing/service/trace_export/proto_wire.h"
+#include "src/tracing/core/encoding/proto_builder.h"
 
 namespace ringtrace {
 namespace trace_export {
 
 namespace {
 
+using encoding::ConstBytes;
+using encoding::EncodeVarInt;
+using encoding::kMaxVarIntSize;
+using encoding::kWireFixed32;
+using encoding::kWireFixed64;
+using encoding::kWireLengthDelimited;
+using encoding::kWireVarInt;
+using encoding::MakeTag;
+using encoding::ProtoBuilder;
 using trace_buffer::PacketSequenceProperties;
 using trace_buffer::TraceBufferStats;
 using trace_buffer::TraceBufferV2;
-using ungrouper::ConstBytes;
+constexpr encoding::WireError kWireOk = encoding::WireError::kNone;
 
 namespace rt = perfetto::protos::rtzero;
 
@@ -50,61 +59,6 @@ struct TopLevelScan {
   bool service_payload = false;           // 33 or 35
 };
 
-// Forward reader over a list of slices. Every read is bounds-checked; a
-// failed read leaves the reader in a failed state.
-class SliceReader {
- public:
-  SliceReader(const ConstBytes* slices, size_t num_slices)
-      : slices_(slices), num_slices_(num_slices) {}
-
-  bool at_end() {
-    SkipEmpty();
-    return index_ == num_slices_;
-  }
-
-  bool ReadVarInt(uint64_t* value) {
-    uint64_t v = 0;
-    for (uint32_t shift = 0; shift < 64; shift += 7) {
-      SkipEmpty();
-      if (index_ == num_slices_)
-        return false;
-      const uint8_t byte = slices_[index_].data[offset_++];
-      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if (!(byte & 0x80)) {
-        *value = v;
-        return true;
-      }
-    }
-    return false;  // more than 10 bytes
-  }
-
-  bool Skip(uint64_t n) {
-    while (n > 0) {
-      SkipEmpty();
-      if (index_ == num_slices_)
-        return false;
-      const size_t avail = slices_[index_].size - offset_;
-      const size_t step = n < avail ? static_cast<size_t>(n) : avail;
-      offset_ += step;
-      n -= step;
-    }
-    return true;
-  }
-
- private:
-  void SkipEmpty() {
-    while (index_ < num_slices_ && offset_ == slices_[index_].size) {
-      ++index_;
-      offset_ = 0;
-    }
-  }
-
-  const ConstBytes* const slices_;
-  const size_t num_slices_;
-  size_t index_ = 0;
-  size_t offset_ = 0;
-};
-
 // Scans the top-level fields of a standard-encoded (ungrouped) packet.
 // Returns false if the bytes are not a valid sequence of fields (cannot
 // happen after the Ungrouper accepted them, but the exporter does not rely on
@@ -112,10 +66,18 @@ class SliceReader {
 bool ScanTopLevel(const ConstBytes* slices,
                   size_t num_slices,
                   TopLevelScan* scan) {
-  SliceReader reader(slices, num_slices);
-  while (!reader.at_end()) {
-    uint64_t tag;
-    if (!reader.ReadVarInt(&tag) || tag > 0xffffffffu)
+  uint64_t total = 0;
+  for (size_t i = 0; i < num_slices; i++) {
+    if (!base::CheckedAdd<uint64_t>(total, slices[i].size, &total))
+      return false;
+  }
+  encoding::SliceReader reader(slices, num_slices, total);
+  uint64_t tag;
+  uint64_t v;
+  uint32_t len;
+  while (!reader.AtEnd()) {
+    if (reader.ReadVarInt(encoding::kMaxTagSize, &tag, &len) != kWireOk ||
+        tag > 0xffffffffu)
       return false;
     const uint64_t field = tag >> 3;
     switch (field) {
@@ -140,22 +102,22 @@ bool ScanTopLevel(const ConstBytes* slices,
       default:
         break;
     }
-    uint64_t v;
     switch (static_cast<uint32_t>(tag & 7)) {
       case kWireVarInt:
-        if (!reader.ReadVarInt(&v))
+        if (reader.SkipVarInt() != kWireOk)
           return false;
         break;
       case kWireFixed64:
-        if (!reader.Skip(8))
+        if (reader.Skip(8) != kWireOk)
           return false;
         break;
       case kWireLengthDelimited:
-        if (!reader.ReadVarInt(&v) || !reader.Skip(v))
+        if (reader.ReadVarInt(encoding::kMaxVarIntSize, &v, &len) != kWireOk ||
+            reader.Skip(v) != kWireOk)
           return false;
         break;
       case kWireFixed32:
-        if (!reader.Skip(4))
+        if (reader.Skip(4) != kWireOk)
           return false;
         break;
       default:

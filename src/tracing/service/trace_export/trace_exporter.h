@@ -102,10 +102,10 @@
 #include <vector>
 
 #include "ringtrace/status.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/packet_compressor.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace trace_export {

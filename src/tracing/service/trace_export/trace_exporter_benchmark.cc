@@ -19,9 +19,9 @@
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/logging.h"
+#include "ringtrace/proto_wire.h"
 #include "src/base/test/benchmark_utils.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
-#include "src/tracing/service/trace_export/proto_wire.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/trace_export/trace_file_writer.h"
 
@@ -29,6 +29,13 @@ namespace ringtrace {
 namespace trace_export {
 namespace {
 
+using encoding::EncodeVarInt;
+using encoding::kMaxVarIntSize;
+using encoding::kWireEndGroup;
+using encoding::kWireLengthDelimited;
+using encoding::kWireStartGroup;
+using encoding::kWireVarInt;
+using encoding::MakeTag;
 using trace_buffer::FragmentRef;
 using trace_buffer::TraceBufferV2;
 

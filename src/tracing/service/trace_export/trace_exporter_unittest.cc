@@ -18,12 +18,19 @@
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
-#include "src/tracing/service/trace_export/proto_wire.h"
+#include "ringtrace/proto_wire.h"
 
 namespace ringtrace {
 namespace trace_export {
 namespace {
 
+using encoding::EncodeVarInt;
+using encoding::kMaxVarIntSize;
+using encoding::kWireEndGroup;
+using encoding::kWireLengthDelimited;
+using encoding::kWireStartGroup;
+using encoding::kWireVarInt;
+using encoding::MakeTag;
 using perfetto::protos::Trace;
 using perfetto::protos::TracePacket;
 using trace_buffer::ClientIdentity;

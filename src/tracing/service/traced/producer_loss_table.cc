@@ -8,7 +8,7 @@
 
 #include <utility>
 
-#include "src/tracing/service/trace_export/proto_wire.h"
+#include "src/tracing/core/encoding/proto_builder.h"
 
 namespace ringtrace {
 namespace traced {
@@ -227,7 +227,7 @@ uint64_t ProducerLossTable::PacketsDroppedFor(uint32_t target_buffer) const {
 std::string ProducerLossTable::EncodeTraceStatsFields(
     const std::function<uint32_t(trace_buffer::ProducerID, uint32_t, bool)>&
         sequence_id_for) const {
-  using trace_export::ProtoBuilder;
+  using encoding::ProtoBuilder;
   // ProducerIDs are reused once the buffer holds nothing of their previous
   // owner: only the latest record of an id may name that id's sequences.
   std::map<trace_buffer::ProducerID, const Record*> latest;

@@ -6,7 +6,7 @@
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 
-#include "src/tracing/service/trace_export/proto_wire.h"
+#include "src/tracing/core/encoding/proto_builder.h"
 
 namespace ringtrace {
 namespace traced {
@@ -42,7 +42,7 @@ void AddBufferStats(const trace_buffer::TraceBufferStats& s,
 std::string EncodeServiceCounters(const ServiceCounters& c,
                                   const ProducerStats& p) {
   std::string out;
-  trace_export::ProtoBuilder b(&out);
+  encoding::ProtoBuilder b(&out);
   using Fields = perfetto::protos::rtzero::TraceStats;
   b.AppendVarInt(Fields::kRingtraceConnectionsRefusedFieldNumber,
                  c.connections_refused);
@@ -73,7 +73,7 @@ std::string EncodeBufferLoss(
   for (const trace_buffer::TraceBufferV2* buffer : buffers)
     overwritten += buffer->stats().packets_overwritten;
   std::string out;
-  trace_export::ProtoBuilder b(&out);
+  encoding::ProtoBuilder b(&out);
   using Fields = perfetto::protos::rtzero::TraceStats;
   b.AppendVarInt(Fields::kRingtracePacketsOverwrittenFieldNumber, overwritten);
   b.AppendVarInt(Fields::kRingtracePacketsDiscardedFieldNumber,
@@ -83,7 +83,7 @@ std::string EncodeBufferLoss(
 
 std::string EncodeSessionCounters(const SessionCounters& s) {
   std::string out;
-  trace_export::ProtoBuilder b(&out);
+  encoding::ProtoBuilder b(&out);
   using Fields = perfetto::protos::rtzero::TraceStats;
   b.AppendVarInt(Fields::kRingtraceDataSourceStopTimeoutsFieldNumber,
                  s.data_source_stop_timeouts);

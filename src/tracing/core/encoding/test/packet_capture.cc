@@ -4,8 +4,8 @@
 
 #include "src/tracing/core/encoding/test/packet_capture.h"
 
+#include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
 
 namespace ringtrace {
 namespace encoding {

@@ -8,7 +8,7 @@
 
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 
 namespace ringtrace {
 namespace ring_drainer {

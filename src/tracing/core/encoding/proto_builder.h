@@ -2,22 +2,23 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// Protobuf building for the bytes the exporter writes itself (the wire-format
-// basics are src/base/proto_wire.h):
-// the Trace.packet framing, the trusted-field suffix of every producer packet
-// and the service's own packets (TraceConfig, TraceStats, ClockSnapshot).
-// Those are few and small, so a std::string builder is enough; the hot path
-// (framing and stamping producer packets) uses the raw EncodeVarInt() into a
-// fixed stack buffer.
+// ProtoBuilder: standard (length-delimited) protobuf built into a
+// std::string, for the few small messages the service writes itself (the
+// exporter's Trace.packet framing and its own packets: TraceConfig,
+// TraceStats, ClockSnapshot) where the Message encoder's groups would need a
+// readback. The wire primitives are ringtrace/proto_wire.h; the exporter's
+// hot path (framing and stamping producer packets) uses EncodeVarInt() into
+// a fixed stack buffer instead.
 //
-// Only what the exporter needs: varint fields (with int32 sign extension to
-// 10 bytes, as protobuf does), length-delimited fields and nested messages
-// built bottom-up (the child is encoded first, so its length is known).
+// Varint fields (with int32 sign extension to 10 bytes, as protobuf does),
+// length-delimited fields and nested messages built bottom-up (the child is
+// encoded first, so its length is known). Field numbers come from the
+// generated k<Field>FieldNumber constants (tools/check-field-numbers).
 //
 // Thread model: a ProtoBuilder is used by one thread.
 
-#ifndef SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_
-#define SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_
+#ifndef SRC_TRACING_CORE_ENCODING_PROTO_BUILDER_H_
+#define SRC_TRACING_CORE_ENCODING_PROTO_BUILDER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,17 +29,7 @@
 #include "ringtrace/proto_wire.h"
 
 namespace ringtrace {
-namespace trace_export {
-
-using base::EncodeVarInt;
-using base::kMaxVarIntSize;
-using base::kWireEndGroup;
-using base::kWireFixed32;
-using base::kWireFixed64;
-using base::kWireLengthDelimited;
-using base::kWireStartGroup;
-using base::kWireVarInt;
-using base::MakeTag;
+namespace encoding {
 
 // Appends fields to a std::string.
 class ProtoBuilder {
@@ -77,7 +68,7 @@ class ProtoBuilder {
   std::string* const out_;
 };
 
-}  // namespace trace_export
+}  // namespace encoding
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_SERVICE_TRACE_EXPORT_PROTO_WIRE_H_
+#endif  // SRC_TRACING_CORE_ENCODING_PROTO_BUILDER_H_

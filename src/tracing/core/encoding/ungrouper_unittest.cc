@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/service/ungrouper/ungrouper.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 
 #include <gtest/gtest.h>
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 
 namespace ringtrace {
 namespace ungrouper {

@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "ringtrace/logging.h"
-#include "src/tracing/service/ungrouper/ungrouper.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 
 namespace ringtrace {
 namespace ungrouper {

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/service/ungrouper/ungrouper.h"
+#include "src/tracing/core/encoding/ungrouper.h"
 
 #include <string.h>
 
@@ -12,28 +12,42 @@
 #include "ringtrace/logging.h"
 #include "ringtrace/proto_wire.h"
 #include "src/base/checked_math.h"
+#include "src/tracing/core/encoding/wire_reader.h"
 
 namespace ringtrace {
 namespace ungrouper {
 
 namespace {
 
-using base::kWireEndGroup;
-using base::kWireFixed32;
-using base::kWireFixed64;
-using base::kWireLengthDelimited;
-using base::kWireStartGroup;
-using base::kWireVarInt;
+using encoding::kWireEndGroup;
+using encoding::kWireFixed32;
+using encoding::kWireFixed64;
+using encoding::kWireLengthDelimited;
+using encoding::kWireStartGroup;
+using encoding::kWireVarInt;
 
 // A value varint has at most 10 bytes (64 bits / 7, rounded up); a tag is a
 // 32-bit varint and has at most 5.
-constexpr size_t kMaxVarIntLen = base::kMaxVarIntSize;
-constexpr size_t kMaxTagLen = base::kMaxTagSize;
+constexpr size_t kMaxVarIntLen = encoding::kMaxVarIntSize;
+constexpr size_t kMaxTagLen = encoding::kMaxTagSize;
 
 constexpr size_t kMinOutputCapacity = 256;
 
-using base::EncodeVarInt;
-using base::VarIntSize;
+using encoding::ContiguousReader;
+using encoding::EncodeVarInt;
+using encoding::SliceReader;
+using encoding::VarIntSize;
+using encoding::WireError;
+
+// The readers' errors are the first of the Ungrouper's, value for value.
+constexpr UngroupError FromWire(WireError e) {
+  return static_cast<UngroupError>(e);
+}
+static_assert(FromWire(WireError::kNone) == UngroupError::kNone &&
+                  FromWire(WireError::kTruncated) == UngroupError::kTruncated &&
+                  FromWire(WireError::kVarIntTooLong) ==
+                      UngroupError::kVarIntTooLong,
+              "WireError and UngroupError disagree");
 
 // memcpy of |n| bytes, inlined for the short runs between group tags (a
 // library call costs more than the copy there). Reads and writes only
@@ -58,199 +72,6 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
       dst[i] = src[i];
   }
 }
-
-// Decodes a varint of at most |max_len| bytes from [p, end). On success sets
-// *value and *len. kTruncated: [p, end) ends before the varint does (and is
-// shorter than |max_len|); kVarIntTooLong: |max_len| bytes without an end.
-inline UngroupError DecodeVarInt(const uint8_t* p,
-                                 const uint8_t* end,
-                                 size_t max_len,
-                                 uint64_t* value,
-                                 uint32_t* len) {
-  const size_t avail = static_cast<size_t>(end - p);
-  const size_t limit = std::min(avail, max_len);
-  uint64_t v = 0;
-  for (size_t i = 0; i < limit; i++) {
-    const uint8_t b = p[i];
-    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) {
-      *value = v;
-      *len = static_cast<uint32_t>(i + 1);
-      return UngroupError::kNone;
-    }
-  }
-  return limit == max_len ? UngroupError::kVarIntTooLong
-                          : UngroupError::kTruncated;
-}
-
-// Reads a contiguous input. Never reads outside [begin, end).
-class ContiguousReader {
- public:
-  ContiguousReader(const uint8_t* data, size_t size)
-      : begin_(data), cur_(data), end_(data + size) {}
-
-  uint64_t total_size() const { return static_cast<uint64_t>(end_ - begin_); }
-  bool AtEnd() const { return cur_ == end_; }
-  uint64_t offset() const { return static_cast<uint64_t>(cur_ - begin_); }
-
-  UngroupError ReadVarInt(size_t max_len, uint64_t* value, uint32_t* len) {
-    if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {
-      *value = *cur_++;
-      *len = 1;
-      return UngroupError::kNone;
-    }
-    UngroupError e = DecodeVarInt(cur_, end_, max_len, value, len);
-    if (e == UngroupError::kNone)
-      cur_ += *len;
-    return e;
-  }
-
-  // Skips a value varint (wire type 0) without decoding it.
-  UngroupError SkipVarInt() {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    // Finds the terminating byte (high bit clear) among the next 8 with one
-    // load, then checks bytes 9 and 10 (nanosecond timestamps take 9).
-    if (RT_LIKELY(end_ - cur_ >= static_cast<ptrdiff_t>(kMaxVarIntLen))) {
-      uint64_t word;
-      memcpy(&word, cur_, 8);
-      const uint64_t stops = ~word & 0x8080808080808080ull;
-      if (RT_LIKELY(stops != 0)) {
-        cur_ += (static_cast<uint32_t>(__builtin_ctzll(stops)) >> 3) + 1;
-        return UngroupError::kNone;
-      }
-      if (cur_[8] < 0x80) {
-        cur_ += 9;
-        return UngroupError::kNone;
-      }
-      if (cur_[9] < 0x80) {
-        cur_ += 10;
-        return UngroupError::kNone;
-      }
-      return UngroupError::kVarIntTooLong;
-    }
-#endif
-    uint64_t value;
-    uint32_t len;
-    return ReadVarInt(kMaxVarIntLen, &value, &len);
-  }
-
-  UngroupError Skip(uint64_t n) {
-    if (n > static_cast<uint64_t>(end_ - cur_))
-      return UngroupError::kTruncated;
-    cur_ += n;
-    return UngroupError::kNone;
-  }
-
- private:
-  const uint8_t* const begin_;
-  const uint8_t* cur_;
-  const uint8_t* const end_;
-};
-
-// Reads the concatenation of a list of slices (empty slices allowed). A
-// varint may straddle slices. Never reads outside a slice.
-class SliceReader {
- public:
-  // |total| is the sum of the slice sizes (computed by the caller without
-  // overflow).
-  SliceReader(const ConstBytes* slices, size_t num_slices, uint64_t total)
-      : slices_(slices), num_slices_(num_slices), total_(total) {
-    if (num_slices_ > 0) {
-      cur_ = slices_[0].data;
-      end_ = cur_ + slices_[0].size;
-    }
-  }
-
-  uint64_t total_size() const { return total_; }
-  bool AtEnd() const { return offset_ == total_; }
-  uint64_t offset() const { return offset_; }
-
-  UngroupError ReadVarInt(size_t max_len, uint64_t* value, uint32_t* len) {
-    if (RT_LIKELY(cur_ != end_ && *cur_ < 0x80)) {  // One byte.
-      *value = *cur_;
-      *len = 1;
-      Advance(1);
-      return UngroupError::kNone;
-    }
-    // Fast path: the varint ends inside the current slice.
-    UngroupError e = DecodeVarInt(cur_, end_, max_len, value, len);
-    if (RT_LIKELY(e != UngroupError::kTruncated)) {
-      if (e == UngroupError::kNone)
-        Advance(*len);
-      return e;
-    }
-    // Slow path: byte by byte across slice boundaries.
-    uint64_t v = 0;
-    for (size_t i = 0; i < max_len; i++) {
-      uint8_t b;
-      if (!NextByte(&b))
-        return UngroupError::kTruncated;
-      v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
-      if (!(b & 0x80)) {
-        *value = v;
-        *len = static_cast<uint32_t>(i + 1);
-        return UngroupError::kNone;
-      }
-    }
-    return UngroupError::kVarIntTooLong;
-  }
-
-  UngroupError SkipVarInt() {
-    uint64_t value;
-    uint32_t len;
-    return ReadVarInt(kMaxVarIntLen, &value, &len);
-  }
-
-  UngroupError Skip(uint64_t n) {
-    if (RT_LIKELY(n <= static_cast<uint64_t>(end_ - cur_))) {
-      Advance(static_cast<size_t>(n));  // Stays in the current slice.
-      return UngroupError::kNone;
-    }
-    if (n > total_ - offset_)
-      return UngroupError::kTruncated;
-    offset_ += n;
-    // Walks forward; each iteration either finishes or moves to the next
-    // slice, so the loop is bounded by the number of slices.
-    while (n > static_cast<uint64_t>(end_ - cur_)) {
-      n -= static_cast<uint64_t>(end_ - cur_);
-      NextSlice();
-    }
-    cur_ += n;
-    return UngroupError::kNone;
-  }
-
- private:
-  void Advance(size_t n) {  // |n| bytes known to be in the current slice.
-    cur_ += n;
-    offset_ += n;
-  }
-
-  bool NextByte(uint8_t* b) {
-    while (cur_ == end_) {
-      if (slice_index_ + 1 >= num_slices_)
-        return false;
-      NextSlice();
-    }
-    *b = *cur_++;
-    offset_++;
-    return true;
-  }
-
-  void NextSlice() {
-    slice_index_++;
-    RT_CHECK(slice_index_ < num_slices_);  // Callers check the total first.
-    cur_ = slices_[slice_index_].data;
-    end_ = cur_ + slices_[slice_index_].size;
-  }
-
-  const ConstBytes* const slices_;
-  const size_t num_slices_;
-  const uint64_t total_;
-  size_t slice_index_ = 0;
-  const uint8_t* cur_ = nullptr;
-  const uint8_t* end_ = nullptr;
-  uint64_t offset_ = 0;
-};
 
 // Copies consecutive byte ranges out of a list of slices.
 class SliceCopier {
@@ -349,16 +170,16 @@ template <typename Reader>
 inline UngroupError SkipScalarField(Reader* r, uint32_t wire) {
   switch (wire) {
     case kWireVarInt:
-      return r->SkipVarInt();
+      return FromWire(r->SkipVarInt());
     case kWireFixed64:
-      return r->Skip(8);
+      return FromWire(r->Skip(8));
     case kWireFixed32:
-      return r->Skip(4);
+      return FromWire(r->Skip(4));
     case kWireLengthDelimited: {
       uint64_t value;
       uint32_t len;
-      const UngroupError e = r->ReadVarInt(kMaxVarIntLen, &value, &len);
-      return RT_LIKELY(e == UngroupError::kNone) ? r->Skip(value) : e;
+      const WireError e = r->ReadVarInt(kMaxVarIntLen, &value, &len);
+      return FromWire(RT_LIKELY(e == WireError::kNone) ? r->Skip(value) : e);
     }
     default:  // 6 and 7.
       return UngroupError::kBadWireType;
@@ -455,9 +276,9 @@ UngroupError Ungrouper::Measure(Reader* r,
     *err_off = tag_off;
     uint64_t tag;
     uint32_t tag_len;
-    UngroupError e = r->ReadVarInt(kMaxTagLen, &tag, &tag_len);
-    if (RT_UNLIKELY(e != UngroupError::kNone))
-      return e;
+    const WireError e = r->ReadVarInt(kMaxTagLen, &tag, &tag_len);
+    if (RT_UNLIKELY(e != WireError::kNone))
+      return FromWire(e);
     if (RT_UNLIKELY(tag > 0xffffffffu))
       return UngroupError::kVarIntTooLong;
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
@@ -492,11 +313,13 @@ UngroupError Ungrouper::Measure(Reader* r,
           top_delta += group_delta;
         break;
       }
-      default:
-        e = SkipScalarField(r, static_cast<uint32_t>(tag) & 7);
-        if (RT_UNLIKELY(e != UngroupError::kNone))
-          return e;
+      default: {
+        const UngroupError skipped =
+            SkipScalarField(r, static_cast<uint32_t>(tag) & 7);
+        if (RT_UNLIKELY(skipped != UngroupError::kNone))
+          return skipped;
         break;
+      }
     }
   }
   if (depth > 0) {

@@ -74,8 +74,8 @@
 // Thread model. An Ungrouper is not thread-safe; use one per thread (it is
 // cheap) or guard it. Different instances are independent.
 
-#ifndef SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_
-#define SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_
+#ifndef SRC_TRACING_CORE_ENCODING_UNGROUPER_H_
+#define SRC_TRACING_CORE_ENCODING_UNGROUPER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -83,15 +83,13 @@
 #include <memory>
 
 #include "ringtrace/status.h"
+#include "src/tracing/core/encoding/wire_reader.h"
 
 namespace ringtrace {
 namespace ungrouper {
 
-// A read-only view of bytes owned by someone else.
-struct ConstBytes {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
+// A read-only view of bytes owned by someone else (the encoding's one type).
+using encoding::ConstBytes;
 
 enum class UngroupError : uint8_t {
   kNone = 0,
@@ -184,4 +182,4 @@ class Ungrouper {
 }  // namespace ungrouper
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_SERVICE_UNGROUPER_UNGROUPER_H_
+#endif  // SRC_TRACING_CORE_ENCODING_UNGROUPER_H_
