@@ -205,7 +205,7 @@ class PerfettoConfigCompatTest : public traced::test::SessionsFixture {
     categories.categories = {{"example", "Frames", {}},
                              {"io", "Reads", {}},
                              {"example.detail", "Checksums", {"slow"}}};
-    ASSERT_TRUE(core_->DeclareCategories(id, categories).ok());
+    ASSERT_TRUE(core_->producers()->DeclareCategories(id, categories).ok());
   }
 
   // Loads the config of |row| as the CLI does and, when accepted, starts
@@ -226,12 +226,13 @@ class PerfettoConfigCompatTest : public traced::test::SessionsFixture {
     }
     ASSERT_TRUE(loaded.ok()) << loaded.message();
     traced::SessionId id = 0;
-    const base::Status started = core_->StartSession(
+    const base::Status started = core_->sessions()->StartSession(
         config, traced::test::OpenOut(dir_.File("t" + std::to_string(index))),
         /*consumer_uid=*/200, /*consumer_id=*/7, now_, &id);
     ASSERT_TRUE(started.ok()) << started.message();
-    const std::vector<std::string> warnings = core_->StartWarnings(id);
-    core_->AbortSession(id);
+    const std::vector<std::string> warnings =
+        core_->sessions()->StartWarnings(id);
+    core_->sessions()->AbortSession(id);
     std::string all;
     for (const std::string& w : warnings)
       all += "warning: " + w + "\n";

@@ -68,7 +68,8 @@ TEST_F(SessionsTest, StartWarnsOfDataSourcesNoProducerServes) {
   TraceConfig::DataSource* filtered = AddDataSource(&config, "track_event", 0);
   filtered->add_producer_name_filter("app2");
   const SessionId id = Start(config, "w");
-  const std::vector<std::string> warnings = core_->StartWarnings(id);
+  const std::vector<std::string> warnings =
+      core_->sessions()->StartWarnings(id);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("\"linux.ftrace\": no connected producer"),
             std::string::npos)
@@ -77,11 +78,11 @@ TEST_F(SessionsTest, StartWarnsOfDataSourcesNoProducerServes) {
                              "(\"app1\")"),
             std::string::npos)
       << warnings[1];
-  EXPECT_TRUE(core_->StartWarnings(id + 100).empty());
+  EXPECT_TRUE(core_->sessions()->StartWarnings(id + 100).empty());
 
   // Every data source served: nothing to say.
   const SessionId quiet = Start(OneBufferConfig(), "q");
-  EXPECT_TRUE(core_->StartWarnings(quiet).empty());
+  EXPECT_TRUE(core_->sessions()->StartWarnings(quiet).empty());
 }
 
 TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
@@ -97,7 +98,7 @@ TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
       ->mutable_track_event_config()
       ->add_enabled_categories("cat*");
   const SessionId a = Start(config_a, "a");
-  std::vector<ProducerCommand> cmds = core_->TakeCommands();
+  std::vector<ProducerCommand> cmds = core_->sessions()->TakeCommands();
   ASSERT_EQ(cmds.size(), 1u);
   EXPECT_EQ(cmds[0].producer_id, p1);
   EXPECT_EQ(cmds[0].data_source_name, "track_event");
@@ -112,7 +113,7 @@ TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
   AddDataSource(&config_b, "track_event", 0);
   AddDataSource(&config_b, "other", 1);
   const SessionId b = Start(config_b, "b");
-  cmds = core_->TakeCommands();
+  cmds = core_->sessions()->TakeCommands();
   ASSERT_EQ(cmds.size(), 3u);
   const std::vector<ProducerCommand> b_on_p1 = StartsFor(cmds, p1);
   const std::vector<ProducerCommand> b_on_p2 = StartsFor(cmds, p2);
@@ -147,8 +148,8 @@ TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
   EXPECT_FALSE(ended_a.by_service);
   EXPECT_TRUE(ended_a.status.ok()) << ended_a.status.message();
   EXPECT_EQ(ended_a.summary.export_stats.packets_exported, 100u);
-  EXPECT_TRUE(core_->has_session(b));
-  EXPECT_FALSE(core_->has_session(a));
+  EXPECT_TRUE(core_->session_table()->has_session(b));
+  EXPECT_FALSE(core_->session_table()->has_session(a));
 
   auto trace_a = ReadTrace("a");
   auto tagged_a = CollectTestPackets(trace_a);
@@ -176,8 +177,8 @@ TEST_F(SessionsTest, TwoSessionsGetOnlyTheChunksOfTheirBuffers) {
   EXPECT_EQ(StatsOf(trace_b).buffer_stats_size(), 2);
   EXPECT_EQ(ended_b.summary.drainer_stats.chunks_unroutable, 1u);
   EXPECT_EQ(StatsOf(trace_b).chunks_discarded(), 1u);
-  EXPECT_EQ(core_->session_stats().sessions_written, 2u);
-  EXPECT_EQ(core_->num_sessions(), 0u);
+  EXPECT_EQ(core_->sessions()->session_stats().sessions_written, 2u);
+  EXPECT_EQ(core_->session_table()->num_sessions(), 0u);
 }
 
 ipc::DrainRequestMsg LossReport(uint32_t writer,
@@ -203,7 +204,7 @@ TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
   const ProducerID peer = AddProducer("peer", {"other"}, &side2);
   const SessionId a = Start(OneBufferConfig(), "a.pftrace");
   const std::vector<ProducerCommand> starts =
-      StartsFor(core_->TakeCommands(), app);
+      StartsFor(core_->sessions()->TakeCommands(), app);
   ASSERT_EQ(starts.size(), 1u);
   const uint32_t buffer = starts[0].target_buffer;
 
@@ -211,9 +212,11 @@ TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
   // |peer| serves no instance of session a: its claims are refused.
   core_->OnLossReport(peer, LossReport(1, buffer, 2000000000000ull, true));
   core_->OnLossReport(app, LossReport(4, buffer + 1, 7));  // not a's buffer
-  EXPECT_EQ(core_->stats().loss_entries_unattributed, 2u);
-  ASSERT_NE(core_->session_loss_table(a), nullptr);
-  EXPECT_EQ(core_->session_loss_table(a)->totals().packets_dropped, 5u);
+  EXPECT_EQ(core_->producers()->stats().loss_entries_unattributed, 2u);
+  ASSERT_NE(core_->session_table()->session_loss_table(a), nullptr);
+  EXPECT_EQ(
+      core_->session_table()->session_loss_table(a)->totals().packets_dropped,
+      5u);
 
   // The app reports more, finally, and leaves.
   core_->OnLossReport(app, LossReport(3, buffer, 9, true));
@@ -231,7 +234,7 @@ TEST_F(SessionsTest, LossReportsBelongToTheSessionOfTheirBuffer) {
 
   // A later session sees none of it.
   const SessionId b = Start(OneBufferConfig(), "b.pftrace");
-  core_->TakeCommands();
+  core_->sessions()->TakeCommands();
   const SessionEvent ended_b = StopAndAck(b);
   EXPECT_EQ(ended_b.packets_lost, 0u);
   const perfetto::protos::TraceStats stats_b = StatsOf(ReadTrace("b.pftrace"));
@@ -252,7 +255,7 @@ TEST_F(SessionsTest, ReportedLossIsInTheBufferStatsOfItsBuffer) {
   AddDataSource(&config, "track_event", 0);
   const SessionId a = Start(config, "a.pftrace");
   const std::vector<ProducerCommand> starts =
-      StartsFor(core_->TakeCommands(), app);
+      StartsFor(core_->sessions()->TakeCommands(), app);
   ASSERT_EQ(starts.size(), 2u);
   uint32_t buffer0 = 0, buffer1 = 0;
   for (const ProducerCommand& c : starts)
@@ -270,7 +273,7 @@ TEST_F(SessionsTest, ReportedLossIsInTheBufferStatsOfItsBuffer) {
   core_->OnLossReport(app, LossReport(3, buffer0, 9));
   perfetto::protos::TraceStats live;
   std::string bytes;
-  ASSERT_TRUE(core_->GetSessionTraceStats(a, &bytes).ok());
+  ASSERT_TRUE(core_->sessions()->GetSessionTraceStats(a, &bytes).ok());
   ASSERT_TRUE(live.ParseFromString(bytes));
   ASSERT_EQ(live.buffer_stats_size(), 2);
   EXPECT_EQ(live.buffer_stats(0).trace_writer_packet_loss(), 9u);
@@ -318,33 +321,35 @@ TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
   TraceConfig config = OneBufferConfig();
   config.set_data_source_stop_timeout_ms(2000);
   const SessionId s = Start(config, "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 2u);
   auto w = side1->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "x", 0, 10);
   // Not flushed: the stop's kFlush drain scrapes the open chunk.
 
-  ASSERT_TRUE(core_->StopSession(s, 1, now_).ok());
-  EXPECT_FALSE(core_->StopSession(s, 1, now_).ok());  // already stopping
-  std::vector<ProducerCommand> stops = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->StopSession(s, 1, now_).ok());
+  EXPECT_FALSE(
+      core_->sessions()->StopSession(s, 1, now_).ok());  // already stopping
+  std::vector<ProducerCommand> stops = core_->sessions()->TakeCommands();
   ASSERT_EQ(stops.size(), 2u);
   // p1 answers, the other does not.
   const ProducerCommand& stop1 =
       stops[0].producer_id == p1 ? stops[0] : stops[1];
   const ProducerCommand& stop2 =
       stops[0].producer_id == p1 ? stops[1] : stops[0];
-  ASSERT_TRUE(core_->OnDataSourceStopped(p1, stop1.id, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnDataSourceStopped(p1, stop1.id, now_).ok());
   // A second ack of the same instance is a violation.
-  EXPECT_FALSE(core_->OnDataSourceStopped(p1, stop1.id, now_).ok());
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  EXPECT_EQ(core_->NextDeadline(), now_ + std::chrono::milliseconds(2000));
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1999));
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(2000));
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  EXPECT_FALSE(core_->sessions()->OnDataSourceStopped(p1, stop1.id, now_).ok());
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  EXPECT_EQ(core_->sessions()->NextDeadline(),
+            now_ + std::chrono::milliseconds(2000));
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1999));
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(2000));
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].status.ok());
-  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().data_source_stop_timeouts, 1u);
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 10));
   // The trace's TraceStats carry the session's own counters.
   EXPECT_EQ(StatsOf(ReadTrace("s")).ringtrace_data_source_stop_timeouts(), 1u);
@@ -357,22 +362,25 @@ TEST_F(SessionsTest, StopWaitsForTheAcksThenTimesOutAndCountsIt) {
 
   // The late answer is accepted once; again, or for an unknown instance, it
   // is a violation.
-  EXPECT_TRUE(
-      core_->OnDataSourceStopped(stop2.producer_id, stop2.id, now_).ok());
-  EXPECT_EQ(core_->session_stats().late_acks, 1u);
-  EXPECT_FALSE(
-      core_->OnDataSourceStopped(stop2.producer_id, stop2.id, now_).ok());
-  EXPECT_FALSE(core_->OnDataSourceStopped(p1, 12345, now_).ok());
+  EXPECT_TRUE(core_->sessions()
+                  ->OnDataSourceStopped(stop2.producer_id, stop2.id, now_)
+                  .ok());
+  EXPECT_EQ(core_->sessions()->session_stats().late_acks, 1u);
+  EXPECT_FALSE(core_->sessions()
+                   ->OnDataSourceStopped(stop2.producer_id, stop2.id, now_)
+                   .ok());
+  EXPECT_FALSE(core_->sessions()->OnDataSourceStopped(p1, 12345, now_).ok());
 }
 
 TEST_F(SessionsTest, AckBeforeStopAndUnknownFlushAckAreViolations) {
   std::unique_ptr<ProducerSide> side;
   const ProducerID p = AddProducer("app", {"track_event"}, &side);
   Start(OneBufferConfig(), "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
-  EXPECT_FALSE(core_->OnDataSourceStopped(p, starts[0].id, now_).ok());
-  EXPECT_FALSE(core_->OnFlushAck(p, 1, now_).ok());
+  EXPECT_FALSE(
+      core_->sessions()->OnDataSourceStopped(p, starts[0].id, now_).ok());
+  EXPECT_FALSE(core_->sessions()->OnFlushAck(p, 1, now_).ok());
   // Registration: a name twice, an invalid name, more than 32.
   EXPECT_FALSE(core_->RegisterDataSource(p, "track_event", now_).ok());
   EXPECT_FALSE(core_->RegisterDataSource(p, "", now_).ok());
@@ -388,9 +396,9 @@ TEST_F(SessionsTest, LateRegistrationStartsAnInstance) {
   std::unique_ptr<ProducerSide> side;
   const ProducerID p = AddProducer("app", {}, &side);
   const SessionId s = Start(OneBufferConfig(), "s");
-  EXPECT_TRUE(core_->TakeCommands().empty());
+  EXPECT_TRUE(core_->sessions()->TakeCommands().empty());
   ASSERT_TRUE(core_->RegisterDataSource(p, "track_event", now_).ok());
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
   auto w = side->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "late", 0, 25);
@@ -406,53 +414,55 @@ TEST_F(SessionsTest, FlushWaitsForAcksAndTimesOut) {
   TraceConfig config = OneBufferConfig();
   config.set_flush_timeout_ms(1000);
   const SessionId s = Start(config, "s");
-  (void)core_->TakeCommands();
+  (void)core_->sessions()->TakeCommands();
 
-  ASSERT_TRUE(core_->FlushSession(s, 0, /*tag=*/5, now_).ok());
-  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(s, 0, /*tag=*/5, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 1u);
   EXPECT_EQ(flushes[0].type, Cmd::kFlush);
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].type, SessionEvent::Type::kFlushed);
   EXPECT_EQ(events[0].tag, 5u);
   EXPECT_TRUE(events[0].status.ok());
-  EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // twice
+  EXPECT_FALSE(
+      core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());  // twice
 
   // Unanswered: the config's timeout.
-  ASSERT_TRUE(core_->FlushSession(s, 0, 6, now_).ok());
-  flushes = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(s, 0, 6, now_).ok());
+  flushes = core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 1u);
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(999));
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
-  events = core_->TakeEvents();
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(999));
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_FALSE(events[0].status.ok());
-  EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
-  EXPECT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());  // late
-  EXPECT_EQ(core_->session_stats().late_acks, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().flush_timeouts, 1u);
+  EXPECT_TRUE(
+      core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());  // late
+  EXPECT_EQ(core_->sessions()->session_stats().late_acks, 1u);
   std::string stats_bytes;
-  ASSERT_TRUE(core_->GetSessionTraceStats(s, &stats_bytes).ok());
+  ASSERT_TRUE(core_->sessions()->GetSessionTraceStats(s, &stats_bytes).ok());
   perfetto::protos::TraceStats stats;
   ASSERT_TRUE(stats.ParseFromString(stats_bytes));
   EXPECT_EQ(stats.ringtrace_flush_timeouts(), 1u);
   EXPECT_EQ(stats.ringtrace_late_acks(), 1u);
   EXPECT_EQ(stats.ringtrace_data_source_stop_timeouts(), 0u);
-  EXPECT_FALSE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
+  EXPECT_FALSE(core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());
 
   // A consumer cannot pile up flushes: 64 wait at most.
   for (int i = 0; i < 64; ++i)
-    EXPECT_TRUE(core_->FlushSession(s, 0, 100 + i, now_).ok());
-  EXPECT_FALSE(core_->FlushSession(s, 0, 200, now_).ok());
+    EXPECT_TRUE(core_->sessions()->FlushSession(s, 0, 100 + i, now_).ok());
+  EXPECT_FALSE(core_->sessions()->FlushSession(s, 0, 200, now_).ok());
 }
 
 // The TraceStats GetSessionTraceStats returns for |id|.
 perfetto::protos::TraceStats LiveStats(ServiceCore* core, SessionId id) {
   std::string bytes;
-  EXPECT_TRUE(core->GetSessionTraceStats(id, &bytes).ok());
+  EXPECT_TRUE(core->sessions()->GetSessionTraceStats(id, &bytes).ok());
   perfetto::protos::TraceStats stats;
   EXPECT_TRUE(stats.ParseFromString(bytes));
   return stats;
@@ -474,21 +484,22 @@ TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
   config_b.mutable_data_sources(0)->add_producer_name_filter("app2");
   const SessionId a = Start(config_a, "a");
   const SessionId b = Start(config_b, "b");
-  ASSERT_EQ(core_->TakeCommands().size(), 2u);  // one start each
+  ASSERT_EQ(core_->sessions()->TakeCommands().size(), 2u);  // one start each
 
   // Both flush: app2 answers B's, app1 never answers A's.
-  ASSERT_TRUE(core_->FlushSession(a, 0, /*tag=*/1, now_).ok());
-  ASSERT_TRUE(core_->FlushSession(b, 0, /*tag=*/2, now_).ok());
-  const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(a, 0, /*tag=*/1, now_).ok());
+  ASSERT_TRUE(core_->sessions()->FlushSession(b, 0, /*tag=*/2, now_).ok());
+  const std::vector<ProducerCommand> flushes =
+      core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 2u);
   const bool a_first = flushes[0].producer_id == p1;
   const ProducerCommand& flush_a = flushes[a_first ? 0 : 1];
   const ProducerCommand& flush_b = flushes[a_first ? 1 : 0];
   ASSERT_EQ(flush_a.producer_id, p1);
   ASSERT_EQ(flush_b.producer_id, p2);
-  ASSERT_TRUE(core_->OnFlushAck(p2, flush_b.id, now_).ok());
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p2, flush_b.id, now_).ok());
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 2u);
   for (const SessionEvent& ev : events)
     EXPECT_EQ(ev.status.ok(), ev.session_id == b) << ev.session_id;
@@ -507,16 +518,16 @@ TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
   EXPECT_EQ(LiveStats(core_.get(), a).total_buffers(), 2u);
 
   // app1's answer comes late: A's late ack, not B's.
-  ASSERT_TRUE(core_->OnFlushAck(p1, flush_a.id, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p1, flush_a.id, now_).ok());
   EXPECT_EQ(LiveStats(core_.get(), a).ringtrace_late_acks(), 1u);
   EXPECT_EQ(LiveStats(core_.get(), b).ringtrace_late_acks(), 0u);
 
   // B's producer never acks its stop; A's does.
   const Clock::time_point later = now_ + std::chrono::milliseconds(1000);
-  ASSERT_TRUE(core_->StopSession(b, 3, later).ok());
-  ASSERT_EQ(core_->TakeCommands().size(), 1u);
-  core_->AdvanceSessions(later + std::chrono::milliseconds(1000));
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  ASSERT_TRUE(core_->sessions()->StopSession(b, 3, later).ok());
+  ASSERT_EQ(core_->sessions()->TakeCommands().size(), 1u);
+  core_->sessions()->AdvanceSessions(later + std::chrono::milliseconds(1000));
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   EXPECT_TRUE(StopAndAck(a).status.ok());
 
   const perfetto::protos::TraceStats stats_a = StatsOf(ReadTrace("a"));
@@ -539,9 +550,9 @@ TEST_F(SessionsTest, TimeoutsAndLateAcksAreCountedPerSession) {
   EXPECT_EQ(stats_b.flushes_succeeded(), 1u);
   EXPECT_EQ(stats_b.flushes_failed(), 1u);
   EXPECT_EQ(stats_b.final_flush_outcome(), TraceStats::FINAL_FLUSH_FAILED);
-  EXPECT_EQ(core_->session_stats().flush_timeouts, 1u);
-  EXPECT_EQ(core_->session_stats().late_acks, 1u);
-  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().flush_timeouts, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().late_acks, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().data_source_stop_timeouts, 1u);
 }
 
 // A flush asked for by another consumer than the session's is answered to
@@ -550,23 +561,28 @@ TEST_F(SessionsTest, FlushEventGoesToTheRequester) {
   std::unique_ptr<ProducerSide> side;
   const ProducerID p = AddProducer("app", {"track_event"}, &side);
   const SessionId s = Start(OneBufferConfig(), "s");  // consumer 7
-  (void)core_->TakeCommands();
-  ASSERT_TRUE(core_->FlushSession(s, 0, /*tag=*/4, now_, /*requester=*/9).ok());
-  const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  (void)core_->sessions()->TakeCommands();
+  ASSERT_TRUE(core_->sessions()
+                  ->FlushSession(s, 0, /*tag=*/4, now_, /*requester=*/9)
+                  .ok());
+  const std::vector<ProducerCommand> flushes =
+      core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 1u);
-  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].consumer_id, 9u);
   EXPECT_EQ(events[0].tag, 4u);
 
-  const base::Status missing = core_->FlushSession(s + 1, 0, 5, now_);
+  const base::Status missing =
+      core_->sessions()->FlushSession(s + 1, 0, 5, now_);
   EXPECT_EQ(missing.message(), "no session " + std::to_string(s + 1));
-  ASSERT_TRUE(core_->StopSession(s, 6, now_).ok());
-  const base::Status stopping = core_->FlushSession(s, 0, 7, now_);
+  ASSERT_TRUE(core_->sessions()->StopSession(s, 6, now_).ok());
+  const base::Status stopping = core_->sessions()->FlushSession(s, 0, 7, now_);
   EXPECT_EQ(stopping.message(),
             "session " + std::to_string(s) + " is stopping");
-  EXPECT_EQ(core_->StopSession(s, 8, now_).message(), stopping.message());
+  EXPECT_EQ(core_->sessions()->StopSession(s, 8, now_).message(),
+            stopping.message());
 }
 
 TEST_F(SessionsTest, DurationEndsTheSessionAndTheEventSaysSo) {
@@ -575,13 +591,14 @@ TEST_F(SessionsTest, DurationEndsTheSessionAndTheEventSaysSo) {
   TraceConfig config = OneBufferConfig();
   config.set_duration_ms(1500);
   Start(config, "s");
-  (void)core_->TakeCommands();
-  EXPECT_EQ(core_->NextDeadline(), now_ + std::chrono::milliseconds(1500));
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1499));
-  EXPECT_TRUE(core_->TakeCommands().empty());
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1500));
-  AckStops(core_->TakeCommands());
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  (void)core_->sessions()->TakeCommands();
+  EXPECT_EQ(core_->sessions()->NextDeadline(),
+            now_ + std::chrono::milliseconds(1500));
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1499));
+  EXPECT_TRUE(core_->sessions()->TakeCommands().empty());
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1500));
+  AckStops(core_->sessions()->TakeCommands());
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].by_service);
   EXPECT_EQ(events[0].tag, 0u);
@@ -591,27 +608,27 @@ TEST_F(SessionsTest, ProducerLeavingCompletesAStop) {
   std::unique_ptr<ProducerSide> side;
   const ProducerID p = AddProducer("app", {"track_event"}, &side);
   const SessionId s = Start(OneBufferConfig(), "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
   auto w = side->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "x", 0, 40);
-  ASSERT_TRUE(core_->StopSession(s, 1, now_).ok());
-  (void)core_->TakeCommands();
-  EXPECT_TRUE(core_->TakeEvents().empty());
+  ASSERT_TRUE(core_->sessions()->StopSession(s, 1, now_).ok());
+  (void)core_->sessions()->TakeCommands();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
   core_->RemoveProducer(p);  // its final drain keeps what it wrote
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 40));
-  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 0u);
+  EXPECT_EQ(core_->sessions()->session_stats().data_source_stop_timeouts, 0u);
 }
 
 TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
   std::unique_ptr<ProducerSide> side;
   AddProducer("app", {"track_event"}, &side);
   const SessionId s = Start(OneBufferConfig(), "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
-  std::vector<SessionInfo> infos = core_->ListSessions(now_);
+  std::vector<SessionInfo> infos = core_->session_table()->ListSessions(now_);
   ASSERT_EQ(infos.size(), 1u);
   ASSERT_EQ(infos[0].buffers.size(), 1u);
   EXPECT_EQ(infos[0].buffers[0].used_bytes, 0u);
@@ -620,22 +637,24 @@ TEST_F(SessionsTest, CloneWritesWhatTheSessionHoldsAndItGoesOn) {
   w->Flush();
   base::ScopedFd clone_fd = OpenOut(dir_.File("clone"));
   ExportSummary summary;
-  const base::Status status = core_->CloneSession(s, clone_fd.get(), &summary);
+  const base::Status status =
+      core_->sessions()->CloneSession(s, clone_fd.get(), &summary);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(CollectTestPackets(ReadTrace("clone"))["x"].seqs, Seqs(0, 60));
-  EXPECT_FALSE(core_->CloneSession(s + 1, clone_fd.get(), &summary).ok());
+  EXPECT_FALSE(
+      core_->sessions()->CloneSession(s + 1, clone_fd.get(), &summary).ok());
   // No final flush in a clone: tracing goes on.
   EXPECT_FALSE(StatsOf(ReadTrace("clone")).has_final_flush_outcome());
   EXPECT_EQ(StatsOf(ReadTrace("clone")).flushes_requested(), 0u);
 
   std::string stats_bytes;
-  ASSERT_TRUE(core_->GetSessionTraceStats(s, &stats_bytes).ok());
+  ASSERT_TRUE(core_->sessions()->GetSessionTraceStats(s, &stats_bytes).ok());
   perfetto::protos::TraceStats stats;
   ASSERT_TRUE(stats.ParseFromString(stats_bytes));
   EXPECT_EQ(stats.buffer_stats_size(), 1);
   EXPECT_GT(stats.buffer_stats(0).bytes_written(), 0u);
   // Not wrapped, nothing erased: the fill is exactly what was written.
-  infos = core_->ListSessions(now_);
+  infos = core_->session_table()->ListSessions(now_);
   ASSERT_EQ(infos.size(), 1u);
   EXPECT_EQ(infos[0].buffers[0].used_bytes,
             stats.buffer_stats(0).bytes_written());
@@ -653,23 +672,24 @@ TEST_F(SessionsTest, AbortWritesNothingAndFreesTheBuffers) {
   std::unique_ptr<ProducerSide> side;
   const ProducerID p = AddProducer("app", {"track_event"}, &side);
   const SessionId s = Start(OneBufferConfig(1024), "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   auto w = side->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "x", 0, 10);
   w->Flush();
   EXPECT_FALSE(TryStart(OneBufferConfig(1)).ok());  // the limit is taken
-  core_->AbortSession(s);
-  EXPECT_FALSE(core_->has_session(s));
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  std::vector<ProducerCommand> stops = core_->TakeCommands();
+  core_->sessions()->AbortSession(s);
+  EXPECT_FALSE(core_->session_table()->has_session(s));
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  std::vector<ProducerCommand> stops = core_->sessions()->TakeCommands();
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].type, Cmd::kStopDataSource);
   struct stat st = {};
   ASSERT_EQ(stat(dir_.File("s").c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 0);
-  EXPECT_EQ(core_->session_stats().sessions_aborted, 1u);
+  EXPECT_EQ(core_->sessions()->session_stats().sessions_aborted, 1u);
   // The ack may still come.
-  EXPECT_TRUE(core_->OnDataSourceStopped(p, stops[0].id, now_).ok());
+  EXPECT_TRUE(
+      core_->sessions()->OnDataSourceStopped(p, stops[0].id, now_).ok());
   // The bytes are free again.
   Start(OneBufferConfig(1024), "s2");
 }
@@ -728,7 +748,7 @@ TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
     EXPECT_NE(status.message().find(c.what), std::string::npos)
         << c.what << ": " << status.message();
   }
-  EXPECT_EQ(core_->session_stats().sessions_refused, cases.size());
+  EXPECT_EQ(core_->sessions()->session_stats().sessions_refused, cases.size());
 
   TraceConfig named = OneBufferConfig(1024);
   named.set_unique_session_name("boot");
@@ -740,22 +760,22 @@ TEST_F(SessionsTest, LimitsAndInvalidConfigsAreRefusedWithTheirReason) {
   status = TryStart(OneBufferConfig(4));
   EXPECT_NE(status.message().find("max sessions"), std::string::npos)
       << status.message();
-  EXPECT_EQ(core_->num_sessions(), 2u);
+  EXPECT_EQ(core_->session_table()->num_sessions(), 2u);
 }
 
 TEST_F(SessionsTest, BufferIdsAreReusedOnlyAfterTheCounterWrapped) {
-  core_->set_next_buffer_id_for_testing(kMaxSessionBufferId);
+  core_->session_table()->set_next_buffer_id_for_testing(kMaxSessionBufferId);
   std::unique_ptr<ProducerSide> side;
   AddProducer("app", {"track_event"}, &side);
   const auto target_of_next = [&](const std::string& file) {
     Start(OneBufferConfig(4), file);
-    std::vector<ProducerCommand> cmds = core_->TakeCommands();
+    std::vector<ProducerCommand> cmds = core_->sessions()->TakeCommands();
     EXPECT_EQ(cmds.size(), 1u);
     return cmds.empty() ? 0 : cmds[0].target_buffer;
   };
   EXPECT_EQ(target_of_next("s1"), kMaxSessionBufferId);
   EXPECT_EQ(target_of_next("s2"), 1);  // wrapped
-  core_->set_next_buffer_id_for_testing(kMaxSessionBufferId);
+  core_->session_table()->set_next_buffer_id_for_testing(kMaxSessionBufferId);
   // 65535 and 1 are held by live sessions.
   EXPECT_EQ(target_of_next("s3"), 2);
 }
@@ -769,16 +789,17 @@ TEST_F(SessionsTest, WriteIntoFileKeepsMoreThanTheBufferHolds) {
   config.set_write_into_file(true);
   config.set_file_write_period_ms(1000);
   const SessionId s = Start(config, "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
   auto w = side->NewWriter(starts[0].target_buffer);
   constexpr uint32_t kPerPeriod = 1200;
   for (uint32_t period = 1; period <= 3; ++period) {
     WriteTestPackets(w.get(), "x", (period - 1) * kPerPeriod, kPerPeriod);
     w->Flush();
-    EXPECT_EQ(core_->NextDeadline(),
+    EXPECT_EQ(core_->sessions()->NextDeadline(),
               now_ + std::chrono::milliseconds(1000 * period));
-    core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000 * period));
+    core_->sessions()->AdvanceSessions(
+        now_ + std::chrono::milliseconds(1000 * period));
     // The file holds every packet so far, as a valid (unfinished) trace.
     EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs,
               Seqs(0, period * kPerPeriod));
@@ -813,11 +834,12 @@ TEST_F(SessionsTest, ServiceEventsFollowTheSessionAndClonesGetTheirOwnUuid) {
   TraceConfig config = OneBufferConfig();
   config.set_flush_timeout_ms(1000);
   const SessionId s = Start(config, "s");
-  (void)core_->TakeCommands();
+  (void)core_->sessions()->TakeCommands();
   auto clone = [&](const std::string& file) {
     base::ScopedFd fd = OpenOut(dir_.File(file));
     ExportSummary summary;
-    const base::Status status = core_->CloneSession(s, fd.get(), &summary);
+    const base::Status status =
+        core_->sessions()->CloneSession(s, fd.get(), &summary);
     EXPECT_TRUE(status.ok()) << status.message();
     return test::ExpectServiceMetadata(ReadTrace(file));
   };
@@ -828,22 +850,22 @@ TEST_F(SessionsTest, ServiceEventsFollowTheSessionAndClonesGetTheirOwnUuid) {
   EXPECT_EQ(c1.events, started);
 
   // A flush that timed out is no all_data_sources_flushed.
-  ASSERT_TRUE(core_->FlushSession(s, 0, 1, now_).ok());
-  std::vector<ProducerCommand> late = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(s, 0, 1, now_).ok());
+  std::vector<ProducerCommand> late = core_->sessions()->TakeCommands();
   ASSERT_EQ(late.size(), 1u);
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   const ServiceMetadata c2 = clone("c2");
   EXPECT_EQ(c2.events, started);
   // Its late answer makes the producer one later flushes wait for again.
-  ASSERT_TRUE(core_->OnFlushAck(p, late[0].id, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p, late[0].id, now_).ok());
 
   // One every producer acked is.
-  ASSERT_TRUE(core_->FlushSession(s, 0, 2, now_).ok());
-  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(s, 0, 2, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 1u);
-  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   const ServiceMetadata c3 = clone("c3");
   EXPECT_EQ(c3.events, (std::vector<ServiceEventCase>{
                            test::kEvStarted, test::kEvAllStarted,
@@ -884,13 +906,13 @@ TEST_F(SessionsTest, WriteIntoFileWritesTheServiceEventsAsTheyHappen) {
   config.set_write_into_file(true);
   config.set_file_write_period_ms(1000);
   const SessionId s = Start(config, "s");
-  (void)core_->TakeCommands();
-  ASSERT_TRUE(core_->FlushSession(s, 0, 1, now_).ok());
-  std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  (void)core_->sessions()->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(s, 0, 1, now_).ok());
+  std::vector<ProducerCommand> flushes = core_->sessions()->TakeCommands();
   ASSERT_EQ(flushes.size(), 1u);
-  ASSERT_TRUE(core_->OnFlushAck(p, flushes[0].id, now_).ok());
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);  // kFlushed
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(p, flushes[0].id, now_).ok());
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);  // kFlushed
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(1000));
 
   // The file so far: the header and the events up to the flush.
   std::vector<test::ServiceEventCase> events;
@@ -921,19 +943,19 @@ TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
   config.set_file_write_period_ms(100);
   config.set_max_file_size_bytes(4096);
   Start(config, "s");
-  std::vector<ProducerCommand> starts = core_->TakeCommands();
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
   auto w = side->NewWriter(starts[0].target_buffer);
   WriteTestPackets(w.get(), "x", 0, 50);  // well below 4 KiB
   w->Flush();
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(100));
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(100));
   // Only the periodic flush a streamed session gets by default.
-  for (const ProducerCommand& c : core_->TakeCommands())
+  for (const ProducerCommand& c : core_->sessions()->TakeCommands())
     EXPECT_EQ(c.type, Cmd::kFlush);
   WriteTestPackets(w.get(), "x", 50, 500);  // beyond it
   w->Flush();
-  core_->AdvanceSessions(now_ + std::chrono::milliseconds(200));
-  AckStops(core_->TakeCommands());
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(200));
+  AckStops(core_->sessions()->TakeCommands());
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].by_service);
   EXPECT_TRUE(events[0].status.ok()) << events[0].status.message();
@@ -949,31 +971,33 @@ TEST(DefaultSessionTest, BesideAConsumerSession) {
   test::DefaultSessionCore core(SessionOptions(), DefaultOutConfig(512));
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
-  ASSERT_NE(core->default_buffer(), kNoDefaultBuffer);
-  EXPECT_EQ(a.reply.target_buffer, core->default_buffer());
+  ASSERT_NE(core->session_table()->default_buffer(), kNoDefaultBuffer);
+  EXPECT_EQ(a.reply.target_buffer, core->session_table()->default_buffer());
   const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
   ProducerSide side(a);
   ASSERT_TRUE(core->RegisterDataSource(p, "track_event", Clock::now()).ok());
   // The default session's instance: no category lists (Perfetto's default
   // rule), into its buffer.
-  std::vector<ProducerCommand> in_default = core->TakeCommands();
+  std::vector<ProducerCommand> in_default = core->sessions()->TakeCommands();
   ASSERT_EQ(in_default.size(), 1u);
   EXPECT_EQ(in_default[0].type, Cmd::kStartDataSource);
-  EXPECT_EQ(in_default[0].target_buffer, core->default_buffer());
+  EXPECT_EQ(in_default[0].target_buffer,
+            core->session_table()->default_buffer());
   EXPECT_EQ(in_default[0].data_source_name, "track_event");
   EXPECT_TRUE(in_default[0].enabled_categories.empty());
   EXPECT_TRUE(in_default[0].disabled_categories.empty());
   // A data source its config does not name is not started there.
   ASSERT_TRUE(core->RegisterDataSource(p, "other", Clock::now()).ok());
-  EXPECT_TRUE(core->TakeCommands().empty());
+  EXPECT_TRUE(core->sessions()->TakeCommands().empty());
   SessionId s = 0;
-  ASSERT_TRUE(core->StartSession(OneBufferConfig(), OpenOut(dir.File("s")), 2,
+  ASSERT_TRUE(core->sessions()
+                  ->StartSession(OneBufferConfig(), OpenOut(dir.File("s")), 2,
                                  1, Clock::now(), &s)
                   .ok());
-  std::vector<ProducerCommand> starts = core->TakeCommands();
+  std::vector<ProducerCommand> starts = core->sessions()->TakeCommands();
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_NE(starts[0].id, in_default[0].id);
-  EXPECT_NE(starts[0].target_buffer, core->default_buffer());
+  EXPECT_NE(starts[0].target_buffer, core->session_table()->default_buffer());
   auto own = side.NewWriter();  // the HelloReply's target_buffer
   auto ws = side.NewWriter(starts[0].target_buffer);
   WriteTestPackets(own.get(), "own", 0, 70);
@@ -1011,10 +1035,13 @@ TEST(DefaultSessionTest, TakesTheLossesOfEveryProducersOwnWriters) {
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   const ProducerID p = static_cast<ProducerID>(a.reply.producer_id);
-  core->OnLossReport(p, LossReport(3, core->default_buffer(), 11));
-  core->OnLossReport(p, LossReport(4, core->default_buffer() + 1, 7));
-  EXPECT_EQ(core->stats().loss_entries_unattributed, 1u);
-  const ProducerLossTable* table = core->session_loss_table(core.id());
+  core->OnLossReport(
+      p, LossReport(3, core->session_table()->default_buffer(), 11));
+  core->OnLossReport(
+      p, LossReport(4, core->session_table()->default_buffer() + 1, 7));
+  EXPECT_EQ(core->producers()->stats().loss_entries_unattributed, 1u);
+  const ProducerLossTable* table =
+      core->session_table()->session_loss_table(core.id());
   ASSERT_NE(table, nullptr);
   EXPECT_EQ(table->totals().packets_dropped, 11u);
 }
@@ -1028,28 +1055,31 @@ TEST(DefaultSessionTest, AfterItEndsNewProducersGetNoBuffer) {
   ASSERT_NE(id, 0u);
   const ServiceCore::Admission before =
       core->Admit(MakeHello(), Identity(1, 2));
-  EXPECT_EQ(before.reply.target_buffer, core->default_buffer());
-  EXPECT_FALSE(core->default_session_end().ended);
-  ASSERT_TRUE(core->StopSession(id, /*tag=*/5, Clock::now()).ok());
-  core->AdvanceSessions(Clock::now());
-  const std::vector<SessionEvent> events = core->TakeEvents();
+  EXPECT_EQ(before.reply.target_buffer,
+            core->session_table()->default_buffer());
+  EXPECT_FALSE(core->sessions()->default_session_end().ended);
+  ASSERT_TRUE(core->sessions()->StopSession(id, /*tag=*/5, Clock::now()).ok());
+  core->sessions()->AdvanceSessions(Clock::now());
+  const std::vector<SessionEvent> events = core->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].session_id, id);
-  EXPECT_TRUE(core->default_session_end().ended);
-  EXPECT_TRUE(core->default_session_end().status.ok());
-  EXPECT_EQ(core->default_session(), 0u);
-  EXPECT_EQ(core->default_buffer(), kNoDefaultBuffer);
+  EXPECT_TRUE(core->sessions()->default_session_end().ended);
+  EXPECT_TRUE(core->sessions()->default_session_end().status.ok());
+  EXPECT_EQ(core->session_table()->default_session(), 0u);
+  EXPECT_EQ(core->session_table()->default_buffer(), kNoDefaultBuffer);
   const ServiceCore::Admission after = core->Admit(MakeHello(), Identity(3, 4));
   ASSERT_EQ(after.reply.status, ipc::HelloStatus::kOk);
   EXPECT_EQ(after.reply.target_buffer, kNoDefaultBuffer);
   // A second default session may start now; not while one runs.
   base::ScopedFd fd(memfd_create("second", MFD_CLOEXEC));
   SessionId second = 0;
-  ASSERT_TRUE(core->StartDefaultSession(DefaultOutConfig(64),
+  ASSERT_TRUE(core->sessions()
+                  ->StartDefaultSession(DefaultOutConfig(64),
                                         base::ScopedFd(dup(fd.get())),
                                         Clock::now(), &second)
                   .ok());
-  EXPECT_FALSE(core->StartDefaultSession(DefaultOutConfig(64),
+  EXPECT_FALSE(core->sessions()
+                   ->StartDefaultSession(DefaultOutConfig(64),
                                          base::ScopedFd(dup(fd.get())),
                                          Clock::now(), &second)
                    .ok());

@@ -161,7 +161,7 @@ TEST(TracingServiceCoreSnapshotTest,
   EXPECT_EQ(tagged.at("b1").trusted_uids, (std::set<int32_t>{1235}));
 
   // The producers stay; the writers go on in the same sequences.
-  EXPECT_EQ(core->num_producers(), 2u);
+  EXPECT_EQ(core->producers()->num_producers(), 2u);
   WriteTestPackets(a1.get(), "a1", 100, 50);
   a1->Flush();
   ExportSummary s2;

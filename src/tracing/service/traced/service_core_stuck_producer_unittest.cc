@@ -43,7 +43,7 @@ class StuckProducerTest : public test::SessionsFixture {
     config.set_data_source_stop_timeout_ms(stop_timeout_ms);
     config.set_flush_timeout_ms(flush_timeout_ms);
     const SessionId id = Start(config, file);
-    EXPECT_EQ(core_->TakeCommands().size(), 2u);
+    EXPECT_EQ(core_->sessions()->TakeCommands().size(), 2u);
     return id;
   }
 
@@ -62,11 +62,12 @@ class StuckProducerTest : public test::SessionsFixture {
   // the stuck producer's instance id.
   uint32_t StopAnsweringForGoodOnly(SessionId id,
                                     ServiceCore::Clock::time_point when) {
-    EXPECT_TRUE(core_->StopSession(id, /*tag=*/1, when).ok());
-    const std::vector<ProducerCommand> stops = core_->TakeCommands();
+    EXPECT_TRUE(core_->sessions()->StopSession(id, /*tag=*/1, when).ok());
+    const std::vector<ProducerCommand> stops =
+        core_->sessions()->TakeCommands();
     EXPECT_EQ(stops.size(), 2u);
     const uint32_t good = CommandFor(stops, Cmd::kStopDataSource, good_);
-    EXPECT_TRUE(core_->OnDataSourceStopped(good_, good, when).ok());
+    EXPECT_TRUE(core_->sessions()->OnDataSourceStopped(good_, good, when).ok());
     return CommandFor(stops, Cmd::kStopDataSource, stuck_);
   }
 
@@ -85,51 +86,51 @@ class StuckProducerTest : public test::SessionsFixture {
 TEST_F(StuckProducerTest, DelaysOneStopNotTheNext) {
   const SessionId s1 = StartWithTimeouts("s1", 2000);
   const uint32_t late1 = StopAnsweringForGoodOnly(s1, now_);
-  core_->AdvanceSessions(now_ + milliseconds(1999));
-  EXPECT_TRUE(core_->TakeEvents().empty());  // waited for
-  core_->AdvanceSessions(now_ + milliseconds(2000));
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(1999));
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());  // waited for
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(2000));
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   EXPECT_EQ(StopTimeoutsIn("s1"), 1u);
 
   const ServiceCore::Clock::time_point t2 = now_ + milliseconds(3000);
   const SessionId s2 = StartWithTimeouts("s2", 2000);
   const uint32_t late2 = StopAnsweringForGoodOnly(s2, t2);
   // Ended by the good producer's answer, with no time passing.
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].session_id, s2);
   EXPECT_TRUE(events[0].status.ok());
   EXPECT_EQ(StopTimeoutsIn("s2"), 1u);
-  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 2u);
+  EXPECT_EQ(core_->sessions()->session_stats().data_source_stop_timeouts, 2u);
 
   // Its late answers are accepted; then it is waited for again.
-  ASSERT_TRUE(core_->OnDataSourceStopped(stuck_, late1, t2).ok());
-  ASSERT_TRUE(core_->OnDataSourceStopped(stuck_, late2, t2).ok());
-  EXPECT_EQ(core_->session_stats().late_acks, 2u);
+  ASSERT_TRUE(core_->sessions()->OnDataSourceStopped(stuck_, late1, t2).ok());
+  ASSERT_TRUE(core_->sessions()->OnDataSourceStopped(stuck_, late2, t2).ok());
+  EXPECT_EQ(core_->sessions()->session_stats().late_acks, 2u);
   const SessionId s3 = StartWithTimeouts("s3", 2000);
   const uint32_t stuck3 = StopAnsweringForGoodOnly(s3, t2);
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  ASSERT_TRUE(core_->OnDataSourceStopped(stuck_, stuck3, t2).ok());
-  events = core_->TakeEvents();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  ASSERT_TRUE(core_->sessions()->OnDataSourceStopped(stuck_, stuck3, t2).ok());
+  events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(StopTimeoutsIn("s3"), 0u);
-  EXPECT_EQ(core_->session_stats().data_source_stop_timeouts, 2u);
+  EXPECT_EQ(core_->sessions()->session_stats().data_source_stop_timeouts, 2u);
 }
 
 // One answer of two still owed keeps it overdue: stops do not wait for it.
 TEST_F(StuckProducerTest, StaysOverdueWhileItOwesATimedOutAnswer) {
   const SessionId s1 = StartWithTimeouts("s1", 1000);
   StopAnsweringForGoodOnly(s1, now_);
-  core_->AdvanceSessions(now_ + milliseconds(1000));
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(1000));
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   const SessionId s2 = StartWithTimeouts("s2", 1000);
   const uint32_t late2 = StopAnsweringForGoodOnly(s2, now_);
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   // Answers s2's stop, not s1's.
-  ASSERT_TRUE(core_->OnDataSourceStopped(stuck_, late2, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnDataSourceStopped(stuck_, late2, now_).ok());
   const SessionId s3 = StartWithTimeouts("s3", 1000);
   StopAnsweringForGoodOnly(s3, now_);
-  ASSERT_EQ(core_->TakeEvents().size(), 1u);
+  ASSERT_EQ(core_->sessions()->TakeEvents().size(), 1u);
   EXPECT_EQ(StopTimeoutsIn("s3"), 1u);
 }
 
@@ -142,11 +143,11 @@ TEST_F(StuckProducerTest, SessionsStoppingBesideItEndWhenTheFirstTimesOut) {
   const SessionId s2 = StartWithTimeouts("s2", 1000);
   StopAnsweringForGoodOnly(s1, now_);
   StopAnsweringForGoodOnly(s2, now_);
-  EXPECT_EQ(core_->NextDeadline(), now_ + milliseconds(1000));
-  core_->AdvanceSessions(now_ + milliseconds(999));
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  core_->AdvanceSessions(now_ + milliseconds(1000));
-  const std::vector<SessionEvent> events = core_->TakeEvents();
+  EXPECT_EQ(core_->sessions()->NextDeadline(), now_ + milliseconds(1000));
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(999));
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(1000));
+  const std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(StopTimeoutsIn("s1"), 1u);
   EXPECT_EQ(StopTimeoutsIn("s2"), 1u);
@@ -158,23 +159,25 @@ TEST_F(StuckProducerTest, SessionsStoppingBesideItEndWhenTheFirstTimesOut) {
 TEST_F(StuckProducerTest, FlushesDoNotWaitForItOnceOverdue) {
   const SessionId s = StartWithTimeouts("s", 1000, /*flush_timeout_ms=*/1000);
   auto flush_answering_good = [&](uint64_t tag) {
-    EXPECT_TRUE(core_->FlushSession(s, 0, tag, now_).ok());
-    const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+    EXPECT_TRUE(core_->sessions()->FlushSession(s, 0, tag, now_).ok());
+    const std::vector<ProducerCommand> flushes =
+        core_->sessions()->TakeCommands();
     EXPECT_EQ(flushes.size(), 2u);  // both are sent the flush
     EXPECT_TRUE(
-        core_->OnFlushAck(good_, CommandFor(flushes, Cmd::kFlush, good_), now_)
+        core_->sessions()
+            ->OnFlushAck(good_, CommandFor(flushes, Cmd::kFlush, good_), now_)
             .ok());
     return CommandFor(flushes, Cmd::kFlush, stuck_);
   };
   const uint32_t late1 = flush_answering_good(1);
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  core_->AdvanceSessions(now_ + milliseconds(1000));
-  std::vector<SessionEvent> events = core_->TakeEvents();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(1000));
+  std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_FALSE(events[0].status.ok());
 
   const uint32_t late2 = flush_answering_good(2);
-  events = core_->TakeEvents();
+  events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].type, SessionEvent::Type::kFlushed);
   EXPECT_EQ(events[0].tag, 2u);
@@ -182,14 +185,14 @@ TEST_F(StuckProducerTest, FlushesDoNotWaitForItOnceOverdue) {
   EXPECT_NE(events[0].status.message().find("not waited for"),
             std::string::npos)
       << events[0].status.message();
-  EXPECT_EQ(core_->session_stats().flush_timeouts, 2u);
+  EXPECT_EQ(core_->sessions()->session_stats().flush_timeouts, 2u);
 
-  ASSERT_TRUE(core_->OnFlushAck(stuck_, late1, now_).ok());
-  ASSERT_TRUE(core_->OnFlushAck(stuck_, late2, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(stuck_, late1, now_).ok());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(stuck_, late2, now_).ok());
   const uint32_t waited = flush_answering_good(3);
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  ASSERT_TRUE(core_->OnFlushAck(stuck_, waited, now_).ok());
-  events = core_->TakeEvents();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  ASSERT_TRUE(core_->sessions()->OnFlushAck(stuck_, waited, now_).ok());
+  events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].status.ok()) << events[0].status.message();
 
@@ -207,15 +210,17 @@ TEST_F(StuckProducerTest, APendingFlushEndsWhenAStopMadeItOverdue) {
   const SessionId stopping = StartWithTimeouts("stopping", 1000);
   const SessionId flushing =
       StartWithTimeouts("flushing", 1000, /*flush_timeout_ms=*/60000);
-  ASSERT_TRUE(core_->FlushSession(flushing, 0, 7, now_).ok());
-  const std::vector<ProducerCommand> flushes = core_->TakeCommands();
+  ASSERT_TRUE(core_->sessions()->FlushSession(flushing, 0, 7, now_).ok());
+  const std::vector<ProducerCommand> flushes =
+      core_->sessions()->TakeCommands();
   ASSERT_TRUE(
-      core_->OnFlushAck(good_, CommandFor(flushes, Cmd::kFlush, good_), now_)
+      core_->sessions()
+          ->OnFlushAck(good_, CommandFor(flushes, Cmd::kFlush, good_), now_)
           .ok());
   StopAnsweringForGoodOnly(stopping, now_);
-  EXPECT_TRUE(core_->TakeEvents().empty());
-  core_->AdvanceSessions(now_ + milliseconds(1000));
-  const std::vector<SessionEvent> events = core_->TakeEvents();
+  EXPECT_TRUE(core_->sessions()->TakeEvents().empty());
+  core_->sessions()->AdvanceSessions(now_ + milliseconds(1000));
+  const std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
   ASSERT_EQ(events.size(), 2u);  // the stop's end and the flush
   int flushed = 0;
   for (const SessionEvent& ev : events) {
@@ -232,11 +237,12 @@ TEST_F(StuckProducerTest, APendingFlushEndsWhenAStopMadeItOverdue) {
 // nobody: its producers are not made overdue.
 TEST_F(StuckProducerTest, AnAbortedSessionMakesNobodyOverdue) {
   const SessionId s1 = StartWithTimeouts("s1", 1000);
-  core_->AbortSession(s1);
-  (void)core_->TakeCommands();
+  core_->sessions()->AbortSession(s1);
+  (void)core_->sessions()->TakeCommands();
   const SessionId s2 = StartWithTimeouts("s2", 1000);
   StopAnsweringForGoodOnly(s2, now_);
-  EXPECT_TRUE(core_->TakeEvents().empty());  // waits for the stuck one
+  EXPECT_TRUE(
+      core_->sessions()->TakeEvents().empty());  // waits for the stuck one
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ TEST(TracingServiceCoreTest, AdmitServesTheClampedGeometryOnASealedMemfd) {
             limits.min_ring_bytes);
   // The default session's first buffer: the producer's own writers' target.
   EXPECT_NE(a.reply.target_buffer, kNoDefaultBuffer);
-  EXPECT_EQ(a.reply.target_buffer, core->default_buffer());
+  EXPECT_EQ(a.reply.target_buffer, core->session_table()->default_buffer());
   ASSERT_GE(a.ring_fd, 0);
 
   struct stat st = {};
@@ -168,16 +168,16 @@ TEST(TracingServiceCoreTest, FreshProducerIdsComeFirst) {
   }
   EXPECT_EQ(ids, (std::vector<uint32_t>{1, 2, 3}));
   core->RemoveProducer(2);
-  EXPECT_FALSE(core->has_producer(2));
-  EXPECT_EQ(core->num_producers(), 2u);
+  EXPECT_FALSE(core->producers()->has_producer(2));
+  EXPECT_EQ(core->producers()->num_producers(), 2u);
   const ServiceCore::Admission a = core->Admit(MakeHello(), Identity(1, 2));
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   EXPECT_EQ(a.reply.producer_id, 4u);
-  EXPECT_EQ(core->stats().producers_seen, 4u);
-  EXPECT_EQ(core->stats().producers_connected, 3u);
+  EXPECT_EQ(core->producers()->stats().producers_seen, 4u);
+  EXPECT_EQ(core->producers()->stats().producers_connected, 3u);
   core->RemoveProducer(2);  // unknown now: ignored
-  core->OnDrainRequest(2);
-  EXPECT_EQ(core->stats().drain_requests, 0u);
+  core->producers()->OnDrainRequest(2);
+  EXPECT_EQ(core->producers()->stats().drain_requests, 0u);
 }
 
 TEST(TracingServiceCoreTest, RejectsAnotherProtocolVersion) {
@@ -187,9 +187,9 @@ TEST(TracingServiceCoreTest, RejectsAnotherProtocolVersion) {
   const ServiceCore::Admission a = core->Admit(hello, Identity(1, 2));
   EXPECT_EQ(a.reply.status, ipc::HelloStatus::kVersionMismatch);
   EXPECT_EQ(a.ring_fd, -1);
-  EXPECT_EQ(core->num_producers(), 0u);
-  EXPECT_EQ(core->stats().hellos_rejected_version, 1u);
-  EXPECT_EQ(core->stats().producers_seen, 0u);
+  EXPECT_EQ(core->producers()->num_producers(), 0u);
+  EXPECT_EQ(core->producers()->stats().hellos_rejected_version, 1u);
+  EXPECT_EQ(core->producers()->stats().producers_seen, 0u);
 }
 
 TEST(TracingServiceCoreTest, EnforcesMaxProducers) {
@@ -204,7 +204,7 @@ TEST(TracingServiceCoreTest, EnforcesMaxProducers) {
       core->Admit(MakeHello(), Identity(1, 2));
   EXPECT_EQ(refused.reply.status, ipc::HelloStatus::kTooManyProducers);
   EXPECT_EQ(refused.ring_fd, -1);
-  EXPECT_EQ(core->stats().hellos_rejected_too_many, 1u);
+  EXPECT_EQ(core->producers()->stats().hellos_rejected_too_many, 1u);
   core->RemoveProducer(1);
   EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,
             ipc::HelloStatus::kOk);
@@ -245,7 +245,7 @@ TEST(TracingServiceCoreTest, ProducerIdWithDataInTheBufferIsNotReused) {
   ServiceCore::Options options = CoreOptions();
   options.drain_tick_ns = 3'600'000'000'000;  // only final drains read
   DefaultSessionCore core(options);
-  core->set_next_producer_id_for_testing(0xfffe);
+  core->producers()->set_next_producer_id_for_testing(0xfffe);
   const ServiceCore::Admission writer =
       core->Admit(MakeHello(), Identity(7, 70));
   const ServiceCore::Admission idle = core->Admit(MakeHello(), Identity(8, 80));
@@ -259,13 +259,13 @@ TEST(TracingServiceCoreTest, ProducerIdWithDataInTheBufferIsNotReused) {
       core->Admit(MakeHello(), Identity(9, 90));
   ASSERT_EQ(again.reply.status, ipc::HelloStatus::kOk);
   EXPECT_EQ(again.reply.producer_id, 0xffffu);
-  EXPECT_EQ(core->stats().producer_ids_reused, 1u);
+  EXPECT_EQ(core->producers()->stats().producer_ids_reused, 1u);
   const ServiceCore::Admission refused =
       core->Admit(MakeHello(), Identity(10, 100));
   EXPECT_EQ(refused.reply.status, ipc::HelloStatus::kTooManyProducers);
   EXPECT_NE(refused.refusal.find("still has data"), std::string::npos)
       << refused.refusal;
-  EXPECT_EQ(core->stats().hellos_rejected_too_many, 1u);
+  EXPECT_EQ(core->producers()->stats().hellos_rejected_too_many, 1u);
   WriteAndLeave(core.get(), again, "newcomer", 25);
 
   ExportSummary summary;
@@ -307,9 +307,10 @@ TEST(TracingServiceCoreTest, MoreProducerLifetimesThanProducerIds) {
         static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
   }
   EXPECT_EQ(refused, 0u);
-  EXPECT_EQ(core->stats().producers_seen, 1u + kLifetimes);
+  EXPECT_EQ(core->producers()->stats().producers_seen, 1u + kLifetimes);
   // 65534 fresh ids after id 1; the rest reused.
-  EXPECT_EQ(core->stats().producer_ids_reused, kLifetimes - 65534u);
+  EXPECT_EQ(core->producers()->stats().producer_ids_reused,
+            kLifetimes - 65534u);
 
   const ServiceCore::Admission last =
       core->Admit(MakeHello(), Identity(200, 2));
@@ -350,21 +351,21 @@ TEST(TracingServiceCoreTest, StoppedRingsAreReportedByRing) {
   ASSERT_EQ(a.reply.status, ipc::HelloStatus::kOk);
   ASSERT_EQ(b.reply.status, ipc::HelloStatus::kOk);
   ASSERT_NO_FATAL_FAILURE(BreakRing(a));
-  core->OnDrainRequest(
+  core->producers()->OnDrainRequest(
       static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
-  pollfd p = {core->stopped_rings_fd(), POLLIN, 0};
+  pollfd p = {core->producers()->stopped_rings_fd(), POLLIN, 0};
   ASSERT_EQ(poll(&p, 1, test::kTestTimeoutMs), 1);
-  EXPECT_EQ(core->TakeStoppedProducers(),
+  EXPECT_EQ(core->producers()->TakeStoppedProducers(),
             std::vector<trace_buffer::ProducerID>{
                 static_cast<trace_buffer::ProducerID>(a.reply.producer_id)});
-  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 1u);
+  EXPECT_EQ(core->producers()->stats().rings_stopped_protocol_error, 1u);
   EXPECT_EQ(poll(&p, 1, 0), 0) << "the eventfd was cleared";
 
   ASSERT_NO_FATAL_FAILURE(BreakRing(b));
   core->RemoveProducer(
       static_cast<trace_buffer::ProducerID>(b.reply.producer_id));
-  EXPECT_TRUE(core->TakeStoppedProducers().empty());
-  EXPECT_EQ(core->stats().rings_stopped_protocol_error, 2u);
+  EXPECT_TRUE(core->producers()->TakeStoppedProducers().empty());
+  EXPECT_EQ(core->producers()->stats().rings_stopped_protocol_error, 2u);
 }
 
 TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {
@@ -379,9 +380,9 @@ TEST(TracingServiceCoreTest, DrainRequestWakesTheDrainLoop) {
   WriteTestPackets(writer.get(), "x", 0, 10);
   writer->Flush();
   EXPECT_EQ(core->DrainerStats().reader.chunks_emitted, 0u);
-  core->OnDrainRequest(
+  core->producers()->OnDrainRequest(
       static_cast<trace_buffer::ProducerID>(a.reply.producer_id));
-  EXPECT_EQ(core->stats().drain_requests, 1u);
+  EXPECT_EQ(core->producers()->stats().drain_requests, 1u);
   // The pass runs on the drain thread; wait for it (bounded).
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(test::kTestTimeoutMs);
@@ -431,7 +432,7 @@ TEST(TracingServiceCoreTest,
   ASSERT_TRUE(core.Finish(fd, &summary).ok());
   close(fd);
   EXPECT_EQ(summary.export_stats.packets_exported, 157u);
-  EXPECT_EQ(core->num_producers(), 0u);
+  EXPECT_EQ(core->producers()->num_producers(), 0u);
   // Finish() runs once; nobody is admitted afterwards.
   EXPECT_FALSE(core.Finish(-1, &summary).ok());
   EXPECT_EQ(core->Admit(MakeHello(), Identity(1, 2)).reply.status,

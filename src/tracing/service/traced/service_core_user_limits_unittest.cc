@@ -97,7 +97,7 @@ TEST_F(UserLimitsCoreTest, OneUidsProducersAreBoundedNotOthers) {
   core->RemoveProducer(admitted_[0]);
   EXPECT_EQ(Admit(core.get(), 1000, 64 << 10).reply.status,
             ipc::HelloStatus::kOk);
-  EXPECT_EQ(core->stats().hellos_rejected_user_limit, 1u);
+  EXPECT_EQ(core->producers()->stats().hellos_rejected_user_limit, 1u);
 }
 
 TEST_F(UserLimitsCoreTest, RingsAreClampedToWhatIsLeftOfTheUidsBudget) {
@@ -109,7 +109,7 @@ TEST_F(UserLimitsCoreTest, RingsAreClampedToWhatIsLeftOfTheUidsBudget) {
   const ServiceCore::Admission a2 = Admit(core.get(), 1000, 2 * kMiB);
   ASSERT_EQ(a2.reply.status, ipc::HelloStatus::kOk);
   EXPECT_EQ(RingBytesOf(a2), 1 * kMiB);
-  EXPECT_EQ(core->stats().rings_clamped_to_budget, 1u);
+  EXPECT_EQ(core->producers()->stats().rings_clamped_to_budget, 1u);
   // Nothing left: refused, naming the ring limit.
   const ServiceCore::Admission a3 = Admit(core.get(), 1000, 16 << 10);
   EXPECT_EQ(a3.reply.status, ipc::HelloStatus::kUserLimit);
@@ -164,7 +164,7 @@ class UserLimitsSessionsTest : public test::SessionsFixture {
 
   base::Status StartAs(int32_t uid, uint32_t buffer_kb) {
     SessionId id = 0;
-    return core_->StartSession(
+    return core_->sessions()->StartSession(
         test::OneBufferConfig(buffer_kb),
         test::OpenOut(dir_.File("s" + std::to_string(next_++))), uid,
         /*consumer_id=*/7, now_, &id);

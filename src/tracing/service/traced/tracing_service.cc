@@ -123,7 +123,7 @@ base::Status TracingService::Start() {
     if (!session_fd.valid())
       return base::ErrStatus("dup: %s", strerror(errno));
     SessionId id = 0;
-    status = core->StartDefaultSession(
+    status = core->sessions()->StartDefaultSession(
         options_.out_config, std::move(session_fd), Clock::now(), &id);
     if (!status.ok())
       return base::ErrStatus("the --out session: %s", status.message().c_str());
@@ -178,7 +178,8 @@ base::Status TracingService::Stop(ServiceSummary* summary) {
   ring_drainer::RingStats drainer_stats;
   base::Status status = core_->Finish(&drainer_stats);
   if (out_file_) {
-    const ServiceCore::DefaultSessionEnd& end = core_->default_session_end();
+    const ServiceCore::DefaultSessionEnd& end =
+        core_->sessions()->default_session_end();
     RT_CHECK(end.ended);  // EndAllSessions ran
     s->export_summary = end.summary;
     const base::Status written =
@@ -296,10 +297,10 @@ base::Status TracingService::WriteSnapshot(const std::string& path,
   if (!status.ok())
     return base::ErrStatus("snapshot: %s", status.message().c_str());
   bool written = false;
-  const SessionId id = core_->default_session();
+  const SessionId id = core_->session_table()->default_session();
   status = FinishOutput(
       file.get(),
-      id != 0 ? core_->CloneSession(id, file->fd(), summary)
+      id != 0 ? core_->sessions()->CloneSession(id, file->fd(), summary)
               : base::ErrStatus("no --out session runs (it has ended)"),
       &written);
   if (!status.ok())
@@ -354,9 +355,10 @@ bool TracingService::WaitForStats(
 
 void TracingService::Publish() {
   base::MutexLock lock(&stats_mutex_);
-  published_.producers = core_->stats();
-  published_.sessions = core_->session_stats();
-  published_.sessions_active = static_cast<uint32_t>(core_->num_sessions());
+  published_.producers = core_->producers()->stats();
+  published_.sessions = core_->sessions()->session_stats();
+  published_.sessions_active =
+      static_cast<uint32_t>(core_->session_table()->num_sessions());
   published_.connections = conn_stats_;
   published_.snapshots_written = snapshots_written_;
   published_.snapshot_errors = snapshot_errors_;
@@ -369,7 +371,7 @@ int TracingService::NextTimeoutMs(Clock::time_point now) const {
     if (IsPending(*c))
       next = std::min(next, c->hello_deadline);
   }
-  next = std::min(next, core_->NextDeadline());
+  next = std::min(next, core_->sessions()->NextDeadline());
   if (accept_backoff_until_ > now)
     next = std::min(next, accept_backoff_until_);
   if (next == Clock::time_point::max())
@@ -413,7 +415,7 @@ void TracingService::Run() {
     // kListenerPollFd; fd -1: poll ignores the entry (listener in back-off).
     fds.push_back(
         {accept_backoff_until_ > now ? -1 : listener_->fd(), POLLIN, 0});
-    fds.push_back({core_->stopped_rings_fd(), POLLIN, 0});
+    fds.push_back({core_->producers()->stopped_rings_fd(), POLLIN, 0});
     // kConsumerListenerPollFd (-1 without a consumer socket, or in back-off).
     fds.push_back({!consumer_listener_ || accept_backoff_until_ > now
                        ? -1
@@ -449,7 +451,7 @@ void TracingService::Run() {
       // round's DispatchCore().
       ServeQueuedBeforeStop();
       core_->set_service_counters(MakeServiceCounters());
-      core_->StopAllSessions(now);
+      core_->sessions()->StopAllSessions(now);
     }
     // Connections accepted below are not in |fds| and wait for next round.
     const size_t polled = fds.size() - kFixedPollFds;
@@ -486,7 +488,7 @@ void TracingService::Run() {
     // Last in the round: whatever the round made the core owe (an answer,
     // a command, an event of a session that ended) goes out before poll(2)
     // may sleep.
-    core_->AdvanceSessions(Clock::now());
+    core_->sessions()->AdvanceSessions(Clock::now());
     DispatchCore();
     connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                       [](const std::unique_ptr<Connection>& c) {
@@ -494,8 +496,8 @@ void TracingService::Run() {
                                       }),
                        connections_.end());
     Publish();
-    if (stopping &&
-        (core_->num_sessions() == 0 || Clock::now() >= stop_deadline)) {
+    if (stopping && (core_->session_table()->num_sessions() == 0 ||
+                     Clock::now() >= stop_deadline)) {
       break;
     }
   }
@@ -505,7 +507,7 @@ void TracingService::Run() {
   // one that hung up): its consumer gets tracing_ended. The traces'
   // TraceStats carry the connection counters as of now.
   core_->set_service_counters(MakeServiceCounters());
-  core_->EndAllSessions(Clock::now());
+  core_->sessions()->EndAllSessions(Clock::now());
   DispatchCore();
   // The producers' rings stay registered (EndAllSessions gave each its
   // final drain); ServiceCore::Finish() removes them.
@@ -576,7 +578,8 @@ bool TracingService::AdmitPending(const ipc::PeerCredentials& creds) {
 }
 
 void TracingService::DisconnectStoppedProducers() {
-  for (trace_buffer::ProducerID id : core_->TakeStoppedProducers()) {
+  for (trace_buffer::ProducerID id :
+       core_->producers()->TakeStoppedProducers()) {
     for (auto& c : connections_) {
       if (!c->socket || c->producer_id != id)
         continue;
@@ -671,7 +674,7 @@ void TracingService::Serve(Connection* c) {
           Close(c);
           return;
         }
-        core_->OnDrainRequest(c->producer_id);
+        core_->producers()->OnDrainRequest(c->producer_id);
         if (msg.drain_request.has_loss_report)
           core_->OnLossReport(c->producer_id, msg.drain_request);
         break;
@@ -710,12 +713,13 @@ bool TracingService::HandleDataSourceMessage(Connection* c,
     status = core_->RegisterDataSource(c->producer_id,
                                        msg.register_data_source.name, now);
   } else if (msg.type == ipc::MessageType::kDataSourceCategories) {
-    status =
-        core_->DeclareCategories(c->producer_id, msg.data_source_categories);
+    status = core_->producers()->DeclareCategories(c->producer_id,
+                                                   msg.data_source_categories);
   } else if (msg.type == ipc::MessageType::kDataSourceStopped) {
-    status = core_->OnDataSourceStopped(c->producer_id, msg.id, now);
+    status =
+        core_->sessions()->OnDataSourceStopped(c->producer_id, msg.id, now);
   } else {
-    status = core_->OnFlushAck(c->producer_id, msg.id, now);
+    status = core_->sessions()->OnFlushAck(c->producer_id, msg.id, now);
   }
   if (!status.ok()) {
     RT_LOG("pid %d (producer %u): %s; disconnecting", c->identity.pid,
@@ -772,7 +776,7 @@ void TracingService::Close(Connection* c) {
   c->waiting_disable.clear();
   c->socket.reset();
   for (SessionId id : sessions) {
-    core_->AbortSession(id);
+    core_->sessions()->AbortSession(id);
     // Another connection's DisableTracing waiting for it gets the reason.
     protos::ConsumerResponse response;
     response.set_ok(false);

@@ -290,14 +290,14 @@ void TracingService::HandleConsumerRequest(Connection* c,
       status = ipc::CheckTraceFileFd(fd.get());
       SessionId id = 0;
       if (status.ok()) {
-        status = core_->StartSession(request.enable_tracing().config(),
-                                     std::move(fd), c->identity.uid,
-                                     c->consumer_id, now, &id);
+        status = core_->sessions()->StartSession(
+            request.enable_tracing().config(), std::move(fd), c->identity.uid,
+            c->consumer_id, now, &id);
       }
       if (status.ok()) {
         c->sessions.insert(id);
         response.set_session_id(id);
-        for (const std::string& warning : core_->StartWarnings(id))
+        for (const std::string& warning : core_->sessions()->StartWarnings(id))
           response.add_warnings(warning);
       }
       break;
@@ -311,8 +311,9 @@ void TracingService::HandleConsumerRequest(Connection* c,
       const SessionId id = request.flush().session_id();
       status = accessible(id);
       if (status.ok()) {
-        status = core_->FlushSession(id, request.flush().timeout_ms(),
-                                     request.request_id(), now, c->consumer_id);
+        status = core_->sessions()->FlushSession(
+            id, request.flush().timeout_ms(), request.request_id(), now,
+            c->consumer_id);
       }
       answer_now = !status.ok();  // else when the flush completes
       break;
@@ -322,7 +323,7 @@ void TracingService::HandleConsumerRequest(Connection* c,
       status = accessible(id);
       std::string stats;
       if (status.ok())
-        status = core_->GetSessionTraceStats(id, &stats);
+        status = core_->sessions()->GetSessionTraceStats(id, &stats);
       if (status.ok()) {
         response.set_session_id(id);
         response.set_trace_stats(stats);
@@ -364,7 +365,7 @@ base::Status TracingService::FindAccessibleSession(
     const Connection& c,
     SessionId id,
     ServiceCore::SessionOwner* owner) const {
-  if (core_->GetSessionOwner(id, owner) &&
+  if (core_->session_table()->GetSessionOwner(id, owner) &&
       ConsumerMayAccessSession(c.identity.uid, owner->consumer_uid)) {
     return base::OkStatus();
   }
@@ -385,7 +386,7 @@ base::Status TracingService::DisableTracing(Connection* c,
   // 0, and the owner a tracing_ended event).
   const bool by_owner = owner.consumer_id == c->consumer_id;
   if (by_owner && !owner.stopping)
-    return core_->StopSession(id, request.request_id(), now);
+    return core_->sessions()->StopSession(id, request.request_id(), now);
   std::vector<uint64_t>& waiting = c->waiting_disable[id];
   if (waiting.size() >= kMaxWaitingDisables) {
     return base::ErrStatus(
@@ -393,7 +394,7 @@ base::Status TracingService::DisableTracing(Connection* c,
         static_cast<unsigned long long>(id), kMaxWaitingDisables);
   }
   if (!owner.stopping)
-    status = core_->StopSession(id, /*tag=*/0, now);
+    status = core_->sessions()->StopSession(id, /*tag=*/0, now);
   if (status.ok())
     waiting.push_back(request.request_id());
   return status;
@@ -409,7 +410,7 @@ base::Status TracingService::CloneSession(const Connection& c,
     status = ipc::CheckTraceFileFd(fd);
   ExportSummary summary;
   if (status.ok())
-    status = core_->CloneSession(id, fd, &summary);
+    status = core_->sessions()->CloneSession(id, fd, &summary);
   if (!status.ok())
     return status;
   response->set_session_id(id);
@@ -441,7 +442,7 @@ base::Status TracingService::Detach(Connection* c,
                          request.key(), id);
   if (!status.ok())
     return status;
-  core_->SetSessionConsumer(id, 0);
+  core_->session_table()->SetSessionConsumer(id, 0);
   // No longer this connection's: its close does not free the session.
   c->sessions.erase(id);
   c->waiting_disable.erase(id);
@@ -470,7 +471,7 @@ base::Status TracingService::Attach(Connection* c,
   // A live entry is a session the core still has: its kEnded event is
   // delivered (DeliverEvent -> OnEnded) in the same dispatch that ends it.
   // Should one ever be missed, the attach fails rather than the service.
-  if (!core_->SetSessionConsumer(entry.id, c->consumer_id)) {
+  if (!core_->session_table()->SetSessionConsumer(entry.id, c->consumer_id)) {
     return base::ErrStatus(
         "session %llu ended while detached and its end was not recorded",
         static_cast<unsigned long long>(entry.id));
@@ -482,7 +483,7 @@ base::Status TracingService::Attach(Connection* c,
 void TracingService::FillServiceState(const Connection& c,
                                       ConsumerResponse* response) {
   protos::ServiceState* state = response->mutable_service_state();
-  for (const ProducerInfo& p : core_->ListProducers()) {
+  for (const ProducerInfo& p : core_->producers()->ListProducers()) {
     protos::ServiceState::Producer* out = state->add_producers();
     out->set_id(p.id);
     out->set_name(p.name);
@@ -492,7 +493,8 @@ void TracingService::FillServiceState(const Connection& c,
       out->add_data_sources(ds);
     out->set_ring_bytes(p.ring_bytes);
   }
-  for (const SessionInfo& s : core_->ListSessions(Clock::now())) {
+  for (const SessionInfo& s :
+       core_->session_table()->ListSessions(Clock::now())) {
     // Other users' sessions are left out, not even counted: their names,
     // buffers and timing are theirs (docs/sessions.md).
     if (!ConsumerMayAccessSession(c.identity.uid, s.consumer_uid))
@@ -523,8 +525,8 @@ void TracingService::FillServiceState(const Connection& c,
   const size_t budget = ipc::kMaxConsumerPayloadSize > size + kReserve
                             ? ipc::kMaxConsumerPayloadSize - size - kReserve
                             : 0;
-  const uint32_t omitted =
-      AddDeclaredCategories(core_->ListDataSources(), budget, state);
+  const uint32_t omitted = AddDeclaredCategories(
+      core_->producers()->ListDataSources(), budget, state);
   if (omitted != 0)
     state->set_categories_omitted(omitted);
 }
@@ -687,8 +689,8 @@ void TracingService::DispatchCore() {
   // consumer's aborted sessions send stops; a closed producer completes a
   // stop), and nothing here creates work forever.
   for (int round = 0; round < 16; ++round) {
-    std::vector<ProducerCommand> commands = core_->TakeCommands();
-    std::vector<SessionEvent> events = core_->TakeEvents();
+    std::vector<ProducerCommand> commands = core_->sessions()->TakeCommands();
+    std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
     if (commands.empty() && events.empty())
       return;
     for (const ProducerCommand& command : commands)

@@ -109,9 +109,9 @@ class DefaultSessionCore {
     EXPECT_TRUE(memfd_.valid());
     if (!core_)
       return;
-    const base::Status status =
-        core_->StartDefaultSession(config, base::ScopedFd(dup(memfd_.get())),
-                                   std::chrono::steady_clock::now(), &id_);
+    const base::Status status = core_->sessions()->StartDefaultSession(
+        config, base::ScopedFd(dup(memfd_.get())),
+        std::chrono::steady_clock::now(), &id_);
     EXPECT_TRUE(status.ok()) << status.message();
   }
 
@@ -126,8 +126,9 @@ class DefaultSessionCore {
     const base::Status status = core_->Finish(&drainer_stats);
     if (!status.ok())
       return status;
-    (void)core_->TakeEvents();
-    const ServiceCore::DefaultSessionEnd& end = core_->default_session_end();
+    (void)core_->sessions()->TakeEvents();
+    const ServiceCore::DefaultSessionEnd& end =
+        core_->sessions()->default_session_end();
     EXPECT_TRUE(end.ended);
     *summary = end.summary;
     if (!end.status.ok() || out_fd < 0)
@@ -137,7 +138,7 @@ class DefaultSessionCore {
 
   // CloneSession of the default session into |out_fd|.
   base::Status Snapshot(int out_fd, ExportSummary* summary) {
-    return core_->CloneSession(id_, out_fd, summary);
+    return core_->sessions()->CloneSession(id_, out_fd, summary);
   }
   SessionId id() const { return id_; }
 

@@ -81,7 +81,7 @@ class SessionsFixture : public testing::Test {
 
   SessionId Start(const TraceConfig& config, const std::string& file) {
     SessionId id = 0;
-    const base::Status status = core_->StartSession(
+    const base::Status status = core_->sessions()->StartSession(
         config, OpenOut(dir_.File(file)), /*consumer_uid=*/200,
         /*consumer_id=*/7, now_, &id);
     EXPECT_TRUE(status.ok()) << status.message();
@@ -90,8 +90,8 @@ class SessionsFixture : public testing::Test {
 
   base::Status TryStart(const TraceConfig& config) {
     SessionId id = 0;
-    return core_->StartSession(config, OpenOut(dir_.File("refused")), 200, 7,
-                               now_, &id);
+    return core_->sessions()->StartSession(
+        config, OpenOut(dir_.File("refused")), 200, 7, now_, &id);
   }
 
   // Acks every StopDataSource among |cmds|.
@@ -99,7 +99,7 @@ class SessionsFixture : public testing::Test {
     for (const ProducerCommand& c : cmds) {
       if (c.type == ProducerCommand::Type::kStopDataSource) {
         const base::Status status =
-            core_->OnDataSourceStopped(c.producer_id, c.id, now_);
+            core_->sessions()->OnDataSourceStopped(c.producer_id, c.id, now_);
         EXPECT_TRUE(status.ok()) << status.message();
       }
     }
@@ -107,9 +107,9 @@ class SessionsFixture : public testing::Test {
 
   // Stops |id| with every ack; returns its kEnded event.
   SessionEvent StopAndAck(SessionId id) {
-    EXPECT_TRUE(core_->StopSession(id, /*tag=*/99, now_).ok());
-    AckStops(core_->TakeCommands());
-    std::vector<SessionEvent> events = core_->TakeEvents();
+    EXPECT_TRUE(core_->sessions()->StopSession(id, /*tag=*/99, now_).ok());
+    AckStops(core_->sessions()->TakeCommands());
+    std::vector<SessionEvent> events = core_->sessions()->TakeEvents();
     EXPECT_EQ(events.size(), 1u);
     if (events.empty())
       return SessionEvent();
