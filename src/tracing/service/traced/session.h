@@ -36,11 +36,11 @@
 #include "src/base/time.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
-#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/producer_answers.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/service_stats.h"
 #include "src/tracing/service/traced/session_config.h"
+#include "src/tracing/service/traced/session_export.h"
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
@@ -186,12 +186,9 @@ struct Session {
   std::vector<std::unique_ptr<SessionBuffer>> buffers;
   std::vector<Instance> instances;
   std::vector<PendingFlush> flushes;
-  // write_into_file: the trace is appended to |fd| as it goes, by one
-  // exporter for the session's life (sequence ids persist). Its header
-  // (WriteTraceHeader) is written at the start, the later service events
-  // when they happen.
-  std::unique_ptr<trace_export::TraceFileWriter> stream_file;
-  std::unique_ptr<trace_export::TraceExporter> stream;
+  // write_into_file: the trace is appended to |fd| as it goes
+  // (session_export.h).
+  std::unique_ptr<TraceStream> stream;
   Clock::time_point next_file_write = Clock::time_point::max();
   base::Status stream_status;  // the first write error
 };

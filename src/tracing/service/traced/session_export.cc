@@ -174,5 +174,30 @@ std::string EncodeTraceStatsNow(const TraceContents& contents,
                                          /*invalid_packets=*/0);
 }
 
+TraceStream::TraceStream(int fd, const TraceHeader& header)
+    : file_(fd), exporter_(&file_) {
+  WriteTraceHeader(&exporter_, header);
+}
+
+void TraceStream::WriteServiceEvent(TraceExporter::ServiceEvent event,
+                                    uint64_t timestamp) {
+  exporter_.WriteServiceEvent(event, timestamp);
+}
+
+void TraceStream::AppendBuffers(const std::vector<TraceBufferV2*>& buffers) {
+  for (TraceBufferV2* buffer : buffers)
+    exporter_.ExportBuffer(buffer);
+}
+
+base::Status TraceStream::Flush() {
+  return file_.Flush();
+}
+
+base::Status TraceStream::Finish(const TraceContents& contents,
+                                 const ServiceState& service,
+                                 ExportSummary* summary) {
+  return WriteTraceBody(&exporter_, contents, service, summary);
+}
+
 }  // namespace traced
 }  // namespace ringtrace

@@ -8,12 +8,15 @@
 // (the buffers' own, the service's state, the session's counters and
 // losses) and a closing ClockSnapshot. One implementation for a session's
 // end, a streamed session's tail, a clone and GetTraceStats
-// (docs/trace_export.md). The functions hold no state: what the service
+// (docs/trace_export.md). The only place of the service that turns a
+// session into trace bytes: the functions hold no state (what the service
 // knows at the time comes in a ServiceState, what the trace holds in a
-// TraceContents.
+// TraceContents); a TraceStream holds the exporter of a write_into_file
+// session, whose trace is written as it goes.
 //
 // Thread model: the caller owns the buffers it passes (no ring routes to
-// them, or they are read-only copies).
+// them, or they are read-only copies), except TraceStream::AppendBuffers,
+// which runs on the drain thread where the live buffers are readable.
 
 #ifndef SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
 #define SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
@@ -21,12 +24,14 @@
 #include <stdint.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ringtrace/status.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
+#include "src/tracing/service/trace_export/trace_file_writer.h"
 #include "src/tracing/service/traced/producer_loss_table.h"
 #include "src/tracing/service/traced/service_stats.h"
 
@@ -105,6 +110,38 @@ base::Status WriteTrace(int out_fd,
 // sequence ids: no file was written), serialized.
 std::string EncodeTraceStatsNow(const TraceContents& contents,
                                 const ServiceState& service);
+
+// The trace of a write_into_file session, written into its file as it
+// goes by one exporter for the session's life (sequence ids persist): the
+// header at the start, the service events when they happen, the buffers'
+// packets at each periodic write, and the body's rest at the end.
+// Invariant: what a call writes reaches the file at the next Flush() (or
+// Finish()); the first write error sticks (TraceFileWriter).
+class TraceStream {
+ public:
+  // Writes |header| (WriteTraceHeader) into the batch for |fd| (not
+  // owned, not closed; it outlives the stream).
+  TraceStream(int fd, const TraceHeader& header);
+  TraceStream(const TraceStream&) = delete;
+  TraceStream& operator=(const TraceStream&) = delete;
+
+  void WriteServiceEvent(trace_export::TraceExporter::ServiceEvent event,
+                         uint64_t timestamp);
+  // Every packet |buffers| can give now (TraceExporter::ExportBuffer).
+  void AppendBuffers(const std::vector<trace_buffer::TraceBufferV2*>& buffers);
+  // Writes the batch out; the first error.
+  base::Status Flush();
+  // Bytes written into the file so far.
+  uint64_t bytes_written() const { return file_.stats().bytes_written; }
+  // WriteTraceBody: the trace's rest, after what was appended.
+  base::Status Finish(const TraceContents& contents,
+                      const ServiceState& service,
+                      ExportSummary* summary);
+
+ private:
+  trace_export::TraceFileWriter file_;
+  trace_export::TraceExporter exporter_;  // writes into |file_|
+};
 
 }  // namespace traced
 }  // namespace ringtrace

@@ -77,10 +77,8 @@ ServiceState SessionWriter::CurrentServiceState() const {
 }
 
 void SessionWriter::OpenStream(Session* s, Clock::time_point now) {
-  s->stream_file.reset(new trace_export::TraceFileWriter(s->fd.get()));
-  s->stream.reset(new TraceExporter(s->stream_file.get()));
   // tracing_started only, so far.
-  WriteTraceHeader(s->stream.get(), HeaderOf(*s, s->uuid));
+  s->stream.reset(new TraceStream(s->fd.get(), HeaderOf(*s, s->uuid)));
   s->next_file_write =
       now + std::chrono::milliseconds(s->config.file_write_period_ms);
 }
@@ -98,22 +96,22 @@ bool SessionWriter::AppendToFile(Session* s, Clock::time_point now) {
       now + std::chrono::milliseconds(s->config.file_write_period_ms);
   const std::vector<std::pair<RingId, uint32_t>> rings =
       sessions_->SessionRings(*s);
-  TraceExporter* stream = s->stream.get();
+  std::vector<TraceBufferV2*> buffers;
+  for (const auto& b : s->buffers)
+    buffers.push_back(b->buffer.get());
+  TraceStream* stream = s->stream.get();
   const bool ok = s->stream_status.ok();
   loop_->RunSync([&](RingDrainer* d) {
     // kNormal, as a clone: the writers are not disturbed.
     for (const auto& r : rings)
       DrainBounded(d, r.first, r.second, DrainMode::kNormal);
-    if (!ok)
-      return;
-    for (const auto& b : s->buffers)
-      stream->ExportBuffer(b->buffer.get());
+    if (ok)
+      stream->AppendBuffers(buffers);
   });
   if (s->stream_status.ok())
-    s->stream_status = s->stream_file->Flush();
-  const bool full =
-      s->config.max_file_size_bytes != 0 &&
-      s->stream_file->stats().bytes_written >= s->config.max_file_size_bytes;
+    s->stream_status = stream->Flush();
+  const bool full = s->config.max_file_size_bytes != 0 &&
+                    stream->bytes_written() >= s->config.max_file_size_bytes;
   if (s->stream_status.ok() && !full)
     return false;
   if (!s->stream_status.ok()) {
@@ -142,8 +140,8 @@ base::Status SessionWriter::WriteFinalTrace(Session* s,
     // Streamed: the rest after what the periodic writes appended.
     status = s->stream_status;
     if (status.ok())
-      status = WriteTraceBody(s->stream.get(), contents, service, summary);
-    summary->bytes_written = s->stream_file->stats().bytes_written;
+      status = s->stream->Finish(contents, service, summary);
+    summary->bytes_written = s->stream->bytes_written();
     struct stat st = {};
     if (fstat(s->fd.get(), &st) == 0)
       summary->file_size = static_cast<uint64_t>(st.st_size);

@@ -149,7 +149,7 @@ base::Status TracingSessions::StartSessionFor(
       s, trace_export::TraceExporter::ServiceEvent::kAllDataSourcesStarted,
       &s->lifecycle.all_data_sources_started);
   if (s->stream)
-    s->stream_status = s->stream_file->Flush();
+    s->stream_status = s->stream->Flush();
   *id = s->id;
   table_->Insert(std::move(created));
   ++session_stats_.sessions_started;
