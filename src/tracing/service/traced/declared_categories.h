@@ -5,7 +5,7 @@
 // DeclaredCategories: the categories each connected producer declared for
 // its data sources (DataSourceCategories messages, wire_protocol.h;
 // Perfetto's TrackEventDescriptor), kept while the producer is connected.
-// ServiceCore owns one: it checks that the data source is registered,
+// ProducerTable owns one: it checks that the data source is registered,
 // stores through Add() and forgets a producer with RemoveProducer(); its
 // ListDataSources() joins them with the registrations, for `ringtrace
 // --query` and for telling a user which enabled patterns match nothing.
@@ -16,7 +16,7 @@
 // repeated name or one too many is an error, and nothing of that message
 // is kept).
 //
-// Thread model: the service thread only (as ServiceCore).
+// Thread model: the service thread only (as ProducerTable).
 
 #ifndef SRC_TRACING_SERVICE_TRACED_DECLARED_CATEGORIES_H_
 #define SRC_TRACING_SERVICE_TRACED_DECLARED_CATEGORIES_H_

@@ -9,8 +9,9 @@
 // service keeps one table per session (the default session of
 // `ringtraced --out` among them) and routes each entry by its target buffer to
 // the table of the session owning that buffer, if the producer serves it
-// (ServiceCore:: LossTableFor): a report never reaches the trace of a session
-// its producer does not serve, nor of a session that started after the loss.
+// (SessionTable::RouteLossReport): a report never reaches the trace of a
+// session its producer does not serve, nor of a session that started after the
+// loss.
 //
 // Reports come from producers, so they are untrusted:
 //   - bounded memory: at most kMaxWritersPerProducer writers per producer

@@ -32,7 +32,7 @@ namespace {
 constexpr size_t kWakePollFd = 0;      // Stop()
 constexpr size_t kSnapshotPollFd = 1;  // Snapshot()
 constexpr size_t kListenerPollFd = 2;
-constexpr size_t kStoppedRingsPollFd = 3;  // ServiceCore::stopped_rings_fd
+constexpr size_t kStoppedRingsPollFd = 3;  // ProducerTable::stopped_rings_fd
 constexpr size_t kConsumerListenerPollFd = 4;
 constexpr size_t kFixedPollFds = 5;
 

@@ -25,8 +25,8 @@
 //   - Hello -> ServiceCore::Admit -> HelloReply (+ the ring's memfd on kOk).
 //     A rejected Hello (version, producer limit, ring creation) gets its
 //     HelloReply and the connection is closed;
-//   - DrainRequest -> ServiceCore::OnDrainRequest (DrainLoop::Notify);
-//   - a ring the drainer stopped on a protocol error (ServiceCore::
+//   - DrainRequest -> ProducerTable::OnDrainRequest (DrainLoop::Notify);
+//   - a ring the drainer stopped on a protocol error (ProducerTable::
 //     stopped_rings_fd, polled) disconnects its producer: logged, counted
 //     (producers_disconnected_ring_error). Keeping it connected would let
 //     it write into a ring nobody reads while thinking it is traced;
@@ -46,22 +46,22 @@
 //
 // With Options::out_path (`ringtraced --out`), Start() opens the trace file
 // (unnamed, mode 0600) and starts the default session on it
-// (ServiceCore::StartDefaultSession, Options::out_config): a session like
+// (TracingSessions::StartDefaultSession, Options::out_config): a session like
 // any consumer's, whose first buffer is also where the producers' own
 // writers write.
 //
 // Snapshot(path) puts a request in a one-request slot (a mutex) and signals
 // the snapshot eventfd; the service thread, which owns the ServiceCore, opens
-// the file, runs ServiceCore::CloneSession on the default session (a drain,
+// the file, runs TracingSessions::CloneSession on the default session (a drain,
 // a copy of its buffers, their export; tracing goes on) and answers through
 // the slot (a condition variable). Connections wait meanwhile: the export
 // runs on the service thread.
 //
 // Stop() wakes the loop; the service thread stops every session
-// (ServiceCore::StopAllSessions: StopDataSource to each instance) and goes
+// (TracingSessions::StopAllSessions: StopDataSource to each instance) and goes
 // on serving until each ended (its instances acked, its rings drained, its
 // trace written) or Options::stop_grace_ms passed; the rest are ended
-// without waiting (ServiceCore::EndAllSessions), every connection closes,
+// without waiting (TracingSessions::EndAllSessions), every connection closes,
 // ServiceCore::Finish() removes the producers, and the default session's
 // file is put in place at out_path (base::PendingFile,
 // src/base/safe_file.h).
@@ -280,7 +280,7 @@ class TracingService {
 
   // While running, from the owner thread: writes a snapshot of what the
   // default session's buffers hold now to |path| (created or replaced, mode
-  // 0600), a complete Perfetto trace like the final one (ServiceCore::
+  // 0600), a complete Perfetto trace like the final one (TracingSessions::
   // CloneSession says what it holds: the published chunks, not the ones
   // writers hold open). Errors besides the file's: no default session.
   // Tracing goes on; producers stay connected; the final trace is

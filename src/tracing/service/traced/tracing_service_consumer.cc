@@ -80,7 +80,7 @@ perfetto::protos::TraceConfig::BufferConfig::FillPolicy ToProto(
 // tag (field numbers below 16) and its length, which stays below 2^21.
 constexpr size_t kFieldOverhead = 1 + 3;
 
-// Adds |declared| (ServiceCore::ListDataSources) to the producers of
+// Adds |declared| (ProducerTable::ListDataSources) to the producers of
 // |state|, in producer order, while the additions fit |budget| bytes
 // (counted generously: every enclosing length may grow by two bytes);
 // returns the number of categories left out.

@@ -10,9 +10,9 @@
 // larger shares (privileged_factor).
 //
 // Who checks what (each in one place):
-//   producers, ring bytes   ServiceCore::Admit (a ring is clamped to what
-//                           is left of the uid's ring budget)
-//   sessions, buffer bytes  ServiceCore::StartSession
+//   producers, ring bytes   ProducerTable::Admit (a ring is clamped to
+//                           what is left of the uid's ring budget)
+//   sessions, buffer bytes  SessionTable::Create
 //   consumer connections    TracingService::AcceptConsumers
 // A uid comes from the kernel (SO_PEERCRED), never from a message.
 

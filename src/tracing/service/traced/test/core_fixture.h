@@ -94,7 +94,7 @@ inline std::unique_ptr<ServiceCore> MakeCore(
   return core;
 }
 
-// A core with a default session (ServiceCore::StartDefaultSession, as
+// A core with a default session (TracingSessions::StartDefaultSession, as
 // TracingService starts it for `ringtraced --out`) writing into an
 // anonymous file: the producers' own writers write its first buffer.
 // Finish() ends it, as the service's stop does, and copies its trace into
