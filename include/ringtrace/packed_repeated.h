@@ -28,8 +28,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ringtrace/message.h"
 #include "ringtrace/proto_wire.h"
-#include "ringtrace/trace_writer_v2.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -88,7 +88,7 @@ class PackedZigZagVarInt : public internal::PackedBuffer {
 
 // A packed fixed32/fixed64/sfixed32/sfixed64/float/double field.
 template <typename T>
-inline void AppendPackedFixed(shm_ring::Message* message,
+inline void AppendPackedFixed(encoding::Message* message,
                               uint32_t field_id,
                               const T* values,
                               size_t count) {

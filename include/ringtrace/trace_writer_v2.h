@@ -17,33 +17,13 @@
 //     ev->AppendVarInt(9, 3);
 //   }  // the handle's destructor finishes AND publishes the packet
 //
-// Wire format: standard protobuf, except that nested messages are written as
-// groups: start-group tag (field_id << 3) | 3, the fields, end-group tag
-// (field_id << 3) | 4 with the SAME field id. A nested message's length is
-// never needed, so nothing is ever patched after it is written, and a packet
-// can be published piece by piece while it is being written (spec 6.5). The
-// service converts groups back to length-delimited fields on readback (the
-// ungrouper). Strings and bytes keep their normal length prefix.
-//
-// Messages are protozero-like: a nested message stays open until its parent
-// appends another field, begins another nested message, or is finalized; at
-// that point its end-group tag is written. Using a message after that is a
-// programming error. Nesting deeper than kMaxNestingDepth is dropped: the
-// returned message writes nothing (no start-group tag either), so the packet
-// stays well-formed, and stats().nesting_overflows counts it.
-//
-// Field ids must be in [1, kMaxFieldId] (2^29 - 1, protobuf's limit): 0 is
-// not a field, and a larger id does not fit the 32-bit tag ((id << 3) would
-// overflow into a different, wrong tag). Passing one is a programming error:
-// RT_DCHECK in debug builds. In release builds the call is a safe no-op
-// counted in stats().invalid_field_ids: an appender writes nothing, and
-// BeginNestedMessage() writes no start-group tag and returns a message that
-// writes nothing (like one beyond kMaxNestingDepth; messages begun inside it
-// count as nesting_overflows), so the packet stays well-formed. The range
-// 19000-19999, which protobuf reserves for its implementation, is accepted:
-// such tags are valid on the wire and a parser keeps them as unknown fields;
-// .proto files cannot declare them, so no correct caller produces them, and
-// checking would only cost the hot path a second compare.
+// The encoding is encoding::Message's (ringtrace/message.h): standard
+// protobuf with nested messages as groups, so nothing is patched after it is
+// written and a packet can be published piece by piece while it is being
+// written (spec 6.5). TraceWriterV2 is the MessageStream's delegate: it hands
+// the stream ring chunks (RingWriter spans) and, once a packet is lost, a
+// private sink; stats() counts the calls Message refused (nesting_overflows,
+// invalid_field_ids).
 //
 // Packets span chunks transparently. When no chunk can be had (policy of
 // RingWriter::Options), the rest of the packet is discarded and counted, and
@@ -78,7 +58,7 @@
 #include <utility>
 
 #include "ringtrace/logging.h"
-#include "ringtrace/proto_wire.h"
+#include "ringtrace/message.h"
 #include "ringtrace/ring_writer_types.h"
 #include "ringtrace/shm_ring_abi.h"
 
@@ -133,95 +113,11 @@ struct TraceWriterV2Stats {
   uint64_t packets_refused = 0;
 };
 
-// A protobuf message being written. Obtained from TraceWriterV2 (the packet)
-// or BeginNestedMessage(); owned by the writer.
-class Message {
- public:
-  static constexpr uint32_t kMaxFieldId = encoding::kMaxFieldId;
-  // True for 1 .. kMaxFieldId (one compare: 0 wraps to the top).
-  static constexpr bool IsValidFieldId(uint32_t field_id) {
-    return field_id - 1u < kMaxFieldId;
-  }
-
-  // VarInt field (int32/int64/uint32/uint64/bool/enum). Negative int32/int64
-  // values take 10 bytes, as in protobuf.
-  template <typename T>
-  void AppendVarInt(uint32_t field_id, T value) {
-    AppendVarIntRaw(field_id, static_cast<uint64_t>(value));
-  }
-  // sint32/sint64 (zigzag).
-  void AppendSignedVarInt(uint32_t field_id, int64_t value) {
-    AppendVarIntRaw(field_id, (static_cast<uint64_t>(value) << 1) ^
-                                  static_cast<uint64_t>(value >> 63));
-  }
-  void AppendFixed32(uint32_t field_id, uint32_t value);
-  void AppendFixed64(uint32_t field_id, uint64_t value);
-  void AppendFloat(uint32_t field_id, float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof(bits));
-    AppendFixed32(field_id, bits);
-  }
-  void AppendDouble(uint32_t field_id, double value) {
-    uint64_t bits;
-    memcpy(&bits, &value, sizeof(bits));
-    AppendFixed64(field_id, bits);
-  }
-  void AppendString(uint32_t field_id, std::string_view s) {
-    AppendBytes(field_id, s.data(), s.size());
-  }
-  inline void AppendBytes(uint32_t field_id, const void* data, size_t size);
-
-  // Starts a nested message as a group (see the file comment).
-  inline Message* BeginNestedMessage(uint32_t field_id);
-
-  // Ends this message (and its open nested messages). For a nested message
-  // this writes its end-group tag. Idempotent.
-  inline void Finalize();
-
-  bool is_finalized() const { return finalized_; }
-
- private:
-  friend class TraceWriterV2;
-
-  void Reset(TraceWriterV2* writer,
-             uint32_t depth,
-             uint32_t field_id,
-             bool enabled) {
-    writer_ = writer;
-    nested_ = nullptr;
-    depth_ = depth;
-    field_id_ = field_id;
-    enabled_ = enabled;
-    finalized_ = false;
-  }
-  void AppendVarIntRaw(uint32_t field_id, uint64_t value);
-  void AppendFixed(uint32_t field_id,
-                   uint32_t wire_type,
-                   uint64_t value,
-                   size_t size);
-  Message* BeginNestedOverflow();
-  // A call with an invalid field id (see the file comment).
-  void OnInvalidFieldId(uint32_t field_id);
-  Message* BeginNestedInvalid(uint32_t field_id);
-  inline void FinalizeNested() {
-    if (RT_UNLIKELY(nested_ != nullptr)) {
-      nested_->Finalize();
-      nested_ = nullptr;
-    }
-  }
-
-  TraceWriterV2* writer_ = nullptr;
-  Message* nested_ = nullptr;
-  uint32_t depth_ = 0;
-  uint32_t field_id_ = 0;  // of a nested message (its group's field)
-  bool enabled_ = false;   // false for the sink beyond kMaxNestingDepth
-  bool finalized_ = true;
-};
-
-class TraceWriterV2 {
+class TraceWriterV2 : private encoding::MessageStream::Delegate {
  public:
   using Options = RingWriterOptions;
-  static constexpr uint32_t kMaxNestingDepth = 32;
+  static constexpr uint32_t kMaxNestingDepth =
+      encoding::MessageStream::kMaxNestingDepth;
 
   // Finishes the packet when destroyed (protozero's TracePacketHandle).
   class TracePacketHandle {
@@ -240,8 +136,10 @@ class TraceWriterV2 {
     }
     ~TracePacketHandle() { Finish(); }
 
-    Message* operator->() const { return &writer_->messages_[0]; }
-    Message* get() const { return writer_ ? &writer_->messages_[0] : nullptr; }
+    encoding::Message* operator->() const { return writer_->stream_.root(); }
+    encoding::Message* get() const {
+      return writer_ ? writer_->stream_.root() : nullptr;
+    }
     // Finishes the packet now.
     void Finish() {
       if (writer_) {
@@ -304,27 +202,10 @@ class TraceWriterV2 {
   uint64_t loss_events() const { return synced_loss_events_; }
 
  private:
-  friend class Message;
-
-  // Hot path: |n| bytes into the packet, spanning chunks as needed.
-  inline void WriteBytes(const uint8_t* data, size_t n) {
-    if (RT_LIKELY(static_cast<size_t>(span_.end - span_.wptr) >= n)) {
-      memcpy(span_.wptr, data, n);
-      span_.wptr += n;
-      return;
-    }
-    WriteBytesSlow(data, n);
-  }
-  // Returns a pointer where |max| bytes can be written directly, or null.
-  inline uint8_t* DirectRoom(size_t max) {
-    return static_cast<size_t>(span_.end - span_.wptr) >= max ? span_.wptr
-                                                              : nullptr;
-  }
-  // A tag alone (groups), without a memcpy call when there is room.
-  inline void WriteTag(uint32_t tag);
-  // A tag and a varint.
-  inline void WriteTagAndVarInt(uint32_t tag, uint64_t value);
-  void WriteBytesSlow(const uint8_t* data, size_t n);
+  // encoding::MessageStream::Delegate: the next ring span, or the sink.
+  void OnSpanFull(encoding::MessageStream* stream,
+                  const uint8_t* data,
+                  size_t n) override;
   void EnterDiscardMode();
   // Publishes the loss counters if they changed since the last call.
   inline void MaybeSyncLosses();  // trace_writer_v2.cc
@@ -332,11 +213,13 @@ class TraceWriterV2 {
 
   // First member: destroyed last (AttachOwner).
   std::shared_ptr<void> owner_;
-  // Held by pointer so that this header needs no RingWriter: its inline
-  // paths touch only span_; the ring writer is called out of line (at a
-  // packet's begin and end, and when a span is full).
+  // Held by pointer so that this header needs no RingWriter: the inline
+  // paths touch only stream_'s span; the ring writer is called out of line (at
+  // a packet's begin and end, and when a span is full).
   std::unique_ptr<RingWriter> ring_writer_;
-  RingWriterSpan span_;
+  // The packet's bytes: its current span is the ring chunk being written
+  // (or the discard sink).
+  encoding::MessageStream stream_{this};
   bool packet_open_ = false;
   bool discarding_ = false;  // the current packet lost its rest
   TraceWriterV2Stats stats_;
@@ -345,92 +228,9 @@ class TraceWriterV2 {
   const std::atomic<bool>* refuse_;
   WriterLossCounters* losses_ = nullptr;
   uint64_t synced_loss_events_ = 0;  // loss_events + packets_refused
-  Message messages_[kMaxNestingDepth + 1];
-  Message sink_;  // beyond kMaxNestingDepth
   static constexpr size_t kDiscardSize = 256;
   uint8_t discard_[kDiscardSize];
 };
-
-// ---------------------------------------------------------------------------
-// Inline hot paths.
-// ---------------------------------------------------------------------------
-
-namespace internal {
-// Max bytes of a tag (field id <= Message::kMaxFieldId) plus a 64-bit varint.
-constexpr size_t kMaxTagAndVarIntSize =
-    encoding::kMaxTagSize + encoding::kMaxVarIntSize;
-}  // namespace internal
-
-RT_ALWAYS_INLINE void TraceWriterV2::WriteTag(uint32_t tag) {
-  if (uint8_t* direct = DirectRoom(5)) {
-    span_.wptr = encoding::EncodeVarInt(tag, direct);
-    return;
-  }
-  uint8_t buf[5];
-  uint8_t* p = encoding::EncodeVarInt(tag, buf);
-  WriteBytesSlow(buf, static_cast<size_t>(p - buf));
-}
-
-RT_ALWAYS_INLINE void TraceWriterV2::WriteTagAndVarInt(uint32_t tag,
-                                                       uint64_t value) {
-  if (uint8_t* direct = DirectRoom(internal::kMaxTagAndVarIntSize)) {
-    span_.wptr =
-        encoding::EncodeVarInt(value, encoding::EncodeVarInt(tag, direct));
-    return;
-  }
-  uint8_t buf[internal::kMaxTagAndVarIntSize];
-  uint8_t* p = encoding::EncodeVarInt(value, encoding::EncodeVarInt(tag, buf));
-  WriteBytes(buf, static_cast<size_t>(p - buf));
-}
-
-RT_ALWAYS_INLINE void Message::AppendVarIntRaw(uint32_t field_id,
-                                               uint64_t value) {
-  if (RT_UNLIKELY(!enabled_))
-    return;
-  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
-    return OnInvalidFieldId(field_id);
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | encoding::kWireVarInt, value);
-}
-
-inline void Message::AppendBytes(uint32_t field_id,
-                                 const void* data,
-                                 size_t size) {
-  if (RT_UNLIKELY(!enabled_))
-    return;
-  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
-    return OnInvalidFieldId(field_id);
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  writer_->WriteTagAndVarInt((field_id << 3) | encoding::kWireLengthDelimited,
-                             size);
-  writer_->WriteBytes(static_cast<const uint8_t*>(data), size);
-}
-
-inline Message* Message::BeginNestedMessage(uint32_t field_id) {
-  if (RT_UNLIKELY(!enabled_ || depth_ >= TraceWriterV2::kMaxNestingDepth))
-    return BeginNestedOverflow();
-  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
-    return BeginNestedInvalid(field_id);
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  Message* child = &writer_->messages_[depth_ + 1];
-  child->Reset(writer_, depth_ + 1, field_id, /*enabled=*/true);
-  writer_->WriteTag((field_id << 3) | encoding::kWireStartGroup);
-  nested_ = child;
-  return child;
-}
-
-inline void Message::Finalize() {
-  if (finalized_)
-    return;
-  FinalizeNested();
-  finalized_ = true;
-  if (!enabled_ || depth_ == 0)
-    return;  // the packet itself has no end tag
-  writer_->WriteTag((field_id_ << 3) | encoding::kWireEndGroup);
-}
 
 }  // namespace shm_ring
 }  // namespace ringtrace

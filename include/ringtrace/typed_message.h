@@ -16,7 +16,7 @@
 //   event.set_type(pb::TrackEvent::Type::TYPE_INSTANT);
 //   event.set_name("my_event");
 //
-// A typed writer is a value holding one shm_ring::Message pointer; copying it
+// A typed writer is a value holding one encoding::Message pointer; copying it
 // copies the pointer. Every setter is an inline call to the matching Message
 // appender with the field number as a compile-time constant, so the code the
 // compiler emits is the code of the hand-written Append*() call (the
@@ -40,7 +40,7 @@
 #define INCLUDE_RINGTRACE_TYPED_MESSAGE_H_
 
 #include "ringtrace/logging.h"
-#include "ringtrace/trace_writer_v2.h"
+#include "ringtrace/message.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -49,7 +49,7 @@ class TypedMessage {
  public:
   // |message| is a packet (TracePacketHandle::get()) or a nested message, and
   // is never null.
-  explicit TypedMessage(shm_ring::Message* message) : message_(message) {
+  explicit TypedMessage(encoding::Message* message) : message_(message) {
     RT_DCHECK(message != nullptr);
   }
 
@@ -63,14 +63,14 @@ class TypedMessage {
       : message_(handle.operator->()) {}
 
   // The untyped message, for fields the .proto does not declare.
-  shm_ring::Message* message() const { return message_; }
+  encoding::Message* message() const { return message_; }
 
   // Ends the message now (Message::Finalize()): for a nested message, writes
   // its end-group tag. Idempotent. Optional: the parent's next field does it.
   void Finalize() { message_->Finalize(); }
 
  protected:
-  shm_ring::Message* message_;
+  encoding::Message* message_;
 };
 
 }  // namespace encoding

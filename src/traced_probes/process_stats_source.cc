@@ -128,7 +128,7 @@ class ProcessStatsSource::TreeWriter {
   shm_ring::TraceWriterV2* const writer_;
   ProcessStatsCounters* const counters_;
   shm_ring::TraceWriterV2::TracePacketHandle handle_;
-  shm_ring::Message* tree_ = nullptr;
+  encoding::Message* tree_ = nullptr;
   size_t entries_ = 0;
   bool open_ = false;
 };
@@ -198,7 +198,7 @@ class ProcessStatsSource::StatsWriter {
   shm_ring::TraceWriterV2* const writer_;
   ProcessStatsCounters* const counters_;
   shm_ring::TraceWriterV2::TracePacketHandle handle_;
-  shm_ring::Message* stats_ = nullptr;
+  encoding::Message* stats_ = nullptr;
   size_t entries_ = 0;
   bool open_ = false;
 };

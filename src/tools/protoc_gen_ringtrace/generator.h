@@ -4,7 +4,7 @@
 
 // RtzeroGenerator: the protoc plugin (protoc-gen-ringtrace) that turns every
 // message of a .proto file into a typed writer over the group encoding of
-// shm_ring::Message (include/ringtrace/trace_writer_v2.h). For
+// encoding::Message (include/ringtrace/message.h). For
 // a/b/foo.proto it writes a/b/foo.rtzero.h; what that header contains, the
 // naming rules and the supported field kinds are in docs/encoding.md and in
 // include/ringtrace/typed_message.h.

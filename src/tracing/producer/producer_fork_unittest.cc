@@ -46,7 +46,7 @@ using shm_ring::WriterID;
 namespace rtzero = perfetto::protos::rtzero;
 
 // Appends TracePacket.for_testing { str: |s| } to the packet |message|.
-void AppendTestString(shm_ring::Message* message, const std::string& s) {
+void AppendTestString(encoding::Message* message, const std::string& s) {
   rtzero::TracePacket(message).set_for_testing().set_str(s);
 }
 

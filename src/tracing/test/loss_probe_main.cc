@@ -96,7 +96,7 @@ void WritePacket(shm_ring::TraceWriterV2* writer,
                  const std::string& padding) {
   auto packet = writer->NewTracePacket();
   packet->AppendVarInt(TracePacket::kTimestampFieldNumber, number);
-  shm_ring::Message* event =
+  encoding::Message* event =
       packet->BeginNestedMessage(TracePacket::kTrackEventFieldNumber);
   event->AppendString(TrackEvent::kNameFieldNumber, padding);
 }

@@ -66,12 +66,12 @@ void BM_HandWritten_TrackEvent(benchmark::State& state) {
     auto packet = bench.writer->NewTracePacket();
     packet->AppendVarInt(8, ts++);
     packet->AppendVarInt(13, 2u);
-    shm_ring::Message* event = packet->BeginNestedMessage(11);
+    encoding::Message* event = packet->BeginNestedMessage(11);
     event->AppendVarInt(9, 1);
     event->AppendVarInt(10, 5u);
     event->AppendVarInt(3, 1u);
     event->AppendVarInt(11, 77u);
-    shm_ring::Message* annotation = event->BeginNestedMessage(4);
+    encoding::Message* annotation = event->BeginNestedMessage(4);
     annotation->AppendString(10, "arg");
     annotation->AppendVarInt(4, int64_t{-1});
     event->AppendFixed64(47, 9u);

@@ -337,17 +337,17 @@ TEST(TypedWriterTest, GoldenBytesEqualHandWrittenPath) {
     auto packet = hand.writer()->NewTracePacket();
     packet->AppendVarInt(8, 1000u);
     packet->AppendVarInt(13, 2u);
-    shm_ring::Message* event = packet->BeginNestedMessage(11);
+    encoding::Message* event = packet->BeginNestedMessage(11);
     event->AppendVarInt(9, 1);
     event->AppendVarInt(10, 5u);
     event->AppendVarInt(3, 1u);
     event->AppendVarInt(11, 77u);
-    shm_ring::Message* annotation = event->BeginNestedMessage(4);
+    encoding::Message* annotation = event->BeginNestedMessage(4);
     annotation->AppendString(10, "arg");
     annotation->AppendVarInt(4, int64_t{-1});
     event->AppendFixed64(47, 9u);
     event->AppendDouble(44, 1.5);
-    shm_ring::Message* track = packet->BeginNestedMessage(60);
+    encoding::Message* track = packet->BeginNestedMessage(60);
     track->AppendVarInt(1, 77u);
     track->BeginNestedMessage(4)->AppendVarInt(2, int64_t{12});
   }

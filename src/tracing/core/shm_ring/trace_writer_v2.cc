@@ -11,74 +11,11 @@ namespace ringtrace {
 namespace shm_ring {
 
 namespace {
-using encoding::kWireFixed32;
-using encoding::kWireFixed64;
 
 // What refuse_ points at until AttachProducerControls().
 const std::atomic<bool> kNeverRefuse{false};
 
-inline uint8_t* PutFixed(uint64_t v, size_t n, uint8_t* p) {
-  for (size_t i = 0; i < n; i++)
-    *p++ = static_cast<uint8_t>(v >> (8 * i));  // little-endian
-  return p;
-}
 }  // namespace
-
-// ---------------------------------------------------------------------------
-// Message.
-// ---------------------------------------------------------------------------
-
-void Message::AppendFixed32(uint32_t field_id, uint32_t value) {
-  AppendFixed(field_id, kWireFixed32, value, 4);
-}
-
-void Message::AppendFixed64(uint32_t field_id, uint64_t value) {
-  AppendFixed(field_id, kWireFixed64, value, 8);
-}
-
-// Tag and |size| little-endian bytes of |value|, written in one go.
-void Message::AppendFixed(uint32_t field_id,
-                          uint32_t wire_type,
-                          uint64_t value,
-                          size_t size) {
-  if (RT_UNLIKELY(!enabled_))
-    return;
-  if (RT_UNLIKELY(!IsValidFieldId(field_id)))
-    return OnInvalidFieldId(field_id);
-  RT_DCHECK(!finalized_);
-  FinalizeNested();
-  uint8_t buf[encoding::kMaxTagSize + 8];
-  uint8_t* p = encoding::EncodeVarInt((field_id << 3) | wire_type, buf);
-  p = PutFixed(value, size, p);
-  writer_->WriteBytes(buf, static_cast<size_t>(p - buf));
-}
-
-Message* Message::BeginNestedOverflow() {
-  // Beyond kMaxNestingDepth (or below such a message): a sink that writes
-  // nothing, not even the start-group tag, so the packet stays well-formed.
-  writer_->stats_.nesting_overflows++;
-  if (!enabled_)
-    return this;
-  FinalizeNested();
-  Message* sink = &writer_->sink_;
-  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
-  return sink;
-}
-
-void Message::OnInvalidFieldId(uint32_t field_id) {
-  // A programming error (see trace_writer_v2.h); a counted no-op in release.
-  RT_DCHECK(IsValidFieldId(field_id));
-  writer_->stats_.invalid_field_ids++;
-}
-
-Message* Message::BeginNestedInvalid(uint32_t field_id) {
-  OnInvalidFieldId(field_id);
-  // Nothing is written, and this message's open nested message (if any)
-  // stays open: the call is a no-op for the packet.
-  Message* sink = &writer_->sink_;
-  sink->Reset(writer_, depth_ + 1, 0, /*enabled=*/false);
-  return sink;
-}
 
 // ---------------------------------------------------------------------------
 // TraceWriterV2.
@@ -151,13 +88,14 @@ TraceWriterV2::TracePacketHandle TraceWriterV2::NewTracePacket() {
     FinishTracePacket();
   packet_open_ = true;
   stats_.packets_begun++;
-  messages_[0].Reset(this, 0, 0, /*enabled=*/true);
+  stream_.BeginRoot();
   // relaxed: the switch guards no data (AttachProducerControls); it only
   // reads the owner's latest store, no ordering is needed.
   if (RT_UNLIKELY(refuse_->load(std::memory_order_relaxed))) {
     stats_.packets_refused++;
     EnterDiscardMode();
-  } else if (RT_LIKELY(ring_writer_->BeginPacket(&span_))) {
+  } else if (RingWriterSpan span; RT_LIKELY(ring_writer_->BeginPacket(&span))) {
+    stream_.SetSpan(span.wptr, span.end);
     discarding_ = false;
   } else {
     EnterDiscardMode();
@@ -170,19 +108,19 @@ void TraceWriterV2::FinishTracePacket() {
   RT_DCHECK(packet_open_);
   if (!packet_open_)
     return;
-  messages_[0].Finalize();
+  stream_.root()->Finalize();
   packet_open_ = false;
   if (RT_UNLIKELY(discarding_)) {
-    stats_.bytes_dropped += static_cast<uint64_t>(span_.wptr - discard_);
+    stats_.bytes_dropped += static_cast<uint64_t>(stream_.wptr() - discard_);
     discarding_ = false;
-    span_ = RingWriter::Span();
+    stream_.SetSpan(nullptr, nullptr);
     // The dropped packet's bytes for the owner, and loss_events() up to
     // date even without one (a loss in the middle of the packet).
     SyncLosses();
     return;
   }
-  ring_writer_->EndPacket(span_.wptr);
-  span_ = RingWriter::Span();
+  ring_writer_->EndPacket(stream_.wptr());
+  stream_.SetSpan(nullptr, nullptr);
   MaybeSyncLosses();
 }
 
@@ -192,29 +130,34 @@ void TraceWriterV2::EnterDiscardMode() {
   // open_packets_dropped (or the refuse switch counted it in
   // packets_refused). Swallow the rest of the packet privately.
   discarding_ = true;
-  span_.wptr = discard_;
-  span_.end = discard_ + kDiscardSize;
+  stream_.SetSpan(discard_, discard_ + kDiscardSize);
 }
 
-void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
+void TraceWriterV2::OnSpanFull(encoding::MessageStream* stream,
+                               const uint8_t* data,
+                               size_t n) {
+  RT_DCHECK(stream == &stream_);
   // Bounded: every iteration copies at least one byte, or replaces a full
   // span with a fresh, non-empty one (a new chunk or the discard buffer).
   while (n > 0) {
-    const size_t room = static_cast<size_t>(span_.end - span_.wptr);
+    const size_t room = stream_.room();
     if (room == 0) {
       if (discarding_) {
         stats_.bytes_dropped += kDiscardSize;
-        span_.wptr = discard_;
+        stream_.SetSpan(discard_, discard_ + kDiscardSize);
         continue;
       }
-      if (!ring_writer_->ContinuePacket(&span_))
+      RingWriterSpan span{stream_.wptr(), stream_.end()};
+      if (ring_writer_->ContinuePacket(&span))
+        stream_.SetSpan(span.wptr, span.end);
+      else
         EnterDiscardMode();
       MaybeSyncLosses();
       continue;
     }
     const size_t chunk = room < n ? room : n;
-    memcpy(span_.wptr, data, chunk);
-    span_.wptr += chunk;
+    memcpy(stream_.wptr(), data, chunk);
+    stream_.SetSpan(stream_.wptr() + chunk, stream_.end());
     data += chunk;
     n -= chunk;
   }
@@ -222,7 +165,10 @@ void TraceWriterV2::WriteBytesSlow(const uint8_t* data, size_t n) {
 
 void TraceWriterV2::Flush() {
   if (packet_open_ && !discarding_) {
-    if (!ring_writer_->Flush(&span_))
+    RingWriterSpan span{stream_.wptr(), stream_.end()};
+    if (ring_writer_->Flush(&span))
+      stream_.SetSpan(span.wptr, span.end);
+    else
       EnterDiscardMode();  // the open packet was lost while relocating it
   } else {
     ring_writer_->Flush(nullptr);
@@ -247,6 +193,8 @@ TraceWriterV2Stats TraceWriterV2::stats() const {
   s.packets_committed = s.packets_begun - s.packets_dropped - in_progress;
   s.relocations = r.relocations;
   s.burned_positions = r.burned_positions;
+  s.nesting_overflows = stream_.nesting_overflows();
+  s.invalid_field_ids = stream_.invalid_field_ids();
   return s;
 }
 

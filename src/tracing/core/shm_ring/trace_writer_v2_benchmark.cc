@@ -15,6 +15,8 @@ namespace ringtrace {
 namespace shm_ring {
 namespace {
 
+using encoding::Message;
+
 // timestamp + nested track_event { name, type }, 4 KiB chunks.
 void BM_TraceWriterV2_TrackEventLike(benchmark::State& state) {
   BenchRing ring(4096, kBenchRingBytes);

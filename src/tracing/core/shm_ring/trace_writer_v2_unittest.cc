@@ -22,6 +22,8 @@ namespace ringtrace {
 namespace shm_ring {
 namespace {
 
+using encoding::Message;
+
 using ungrouper::ConstBytes;
 using ungrouper::Ungrouper;
 using ungrouper::UngroupErrorName;

@@ -63,9 +63,9 @@ void WritePacket(TraceWriterV2* w,
   auto packet = ledger->Open(seq, [w] { return w->NewTracePacket(); });
   rt::TracePacket tp(packet);
   // The nested writers, set by the step that begins them.
-  shm_ring::Message* ev = nullptr;
-  shm_ring::Message* payload = nullptr;
-  shm_ring::Message* nested = nullptr;
+  encoding::Message* ev = nullptr;
+  encoding::Message* payload = nullptr;
+  encoding::Message* nested = nullptr;
   step([&] { tp.set_timestamp(1000 + seq); });
   step([&] { ev = tp.set_for_testing().message(); });
   step([&] { rt::TestEvent(ev).set_seq_value(seq); });

@@ -69,9 +69,9 @@ void WritePacket(TraceWriterV2* w,
   };
   auto new_packet = [w] { return w->NewTracePacket(); };
   auto packet = ledger ? ledger->Open(seq, new_packet) : new_packet();
-  shm_ring::Message* ev = nullptr;
-  shm_ring::Message* payload = nullptr;
-  shm_ring::Message* nested = nullptr;
+  encoding::Message* ev = nullptr;
+  encoding::Message* payload = nullptr;
+  encoding::Message* nested = nullptr;
   step([&] {
     packet->AppendVarInt(pz::TracePacket::kTimestampFieldNumber, 1000 + seq);
   });
