@@ -2,9 +2,10 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// The real path, single-threaded: RingWriter -> shared ring -> RingDrainer
-// -> TraceBufferV2 (through the service's TraceBufferV2Sink) -> reassembled
-// packets.
+// The service's drain path, single-threaded: RingWriter -> shared ring ->
+// RingDrainer -> TraceBufferV2Sink -> TraceBufferV2 -> reassembled packets.
+// The production sink joins the drainer to the buffer here, as ServiceCore
+// does; the drainer's own tests use a test sink (ring_drainer/test/).
 
 #include <gtest/gtest.h>
 
@@ -20,15 +21,22 @@
 #include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
-namespace ring_drainer {
+namespace traced {
 namespace {
 
+using ring_drainer::DrainMode;
+using ring_drainer::RingConfig;
+using ring_drainer::RingDrainer;
+using ring_drainer::RingId;
+using ring_drainer::RingStats;
+namespace drainer_test = ring_drainer::test;
+
+using drainer_test::MakeTestPacket;
+using drainer_test::ReadAllPackets;
+using drainer_test::ReadBackPacket;
+using drainer_test::WriteRingPacket;
 using shm_ring::RingWriter;
 using shm_ring::TestRing;
-using test::MakeTestPacket;
-using test::ReadAllPackets;
-using test::ReadBackPacket;
-using test::WriteRingPacket;
 using trace_buffer::TraceBufferV2;
 
 constexpr BufferID kBufferId = 7;
@@ -56,12 +64,12 @@ struct Harness {
 
   TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
-  traced::TraceBufferV2Sink sink;
+  TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId ring_id = 0;
 };
 
-TEST(RingDrainerTraceBufferTest, PacketsRoundTripIncludingMultiChunkOnes) {
+TEST(DrainPipelineTest, PacketsRoundTripIncludingMultiChunkOnes) {
   Harness h(512, 32);
   RingWriter writer(h.ring.view(), h.WriterOptions(3));
   std::vector<std::string> written;
@@ -93,7 +101,7 @@ TEST(RingDrainerTraceBufferTest, PacketsRoundTripIncludingMultiChunkOnes) {
 // A writer that ends packets and goes idle (no Flush(), writer still alive,
 // as in a final drain, a snapshot, or a SIGKILLed producer): the drainer
 // gets every packet it ended, since EndPacket() published it.
-TEST(RingDrainerTraceBufferTest, IdleWriterPacketsArriveWithoutFlush) {
+TEST(DrainPipelineTest, IdleWriterPacketsArriveWithoutFlush) {
   Harness h(1024, 8);
   RingWriter writer(h.ring.view(), h.WriterOptions(5));
   std::vector<std::string> written;
@@ -115,7 +123,7 @@ TEST(RingDrainerTraceBufferTest, IdleWriterPacketsArriveWithoutFlush) {
   EXPECT_EQ(writer.stats().loss_events, 0u);
 }
 
-TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
+TEST(DrainPipelineTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
   Harness h(512, 8);
   RingWriter writer(h.ring.view(), h.WriterOptions(4));
   std::vector<std::string> written;
@@ -141,7 +149,7 @@ TEST(RingDrainerTraceBufferTest, ScrapedOpenPacketIsRelocatedAndReassembled) {
   }
 }
 
-TEST(RingDrainerTraceBufferTest, WriterLossIsReportedOnTheNextPacket) {
+TEST(DrainPipelineTest, WriterLossIsReportedOnTheNextPacket) {
   Harness h(256, 2);
   RingWriter writer(h.ring.view(), h.WriterOptions(5));  // kDrop.
   // Fill both chunks without draining until the writer has to drop.
@@ -177,11 +185,11 @@ TEST(RingDrainerTraceBufferTest, WriterLossIsReportedOnTheNextPacket) {
   EXPECT_NE(read.back().loss & trace_buffer::kDataLossPresent, 0u);
 }
 
-TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
+TEST(DrainPipelineTest, TwoProducersTwoRingsOneBuffer) {
   TestRing ring_a(512, 4), ring_b(512, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  traced::TraceBufferV2Sink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   RingDrainer drainer;
   RingConfig ca;
   ca.view = ring_a.view();
@@ -206,8 +214,8 @@ TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
   drainer.DrainAll();
   uint32_t next[3] = {0, 0, 0};
   for (const ReadBackPacket& p : ReadAllPackets(tb.get())) {
-    test::ParsedPacket parsed;
-    ASSERT_TRUE(test::ParseTestPacket(p.data, &parsed));
+    drainer_test::ParsedPacket parsed;
+    ASSERT_TRUE(drainer_test::ParseTestPacket(p.data, &parsed));
     ASSERT_TRUE(p.producer_id == 1 || p.producer_id == 2);
     EXPECT_EQ(parsed.tag, p.producer_id == 1 ? 0xa : 0xb);
     EXPECT_EQ(parsed.seq, next[p.producer_id]++);
@@ -218,5 +226,5 @@ TEST(RingDrainerTraceBufferTest, TwoProducersTwoRingsOneBuffer) {
 }
 
 }  // namespace
-}  // namespace ring_drainer
+}  // namespace traced
 }  // namespace ringtrace
