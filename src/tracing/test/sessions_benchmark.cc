@@ -48,10 +48,10 @@
 #include "src/tracing/service/traced/tracing_service.h"
 
 namespace ringtrace {
-namespace traced {
 namespace {
 
 using perfetto::protos::TraceConfig;
+using traced::TracingService;
 
 constexpr int kTimeoutMs = 60000;
 constexpr size_t kPacketPayload = 1024;
@@ -253,5 +253,4 @@ BENCHMARK(BM_EndToEnd_WriteIntoFile)
     ->Unit(benchmark::kNanosecond);
 
 }  // namespace
-}  // namespace traced
 }  // namespace ringtrace
