@@ -34,11 +34,11 @@
 #include "ringtrace/track_event.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/base/time.h"
 #include "src/tracing/consumer/consumer_client.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
 #include "src/tracing/test/ringtraced_process.h"
-#include "src/tracing/test/trace_processor_stats.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
 extern "C" int ringtrace_header_check_c89(void);

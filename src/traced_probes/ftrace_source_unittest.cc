@@ -38,11 +38,11 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/base/test/temp_dir.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/base/time.h"
 #include "src/traced_probes/ftrace/test/real_tracefs.h"
 #include "src/traced_probes/ftrace/tracefs.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace probes {

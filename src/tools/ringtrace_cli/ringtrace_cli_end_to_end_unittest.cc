@@ -41,13 +41,13 @@
 #include "src/base/test/other_user.h"
 #include "src/base/test/subprocess.h"
 #include "src/base/test/temp_dir.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/base/time.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
 #include "src/tools/ringtrace_cli/service_state_format.h"
 #include "src/tools/ringtrace_cli/test/pipe_capture.h"
 #include "src/tracing/consumer/consumer_client.h"
 #include "src/tracing/service/trace_export/test/inflate.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace cli {

@@ -28,13 +28,13 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "src/base/test/temp_dir.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/traced_probes/ftrace/event_format.h"
 #include "src/traced_probes/ftrace/event_translator.h"
 #include "src/traced_probes/ftrace/page_parser.h"
 #include "src/traced_probes/ftrace/test/bundle_capture.h"
 #include "src/traced_probes/ftrace/test/real_tracefs.h"
 #include "src/traced_probes/ftrace/tracefs.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace ftrace {

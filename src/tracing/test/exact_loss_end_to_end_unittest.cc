@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace test {

@@ -34,9 +34,9 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/traced_probes/ftrace/test/real_tracefs.h"
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace test {

@@ -30,9 +30,9 @@
 #include "ringtrace/track_event.h"
 #include "ringtrace/track_event_data_source.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/test/sessions_lifecycle_fixture.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 RT_DEFINE_CATEGORIES("death");
 

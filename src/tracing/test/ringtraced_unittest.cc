@@ -31,11 +31,11 @@
 #include "ringtrace/producer.h"
 #include "src/base/test/other_user.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/service/traced/service_core.h"
 #include "src/tracing/service/traced/test/test_client.h"
 #include "src/tracing/test/ringtraced_process.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace test {

@@ -25,8 +25,8 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/test/temp_dir.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/core/encoding/test/packet_capture.h"
-#include "src/tracing/test/trace_processor_stats.h"
 #include "src/tracing/track_event/test/sequence_reader.h"
 
 RT_DEFINE_CATEGORIES("test.gfx", "test.io", "test.off", "other");

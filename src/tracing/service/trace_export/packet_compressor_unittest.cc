@@ -22,9 +22,9 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "ringtrace/proto_wire.h"
 #include "src/base/test/temp_dir.h"
+#include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/service/trace_export/test/inflate.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
-#include "src/tracing/test/trace_processor_stats.h"
 
 namespace ringtrace {
 namespace trace_export {

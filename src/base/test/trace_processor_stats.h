@@ -10,8 +10,8 @@
 // the project: its path comes from $TRACE_PROCESSOR_SHELL, and the tests
 // that need it skip without it.
 
-#ifndef SRC_TRACING_TEST_TRACE_PROCESSOR_STATS_H_
-#define SRC_TRACING_TEST_TRACE_PROCESSOR_STATS_H_
+#ifndef SRC_BASE_TEST_TRACE_PROCESSOR_STATS_H_
+#define SRC_BASE_TEST_TRACE_PROCESSOR_STATS_H_
 
 #include <stdint.h>
 
@@ -64,4 +64,4 @@ std::string Describe(const TraceProcessorStat& stat);
 }  // namespace test
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_TEST_TRACE_PROCESSOR_STATS_H_
+#endif  // SRC_BASE_TEST_TRACE_PROCESSOR_STATS_H_

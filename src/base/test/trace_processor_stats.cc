@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/test/trace_processor_stats.h"
+#include "src/base/test/trace_processor_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
