@@ -2,13 +2,15 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// TraceWriterV2: the encoder apps use to write trace packets into the shared
-// ring. One TraceWriterV2 per thread and sequence (WriterID); it owns one
-// RingWriter.
+// TraceWriterV2: the packet writer apps use to write trace packets into the
+// shared ring. One TraceWriterV2 per thread and sequence (WriterID); it owns
+// one RingWriter. Apps get writers from the producer library
+// (Producer::NewTraceWriter(), the TrackEvent macros); the ring owner's
+// side (construction, controls) is TraceWriterV2Owner, not public.
 //
-//   TraceWriterV2 writer(ring_view, options);
+//   std::unique_ptr<TraceWriterV2> writer = producer->NewTraceWriter(...);
 //   {
-//     auto packet = writer.NewTracePacket();
+//     auto packet = writer->NewTracePacket();
 //     // TracePacket.timestamp
 //     packet->AppendVarInt(8, timestamp);
 //     // TracePacket.track_event, with its name and type
@@ -66,9 +68,11 @@ namespace ringtrace {
 namespace shm_ring {
 
 class TraceWriterV2;
+class TraceWriterV2Owner;  // src/tracing/core/shm_ring/trace_writer_v2_owner.h
 
 // The loss counters the producer library reads from other threads
-// (src/tracing/core/shm_ring/writer_loss_counters.h; AttachProducerControls).
+// (src/tracing/core/shm_ring/writer_loss_counters.h;
+// TraceWriterV2Owner::AttachProducerControls).
 struct WriterLossCounters;
 class RingWriter;  // src/tracing/core/shm_ring/ring_writer.h
 
@@ -109,7 +113,7 @@ struct TraceWriterV2Stats {
   uint64_t nesting_overflows = 0;
   uint64_t invalid_field_ids = 0;  // calls ignored, see the file comment
   // Packets dropped at once because the owner's refuse switch was on (see
-  // AttachProducerControls); included in packets_dropped.
+  // TraceWriterV2Owner::AttachProducerControls); included in packets_dropped.
   uint64_t packets_refused = 0;
 };
 
@@ -152,8 +156,9 @@ class TraceWriterV2 : private encoding::MessageStream::Delegate {
     TraceWriterV2* writer_ = nullptr;
   };
 
-  TraceWriterV2(const RingView& ring, const Options& options);
-  // Finishes an open packet and flushes.
+  // Writers are made by the ring's owner (the producer library:
+  // Producer::NewTraceWriter(), ScopedThreadWriter), through
+  // TraceWriterV2Owner. Finishes an open packet and flushes.
   ~TraceWriterV2();
 
   TraceWriterV2(const TraceWriterV2&) = delete;
@@ -175,26 +180,9 @@ class TraceWriterV2 : private encoding::MessageStream::Delegate {
 
   TraceWriterV2Stats stats() const;
 
-  // For the owner of the ring (the producer library); call once, before the
-  // writer is used. Both pointers are not owned and must outlive the writer.
-  //  |refuse|: once it reads true (relaxed: it guards no data), every new
-  //    packet is dropped at once and counted (packets_refused), whatever the
-  //    policy: no chunk is acquired, nothing waits. A packet already begun
-  //    goes on as usual. Used when the service is gone and after fork() in
-  //    the child (docs/service.md).
-  //  |losses|: kept equal to this writer's loss counters after every call
-  //    that can change them (and in the destructor).
-  void AttachProducerControls(const std::atomic<bool>* refuse,
-                              WriterLossCounters* losses);
-  // For the owner of the ring: |owner| is released after everything else
-  // of the writer (its destructor's final flush included), so a writer can
-  // keep the object that owns its ring, delegate and controls alive.
-  void AttachOwner(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
-
-  const RingWriter& ring_writer() const { return *ring_writer_; }
-  // For tests (e.g. RingWriter::SetStepHookForTesting).
-  RingWriter* ring_writer_for_testing() { return ring_writer_.get(); }
   bool packet_open() const { return packet_open_; }
+  // The writer's id on its ring (its sequence, with the producer's id).
+  WriterID writer_id() const;
   // The number of losses this writer recorded (RingWriterStats::loss_events
   // plus packets_refused) as of the latest packet begin or end: it grows
   // whenever stats().packets_dropped does. Inline, for hot paths that only
@@ -202,6 +190,16 @@ class TraceWriterV2 : private encoding::MessageStream::Delegate {
   uint64_t loss_events() const { return synced_loss_events_; }
 
  private:
+  // The ring owner's side of the writer: construction, the producer's
+  // controls, the owner reference and the ring writer itself
+  // (src/tracing/core/shm_ring/trace_writer_v2_owner.h). Not for apps.
+  friend class TraceWriterV2Owner;
+
+  TraceWriterV2(const RingView& ring, const Options& options);
+  void AttachProducerControls(const std::atomic<bool>* refuse,
+                              WriterLossCounters* losses);
+  void AttachOwner(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
+
   // encoding::MessageStream::Delegate: the next ring span, or the sink.
   void OnSpanFull(encoding::MessageStream* stream,
                   const uint8_t* data,

@@ -19,6 +19,7 @@
 
 #include "ringtrace/logging.h"
 #include "src/base/time.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/ipc/default_socket_paths.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/producer/drain_notifier.h"
@@ -315,7 +316,7 @@ std::unique_ptr<shm_ring::TraceWriterV2> Producer::NewWriter(
   if (writer) {
     std::shared_ptr<Producer> self = weak_from_this().lock();
     if (self)
-      writer->AttachOwner(std::move(self));
+      shm_ring::TraceWriterV2Owner::AttachOwner(writer.get(), std::move(self));
   }
   return writer;
 }

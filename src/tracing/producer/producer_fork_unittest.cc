@@ -28,6 +28,7 @@
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/producer/test/fake_service.h"
 
 namespace ringtrace {
@@ -172,8 +173,9 @@ class HeldPacketThread {
       auto packet = w->NewTracePacket();
       AppendTestString(packet.get(), "other-open-1");
       std::unique_lock<std::mutex> lock(mutex_);
-      writer_id_ = w->ring_writer().options().writer_id;
-      held_acquired_ = w->ring_writer().holds_acquired_chunk();
+      writer_id_ = w->writer_id();
+      held_acquired_ =
+          shm_ring::TraceWriterV2Owner::ring_writer(*w).holds_acquired_chunk();
       holding_ = true;
       cv_.notify_all();
       cv_.wait(lock, [&] { return released_; });
@@ -259,7 +261,7 @@ TEST(ProducerForkTest, ParentIntactChildInertAndConnectsItsOwn) {
   // its ring: region() below needs the latter.
   ASSERT_TRUE(service_a->WaitHelloDone());
   std::unique_ptr<TraceWriterV2> main_writer = producer->NewTraceWriter();
-  const WriterID main_id = main_writer->ring_writer().options().writer_id;
+  const WriterID main_id = main_writer->writer_id();
   Write(main_writer.get(), "main-before-", 5);
   main_writer->Flush();
 

@@ -21,6 +21,7 @@
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
 #include "ringtrace/producer.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/producer/test/fake_service.h"
 #include "src/tracing/producer/writer_loss_registry.h"
 
@@ -64,8 +65,8 @@ TEST(ProducerLossReportTest, DropsAreReportedWhileRunningAndAtDisconnect) {
   std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> lossy = producer->NewTraceWriter();
   std::unique_ptr<TraceWriterV2> idle = producer->NewTraceWriter();
-  const WriterID lossy_id = lossy->ring_writer().options().writer_id;
-  const WriterID idle_id = idle->ring_writer().options().writer_id;
+  const WriterID lossy_id = lossy->writer_id();
+  const WriterID idle_id = idle->writer_id();
 
   WritePackets(lossy.get(), 300);  // ~33 KB into an 8 KiB ring
   const TraceWriterV2Stats first = lossy->stats();
@@ -87,7 +88,8 @@ TEST(ProducerLossReportTest, DropsAreReportedWhileRunningAndAtDisconnect) {
     EXPECT_EQ(service->final_reports(), 0u);
   }
 
-  const shm_ring::RingWriterStats lossy_ring = lossy->ring_writer().stats();
+  const shm_ring::RingWriterStats lossy_ring =
+      shm_ring::TraceWriterV2Owner::ring_writer(*lossy).stats();
   const TraceWriterV2Stats lossy_final = lossy->stats();
   lossy.reset();  // nothing held: the destructor changes no counter
   idle.reset();
@@ -118,7 +120,7 @@ TEST(ProducerLossReportTest, OversizedLastPacketIsCountedAndReported) {
   FakeService* service = conn.service.get();
   std::unique_ptr<Producer>& producer = conn.producer;
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
-  const WriterID id = w->ring_writer().options().writer_id;
+  const WriterID id = w->writer_id();
   WritePackets(w.get(), 3);  // fit
   EXPECT_EQ(w->stats().packets_dropped, 0u);
   {
@@ -162,7 +164,7 @@ TEST(ProducerLossReportTest, FinalReportSpansDatagrams) {
   for (uint32_t i = 0; i < kWriters; i++) {
     std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
     WritePackets(w.get(), 100);
-    dropped[w->ring_writer().options().writer_id] = w->stats().packets_dropped;
+    dropped[w->writer_id()] = w->stats().packets_dropped;
     ASSERT_GT(w->stats().packets_dropped, 0u);
   }
   const uint64_t piggybacked = service->loss_entries_received();

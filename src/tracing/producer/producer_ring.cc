@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/producer/producer_ring.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 #include <sys/mman.h>
 
@@ -47,11 +48,10 @@ std::unique_ptr<shm_ring::TraceWriterV2> ProducerRing::NewTraceWriter(
   writer_options.delegate = options_.delegate;
   if (status)
     *status = base::OkStatus();
-  auto writer =
-      std::make_unique<shm_ring::TraceWriterV2>(view_, writer_options);
+  auto writer = shm_ring::TraceWriterV2Owner::Create(view_, writer_options);
   if (options_.refuse || options_.losses) {
-    writer->AttachProducerControls(
-        options_.refuse,
+    shm_ring::TraceWriterV2Owner::AttachProducerControls(
+        writer.get(), options_.refuse,
         options_.losses ? &options_.losses->Add(id, target_buffer)->counters
                         : nullptr);
   }

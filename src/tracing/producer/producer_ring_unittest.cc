@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/producer/producer_ring.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 #include <gtest/gtest.h>
 
@@ -45,7 +46,7 @@ std::unique_ptr<SharedRingRegion> MakeRegion(uint32_t chunk_size,
 }
 
 WriterID IdOf(const TraceWriterV2& w) {
-  return w.ring_writer().options().writer_id;
+  return w.writer_id();
 }
 
 TEST(ProducerRingTest, WritersGetFreshIdsAndTheRingOptions) {
@@ -61,7 +62,8 @@ TEST(ProducerRingTest, WritersGetFreshIdsAndTheRingOptions) {
     writers.push_back(ring.NewTraceWriter(&status));
     ASSERT_TRUE(writers.back());
     EXPECT_TRUE(status.ok());
-    const auto& o = writers.back()->ring_writer().options();
+    const auto& o =
+        shm_ring::TraceWriterV2Owner::ring_writer(*writers.back()).options();
     EXPECT_EQ(o.writer_id, i + 1);
     EXPECT_EQ(o.target_buffer, 3u);
     EXPECT_EQ(o.policy, shm_ring::BufferExhaustedPolicy::kStallThenDrop);

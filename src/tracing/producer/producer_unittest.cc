@@ -24,6 +24,7 @@
 #include "src/tracing/core/encoding/test/proto_test_encoder.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/producer/test/fake_service.h"
 
 namespace ringtrace {
@@ -148,7 +149,7 @@ TEST(ProducerConnectTest, RoundTripThroughTheServicesRing) {
   for (uint32_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
-      ids[t] = w->ring_writer().options().writer_id;
+      ids[t] = w->writer_id();
       for (uint32_t i = 0; i < kPackets; ++i) {
         auto handle = w->NewTracePacket();
         rt::TracePacket packet(handle);
@@ -271,7 +272,7 @@ TEST(ProducerConnectTest, ServiceGoneIsNoticedByConnectedAndWritersRefuse) {
   EXPECT_EQ(ws.packets_committed, 5u);
   EXPECT_EQ(ws.packets_refused, 500u);
   EXPECT_EQ(ws.packets_dropped, 500u);
-  EXPECT_EQ(w->ring_writer().stats().stalls, 0u);
+  EXPECT_EQ(shm_ring::TraceWriterV2Owner::ring_writer(*w).stats().stalls, 0u);
   ExpectExactAccounting(*w);
   EXPECT_EQ(producer->stats().drain_requests_sent, 1u);
   w.reset();

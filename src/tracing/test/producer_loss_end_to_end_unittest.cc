@@ -30,6 +30,7 @@
 #include "ringtrace/producer.h"
 #include "src/base/test/subprocess.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/ipc/unix_socket.h"
 #include "src/tracing/test/ringtraced_process.h"
 
@@ -159,7 +160,7 @@ TEST_F(EndToEndLossTest, LossesOfAStoppedServiceReachTraceStats) {
       Options(shm_ring::BufferExhaustedPolicy::kDrop), &status);
   ASSERT_TRUE(producer) << status.message();
   std::unique_ptr<TraceWriterV2> w = producer->NewTraceWriter();
-  const uint32_t writer_id = w->ring_writer().options().writer_id;
+  const uint32_t writer_id = w->writer_id();
   WriteEvents(w.get(), 50, 100);
   w->Flush();
 
@@ -170,7 +171,8 @@ TEST_F(EndToEndLossTest, LossesOfAStoppedServiceReachTraceStats) {
   service->Signal(SIGCONT);
 
   const TraceWriterV2Stats s = w->stats();
-  const shm_ring::RingWriterStats r = w->ring_writer().stats();
+  const shm_ring::RingWriterStats r =
+      shm_ring::TraceWriterV2Owner::ring_writer(*w).stats();
   ASSERT_EQ(s.packets_begun, 2051u);
   ASSERT_GT(s.packets_dropped, 1000u);
   ASSERT_EQ(s.packets_begun, s.packets_committed + s.packets_dropped);
@@ -289,14 +291,15 @@ TEST_F(EndToEndLossTest, KilledAppsLastLossesAreReadFromItsLossArea) {
     WriteEvents(w.get(), 1, 64 << 10);  // larger than the ring: the last loss
     w->Flush();
     const TraceWriterV2Stats st = w->stats();
-    const shm_ring::RingWriterStats r = w->ring_writer().stats();
+    const shm_ring::RingWriterStats r =
+        shm_ring::TraceWriterV2Owner::ring_writer(*w).stats();
     counts->begun = st.packets_begun;
     counts->committed = st.packets_committed;
     counts->dropped = st.packets_dropped;
     counts->before_end = r.open_packets_dropped;
     counts->after_end = r.ended_packets_dropped;
     counts->bytes = st.bytes_dropped;
-    counts->writer_id = w->ring_writer().options().writer_id;
+    counts->writer_id = w->writer_id();
     if (write(ready[1], &c, 1) != 1)
       _exit(4);
     raise(SIGKILL);

@@ -24,6 +24,7 @@
 #include "ringtrace/track_event.h"
 #include "src/base/time.h"
 #include "src/tracing/core/encoding/test/bench_writer.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/core/shm_ring/writer_loss_counters.h"
 #include "src/tracing/track_event/track_event_instances.h"
 
@@ -199,10 +200,10 @@ struct BenchInstanceRing {
       options.writer_id = ++last_id;
       options.target_buffer = options.writer_id;
       options.delegate = &drainer;
-      auto writer =
-          std::make_unique<shm_ring::TraceWriterV2>(ring.view(), options);
+      auto writer = shm_ring::TraceWriterV2Owner::Create(ring.view(), options);
       losses.push_back(std::make_unique<shm_ring::WriterLossCounters>());
-      writer->AttachProducerControls(nullptr, losses.back().get());
+      shm_ring::TraceWriterV2Owner::AttachProducerControls(
+          writer.get(), nullptr, losses.back().get());
       return writer;
     };
   }

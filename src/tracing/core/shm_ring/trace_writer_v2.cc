@@ -176,6 +176,10 @@ void TraceWriterV2::Flush() {
   MaybeSyncLosses();
 }
 
+WriterID TraceWriterV2::writer_id() const {
+  return ring_writer_->options().writer_id;
+}
+
 TraceWriterV2Stats TraceWriterV2::stats() const {
   TraceWriterV2Stats s = stats_;
   const RingWriterStats& r = ring_writer_->stats();

@@ -10,6 +10,7 @@
 
 #include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/bench_ring.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -20,7 +21,9 @@ using encoding::Message;
 // timestamp + nested track_event { name, type }, 4 KiB chunks.
 void BM_TraceWriterV2_TrackEventLike(benchmark::State& state) {
   BenchRing ring(4096, kBenchRingBytes);
-  TraceWriterV2 writer(ring.region->view(), ring.options());
+  std::unique_ptr<TraceWriterV2> writer_owned =
+      TraceWriterV2Owner::Create(ring.region->view(), ring.options());
+  TraceWriterV2& writer = *writer_owned;
   uint64_t ts = 1000000;
   for (auto _ : state) {
     auto packet = writer.NewTracePacket();

@@ -27,6 +27,7 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -52,9 +53,9 @@ class PacketLossAccountingTest : public ::testing::Test {
     o.writer_id = kWid;
     o.target_buffer = 1;
     o.publication = publication;
-    writer_.reset(new TraceWriterV2(ring_.view(), o));
-    writer_->ring_writer_for_testing()->SetStepHookForTesting(
-        &PacketLossAccountingTest::Hook, this);
+    writer_ = TraceWriterV2Owner::Create(ring_.view(), o);
+    TraceWriterV2Owner::ring_writer_for_testing(writer_.get())
+        ->SetStepHookForTesting(&PacketLossAccountingTest::Hook, this);
   }
 
   // Runs at the writer's protocol steps.
@@ -86,8 +87,10 @@ class PacketLossAccountingTest : public ::testing::Test {
   // The reader resolves positions until it has scraped the writer's
   // Acquired chunk (a prefix, if any, is emitted and kept).
   void ScrapeWritersChunk() {
-    const uint32_t target = writer_->ring_writer().held_position();
-    ASSERT_TRUE(writer_->ring_writer().holds_acquired_chunk());
+    const uint32_t target =
+        TraceWriterV2Owner::ring_writer(*writer_).held_position();
+    ASSERT_TRUE(
+        TraceWriterV2Owner::ring_writer(*writer_).holds_acquired_chunk());
     while (reader_.read_pos() != target + 1) {
       ReadChunk c;
       const ResolveResult r = reader_.ResolveOne(&c);
@@ -124,7 +127,8 @@ class PacketLossAccountingTest : public ::testing::Test {
     EXPECT_EQ(s.packets_dropped, expected_dropped);
     EXPECT_EQ(delivered.size() + s.packets_dropped, s.packets_begun);
     EXPECT_EQ(s.packets_committed, delivered.size());
-    const RingWriterStats& r = writer_->ring_writer().stats();
+    const RingWriterStats& r =
+        TraceWriterV2Owner::ring_writer(*writer_).stats();
     EXPECT_EQ(r.open_packets_dropped + r.ended_packets_dropped,
               s.packets_dropped);
     // The loss is visible to the reader: the writer's next chunk carries
@@ -148,8 +152,11 @@ TEST_F(PacketLossAccountingTest, OneFinalizedFragment) {
   ScrapeWritersChunk();
   no_replacement_ = true;
   writer_->Flush();  // publish fails; relocation finds no chunk
-  EXPECT_EQ(writer_->ring_writer().stats().suffixes_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 1u);
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().suffixes_dropped,
+            1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      1u);
   EXPECT_EQ(writer_->stats().packets_committed, 0u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
@@ -164,8 +171,12 @@ TEST_F(PacketLossAccountingTest, SeveralFinalizedFragments) {
   ScrapeWritersChunk();
   no_replacement_ = true;
   writer_->Flush();
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 3u);
-  EXPECT_EQ(writer_->ring_writer().stats().open_packets_dropped, 0u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      3u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().open_packets_dropped,
+      0u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   ExpectExactAccounting(delivered, 3);
@@ -183,8 +194,12 @@ TEST_F(PacketLossAccountingTest, OpenFragmentOnly) {
     EXPECT_EQ(writer_->stats().packets_dropped, 1u);
     p->AppendBytes(2, "more", 4);  // swallowed
   }
-  EXPECT_EQ(writer_->ring_writer().stats().open_packets_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 0u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().open_packets_dropped,
+      1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      0u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   ExpectExactAccounting(delivered, 1);
@@ -203,9 +218,14 @@ TEST_F(PacketLossAccountingTest, SeveralFinalizedAndOpenFragment) {
     no_replacement_ = true;
     writer_->Flush();
   }
-  EXPECT_EQ(writer_->ring_writer().stats().suffixes_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 3u);
-  EXPECT_EQ(writer_->ring_writer().stats().open_packets_dropped, 1u);
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().suffixes_dropped,
+            1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      3u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().open_packets_dropped,
+      1u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   ExpectExactAccounting(delivered, 4);
@@ -240,11 +260,13 @@ TEST_F(PacketLossAccountingTest, TailOfSpanningPacketDropped) {
     p->AppendBytes(1, big.data(), big.size());
   }
   WritePacket(20, 'b');
-  EXPECT_EQ(writer_->ring_writer().held_position(), 1u);
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).held_position(), 1u);
   ScrapeWritersChunk();  // emits the head at position 0, scrapes position 1
   no_replacement_ = true;
   writer_->Flush();
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 2u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      2u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   EXPECT_EQ(reassembled_.broken_chains, 1u);
@@ -265,9 +287,14 @@ TEST_F(PacketLossAccountingTest, SuffixDroppedWhileContinuing) {
     p->AppendBytes(2, big.data(), big.size());  // overflows the chunk
     EXPECT_EQ(writer_->stats().packets_dropped, 2u);
   }
-  EXPECT_EQ(writer_->ring_writer().stats().suffixes_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().open_packets_dropped, 1u);
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().suffixes_dropped,
+            1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().open_packets_dropped,
+      1u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   ExpectExactAccounting(delivered, 2);
@@ -281,7 +308,7 @@ TEST_F(PacketLossAccountingTest, RelocationBoundDropsFinalizedFragments) {
   ScrapeWritersChunk();
   scrape_on_claim_ = true;
   writer_->Flush();
-  const RingWriterStats& r = writer_->ring_writer().stats();
+  const RingWriterStats& r = TraceWriterV2Owner::ring_writer(*writer_).stats();
   EXPECT_EQ(r.relocations, 3u);
   EXPECT_EQ(claims_scraped_, 3);
   EXPECT_EQ(r.suffixes_dropped, 1u);
@@ -302,10 +329,15 @@ TEST_F(PacketLossAccountingTest, RelocationBoundDropsFinalizedAndOpen) {
     scrape_on_claim_ = true;
     for (int i = 0; i < 10 && writer_->stats().packets_dropped == 0; i++)
       writer_->Flush();
-    EXPECT_EQ(writer_->ring_writer().stats().relocations, 3u);
+    EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().relocations,
+              3u);
   }
-  EXPECT_EQ(writer_->ring_writer().stats().ended_packets_dropped, 1u);
-  EXPECT_EQ(writer_->ring_writer().stats().open_packets_dropped, 1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().ended_packets_dropped,
+      1u);
+  EXPECT_EQ(
+      TraceWriterV2Owner::ring_writer(*writer_).stats().open_packets_dropped,
+      1u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered, std::vector<std::string>{Encoded(10, 'z')});
   ExpectExactAccounting(delivered, 2);
@@ -326,7 +358,7 @@ TEST_F(PacketLossAccountingTest, ProtocolErrorDropsUnpublishedPackets) {
                                    shm_ring::kNoChunkFlags, 1, kWid + 1));
     writer_->Flush();
   }
-  const RingWriterStats& r = writer_->ring_writer().stats();
+  const RingWriterStats& r = TraceWriterV2Owner::ring_writer(*writer_).stats();
   EXPECT_EQ(r.protocol_errors, 1u);
   EXPECT_EQ(r.ended_packets_dropped, 2u);
   EXPECT_EQ(r.open_packets_dropped, 1u);
@@ -343,7 +375,7 @@ TEST_F(PacketLossAccountingTest, RelocatedPacketsStayCommitted) {
   WritePacket(30, 'b');
   ScrapeWritersChunk();
   writer_->Flush();
-  EXPECT_EQ(writer_->ring_writer().stats().relocations, 1u);
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().relocations, 1u);
   const auto delivered = FinishAndDrain();
   EXPECT_EQ(delivered,
             (std::vector<std::string>{Encoded(20, 'a'), Encoded(30, 'b'),
@@ -371,7 +403,7 @@ TEST_F(PerPacketLossAccountingTest, ScrapedAtPacketEndNoReplacement) {
     ScrapeWritersChunk();  // takes "a", leaves the open packet
     no_replacement_ = true;
   }  // EndPacket(): publish fails, relocation finds no chunk
-  const RingWriterStats& r = writer_->ring_writer().stats();
+  const RingWriterStats& r = TraceWriterV2Owner::ring_writer(*writer_).stats();
   EXPECT_EQ(r.relocations, 0u);
   EXPECT_EQ(r.suffixes_dropped, 1u);
   EXPECT_EQ(r.ended_packets_dropped, 1u);
@@ -392,7 +424,7 @@ TEST_F(PerPacketLossAccountingTest, RelocationBoundAtPacketEnd) {
     ScrapeWritersChunk();
     scrape_on_claim_ = true;
   }
-  const RingWriterStats& r = writer_->ring_writer().stats();
+  const RingWriterStats& r = TraceWriterV2Owner::ring_writer(*writer_).stats();
   EXPECT_EQ(r.relocations, 3u);
   EXPECT_EQ(claims_scraped_, 3);
   EXPECT_EQ(r.suffixes_dropped, 1u);
@@ -411,8 +443,9 @@ TEST_F(PerPacketLossAccountingTest, ScrapedAtPacketEndIsRelocated) {
     p->AppendBytes(1, Pattern(30, 'b').data(), 30);
     ScrapeWritersChunk();
   }
-  EXPECT_EQ(writer_->ring_writer().stats().relocations, 1u);
-  EXPECT_FALSE(writer_->ring_writer().holds_chunk());  // never reused (7.1)
+  EXPECT_EQ(TraceWriterV2Owner::ring_writer(*writer_).stats().relocations, 1u);
+  EXPECT_FALSE(TraceWriterV2Owner::ring_writer(*writer_)
+                   .holds_chunk());  // never reused (7.1)
   std::vector<ReadChunk> more;
   EXPECT_EQ(reader_.DrainAll(&more), ResolveResult::kNoData);
   ASSERT_EQ(more.size(), 1u);

@@ -17,6 +17,7 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 namespace ringtrace {
 namespace shm_ring {
@@ -77,7 +78,9 @@ std::string Hex(const std::string& s) {
 TEST(TraceWriterV2Test, EncodesEveryFieldTypeByteExact) {
   TestRing ring(512, 4);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     auto p = w.NewTracePacket();
     p->AppendVarInt(1, 150u);
     p->AppendSignedVarInt(2, -1);
@@ -116,7 +119,9 @@ TEST(TraceWriterV2Test, EncodesEveryFieldTypeByteExact) {
 TEST(TraceWriterV2Test, NestedMessagesSeveralLevelsDeepRoundTrip) {
   TestRing ring(1024, 8);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     auto p = w.NewTracePacket();
     p->AppendVarInt(8, 123456789u);            // timestamp
     Message* ev = p->BeginNestedMessage(900);  // for_testing
@@ -156,7 +161,9 @@ TEST(TraceWriterV2Test, NestedMessagesSeveralLevelsDeepRoundTrip) {
 TEST(TraceWriterV2Test, TrackEventRoundTripIntoLibprotobuf) {
   TestRing ring(512, 8);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     for (int i = 0; i < 3; i++) {
       auto p = w.NewTracePacket();
       p->AppendVarInt(8, 1000u + i);
@@ -216,7 +223,9 @@ void ExpectSizedPacket(const std::string& grouped, size_t size, char seed) {
 TEST(TraceWriterV2Test, PacketsSpanningOneTwoAndManyChunks) {
   TestRing ring(256, 32);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     WriteSizedPacket(&w, 100, 'a');   // one chunk
     WriteSizedPacket(&w, 300, 'b');   // two chunks
     WriteSizedPacket(&w, 3000, 'c');  // many chunks
@@ -250,7 +259,9 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingStreamsWhileReaderKeepsUp) {
   TestRing ring(256, 4);  // 1 KiB of chunks
   DrainOnPublish delegate(ring.view());
   {
-    TraceWriterV2 w(ring.view(), MakeOptions(&delegate));
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions(&delegate));
+    TraceWriterV2& w = *w_owned;
     WriteSizedPacket(&w, 10000, 'L');
     WriteSizedPacket(&w, 10, 's');
     EXPECT_EQ(w.stats().packets_dropped, 0u);
@@ -263,7 +274,9 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingStreamsWhileReaderKeepsUp) {
 
 TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
   TestRing ring(256, 4);
-  TraceWriterV2 w(ring.view(), MakeOptions());
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+  TraceWriterV2& w = *w_owned;
   WriteSizedPacket(&w, 10000, 'L');
   TraceWriterV2Stats s = w.stats();
   EXPECT_EQ(s.packets_dropped, 1u);
@@ -293,7 +306,9 @@ TEST(TraceWriterV2Test, PacketLargerThanTheRingIsDroppedCleanly) {
 TEST(TraceWriterV2Test, NestingBeyondTheLimitIsDroppedButWellFormed) {
   TestRing ring(4096, 4);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     auto p = w.NewTracePacket();
     Message* m = p.get();
     for (uint32_t i = 0; i < TraceWriterV2::kMaxNestingDepth + 5; i++)
@@ -313,7 +328,9 @@ TEST(TraceWriterV2Test, NestingBeyondTheLimitIsDroppedButWellFormed) {
 // chunk mid-packet; Flush() moves the open fragment and rebases the encoder.
 TEST(TraceWriterV2Test, FlushRelocatesAnOpenPacketAfterAScrape) {
   TestRing ring(512, 8);
-  TraceWriterV2 w(ring.view(), MakeOptions());
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+  TraceWriterV2& w = *w_owned;
   WriteSizedPacket(&w, 30, 'a');
   w.Flush();  // published, cached
   TestRingReader reader(ring.view());
@@ -354,7 +371,9 @@ TEST(TraceWriterV2Test, RandomInterleavingsKeepPacketsIntactAndOrdered) {
     TestRingReader reader(ring.view());
     std::vector<ReadChunk> chunks;
     std::mt19937 rng(seed);
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     uint32_t next_seq = 0;
     std::vector<std::string> sent;
     for (int step = 0; step < 400; step++) {
@@ -408,7 +427,8 @@ TEST(TraceWriterV2Test, RandomInterleavingsKeepPacketsIntactAndOrdered) {
         body += piece;
       EXPECT_EQ(body, sent[static_cast<size_t>(seq)]) << seed;
     }
-    const RingWriterStats& rs = w.ring_writer().stats();
+    const RingWriterStats& rs =
+        shm_ring::TraceWriterV2Owner::ring_writer(w).stats();
     EXPECT_EQ(rs.protocol_errors, 0u);
     if (rs.loss_events == 0) {
       EXPECT_EQ(packets.size(), sent.size()) << seed;
@@ -438,7 +458,9 @@ TEST(TraceWriterV2Test, ConcurrentReaderReceivesIntactPackets) {
   TraceWriterV2::Options opts = MakeOptions();
   opts.policy = BufferExhaustedPolicy::kStall;
   opts.stall_timeout_ms = 10000;
-  TraceWriterV2 w(ring.view(), opts);
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), opts);
+  TraceWriterV2& w = *w_owned;
   for (int i = 0; i < kPackets; i++) {
     WriteSizedPacket(&w, static_cast<size_t>(1 + (i * 37) % 600),
                      static_cast<char>('a' + i % 26));
@@ -462,7 +484,7 @@ TEST(TraceWriterV2Test, ConcurrentReaderReceivesIntactPackets) {
                       static_cast<char>('a' + next % 26));
     next++;
   }
-  if (w.ring_writer().stats().loss_events == 0) {
+  if (shm_ring::TraceWriterV2Owner::ring_writer(w).stats().loss_events == 0) {
     EXPECT_EQ(packets.size(), static_cast<size_t>(kPackets));
   }
 }
@@ -473,7 +495,9 @@ TEST(TraceWriterV2Test, ConcurrentReaderReceivesIntactPackets) {
 TEST(TraceWriterV2Test, SpanningPacketRoundTripsThroughUngroupSlices) {
   TestRing ring(256, 32);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     WriteSizedPacket(&w, 3000, 'm');
   }
   std::vector<ReadChunk> chunks;
@@ -524,7 +548,9 @@ TEST(TraceWriterV2Test, InvalidFieldIdIsACountedNoOpInRelease) {
 #else
   TestRing ring(4096, 4);
   {
-    TraceWriterV2 w(ring.view(), MakeOptions());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+    TraceWriterV2& w = *w_owned;
     auto p = w.NewTracePacket();
     Message* open = p->BeginNestedMessage(3);  // stays open across them
     open->AppendVarInt(1, 5u);
@@ -562,7 +588,9 @@ TEST(TraceWriterV2Test, InvalidFieldIdIsADcheckInDebug) {
     SCOPED_TRACE(id);
     auto write = [id](int which) {
       TestRing ring(4096, 4);
-      TraceWriterV2 w(ring.view(), MakeOptions());
+      std::unique_ptr<TraceWriterV2> w_owned =
+          TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+      TraceWriterV2& w = *w_owned;
       auto p = w.NewTracePacket();
       switch (which) {
         case 0:
@@ -591,7 +619,9 @@ TEST(TraceWriterV2Test, InvalidFieldIdIsADcheckInDebug) {
 // Encoded size of WriteSizedPacket(size), measured on a ring of its own.
 uint64_t EncodedSize(size_t size) {
   TestRing ring(4096, 8);
-  TraceWriterV2 w(ring.view(), MakeOptions());
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+  TraceWriterV2& w = *w_owned;
   WriteSizedPacket(&w, size, 'e');
   return w.stats().bytes_written;
 }
@@ -606,7 +636,9 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
   opts.claim_budget = 1;
   // Deferred publication, so that a finished packet is still unpublished.
   opts.publication = Publication::kPerChunkRisksLossOnCrash;
-  TraceWriterV2 w(ring.view(), opts);
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), opts);
+  TraceWriterV2& w = *w_owned;
   WriteSizedPacket(&w, 20, 'a');  // closed, unpublished, in chunk 0
   {
     auto p = w.NewTracePacket();
@@ -624,7 +656,9 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
     pl->AppendVarInt(5, 9);
   }
   const TraceWriterV2Stats s = w.stats();
-  EXPECT_EQ(w.ring_writer().stats().suffixes_dropped, 1u);
+  EXPECT_EQ(
+      shm_ring::TraceWriterV2Owner::ring_writer(w).stats().suffixes_dropped,
+      1u);
   EXPECT_EQ(s.burned_positions, 1u);  // position 2: chunk 0 is Acknowledged
   EXPECT_EQ(s.relocations, 0u);
   // Both packets are lost: the finished one moved from committed to dropped.
@@ -640,7 +674,9 @@ TEST(TraceWriterV2Test, DroppedSuffixMovesBytesFromWrittenToDropped) {
 TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
   const uint64_t expected = EncodedSize(20) + EncodedSize(30);
   TestRing ring(256, 4);
-  TraceWriterV2 w(ring.view(), MakeOptions());
+  std::unique_ptr<TraceWriterV2> w_owned =
+      TraceWriterV2Owner::Create(ring.view(), MakeOptions());
+  TraceWriterV2& w = *w_owned;
   WriteSizedPacket(&w, 20, 'a');
   w.Flush();  // published: stays counted as written
   {
@@ -651,7 +687,9 @@ TEST(TraceWriterV2Test, ProtocolErrorCountsTheOpenPacketsBytes) {
     ring.set_word(0, MakeDataWord(ChunkState::kRewriteRequested, 0,
                                   shm_ring::kNoChunkFlags, 1, kWid + 1));
     w.Flush();
-    EXPECT_EQ(w.ring_writer().stats().protocol_errors, 1u);
+    EXPECT_EQ(
+        shm_ring::TraceWriterV2Owner::ring_writer(w).stats().protocol_errors,
+        1u);
     Message* pl = ev->BeginNestedMessage(5);
     pl->AppendString(4, Pattern(30, 'e'));
     pl->AppendVarInt(5, 9);

@@ -51,6 +51,7 @@
 #include "src/tracing/core/shm_ring/ring_wait.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/child_process.h"
@@ -92,7 +93,9 @@ int StallingProducer(const RingView& ring, SharedResults* results) {
   {
     TraceWriterV2::Options o = WriterOptions(1, BufferExhaustedPolicy::kStall);
     o.max_relocations_per_packet = 1000;
-    TraceWriterV2 w(ring, o);
+    std::unique_ptr<TraceWriterV2> w_owned =
+        shm_ring::TraceWriterV2Owner::Create(ring, o);
+    TraceWriterV2& w = *w_owned;
     for (uint32_t seq = 0; seq < kStallPackets; ++seq) {
       // relaxed: a progress hint for the parent (DrainWhileRunning).
       results->packets_begun.store(seq + 1, std::memory_order_relaxed);
@@ -211,9 +214,18 @@ constexpr uint32_t kSurvivorPackets = 60;
 //    calls Flush(): the finished ones are published and the chunk is reused
 //    for the open one, so it stays Acquired(2, kKilledW2Finished).
 int ProducerKilledMidPacket(const RingView& ring, SharedResults* results) {
-  TraceWriterV2 w1(ring, WriterOptions(1, BufferExhaustedPolicy::kStall));
-  TraceWriterV2 w2(ring, WriterOptions(2, BufferExhaustedPolicy::kStall));
-  TraceWriterV2 idle(ring, WriterOptions(4, BufferExhaustedPolicy::kStall));
+  std::unique_ptr<TraceWriterV2> w1_owned =
+      shm_ring::TraceWriterV2Owner::Create(
+          ring, WriterOptions(1, BufferExhaustedPolicy::kStall));
+  TraceWriterV2& w1 = *w1_owned;
+  std::unique_ptr<TraceWriterV2> w2_owned =
+      shm_ring::TraceWriterV2Owner::Create(
+          ring, WriterOptions(2, BufferExhaustedPolicy::kStall));
+  TraceWriterV2& w2 = *w2_owned;
+  std::unique_ptr<TraceWriterV2> idle_owned =
+      shm_ring::TraceWriterV2Owner::Create(
+          ring, WriterOptions(4, BufferExhaustedPolicy::kStall));
+  TraceWriterV2& idle = *idle_owned;
   for (uint32_t seq = 0; seq < kKilledIdleFinished; ++seq)
     WritePacket(&idle, nullptr, 4, seq, 50 + seq);
   for (uint32_t seq = 0; seq < kKilledW1Finished; ++seq)
@@ -246,7 +258,10 @@ int ProducerKilledMidPacket(const RingView& ring, SharedResults* results) {
 // times, past the chunks the dead writers pinned.
 int SurvivingProducer(const RingView& ring, SharedResults* results) {
   {
-    TraceWriterV2 w(ring, WriterOptions(3, BufferExhaustedPolicy::kStall));
+    std::unique_ptr<TraceWriterV2> w_owned =
+        shm_ring::TraceWriterV2Owner::Create(
+            ring, WriterOptions(3, BufferExhaustedPolicy::kStall));
+    TraceWriterV2& w = *w_owned;
     for (uint32_t seq = 0; seq < kSurvivorPackets; ++seq)
       WritePacket(&w, nullptr, 3, seq, BodyLen(3, seq));
     w.Flush();
@@ -401,8 +416,11 @@ constexpr uint32_t kDropPackets = 300;
 // LossLedger works out which packets were lost, and the child reports them.
 int DroppingProducer(const RingView& ring, SharedResults* results) {
   {
-    TraceWriterV2 w(ring, WriterOptions(1, BufferExhaustedPolicy::kDrop));
-    test::LossLedger ledger(&w.ring_writer());
+    std::unique_ptr<TraceWriterV2> w_owned =
+        shm_ring::TraceWriterV2Owner::Create(
+            ring, WriterOptions(1, BufferExhaustedPolicy::kDrop));
+    TraceWriterV2& w = *w_owned;
+    test::LossLedger ledger(&shm_ring::TraceWriterV2Owner::ring_writer(w));
     for (uint32_t seq = 0; seq < kDropPackets; ++seq) {
       if (seq == kDropPhaseOnePackets) {
         FlushWriter(&w, &ledger);

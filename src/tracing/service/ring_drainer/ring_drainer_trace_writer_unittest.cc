@@ -25,6 +25,7 @@
 #include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/ring_writer.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
@@ -183,9 +184,10 @@ void RunPipeline(const Params& p) {
     o.target_buffer = kBufferId;
     o.policy = shm_ring::BufferExhaustedPolicy::kStall;
     o.stall_timeout_ms = 5000;
-    trace_writers.push_back(std::make_unique<TraceWriterV2>(ring.view(), o));
+    trace_writers.push_back(
+        shm_ring::TraceWriterV2Owner::Create(ring.view(), o));
     ledgers.push_back(std::make_unique<test::LossLedger>(
-        &trace_writers.back()->ring_writer()));
+        &shm_ring::TraceWriterV2Owner::ring_writer(*trace_writers.back())));
   }
   test::BackgroundDrainer background(&drainer, id);
   std::vector<std::thread> writers;
@@ -266,7 +268,9 @@ TEST(RingDrainerTraceWriterTest,
   o.writer_id = 1;
   o.target_buffer = kBufferId;
   o.policy = shm_ring::BufferExhaustedPolicy::kDrop;
-  TraceWriterV2 writer(ring.view(), o);
+  std::unique_ptr<TraceWriterV2> writer_owned =
+      shm_ring::TraceWriterV2Owner::Create(ring.view(), o);
+  TraceWriterV2& writer = *writer_owned;
   // Another writer's position: created before the scrape so it is ready.
   test::FakeWriter other(ring.view(), 2, kBufferId);
   {

@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/track_event/test/sequence_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 #include <gtest/gtest.h>
 
@@ -153,9 +154,9 @@ WriterFactory RingCapture::Factory(shm_ring::BufferID target,
       slot = std::make_unique<shm_ring::WriterLossCounters>();
       losses = slot.get();
     }
-    auto writer =
-        std::make_unique<shm_ring::TraceWriterV2>(ring_.view(), options);
-    writer->AttachProducerControls(nullptr, losses);
+    auto writer = shm_ring::TraceWriterV2Owner::Create(ring_.view(), options);
+    shm_ring::TraceWriterV2Owner::AttachProducerControls(writer.get(), nullptr,
+                                                         losses);
     return writer;
   };
 }

@@ -18,6 +18,7 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/core/shm_ring/test_ring.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -51,7 +52,7 @@ struct BenchWriter {
     shm_ring::TraceWriterV2::Options options;
     options.writer_id = 1;
     options.delegate = &drainer;
-    writer.reset(new shm_ring::TraceWriterV2(ring.view(), options));
+    writer = shm_ring::TraceWriterV2Owner::Create(ring.view(), options);
   }
   shm_ring::TestRing ring;
   HalfRingDrainer drainer;

@@ -6,6 +6,7 @@
 
 #include "src/tracing/core/encoding/ungrouper.h"
 #include "src/tracing/core/shm_ring/test_ring_reader.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 namespace ringtrace {
 namespace encoding {
@@ -19,7 +20,7 @@ PacketCapture::PacketCapture(uint32_t chunk_size, uint32_t num_chunks)
   shm_ring::TraceWriterV2::Options options;
   options.writer_id = kWriterId;
   options.target_buffer = 1;
-  writer_.reset(new shm_ring::TraceWriterV2(ring_.view(), options));
+  writer_ = shm_ring::TraceWriterV2Owner::Create(ring_.view(), options);
 }
 
 PacketCapture::~PacketCapture() = default;

@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/service/ring_drainer/test/cross_process_harness.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 #include <gtest/gtest.h>
 
@@ -188,7 +189,7 @@ void PublishState(SharedResults* results, ChildState state) {
 
 void Report(const TraceWriterV2& w, WriterReport* out) {
   out->trace = w.stats();
-  out->ring = w.ring_writer().stats();
+  out->ring = shm_ring::TraceWriterV2Owner::ring_writer(w).stats();
 }
 
 TraceWriterV2::Options WriterOptions(WriterID id, BufferExhaustedPolicy p) {

@@ -21,6 +21,7 @@
 
 #include "ringtrace/trace_writer_v2.h"
 #include "src/tracing/core/shm_ring/shm_region.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 #include "src/tracing/core/shm_ring/writer_id_allocator.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/traced/service_core.h"
@@ -56,8 +57,7 @@ class ProducerSide {
     shm_ring::TraceWriterV2::Options options;
     options.writer_id = id;
     options.target_buffer = target_buffer;
-    return std::unique_ptr<shm_ring::TraceWriterV2>(
-        new shm_ring::TraceWriterV2(region_->view(), options));
+    return shm_ring::TraceWriterV2Owner::Create(region_->view(), options);
   }
 
  private:

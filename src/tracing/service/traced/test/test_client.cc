@@ -3,6 +3,7 @@
  */
 
 #include "src/tracing/service/traced/test/test_client.h"
+#include "src/tracing/core/shm_ring/trace_writer_v2_owner.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -126,8 +127,7 @@ std::unique_ptr<shm_ring::TraceWriterV2> TestClient::NewWriter(
   options.target_buffer = static_cast<shm_ring::BufferID>(target_buffer);
   // Tests write far less than a ring; never wait for room.
   options.policy = shm_ring::BufferExhaustedPolicy::kDrop;
-  return std::unique_ptr<shm_ring::TraceWriterV2>(
-      new shm_ring::TraceWriterV2(region_->view(), options));
+  return shm_ring::TraceWriterV2Owner::Create(region_->view(), options);
 }
 
 void WriteTestPackets(shm_ring::TraceWriterV2* writer,
