@@ -86,9 +86,10 @@ constexpr uint32_t kNumFragmentsMask = 0xffu;
 constexpr uint32_t kWriterIdMask = 0xffffu;
 
 // Chunk flags (spec 3.3), as values of the 3-bit flags field (bits 26..24).
-// They describe payload, not ownership. Their own type: the ring drainer's
-// admission flags and TraceBufferV2's flags reuse the same low bits with
-// other meanings, and do not convert to or from these implicitly.
+// They describe payload, not ownership. Their own type: the service's trace
+// buffer has chunk flags of its own that reuse the same low bits with other
+// meanings; they do not convert to or from these implicitly (the service
+// maps them in one named function).
 struct ChunkFlagsTag;
 using ChunkFlags = StrongFlags<ChunkFlagsTag, uint32_t>;
 constexpr ChunkFlags kNoChunkFlags;

@@ -4,9 +4,9 @@
 
 // StrongFlags<Tag, Rep>: a set of flag bits that is its own type.
 //
-// The project has several small flag vocabularies whose low bits mean
-// different things (the state word's chunk flags, the ring drainer's
-// admission flags, the v1 chunk flags, ...). Each is a distinct
+// The project has small flag vocabularies whose low bits mean different
+// things (the ring state word's chunk flags, the trace buffer's chunk
+// flags). Each is a distinct
 // StrongFlags<Tag> instantiation, so passing one where another is expected
 // does not compile, and neither does passing a bare integer. Conversions are
 // explicit: FromBits() in, bits() out, and named mapping functions where two

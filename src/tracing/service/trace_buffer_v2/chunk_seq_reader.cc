@@ -39,17 +39,17 @@ FragIterator::Result StoredFragmentAt(const TBChunk* chunk,
 }
 
 ChainStep ContinuationStep(const TBChunk* next) {
-  if (!(next->flags & kTBFirstContinuesFromPrev))
+  if (!(next->flags & kChunkContinuesFromPrev))
     return ChainStep::kNotContinued;
   // v1 only: a first fragment not final yet, or cut, is lost there.
-  if (next->flags & (kTBIncomplete | kTBNeedsPatching | kTBCorrupted))
+  if (next->flags & (kTBIncomplete | kChunkNeedsPatching | kTBCorrupted))
     return ChainStep::kEnds;
   StoredFrag frag;
   if (StoredFragmentAt(next, 0, &frag) != FragIterator::Result::kOk)
     return ChainStep::kEnds;
   if (frag.dropped)
     return ChainStep::kNotContinued;  // trace_writer_packet_loss
-  if (frag.end == next->valid_size && (next->flags & kTBLastContinuesOnNext))
+  if (frag.end == next->valid_size && (next->flags & kChunkContinuesOnNext))
     return ChainStep::kContinues;
   return ChainStep::kEnds;
 }
@@ -62,9 +62,9 @@ namespace {
 // on a packet from the previous chunk (StartsCountedPacket() in
 // trace_buffer_v2_write.cc).
 bool EndsWithOpenPacket(const TBChunk* chunk) {
-  if (!(chunk->flags & kTBLastContinuesOnNext) || chunk->valid_size == 0)
+  if (!(chunk->flags & kChunkContinuesOnNext) || chunk->valid_size == 0)
     return false;
-  if (!(chunk->flags & kTBFirstContinuesFromPrev))
+  if (!(chunk->flags & kChunkContinuesFromPrev))
     return true;
   StoredFrag frag;
   return !(StoredFragmentAt(chunk, 0, &frag) == FragIterator::Result::kOk &&
@@ -127,7 +127,7 @@ void ChunkSeqReader::EnterChunk(TBChunk* chunk) {
     AddLoss(kDataLossReadGap);
   }
   seq_->ReleaseDeferredLosses(chunk->chunk_id);
-  if (chunk->flags & kTBDataLoss)
+  if (chunk->flags & kChunkDataLoss)
     AddLoss(kDataLossSmbFull);
 }
 
@@ -191,7 +191,7 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
     // final yet. Erase mode reads it anyway but drops its last fragment (the
     // only one the protocol lets need patches).
     const bool needs_patching =
-        static_cast<bool>(chunk->flags & kTBNeedsPatching);
+        static_cast<bool>(chunk->flags & kChunkNeedsPatching);
     if (needs_patching && mode_ == Mode::kRead) {
       Stall();
       return false;
@@ -228,7 +228,7 @@ bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
   // An indexed chunk never has these flags; checked all the same, with
   // where the previous entry left read_offset ([TB-IDX]: entries).
   if (!chunk->has_frag_index() ||
-      (chunk->flags & (kTBNeedsPatching | kTBIncomplete | kTBCorrupted)) ||
+      (chunk->flags & (kChunkNeedsPatching | kTBIncomplete | kTBCorrupted)) ||
       run_end_ > chunk->frag_index_size() ||
       chunk->read_offset != index_hint_) {
     run_end_ = 0;  // Not where the run left it: the general path decides.
@@ -262,7 +262,7 @@ FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,
     const size_t n = chunk->frag_index_size();
     run_end_ = 0;
     if (mode_ == Mode::kRead && runs_enabled_)
-      run_end_ = (chunk->flags & kTBLastContinuesOnNext) ? n - 1 : n;
+      run_end_ = (chunk->flags & kChunkContinuesOnNext) ? n - 1 : n;
   }
   return res;
 }
@@ -277,9 +277,9 @@ ChunkSeqReader::FragStep ChunkSeqReader::ConsumeFragment(TBChunk* chunk,
   const bool is_last = frag.end == chunk->valid_size &&
                        !(chunk->flags & (kTBIncomplete | kTBCorrupted));
   const bool continues_from_prev =
-      is_first && (chunk->flags & kTBFirstContinuesFromPrev);
+      is_first && (chunk->flags & kChunkContinuesFromPrev);
   const bool continues_on_next =
-      is_last && (chunk->flags & kTBLastContinuesOnNext);
+      is_last && (chunk->flags & kChunkContinuesOnNext);
   chunk->read_offset = static_cast<uint16_t>(frag.end);
 
   if (continues_from_prev) {
@@ -344,7 +344,7 @@ bool ChunkSeqReader::LeaveFrontChunk(uint32_t offset,
     AddLoss(kDataLossChunkCorrupted);
     // A packet continuing on the next chunk was cut with it.
     seq_->drop_continuation =
-        static_cast<bool>(chunk->flags & kTBLastContinuesOnNext);
+        static_cast<bool>(chunk->flags & kChunkContinuesOnNext);
   }
   if (chunk->flags & kTBIncomplete) {
     if (mode_ == Mode::kRead) {
@@ -394,7 +394,7 @@ void ChunkSeqReader::DropFront() {
     AddLoss(kDataLossChunkCorrupted);
   if (unread_frags) {
     // A packet continuing on the next chunk lost its start here.
-    seq_->drop_continuation = (chunk->flags & kTBLastContinuesOnNext) &&
+    seq_->drop_continuation = (chunk->flags & kChunkContinuesOnNext) &&
                               !(chunk->flags & (kTBIncomplete | kTBCorrupted));
   } else if (chunk->flags & kTBIncomplete) {
     seq_->drop_continuation = false;
@@ -423,7 +423,7 @@ uint64_t ChunkSeqReader::CountUnreadPackets(TBChunk* chunk, bool* open_last) {
   for (size_t pos = chunk->read_offset;
        StoredFragmentAt(chunk, pos, &frag) == FragIterator::Result::kOk;
        pos = frag.end) {
-    if (frag.pos == 0 && (chunk->flags & kTBFirstContinuesFromPrev))
+    if (frag.pos == 0 && (chunk->flags & kChunkContinuesFromPrev))
       continue;  // The end of a packet started earlier.
     if (frag.dropped) {
       tb_->stats_.trace_writer_packet_loss++;
@@ -433,12 +433,12 @@ uint64_t ChunkSeqReader::CountUnreadPackets(TBChunk* chunk, bool* open_last) {
     // The last fragment of an unpatched chunk is lost whatever its size,
     // as in ReadNextPacket().
     const bool is_last = frag.end == chunk->valid_size && final_last;
-    if (frag.size != 0 || (is_last && (chunk->flags & (kTBLastContinuesOnNext |
-                                                       kTBNeedsPatching)))) {
+    if (frag.size != 0 || (is_last && (chunk->flags & (kChunkContinuesOnNext |
+                                                       kChunkNeedsPatching)))) {
       packets++;
       // An unpatched last fragment is lost whatever comes next.
-      *open_last = is_last && (chunk->flags & kTBLastContinuesOnNext) &&
-                   !(chunk->flags & kTBNeedsPatching);
+      *open_last = is_last && (chunk->flags & kChunkContinuesOnNext) &&
+                   !(chunk->flags & kChunkNeedsPatching);
     }
   }
   return packets;
@@ -520,13 +520,13 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
                         : static_cast<uint32_t>(kDataLossReassemblyGap),
                   true);
     TBChunk* next = iter.chunk();
-    if (next->flags & kTBNeedsPatching) {
+    if (next->flags & kChunkNeedsPatching) {
       if (!erase)
         return ReassemblyResult::kNotEnoughData;
       return fail(kDataLossOverwrite, true);
     }
     // The writer ended the chain: it lost the packet's end.
-    if (!(next->flags & kTBFirstContinuesFromPrev))
+    if (!(next->flags & kChunkContinuesFromPrev))
       return fail(kDataLossReassemblyBrokenChain, false);
     if (next->read_offset != 0)
       return fail(kDataLossReassemblyBrokenChain, true);
@@ -556,7 +556,7 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
       packet->AddSlice(next->payload() + frag.data_offset, frag.size);
     const bool is_last = frag.end == next->valid_size &&
                          !(next->flags & (kTBIncomplete | kTBCorrupted));
-    if (is_last && (next->flags & kTBLastContinuesOnNext))
+    if (is_last && (next->flags & kChunkContinuesOnNext))
       continue;  // A middle fragment: the packet goes on.
     break;
   }
@@ -569,7 +569,7 @@ ChunkSeqReader::ReassemblyResult ChunkSeqReader::Reassemble(
     if (!(c->flags & kTBEntered)) {
       c->flags |= kTBEntered;  // Contiguous by construction: no gap check.
       seq_->ReleaseDeferredLosses(c->chunk_id);
-      if (c->flags & kTBDataLoss)
+      if (c->flags & kChunkDataLoss)
         AddLoss(kDataLossSmbFull);
     }
     StoredFrag frag;

@@ -237,7 +237,7 @@ class ChunkSeqReader {
 // data (see ValidFragmentsEnd() in trace_buffer_v2.cc).
 inline bool HasUnreadData(const TBChunk* chunk) {
   return chunk->read_offset < chunk->valid_size ||
-         (chunk->flags & (kTBIncomplete | kTBNeedsPatching));
+         (chunk->flags & (kTBIncomplete | kChunkNeedsPatching));
 }
 
 }  // namespace trace_buffer

@@ -29,25 +29,49 @@
 namespace ringtrace {
 namespace trace_buffer {
 
-// TBChunk::flags: a vocabulary of its own (StrongFlags), so that it cannot be
-// mixed with the admission flags, the v1 chunk flags (trace_buffer_v2.h) or
-// the ring's shm_ring::ChunkFlags, which give other meanings to the same low
-// bits, nor with a bare integer.
+// TBChunkFlags: TraceBufferV2's one chunk-flag vocabulary, the flags the
+// design gives a TBChunk header: the ABI flags a chunk arrives with and the
+// buffer's local flags, in one 16-bit field. It is its own type
+// (StrongFlags), so that it cannot be mixed with the ring's
+// shm_ring::ChunkFlags, which give other meanings to the same low bits, nor
+// with a bare integer. The ring drainer's chunks cross into it in one place,
+// traced::MapChunkFlags() (src/tracing/service/traced/trace_buffer_v2_sink.h);
+// admission stores the bits as given, so there is no second mapping.
+//
+// Why the buffer keeps a vocabulary of its own instead of storing the ring's
+// flags: the design's TBChunk header holds the v1 ABI flags (bits 0-2, as a
+// v1 CommitData chunk carries them, CopyChunkUntrusted) next to local flags
+// only the buffer sets, and a packet count in bits 11-15, none of which the
+// ring's three bits can express.
 struct TBChunkFlagsTag;
 using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
-constexpr TBChunkFlags kNoTBFlags;
-// ABI flags (from the producer).
-constexpr TBChunkFlags kTBFirstContinuesFromPrev =
+// Admission flags: what a chunk may carry into the buffer. The v1 path takes
+// bits 0-2 (the v1 ABI's chunk flags, same bits); the ring drainer path bits
+// 0, 1 and 5. Admission keeps only those and ignores any other bit.
+using AdmissionFlags = TBChunkFlags;
+constexpr AdmissionFlags kNoAdmissionFlags;
+// The first fragment continues a packet from the writer's previous chunk
+// (v1 kFirstPacketContinuesFromPrevChunk).
+constexpr TBChunkFlags kChunkContinuesFromPrev =
     TBChunkFlags::FromBits(1u << 0);
-constexpr TBChunkFlags kTBLastContinuesOnNext = TBChunkFlags::FromBits(1u << 1);
-constexpr TBChunkFlags kTBNeedsPatching = TBChunkFlags::FromBits(1u << 2);
+// The last fragment continues in the writer's next chunk (v1
+// kLastPacketContinuesOnNextChunk).
+constexpr TBChunkFlags kChunkContinuesOnNext = TBChunkFlags::FromBits(1u << 1);
+// The chunk waits for patches (v1 only).
+constexpr TBChunkFlags kChunkNeedsPatching = TBChunkFlags::FromBits(1u << 2);
+// The writer lost data before this chunk: SMB_FULL (+PRESENT) on the first
+// packet read from it (ring drainer path only).
+constexpr TBChunkFlags kChunkDataLoss = TBChunkFlags::FromBits(1u << 5);
+constexpr AdmissionFlags kV1AdmissionMask =
+    kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkNeedsPatching;
+constexpr AdmissionFlags kFragmentAdmissionMask =
+    kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkDataLoss;
 // Local flags.
 // Scraped: the last fragment is never read.
 constexpr TBChunkFlags kTBIncomplete = TBChunkFlags::FromBits(1u << 3);
 // No data; outer size is size_field * 4.
 constexpr TBChunkFlags kTBPadding = TBChunkFlags::FromBits(1u << 4);
-// Writer lost data before it (SMB_FULL).
-constexpr TBChunkFlags kTBDataLoss = TBChunkFlags::FromBits(1u << 5);
+// (bit 5: kChunkDataLoss, above)
 // Malformed after valid_size: report once.
 constexpr TBChunkFlags kTBCorrupted = TBChunkFlags::FromBits(1u << 6);
 // Reader did the gap/SMB_FULL check.

@@ -58,33 +58,9 @@
 namespace ringtrace {
 namespace trace_buffer {
 
-// Flags of the fragment admission path (CopyChunkFragments /
-// BeginChunkFragments). Their own type: NOT the v1 chunk flags below, nor
-// the ring state word's (shm_ring::ChunkFlags), which put other meanings on
-// the same low bits. The service's sink adapter maps the ring's flags to
-// these (src/tracing/service/traced/trace_buffer_v2_sink.h).
-struct AdmissionFlagsTag;
-using AdmissionFlags = StrongFlags<AdmissionFlagsTag, uint32_t>;
-constexpr AdmissionFlags kNoAdmissionFlags;
-// The first fragment continues a packet.
-constexpr AdmissionFlags kChunkContinuesFromPrev =
-    AdmissionFlags::FromBits(1u << 0);
-// The last fragment continues in the next chunk.
-constexpr AdmissionFlags kChunkContinuesOnNext =
-    AdmissionFlags::FromBits(1u << 1);
-// The writer lost data before this chunk: SMB_FULL (+PRESENT) on the first
-// packet read from it.
-constexpr AdmissionFlags kChunkDataLoss = AdmissionFlags::FromBits(1u << 2);
-
-// v1 chunk_flags of CopyChunkUntrusted() (as in the v1 shared memory ABI).
-struct V1ChunkFlagsTag;
-using V1ChunkFlags = StrongFlags<V1ChunkFlagsTag, uint8_t>;
-constexpr V1ChunkFlags kNoV1ChunkFlags;
-constexpr V1ChunkFlags kFirstPacketContinuesFromPrevChunk =
-    V1ChunkFlags::FromBits(1u << 0);
-constexpr V1ChunkFlags kLastPacketContinuesOnNextChunk =
-    V1ChunkFlags::FromBits(1u << 1);
-constexpr V1ChunkFlags kChunkNeedsPatching = V1ChunkFlags::FromBits(1u << 2);
+// Chunk flags: TBChunkFlags (tb_chunk.h), the buffer's one vocabulary. The
+// admission calls below take AdmissionFlags, the same type, and keep only
+// the bits of their path.
 
 // A v1 fragment whose size header holds the maximum 4-byte varint value means
 // "the writer dropped this packet": it has no payload bytes.
@@ -242,8 +218,9 @@ class TraceBufferV2 {
 
   // v1 path. |src| points to the chunk payload (fragments, each prefixed by a
   // varint size) of |size| bytes; |num_fragments| as declared in the chunk
-  // header; |chunk_flags| the v1 kFirstPacketContinuesFromPrevChunk /
-  // kLastPacketContinuesOnNextChunk / kChunkNeedsPatching bits.
+  // header; |chunk_flags| the v1 chunk flags, kChunkContinuesFromPrev /
+  // kChunkContinuesOnNext / kChunkNeedsPatching (kV1AdmissionMask, the v1
+  // ABI's bits; others are ignored).
   // |chunk_complete| is false for SMB scraping: the last fragment is then never
   // read, and the sequence stalls until the chunk is recommitted (the only
   // legal recommit) or overwritten.
@@ -253,14 +230,15 @@ class TraceBufferV2 {
                           WriterID writer_id,
                           ChunkID chunk_id,
                           uint16_t num_fragments,
-                          V1ChunkFlags chunk_flags,
+                          AdmissionFlags chunk_flags,
                           bool chunk_complete,
                           const uint8_t* src,
                           size_t size);
 
   // Ring drainer path, one shot: copies each fragment once, back to back
   // (BeginChunkFragments, then CommitPendingChunk). |flags| are
-  // kChunkContinuesFromPrev / kChunkContinuesOnNext / kChunkDataLoss.
+  // kChunkContinuesFromPrev / kChunkContinuesOnNext / kChunkDataLoss
+  // (kFragmentAdmissionMask; others are ignored).
   bool CopyChunkFragments(ProducerID producer_id,
                           const ClientIdentity& client_identity,
                           WriterID writer_id,

@@ -51,7 +51,7 @@ size_t TBChunkOuterSize(size_t payload) {
 struct ChunkTemplate {
   std::vector<uint8_t> payload;  // kSmbPayloadSize bytes (SMB chunk area).
   uint16_t num_fragments = 0;
-  V1ChunkFlags flags;
+  AdmissionFlags flags;
   size_t used = 0;  // Bytes of the fragments (what is really copied).
 };
 
@@ -95,7 +95,7 @@ std::vector<ChunkTemplate> FragmentedChunks(size_t count) {
     ChunkTemplate t;
     t.payload.resize(kSmbPayloadSize);
     if (left_in_packet)
-      t.flags |= kFirstPacketContinuesFromPrevChunk;
+      t.flags |= kChunkContinuesFromPrev;
     // Bounded: each fragment uses at least 5 bytes of the chunk.
     while (t.used + 5 <= kSmbPayloadSize) {
       if (!left_in_packet)
@@ -105,7 +105,7 @@ std::vector<ChunkTemplate> FragmentedChunks(size_t count) {
       AppendFragment(&t, size, &rng);
       left_in_packet -= size;
       if (left_in_packet) {
-        t.flags |= kLastPacketContinuesOnNextChunk;
+        t.flags |= kChunkContinuesOnNext;
         break;
       }
     }
@@ -344,8 +344,8 @@ void BM_TraceBuffer_CloneMemcpyBaseline(benchmark::State& state) {
 // The chunks are cut from one stream of packets, as a writer fills its SMB
 // chunks: every packet is 50-500 bytes INCLUDING its 1-2 byte varint size
 // header; a chunk's 4080 payload bytes are filled exactly, the packet that
-// does not fit is cut (kLastPacketContinuesOnNextChunk) and its remainder
-// opens the next chunk (kFirstPacketContinuesFromPrevChunk), with its own
+// does not fit is cut (kChunkContinuesOnNext) and its remainder
+// opens the next chunk (kChunkContinuesFromPrev), with its own
 // header. That gives 9-30 fragments per chunk (about 15 on average). The
 // 100 chunks are reused in a cycle; the packet spanning the end of the cycle
 // (chunk 99 -> chunk 0) is the only one outside 50-500 bytes. One writer,
@@ -355,7 +355,7 @@ void BM_TraceBuffer_CloneMemcpyBaseline(benchmark::State& state) {
 struct UpstreamChunk {
   std::vector<uint8_t> payload;  // Exactly kSmbPayloadSize fragment bytes.
   uint16_t num_fragments = 0;
-  V1ChunkFlags flags;
+  AdmissionFlags flags;
   size_t packet_bytes = 0;  // Without the varint headers.
 };
 
@@ -396,7 +396,7 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
     for (size_t i = 0; i < kNumTemplates; i++) {
       UpstreamChunk c;
       if (carry)
-        c.flags |= kFirstPacketContinuesFromPrevChunk;
+        c.flags |= kChunkContinuesFromPrev;
       // Bounded: every fragment takes at least one byte of the chunk.
       while (c.payload.size() < kSmbPayloadSize) {
         const size_t left = kSmbPayloadSize - c.payload.size();
@@ -417,7 +417,7 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
         if (i + 1 == kNumTemplates && carry == 0)
           carry = 1;
         if (carry)
-          c.flags |= kLastPacketContinuesOnNextChunk;
+          c.flags |= kChunkContinuesOnNext;
       }
       v->push_back(std::move(c));
     }
@@ -429,7 +429,7 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
 bool CommitUpstream(TraceBufferV2* tb,
                     ChunkID id,
                     const UpstreamChunk& c,
-                    V1ChunkFlags extra_flags = kNoV1ChunkFlags) {
+                    AdmissionFlags extra_flags = kNoAdmissionFlags) {
   return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments,
                                 c.flags | extra_flags, true, c.payload.data(),
                                 c.payload.size());

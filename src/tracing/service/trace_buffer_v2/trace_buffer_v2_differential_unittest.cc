@@ -60,7 +60,7 @@ struct ModelChunk {
   ChunkID chunk_id;
   std::vector<uint8_t> payload;  // As committed (patch bytes zeroed).
   uint16_t num_frags;
-  V1ChunkFlags flags;
+  AdmissionFlags flags;
   uint32_t first_packet;  // Index of the packet its first fragment is of.
   bool needs_patch = false;
   TraceBufferV2::Patch patch;
@@ -123,11 +123,11 @@ class Model {
     c.chunk_id = w->next_chunk_id++;
     c.first_packet =
         w->in_progress.empty() ? w->next_packet : w->next_packet - 1;
-    c.flags = kNoV1ChunkFlags;
+    c.flags = kNoAdmissionFlags;
     c.num_frags = 0;
     size_t space = 32 + rng_() % 600;
     if (!w->in_progress.empty())
-      c.flags |= kFirstPacketContinuesFromPrevChunk;
+      c.flags |= kChunkContinuesFromPrev;
     std::string last_frag;
     for (;;) {
       if (w->in_progress.empty()) {
@@ -146,12 +146,12 @@ class Model {
       w->in_progress.erase(0, take);
       space -= 4 + take;
       if (!w->in_progress.empty()) {
-        c.flags |= kLastPacketContinuesOnNextChunk;
+        c.flags |= kChunkContinuesOnNext;
         break;
       }
     }
     // Only the last fragment of a chunk can need patching.
-    if ((c.flags & kLastPacketContinuesOnNextChunk) && last_frag.size() >= 4 &&
+    if ((c.flags & kChunkContinuesOnNext) && last_frag.size() >= 4 &&
         rng_() % 3 == 0) {
       const size_t frag_data = c.payload.size() - last_frag.size();
       const size_t at = frag_data + rng_() % (last_frag.size() - 3);
@@ -173,9 +173,9 @@ class Model {
       while (it.Next(&f) == FragIterator::Result::kOk)
         frags.push_back({c.payload.data() + f.data_offset, f.size});
       AdmissionFlags flags;
-      if (c.flags & kFirstPacketContinuesFromPrevChunk)
+      if (c.flags & kChunkContinuesFromPrev)
         flags |= kChunkContinuesFromPrev;
-      if (c.flags & kLastPacketContinuesOnNextChunk)
+      if (c.flags & kChunkContinuesOnNext)
         flags |= kChunkContinuesOnNext;
       tb_->CopyChunkFragments(c.producer_id, ClientIdentity{}, c.writer_id,
                               c.chunk_id, frags.data(), frags.size(), flags);
@@ -308,8 +308,8 @@ class Model {
       tb_->CopyChunkUntrusted(
           kHostileProducer, ClientIdentity{}, w, id,
           static_cast<uint16_t>(rng_() % 20),
-          V1ChunkFlags::FromBits(static_cast<uint8_t>(rng_() % 8)), rng_() % 2,
-          bytes.data(), bytes.size());
+          AdmissionFlags::FromBits(static_cast<uint8_t>(rng_() % 8)),
+          rng_() % 2, bytes.data(), bytes.size());
     } else if (op == 2) {
       TraceBufferV2::Patch patch;
       patch.offset_untrusted = rng_() % 700;

@@ -33,8 +33,8 @@ using test::Pkt;
 using test::ReadPacket;
 using test::RP;
 
-constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
 
 // Outer size of a chunk storing |payload_bytes| of fragments and an index of
 // |n| entries.

@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t* src = in.Bytes(in.U16() % 2048, &len);
         scratch.assign(src, src + len);  // Own copy: the input is const.
         tb->CopyChunkUntrusted(producer, ClientIdentity{}, writer, chunk_id,
-                               num_frags, V1ChunkFlags::FromBits(flags & 7),
+                               num_frags, AdmissionFlags::FromBits(flags & 7),
                                complete, scratch.data(), scratch.size());
         break;
       }

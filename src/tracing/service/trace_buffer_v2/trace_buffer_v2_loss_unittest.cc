@@ -30,8 +30,8 @@ using test::Pkt;
 using test::ReadPacket;
 using test::RP;
 
-constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
 constexpr uint32_t kOverwriteLoss = kDataLossPresent | kDataLossOverwrite;
 
 // Fragment bytes so that a chunk with one fragment has outer size |outer|.

@@ -39,7 +39,8 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
     return false;
   }
   TBChunk* chunk = ChunkAt(offset);
-  bool ok = (chunk->flags & kTBNeedsPatching) && (num_patches == 0 || patches);
+  bool ok =
+      (chunk->flags & kChunkNeedsPatching) && (num_patches == 0 || patches);
   for (size_t i = 0; ok && i < num_patches; i++) {
     const size_t off = patches[i].offset_untrusted;
     ok = off >= chunk->read_offset &&
@@ -51,7 +52,7 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
     // applies. If none ever comes, the chunk is read or erased with its last
     // fragment dropped and reported like any unpatched chunk.
     stats_.patches_failed++;
-    if (chunk->flags & kTBNeedsPatching)
+    if (chunk->flags & kChunkNeedsPatching)
       stats_.abi_violations++;  // A patch outside the chunk.
     return false;
   }
@@ -60,7 +61,7 @@ bool TraceBufferV2::TryPatchChunkContents(ProducerID producer_id,
   DebugSetChecksum(offset);
   stats_.patches_succeeded += num_patches;
   if (!other_patches_pending) {
-    chunk->flags &= ~kTBNeedsPatching;
+    chunk->flags &= ~kChunkNeedsPatching;
     seq->stalled_generation = ~0ull;  // Readable again in this pass.
   }
   return true;

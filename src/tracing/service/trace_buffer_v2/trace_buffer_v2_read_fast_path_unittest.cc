@@ -162,11 +162,11 @@ void FastPathPair::Commit(std::minstd_rand* rng, Writer* w) {
   w->carry = on_next;
   const ClientIdentity client{1000 + w->producer_id, 2000 + w->producer_id};
   if (v1) {
-    V1ChunkFlags flags;
+    AdmissionFlags flags;
     if (from_prev)
-      flags |= kFirstPacketContinuesFromPrevChunk;
+      flags |= kChunkContinuesFromPrev;
     if (on_next)
-      flags |= kLastPacketContinuesOnNextChunk;
+      flags |= kChunkContinuesOnNext;
     const bool patch = (*rng)() % 8 == 0;
     if (patch)
       flags |= kChunkNeedsPatching;
@@ -307,7 +307,7 @@ TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
     AppendFragment(&payload, p);
   ASSERT_TRUE(tb->CopyChunkUntrusted(
       1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
-      kNoV1ChunkFlags, true, payload.data(), payload.size()));
+      kNoAdmissionFlags, true, payload.data(), payload.size()));
   tb->BeginRead();
   std::vector<std::string> got;
   for (Got g = ReadOne(tb.get()); g.ok; g = ReadOne(tb.get())) {

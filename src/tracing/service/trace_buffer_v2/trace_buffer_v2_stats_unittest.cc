@@ -25,9 +25,9 @@ using test::ReadPacket;
 using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 
-constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
-constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr V1ChunkFlags kPatch = kChunkNeedsPatching;
+constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr AdmissionFlags kPatch = kChunkNeedsPatching;
 constexpr uint32_t kCorruptedGap =
     kDataLossPresent | kDataLossChunkCorrupted | kDataLossReadGap;
 
@@ -161,8 +161,8 @@ TEST_F(TraceBufferV2StatsTest, ErasingOnlyEmptyUnreadPacketsIsNoLoss) {
       // stored).
       const std::string a = Pkt("a", 40);
       if (drainer == 2) {
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoV1ChunkFlags, false));
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoV1ChunkFlags, true));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoAdmissionFlags, false));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoAdmissionFlags, true));
       } else if (drainer) {
         FragmentRef frags[] = {{reinterpret_cast<const uint8_t*>(a.data()), 40},
                                {nullptr, 0},
@@ -217,8 +217,8 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
   EXPECT_EQ(tb_->stats().chunks_written, 2u);
   // A scraped chunk stores its whole payload; its recommit rewrites the
   // payload bytes not consumed yet (all 32 here).
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoV1ChunkFlags, false, 32));
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoV1ChunkFlags, true, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoAdmissionFlags, false, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoAdmissionFlags, true, 32));
   EXPECT_EQ(tb_->stats().bytes_written, 48u + 48u + 32u);
   EXPECT_EQ(tb_->stats().chunks_written, 3u);
   EXPECT_EQ(tb_->stats().chunks_rewritten, 1u);
@@ -226,14 +226,14 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
 
 TEST_F(TraceBufferV2StatsTest, ChunksRewritten) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 0u);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false,
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false,
                      64));  // Scraped again.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, true, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
-  EXPECT_FALSE(
-      Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, true, 64));  // Now complete.
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, true,
+                      64));  // Now complete.
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
 

@@ -30,8 +30,8 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2Test = test::TraceBufferV2TestBase;
 
-constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
+constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
 
 // ---- Basics and storage -----------------------------------------------------
 

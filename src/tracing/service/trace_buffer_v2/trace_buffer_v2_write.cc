@@ -192,12 +192,15 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                        WriterID writer_id,
                                        ChunkID chunk_id,
                                        uint16_t num_fragments,
-                                       V1ChunkFlags chunk_flags,
+                                       AdmissionFlags chunk_flags,
                                        bool chunk_complete,
                                        const uint8_t* src,
                                        size_t size) {
   if (!BeginWrite())
     return false;
+  // The v1 ABI's bits are stored as they are (tb_chunk.h); the others are
+  // the buffer's own.
+  TBChunkFlags flags = chunk_flags & kV1AdmissionMask;
   if ((!src && size) || size > kMaxChunkPayloadSize ||
       TBChunk::OuterSizeForPayload(size) > size_) {
     RejectChunk(producer_id, client_identity, writer_id, chunk_id);
@@ -214,9 +217,9 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   size_t index_size = 0;
   size_t valid_size = ValidFragmentsEnd(
       src, size, readable_frags,
-      static_cast<bool>(chunk_flags & kFirstPacketContinuesFromPrevChunk),
-      static_cast<bool>(chunk_flags & kLastPacketContinuesOnNextChunk),
-      &corrupted, &trimmed_end, &packets, &scratch_index_, &index_size);
+      static_cast<bool>(flags & kChunkContinuesFromPrev),
+      static_cast<bool>(flags & kChunkContinuesOnNext), &corrupted,
+      &trimmed_end, &packets, &scratch_index_, &index_size);
   if (corrupted)
     stats_.abi_violations++;
   // Trailing empty packets are left out of the readable range, so that "the
@@ -225,17 +228,10 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   // well-formed chunks without pending patches (a recommit or a patch may
   // still need those bytes).
   const size_t readable_end =
-      chunk_complete && !corrupted && !(chunk_flags & kChunkNeedsPatching)
+      chunk_complete && !corrupted && !(flags & kChunkNeedsPatching)
           ? trimmed_end
           : valid_size;
 
-  TBChunkFlags flags;
-  if (chunk_flags & kFirstPacketContinuesFromPrevChunk)
-    flags |= kTBFirstContinuesFromPrev;
-  if (chunk_flags & kLastPacketContinuesOnNextChunk)
-    flags |= kTBLastContinuesOnNext;
-  if (chunk_flags & kChunkNeedsPatching)
-    flags |= kTBNeedsPatching;
   if (!chunk_complete)
     flags |= kTBIncomplete;
   if (corrupted)
@@ -254,7 +250,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   // fragment index, stored before its fragments (tb_chunk.h).
   const size_t payload_size = chunk_complete ? valid_size : size;
   const bool is_final =
-      !(flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching));
+      !(flags & (kTBIncomplete | kTBCorrupted | kChunkNeedsPatching));
   const bool with_index = is_final && GetsFragIndex(valid_size, index_size);
   const size_t stored_size =
       with_index ? TBChunk::StoredSizeWithIndex(valid_size, index_size)
@@ -270,7 +266,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
   // Exact only for a final, well-formed chunk (readable_end is then the
   // trimmed end, which only drops empty packets).
   chunk->SetPacketCount(
-      (flags & (kTBIncomplete | kTBCorrupted | kTBNeedsPatching))
+      (flags & (kTBIncomplete | kTBCorrupted | kChunkNeedsPatching))
           ? kPacketCountUnknown
           : packets);
   chunk->size_field = static_cast<uint16_t>(stored_size);
@@ -331,7 +327,7 @@ bool TraceBufferV2::Recommit(SequenceState* seq,
     return false;
   }
   // Keep the local read state, take the new ABI flags.
-  const TBChunkFlags kept = chunk->flags & (kTBEntered | kTBDataLoss);
+  const TBChunkFlags kept = chunk->flags & (kTBEntered | kChunkDataLoss);
   chunk->flags = flags | kept;
   chunk->SetPacketCount(kPacketCountUnknown);  // Partly consumed: tokenize.
   // The consumed prefix may already cover the trailing empty packets.
@@ -384,14 +380,8 @@ uint8_t* TraceBufferV2::BeginChunkFragments(
   if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
     return nullptr;
   TBChunk* chunk = ChunkAt(offset);
-  TBChunkFlags tb_flags = kTBPending | kTBFragIndex;
-  if (flags & kChunkContinuesFromPrev)
-    tb_flags |= kTBFirstContinuesFromPrev;
-  if (flags & kChunkContinuesOnNext)
-    tb_flags |= kTBLastContinuesOnNext;
-  if (flags & kChunkDataLoss)
-    tb_flags |= kTBDataLoss;
-  chunk->flags = tb_flags;
+  // The admission bits are stored as they are (tb_chunk.h).
+  chunk->flags = (flags & kFragmentAdmissionMask) | kTBPending | kTBFragIndex;
   chunk->SetPacketCount(packets);
   chunk->size_field = static_cast<uint16_t>(stored_size);
   chunk->chunk_id = chunk_id;
@@ -420,7 +410,8 @@ void TraceBufferV2::CommitPendingChunk() {
   SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
   RT_CHECK(seq);  // Created by BeginChunkFragments, not deleted since.
   const size_t outer = chunk->outer_size();
-  const bool writer_lost_data = static_cast<bool>(chunk->flags & kTBDataLoss);
+  const bool writer_lost_data =
+      static_cast<bool>(chunk->flags & kChunkDataLoss);
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);

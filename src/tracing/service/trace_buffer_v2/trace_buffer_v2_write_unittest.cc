@@ -28,9 +28,9 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2WriteTest = test::TraceBufferV2TestBase;
 
-constexpr V1ChunkFlags kFromPrev = kFirstPacketContinuesFromPrevChunk;
-constexpr V1ChunkFlags kOnNext = kLastPacketContinuesOnNextChunk;
-constexpr V1ChunkFlags kPatch = kChunkNeedsPatching;
+constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr AdmissionFlags kPatch = kChunkNeedsPatching;
 
 TraceBufferV2::Patch MakePatch(uint32_t offset, const char (&data)[5]) {
   TraceBufferV2::Patch p;
@@ -187,7 +187,7 @@ TEST_F(TraceBufferV2WriteTest, PendingPatchChunkOverwrittenEndsStallWithLoss) {
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
   Create(4096);
   ASSERT_TRUE(
-      Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, /*complete=*/false));
+      Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, /*complete=*/false));
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   ASSERT_TRUE(Commit(2, 1, 0, {"x"}));
   // "c" may still be being written; the sequence stalls (not sequence 2).
@@ -204,7 +204,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
 TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
   Create(4096);
   // Scraped with 2 fragments in a 64-byte payload; committed with 4.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   const size_t used = tb_->used_size();
   ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c", "dd"}, kOnNext, true, 64));
@@ -216,10 +216,10 @@ TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
 
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkCanBeScrapedAgain) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false, 64));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, true, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"c"}));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
@@ -242,8 +242,8 @@ TEST_F(TraceBufferV2WriteTest, RecommitOfCompleteChunkIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, true, 128));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, true, 128));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   // The stall ends: what was readable is read, the rest reported lost.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
@@ -257,14 +257,14 @@ TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitChangingConsumedBytesIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoV1ChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
   // Same size, but the fragments already read differ.
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, kNoV1ChunkFlags, true, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, kNoAdmissionFlags, true, 64));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   EXPECT_FALSE(
-      Commit(1, 1, 0, {"aa", "c"}, kNoV1ChunkFlags, true, 64));  // Not on a
-                                                                 // boundary.
+      Commit(1, 1, 0, {"aa", "c"}, kNoAdmissionFlags, true, 64));  // Not on a
+                                                                   // boundary.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   std::vector<ReadPacket> got = Read();
   ASSERT_EQ(got.size(), 1u);
@@ -280,7 +280,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkOverwrittenEndsStallWithLoss) {
         if (props.producer_id_trusted == 1)
           observed.push_back(p.GetRawBytesForTesting());
       });
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoV1ChunkFlags, false));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   for (ChunkID id = 0; id < 5; id++)
     ASSERT_TRUE(Commit(2, 1, id, {Pkt("B", 1000)}));
@@ -332,6 +332,33 @@ TEST_F(TraceBufferV2WriteTest, DrainerDataLossFlagReportsSmbFull) {
                         RP(1, 1, "a"),
                         RP(1, 1, "b", kDataLossPresent | kDataLossSmbFull),
                         RP(1, 1, "b")}));
+}
+
+// Admission stores the bits of its path as they are and ignores every other
+// TBChunkFlags bit: a caller cannot set the buffer's local flags (padding,
+// consumed, ...), and each path keeps only its own ABI bits.
+TEST_F(TraceBufferV2WriteTest, AdmissionKeepsOnlyThePathsBits) {
+  static_assert((kV1AdmissionMask & kChunkDataLoss) == kNoAdmissionFlags, "");
+  static_assert(
+      (kFragmentAdmissionMask & kChunkNeedsPatching) == kNoAdmissionFlags, "");
+  static_assert(
+      (kFragmentAdmissionMask &
+       (kTBIncomplete | kTBPadding | kTBCorrupted | kTBEntered | kTBConsumed |
+        kTBPending | kTBFragIndex)) == kNoAdmissionFlags,
+      "");
+  Create(4096);
+  const AdmissionFlags local = kTBIncomplete | kTBPadding | kTBCorrupted |
+                               kTBEntered | kTBConsumed | kTBPending |
+                               kTBFragIndex | kPacketCountMask;
+  const std::string a = "a";
+  FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
+  // Drainer path: the local bits and NeedsPatching are dropped.
+  ASSERT_TRUE(
+      tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, local | kChunkNeedsPatching));
+  // v1 path: DataLoss is not one of its bits.
+  ASSERT_TRUE(Commit(2, 1, 0, {"v"}, local | kChunkDataLoss));
+  EXPECT_EQ(Read(), (std::vector<ReadPacket>{RP(1, 1, "a"), RP(2, 1, "v")}));
+  EXPECT_EQ(tb_->stats().abi_violations, 0u);
 }
 
 TEST_F(TraceBufferV2WriteTest, BeginCommitCopiesStraightIntoTheBuffer) {
@@ -495,7 +522,7 @@ TEST_F(TraceBufferV2HostileTest, ChunksTooLargeAreRejected) {
   EXPECT_FALSE(CommitRaw(1, 1, 0, huge, 1));
   std::vector<uint8_t> bigger_than_buffer = MakePayload({Pkt("x", 5000)});
   EXPECT_FALSE(CommitRaw(1, 1, 0, bigger_than_buffer, 1));
-  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, kNoV1ChunkFlags, true,
+  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, kNoAdmissionFlags, true,
                                        nullptr, 10));
   EXPECT_EQ(tb_->stats().abi_violations, 3u);
   EXPECT_EQ(tb_->stats().chunks_written, 0u);

@@ -8,7 +8,8 @@
 // TraceBufferV2 knows nothing of rings, and this is the one place where the
 // two meet:
 //  - flags: the ring state word's flags (shm_ring::ChunkFlags) become
-//    TraceBufferV2's admission flags (trace_buffer::AdmissionFlags) through
+//    TraceBufferV2's chunk flags (trace_buffer::TBChunkFlags, which its
+//    admission calls take as AdmissionFlags and store as they are) through
 //    MapChunkFlags(), the only conversion between the two vocabularies;
 //  - admission: a thin forward to TraceBufferV2's two-phase fragment
 //    admission (BeginChunkFragments / CommitPendingChunk /
@@ -51,8 +52,9 @@
 namespace ringtrace {
 namespace traced {
 
-// State word flags (spec 3.3) -> TraceBufferV2 admission flags, bit by bit
-// by name (the two vocabularies put different meanings on the same bits).
+// State word flags (spec 3.3) -> TraceBufferV2's chunk flags (tb_chunk.h),
+// bit by bit by name (the two vocabularies put different meanings on the same
+// bits). The one translation on a chunk's way from the ring into the buffer.
 constexpr trace_buffer::AdmissionFlags MapChunkFlags(
     shm_ring::ChunkFlags abi_flags) {
   return ((abi_flags & shm_ring::kFlagContinuesFromPrev)

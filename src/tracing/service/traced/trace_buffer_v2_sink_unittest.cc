@@ -20,22 +20,21 @@ namespace traced {
 namespace {
 
 using shm_ring::ChunkFlags;
-using trace_buffer::AdmissionFlags;
-using trace_buffer::V1ChunkFlags;
+using trace_buffer::TBChunkFlags;
 using ChunkID = ::ringtrace::ChunkID;
 using WriterID = ::ringtrace::WriterID;
 
-// The flag vocabularies do not convert into each other, nor from integers:
-// the only way across is a named mapping.
-static_assert(!std::is_convertible<ChunkFlags, AdmissionFlags>::value, "");
-static_assert(!std::is_convertible<AdmissionFlags, ChunkFlags>::value, "");
-static_assert(!std::is_convertible<V1ChunkFlags, AdmissionFlags>::value, "");
-static_assert(!std::is_convertible<AdmissionFlags, V1ChunkFlags>::value, "");
+// Two flag vocabularies, the ring's and TraceBufferV2's (whose admission
+// flags are its chunk flags). They do not convert into each other, nor from
+// integers: the only way across is MapChunkFlags().
+static_assert(std::is_same<trace_buffer::AdmissionFlags, TBChunkFlags>::value,
+              "");
+static_assert(!std::is_convertible<ChunkFlags, TBChunkFlags>::value, "");
+static_assert(!std::is_convertible<TBChunkFlags, ChunkFlags>::value, "");
 static_assert(!std::is_convertible<uint32_t, ChunkFlags>::value, "");
-static_assert(!std::is_convertible<uint32_t, AdmissionFlags>::value, "");
-static_assert(!std::is_convertible<uint8_t, V1ChunkFlags>::value, "");
+static_assert(!std::is_convertible<uint16_t, TBChunkFlags>::value, "");
 static_assert(!std::is_convertible<ChunkFlags, uint32_t>::value, "");
-static_assert(!std::is_constructible<AdmissionFlags, ChunkFlags>::value, "");
+static_assert(!std::is_constructible<TBChunkFlags, ChunkFlags>::value, "");
 
 TEST(TraceBufferV2SinkTest, MapChunkFlagsMapsEachBitByName) {
   static_assert(
@@ -56,6 +55,11 @@ TEST(TraceBufferV2SinkTest, MapChunkFlagsMapsEachBitByName) {
             shm_ring::kFlagDataLoss.bits());
   EXPECT_NE(MapChunkFlags(shm_ring::kFlagContinuesFromPrev).bits(),
             shm_ring::kFlagContinuesFromPrev.bits());
+  // Every ring flag lands on a bit the drainer path admits: none is lost.
+  for (uint32_t bits = 0; bits < 8; bits++) {
+    const TBChunkFlags mapped = MapChunkFlags(ChunkFlags::FromBits(bits));
+    EXPECT_TRUE((mapped & trace_buffer::kFragmentAdmissionMask) == mapped);
+  }
 }
 
 // Offers one chunk of |n| 64-byte fragments; commits it if admitted (or
