@@ -18,11 +18,14 @@
 
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/ringtrace/ipc/consumer_port.pb.h"
+#include "src/base/byte_order.h"
 
 namespace ringtrace {
 namespace ipc {
 namespace {
 
+using base::GetU32;
+using base::PutU32;
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
@@ -30,18 +33,6 @@ using google::protobuf::Reflection;
 using google::protobuf::UnknownField;
 using google::protobuf::UnknownFieldSet;
 using perfetto::protos::TraceConfig;
-
-void PutU32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-  p[2] = static_cast<uint8_t>(v >> 16);
-  p[3] = static_cast<uint8_t>(v >> 24);
-}
-
-uint32_t GetU32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
 
 std::string Join(const std::string& path, const std::string& name) {
   return path.empty() ? name : path + "." + name;

@@ -6,9 +6,16 @@
 
 #include <string.h>
 
+#include "src/base/byte_order.h"
+
 namespace ringtrace {
 namespace ipc {
 namespace {
+
+using base::GetU32;
+using base::GetU64;
+using base::PutU32;
+using base::PutU64;
 
 // Payload sizes fixed by the layout in the header.
 constexpr size_t kHelloFixedSize = 16;      // 4 x u32 before the name
@@ -16,28 +23,6 @@ constexpr size_t kHelloReplySize = 20;      // 5 x u32
 constexpr size_t kLossReportFixedSize = 8;  // flags, num_entries
 // u16 writer_id, u16 target_buffer, 4 x u64.
 constexpr size_t kLossEntrySize = 36;
-
-void PutU32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-  p[2] = static_cast<uint8_t>(v >> 16);
-  p[3] = static_cast<uint8_t>(v >> 24);
-}
-
-uint32_t GetU32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-
-void PutU64(uint8_t* p, uint64_t v) {
-  PutU32(p, static_cast<uint32_t>(v));
-  PutU32(p + 4, static_cast<uint32_t>(v >> 32));
-}
-
-uint64_t GetU64(const uint8_t* p) {
-  return static_cast<uint64_t>(GetU32(p)) | static_cast<uint64_t>(GetU32(p + 4))
-                                                << 32;
-}
 
 bool IsValidLossReportHeader(uint32_t flags, uint32_t num_entries) {
   if ((flags & ~kLossReportFinal) != 0)

@@ -8,27 +8,16 @@
 
 #include <algorithm>
 
+#include "src/base/byte_order.h"
+
 namespace ringtrace {
 namespace ring_drainer {
 namespace test {
 
 namespace {
 
-void PutU16(std::string* s, uint16_t v) {
-  s->push_back(static_cast<char>(v & 0xff));
-  s->push_back(static_cast<char>(v >> 8));
-}
-
-void PutU32(std::string* s, uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint32_t GetU32(const std::string& s, size_t off) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<uint32_t>(static_cast<uint8_t>(s[off + i])) << (8 * i);
-  return v;
+const uint8_t* Bytes(const std::string& s) {
+  return reinterpret_cast<const uint8_t*>(s.data());
 }
 
 // FNV-1a.
@@ -50,12 +39,12 @@ char BodyByte(uint16_t tag, uint32_t seq, uint32_t i) {
 std::string MakeTestPacket(uint16_t tag, uint32_t seq, uint32_t body_len) {
   std::string s;
   s.reserve(kPacketOverhead + body_len);
-  PutU16(&s, tag);
-  PutU32(&s, seq);
-  PutU32(&s, body_len);
+  base::AppendU16(&s, tag);
+  base::AppendU32(&s, seq);
+  base::AppendU32(&s, body_len);
   for (uint32_t i = 0; i < body_len; ++i)
     s.push_back(BodyByte(tag, seq, i));
-  PutU32(&s, Checksum(s.data(), s.size()));
+  base::AppendU32(&s, Checksum(s.data(), s.size()));
   return s;
 }
 
@@ -63,10 +52,9 @@ bool ParseTestPacket(const std::string& data, ParsedPacket* out) {
   if (data.size() < kPacketOverhead)
     return false;
   ParsedPacket p;
-  p.tag = static_cast<uint16_t>(static_cast<uint8_t>(data[0]) |
-                                (static_cast<uint8_t>(data[1]) << 8));
-  p.seq = GetU32(data, 2);
-  p.body_len = GetU32(data, 6);
+  p.tag = base::GetU16(Bytes(data));
+  p.seq = base::GetU32(Bytes(data) + 2);
+  p.body_len = base::GetU32(Bytes(data) + 6);
   if (data.size() != kPacketOverhead + static_cast<size_t>(p.body_len))
     return false;
   for (uint32_t i = 0; i < p.body_len; ++i) {
@@ -74,7 +62,7 @@ bool ParseTestPacket(const std::string& data, ParsedPacket* out) {
       return false;
   }
   const size_t sum_off = data.size() - 4;
-  if (GetU32(data, sum_off) != Checksum(data.data(), sum_off))
+  if (base::GetU32(Bytes(data) + sum_off) != Checksum(data.data(), sum_off))
     return false;
   *out = p;
   return true;
