@@ -70,7 +70,7 @@ std::unique_ptr<ConsumerClient> ConsumerClient::Connect(const std::string& path,
                               s.message().c_str());
     return nullptr;
   }
-  ipc::PeerCredentials peer;
+  base::ClientIdentity peer;
   if (!socket->GetPeerCredentials(&peer)) {
     *status = base::ErrStatus(
         "consumer socket %s: cannot read the "
@@ -78,7 +78,7 @@ std::unique_ptr<ConsumerClient> ConsumerClient::Connect(const std::string& path,
         path.c_str());
     return nullptr;
   }
-  *status = CheckServiceUid(peer.uid, getuid());
+  *status = CheckServiceUid(static_cast<uid_t>(peer.uid), getuid());
   if (!status->ok()) {
     *status = base::ErrStatus("consumer socket %s: %s", path.c_str(),
                               status->message().c_str());

@@ -475,15 +475,15 @@ bool UnixSocket::WaitReadable(int timeout_ms) {
   }
 }
 
-bool UnixSocket::GetPeerCredentials(PeerCredentials* creds) const {
+bool UnixSocket::GetPeerCredentials(base::ClientIdentity* creds) const {
   ucred cred;
   socklen_t len = sizeof(cred);
   if (getsockopt(fd_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
       len != sizeof(cred)) {
     return false;
   }
-  creds->pid = cred.pid;
-  creds->uid = cred.uid;
+  creds->pid = static_cast<int32_t>(cred.pid);
+  creds->uid = static_cast<int32_t>(cred.uid);
   return true;
 }
 

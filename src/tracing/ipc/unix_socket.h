@@ -28,15 +28,11 @@
 #include <string>
 
 #include "ringtrace/status.h"
+#include "src/base/client_identity.h"
 #include "src/base/scoped_fd.h"
 
 namespace ringtrace {
 namespace ipc {
-
-struct PeerCredentials {
-  pid_t pid = -1;
-  uid_t uid = static_cast<uid_t>(-1);
-};
 
 // How Listen() publishes its socket file.
 struct ListenOptions {
@@ -128,8 +124,9 @@ class UnixSocket {
   bool WaitReadable(int timeout_ms);
 
   // Credentials of the connected peer, from the kernel (SO_PEERCRED), so a
-  // producer cannot forge them.
-  bool GetPeerCredentials(PeerCredentials* creds) const;
+  // producer cannot forge them. False (|creds| untouched) if they cannot be
+  // read.
+  bool GetPeerCredentials(base::ClientIdentity* creds) const;
 
   void SetNonBlocking(bool non_blocking);
   int fd() const { return fd_.get(); }

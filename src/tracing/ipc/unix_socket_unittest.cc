@@ -230,10 +230,10 @@ TEST(UnixSocketTest, ListenAcceptConnectAndPeerCredentials) {
   EXPECT_NE(fcntl(conn->fd(), F_GETFL) & O_NONBLOCK, 0);
   EXPECT_NE(fcntl(conn->fd(), F_GETFD) & FD_CLOEXEC, 0);
 
-  PeerCredentials creds;
+  base::ClientIdentity creds;
   ASSERT_TRUE(conn->GetPeerCredentials(&creds));
   EXPECT_EQ(creds.pid, getpid());
-  EXPECT_EQ(creds.uid, getuid());
+  EXPECT_EQ(static_cast<uid_t>(creds.uid), getuid());
 
   ASSERT_TRUE(SendStr(client.get(), "hello").ok());
   ASSERT_TRUE(conn->WaitReadable(5000));

@@ -4,7 +4,8 @@
 
 // The identity types TraceBufferV2 and the ring drainer share: the IDs of
 // ringtrace/ids.h (one definition for the project), the trusted
-// ClientIdentity and ChunkID ordering. Its own target
+// ClientIdentity (src/base/client_identity.h, the one definition the socket
+// layer fills) and ChunkID ordering. Its own target
 // (//src/tracing/service/trace_buffer_v2:types), so a component that only
 // names chunks and producers does not depend on the whole buffer.
 
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "ringtrace/ids.h"
+#include "src/base/client_identity.h"
 
 namespace ringtrace {
 namespace trace_buffer {
@@ -23,12 +25,9 @@ using ::ringtrace::ChunkID;  // Compared modulo 2^32 (see ChunkIdLess()).
 using ::ringtrace::ProducerID;
 using ::ringtrace::WriterID;
 
-// Trusted identity of the producer, supplied by the service (never by the
-// producer itself).
-struct ClientIdentity {
-  int32_t uid = 0;
-  int32_t pid = 0;
-};
+// Trusted identity of the producer, supplied by the service from the
+// kernel (never by the producer itself).
+using ::ringtrace::base::ClientIdentity;
 
 // A sequence's key: {ProducerID, WriterID} in 32 bits, the producer in the
 // high half. The one encoding of the pair for every table keyed by

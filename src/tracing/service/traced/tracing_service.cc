@@ -529,7 +529,7 @@ void TracingService::AcceptNew(Clock::time_point now) {
       return;
     }
     ++conn_stats_.connections_accepted;
-    ipc::PeerCredentials creds;
+    base::ClientIdentity creds;
     if (!socket->GetPeerCredentials(&creds)) {
       RT_ELOG("cannot read a new connection's credentials: %s; closing it",
               strerror(errno));
@@ -540,22 +540,21 @@ void TracingService::AcceptNew(Clock::time_point now) {
       continue;
     std::unique_ptr<Connection> c(new Connection());
     c->socket = std::move(socket);
-    c->identity.pid = static_cast<int32_t>(creds.pid);
-    c->identity.uid = static_cast<int32_t>(creds.uid);
+    c->identity = creds;
     c->hello_deadline =
         now + std::chrono::milliseconds(options_.hello_timeout_ms);
     connections_.push_back(std::move(c));
   }
 }
 
-bool TracingService::AdmitPending(const ipc::PeerCredentials& creds) {
+bool TracingService::AdmitPending(const base::ClientIdentity& creds) {
   size_t pending = 0;
   size_t pending_of_uid = 0;
   for (const auto& c : connections_) {
     if (!IsPending(*c))
       continue;
     ++pending;
-    if (static_cast<uid_t>(c->identity.uid) == creds.uid)
+    if (c->identity.uid == creds.uid)
       ++pending_of_uid;
   }
   const bool per_uid = pending_of_uid >= options_.max_pending_per_uid;

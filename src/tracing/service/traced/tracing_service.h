@@ -336,7 +336,7 @@ class TracingService {
   void AcceptNew(Clock::time_point now);
   // Whether a connection from |creds| may wait for its Hello; counts and
   // logs a refusal.
-  bool AdmitPending(const ipc::PeerCredentials& creds);
+  bool AdmitPending(const base::ClientIdentity& creds);
   // Disconnects the producers whose rings the drainer stopped.
   void DisconnectStoppedProducers();
   // The connection counters for ServiceCore's TraceStats.

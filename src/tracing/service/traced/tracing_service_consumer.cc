@@ -160,7 +160,7 @@ void TracingService::AcceptConsumers() {
       }
       return;
     }
-    ipc::PeerCredentials creds;
+    base::ClientIdentity creds;
     if (!socket->GetPeerCredentials(&creds)) {
       ++conn_stats_.consumers_refused;
       continue;
@@ -168,8 +168,7 @@ void TracingService::AcceptConsumers() {
     std::unique_ptr<Connection> c(new Connection());
     c->socket = std::move(socket);
     c->consumer = true;
-    c->identity.pid = static_cast<int32_t>(creds.pid);
-    c->identity.uid = static_cast<int32_t>(creds.uid);
+    c->identity = creds;
     size_t consumers = 0;
     uint64_t of_uid = 0;
     for (const auto& other : connections_) {
