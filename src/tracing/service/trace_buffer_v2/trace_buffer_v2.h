@@ -187,6 +187,23 @@ struct TraceBufferStats {
   // erase. Counted by writes only, never by reads. Empty packets carry
   // nothing and do not count. Not a Perfetto BufferStats field.
   uint64_t packets_overwritten = 0;
+  // DISCARD: packets lost in chunks of the drainer path
+  // (BeginChunkFragments / CopyChunkFragments) that the full buffer
+  // rejected (chunks_discarded), which the buffer does not hold to count
+  // one by one: every packet that begins and ends in the rejected
+  // fragments, the packet whose head the buffer took from the writer's
+  // previous chunk when this one, its continuation, is rejected, and a
+  // packet begun in a rejected chunk once the writer's next chunk continues
+  // and ends it. A packet is counted when its end is offered, never before:
+  // when the writer's next chunk does not continue it, the writer lost the
+  // packet's end and counts the packet as dropped itself, and a packet
+  // still open at the end of the trace is no finished packet. The drainer
+  // offers an open chunk again as it grows (a scrape, then the whole chunk;
+  // or a copy aborted after its ownership CAS lost): only fragments not
+  // offered before count. With packets_overwritten (RING_BUFFER) this makes
+  // the packets a buffer lost exact, and disjoint from the packets the
+  // writers count as dropped. Not a Perfetto BufferStats field.
+  uint64_t packets_discarded = 0;
   // Sequences deleted by the bounded cleanup while they still had a loss to
   // report, whose loss could not be remembered (more than
   // kMaxRememberedLosses such sequences): the loss stays counted in the
@@ -509,6 +526,49 @@ class TraceBufferV2 {
   // Pending two-phase chunk.
   bool has_pending_ = false;
   size_t pending_offset_ = 0;
+
+  // DISCARD only: what stats_.packets_discarded needs (see there;
+  // trace_buffer_v2_discard.cc). A RING_BUFFER keeps none of it.
+  // The last drainer-path chunk of a writer that was committed or
+  // rejected for want of room.
+  struct DiscardLastChunk {
+    ChunkID chunk_id = 0;
+    size_t fragments = 0;
+    bool rejected = false;
+    // Its last fragment continues on the next chunk: a packet goes on.
+    bool continues_on_next = false;
+    // That packet lost a part in a rejected chunk: it counts once its end
+    // is offered.
+    bool open_lost = false;
+  };
+  // The packets of a rejected chunk of |num_fragments| fragments with
+  // |flags| whose fragments from |first_new| on were not offered before:
+  // those that begin and end in them, and fragment 0's if it ends a packet
+  // that goes on from the writer's previous chunk (|chain_in|). *open: the
+  // chunk's last packet goes on past it, uncounted.
+  static uint64_t DiscardedPackets(size_t first_new,
+                                   size_t num_fragments,
+                                   TBChunkFlags flags,
+                                   bool chain_in,
+                                   bool* open);
+  // A drainer-path chunk rejected for want of room: counts what it loses.
+  void OnChunkDiscarded(uint32_t key,
+                        ChunkID chunk_id,
+                        size_t num_fragments,
+                        TBChunkFlags flags);
+  // A drainer-path chunk admitted: what its commit counts and remembers
+  // (discard_pending_*).
+  void OnChunkAdmittedForDiscard(uint32_t key,
+                                 ChunkID chunk_id,
+                                 size_t num_fragments,
+                                 TBChunkFlags flags);
+  // By SeqKey(); one entry per writer that offered this buffer a chunk.
+  std::unordered_map<uint32_t, DiscardLastChunk> discard_last_chunks_;
+  uint32_t discard_pending_key_ = 0;
+  DiscardLastChunk discard_pending_;
+  // 1 when the pending chunk's commit ends a packet that lost a part in a
+  // rejected chunk.
+  uint64_t discard_pending_lost_ = 0;
   std::vector<uint32_t> scratch_sizes_;
   // Fragment index entries gathered while a v1 chunk is tokenized (at most
   // kMaxFragIndexEntries).

@@ -291,6 +291,51 @@ TEST_F(TraceBufferV2StatsTest, ChunksDiscarded) {
   EXPECT_EQ(tb_->stats().chunks_discarded, 2u);
 }
 
+// The packets a full DISCARD buffer loses in the drainer-path chunks it
+// rejects, counted where it rejects them: whole packets at once, a packet
+// going on past a rejected chunk once its end is offered, a packet its
+// rejected continuation belonged to (its head was admitted), and only the
+// fragments not offered before when the drainer offers a chunk again.
+TEST_F(TraceBufferV2StatsTest, PacketsDiscarded) {
+  Create(4096, Policy::kDiscard);
+  const std::string big = OneFragChunk("a", 4096);  // The whole buffer.
+  const std::string x = "x";
+  FragmentRef head = {reinterpret_cast<const uint8_t*>(big.data()),
+                      static_cast<uint32_t>(big.size())};
+  FragmentRef small[] = {{reinterpret_cast<const uint8_t*>(x.data()), 1},
+                         {reinterpret_cast<const uint8_t*>(x.data()), 1},
+                         {reinterpret_cast<const uint8_t*>(x.data()), 1}};
+  // Writer 1: its packet's head is admitted and fills the buffer.
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, &head, 1, kOnNext));
+  const TraceBufferStats& st = tb_->stats();
+  // Its continuation is rejected: that packet, and one more whole.
+  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 1, small, 2, kFromPrev));
+  EXPECT_EQ(st.chunks_discarded, 1u);
+  EXPECT_EQ(st.packets_discarded, 2u);
+  // Writer 2: two whole packets and one going on, rejected: 2 now.
+  EXPECT_FALSE(tb_->CopyChunkFragments(2, {}, 1, 0, small, 3, kOnNext));
+  EXPECT_EQ(st.packets_discarded, 4u);
+  // Offered again, grown by nothing: nothing more.
+  EXPECT_FALSE(tb_->CopyChunkFragments(2, {}, 1, 0, small, 3, kOnNext));
+  EXPECT_EQ(st.packets_discarded, 4u);
+  // Its next chunk ends the open packet: it counts now, once.
+  EXPECT_FALSE(tb_->CopyChunkFragments(2, {}, 1, 1, small, 1, kFromPrev));
+  EXPECT_EQ(st.packets_discarded, 5u);
+  EXPECT_EQ(st.chunks_discarded, 4u);
+}
+
+TEST_F(TraceBufferV2StatsTest, PacketsDiscardedIsDiscardOnly) {
+  Create(4096, Policy::kOverwrite);
+  const std::string a = OneFragChunk("a", 2000);
+  FragmentRef frag = {reinterpret_cast<const uint8_t*>(a.data()),
+                      static_cast<uint32_t>(a.size())};
+  for (ChunkID id = 0; id < 4; id++)
+    ASSERT_TRUE(
+        tb_->CopyChunkFragments(1, {}, 1, id, &frag, 1, kNoAdmissionFlags));
+  EXPECT_EQ(tb_->stats().chunks_discarded, 0u);
+  EXPECT_EQ(tb_->stats().packets_discarded, 0u);
+}
+
 TEST_F(TraceBufferV2StatsTest, ChunksRead) {
   Create(4096);
   ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}));

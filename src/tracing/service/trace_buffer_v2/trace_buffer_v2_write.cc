@@ -377,8 +377,16 @@ uint8_t* TraceBufferV2::BeginChunkFragments(
   const size_t stored_size =
       TBChunk::StoredSizeWithIndex(payload_bytes, index_size);
   size_t offset = 0;
-  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset))
+  if (!ReserveAt(TBChunk::OuterSizeForPayload(stored_size), &offset)) {
+    // Only a full DISCARD buffer refuses room (chunks_discarded).
+    if (policy_ == OverwritePolicy::kDiscard)
+      OnChunkDiscarded(SeqKey(producer_id, writer_id), chunk_id, num_fragments,
+                       flags);
     return nullptr;
+  }
+  if (policy_ == OverwritePolicy::kDiscard)
+    OnChunkAdmittedForDiscard(SeqKey(producer_id, writer_id), chunk_id,
+                              num_fragments, flags);
   TBChunk* chunk = ChunkAt(offset);
   // The admission bits are stored as they are (tb_chunk.h).
   chunk->flags = (flags & kFragmentAdmissionMask) | kTBPending | kTBFragIndex;
@@ -412,6 +420,10 @@ void TraceBufferV2::CommitPendingChunk() {
   const size_t outer = chunk->outer_size();
   const bool writer_lost_data =
       static_cast<bool>(chunk->flags & kChunkDataLoss);
+  if (policy_ == OverwritePolicy::kDiscard) {
+    stats_.packets_discarded += discard_pending_lost_;
+    discard_last_chunks_[discard_pending_key_] = discard_pending_;
+  }
   if (!LinkChunk(seq, pending_offset_))
     return;
   DebugSetChecksum(pending_offset_);

@@ -32,6 +32,7 @@ void AddBufferStats(const trace_buffer::TraceBufferStats& s,
   RT_ADD(abi_violations);
   RT_ADD(trace_writer_packet_loss);
   RT_ADD(packets_overwritten);
+  RT_ADD(packets_discarded);
   RT_ADD(sequence_losses_forgotten);
   RT_ADD(late_chunks_dropped);
   RT_ADD(readaheads_succeeded);

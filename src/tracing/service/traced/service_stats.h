@@ -106,9 +106,10 @@ struct ExportSummary {
   // continuation arrived.
   uint64_t packets_overwritten = 0;
   // Packets lost in chunks a full DISCARD buffer rejected
-  // (TraceBufferV2Sink::packets_discarded()). Set before the export, which
-  // writes it into TraceStats (ringtrace_packets_discarded, with
-  // ringtrace_packets_overwritten from the buffers' own stats).
+  // (TraceBufferStats::packets_discarded, which the buffer counts where it
+  // rejects them). Set before the export, which writes it into TraceStats
+  // (ringtrace_packets_discarded, with ringtrace_packets_overwritten from
+  // the buffers' own stats).
   uint64_t packets_discarded = 0;
   uint64_t file_size = 0;
   // Bytes written by this export (a consumer's fd may hold other data
