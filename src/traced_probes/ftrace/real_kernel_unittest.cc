@@ -40,6 +40,19 @@ namespace ringtrace {
 namespace ftrace {
 namespace {
 
+// Sleeps kSleeps times for 1 ms. The tests expect at least five switches
+// out of the sleeping thread and five back in. A run of the full suite has
+// been seen to record one switch in fewer than the sleeps it made (the
+// kernel does not promise one sched_switch pair per sleep), so the pattern
+// has more sleeps than the bounds ask for.
+constexpr int kSleeps = 8;
+void SleepPattern() {
+  for (int i = 0; i < kSleeps; i++) {
+    const struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 namespace pb = perfetto::protos;
 using test::PinToFirstCpu;
 using ::testing::HasSubstr;
@@ -177,10 +190,7 @@ TEST_F(RealKernelTest, SchedSwitchAndPrintFromRealPages) {
       "ringtrace-real-kernel-marker-" + std::to_string(tid);
   ASSERT_TRUE(instance_->SetTracingOn(true).ok());
   // Each sleep switches this thread out: a sched_switch with prev_pid tid.
-  for (int i = 0; i < 5; i++) {
-    const struct timespec ts = {0, 1000 * 1000};
-    nanosleep(&ts, nullptr);
-  }
+  SleepPattern();
   ASSERT_TRUE(instance_->WriteTraceMarker(marker).ok());
   ASSERT_TRUE(instance_->SetTracingOn(false).ok());
   struct timespec boot_end;
@@ -373,10 +383,7 @@ TEST_F(RealKernelTest, TraceProcessorReadsTheBundles) {
   ASSERT_TRUE(pin.ok());
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   ASSERT_TRUE(instance_->SetTracingOn(true).ok());
-  for (int i = 0; i < 5; i++) {
-    const struct timespec ts = {0, 1000 * 1000};
-    nanosleep(&ts, nullptr);
-  }
+  SleepPattern();
   // An atrace counter: C|pid|name|value.
   ASSERT_TRUE(instance_
                   ->WriteTraceMarker("C|" + std::to_string(getpid()) +
