@@ -117,7 +117,7 @@ struct TraceWriterV2Stats {
   uint64_t packets_refused = 0;
 };
 
-class TraceWriterV2 : private encoding::MessageStream::Delegate {
+class TraceWriterV2 final : private encoding::MessageStream::Delegate {
  public:
   using Options = RingWriterOptions;
   static constexpr uint32_t kMaxNestingDepth =
