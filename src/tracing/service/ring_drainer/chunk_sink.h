@@ -14,8 +14,8 @@
 // speculative). At most one chunk is pending per sink at a time.
 //
 // The production sink is the service's TraceBufferV2Sink
-// (src/tracing/service/traced/trace_buffer_v2_sink.h), which maps the ring's
-// flags to TraceBufferV2's; tests use a recording sink.
+// (src/tracing/service/ring_drainer/trace_buffer_v2_sink.h), which maps the
+// ring's flags to TraceBufferV2's; tests use a recording sink.
 //
 // Thread model: called from the drain thread only.
 

@@ -14,7 +14,7 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/packet_util.h"
-#include "src/tracing/service/ring_drainer/test/trace_buffer_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -55,7 +55,7 @@ bool Eventually(DrainLoop* loop,
   return false;
 }
 
-RingConfig Config(const shm_ring::TestRing& ring, test::TraceBufferSink* sink) {
+RingConfig Config(const shm_ring::TestRing& ring, TraceBufferV2Sink* sink) {
   RingConfig c;
   c.view = ring.view();
   c.producer_id = 5;
@@ -67,7 +67,7 @@ TEST(DrainLoopTest, NotificationsDriveTheDrain) {
   shm_ring::TestRing ring(256, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  test::TraceBufferSink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   DrainLoop::Options opts;
   opts.tick_ns = kOneHourNs;  // No tick during the test.
   DrainLoop loop(opts);
@@ -112,7 +112,7 @@ TEST(DrainLoopTest, TickDrainsWithoutNotifications) {
   shm_ring::TestRing ring(256, 8);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  test::TraceBufferSink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   test::FakeWriter w(ring.view(), 2, kBufferId);
   for (int i = 0; i < 5; ++i) {
     w.ReserveAndClaim();
@@ -138,7 +138,7 @@ TEST(DrainLoopTest, DeferredHeadIsRevisitedAfterTheGrace) {
   shm_ring::TestRing ring(256, 8);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  test::TraceBufferSink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   DrainLoop::Options opts;
   opts.tick_ns = kOneHourNs;
   opts.drainer.head_grace_ns = 1'000'000;  // 1 ms.
@@ -162,7 +162,7 @@ TEST(DrainLoopTest, RemovedRingNotificationsAreIgnored) {
   shm_ring::TestRing ring(256, 4);
   auto tb =
       TraceBufferV2::Create(1 << 20, TraceBufferV2::OverwritePolicy::kDiscard);
-  test::TraceBufferSink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   DrainLoop::Options opts;
   opts.tick_ns = kOneHourNs;
   DrainLoop loop(opts);

@@ -44,7 +44,7 @@
 #include "src/tracing/core/shm_ring/ring_writer.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
-#include "src/tracing/service/ring_drainer/test/trace_buffer_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -152,7 +152,7 @@ void DrainIntoTraceBuffer(benchmark::State& state,
   const auto sizes = FillChunks(&ring, mix);
   auto tb = TraceBufferV2::Create(kTraceBufferSize,
                                   TraceBufferV2::OverwritePolicy::kOverwrite);
-  test::TraceBufferSink sink(tb.get());
+  TraceBufferV2Sink sink(tb.get());
   RingDrainerOptions opts;
   opts.max_positions_per_pass = num_chunks;
   opts.max_bytes_per_pass = ~0ull;
@@ -396,7 +396,7 @@ struct EndToEnd {
 
   shm_ring::TestRing ring;
   std::unique_ptr<TraceBufferV2> tb;
-  test::TraceBufferSink sink;
+  TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId id = 0;
 };

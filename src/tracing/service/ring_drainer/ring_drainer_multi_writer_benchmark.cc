@@ -10,9 +10,8 @@
 //                                one thread runs the RingDrainer (1 ms head
 //                                grace, the service's default) into a real
 //                                64 MiB TraceBufferV2 (RING_BUFFER) through
-//                                test::TraceBufferSink, the same forward as
-//                                the service's sink does for a RING_BUFFER
-//                                (test/trace_buffer_sink.h). The drain
+//                                TraceBufferV2Sink, the service's own sink
+//                                (trace_buffer_v2_sink.h). The drain
 //                                thread polls: pass after pass, yielding
 //                                after a pass that found nothing. items/s
 //                                and bytes/s count only packets that arrived
@@ -59,7 +58,7 @@
 #include "src/tracing/service/ring_drainer/chunk_sink.h"
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
-#include "src/tracing/service/ring_drainer/test/trace_buffer_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -80,7 +79,7 @@ uint64_t PacketsPerWriter(size_t size) {
   return size <= 64 ? 40'000 : 4'000;
 }
 
-// The buffer sink (test::TraceBufferSink into a real TraceBufferV2) with a
+// The buffer sink (TraceBufferV2Sink into a real TraceBufferV2) with a
 // count on top: on each commit, the packets whose last fragment arrived and
 // the fragment bytes. The drainer may offer an open chunk again as it grows
 // (a scrape, then the whole chunk); per writer, the last chunk committed and
@@ -137,7 +136,7 @@ class CountingTraceBufferSink : public ChunkSink {
     uint64_t packets = 0;
     uint64_t bytes = 0;
   };
-  test::TraceBufferSink sink_;
+  TraceBufferV2Sink sink_;
   Counted pending_;
   std::vector<Counted> last_;  // by writer ID
 };

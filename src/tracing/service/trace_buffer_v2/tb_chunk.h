@@ -35,8 +35,9 @@ namespace trace_buffer {
 // (StrongFlags), so that it cannot be mixed with the ring's
 // shm_ring::ChunkFlags, which give other meanings to the same low bits, nor
 // with a bare integer. The ring drainer's chunks cross into it in one place,
-// traced::MapChunkFlags() (src/tracing/service/traced/trace_buffer_v2_sink.h);
-// admission stores the bits as given, so there is no second mapping.
+// ring_drainer::MapChunkFlags()
+// (src/tracing/service/ring_drainer/trace_buffer_v2_sink.h); admission stores
+// the bits as given, so there is no second mapping.
 //
 // Why the buffer keeps a vocabulary of its own instead of storing the ring's
 // flags: the design's TBChunk header holds the v1 ABI flags (bits 0-2, as a

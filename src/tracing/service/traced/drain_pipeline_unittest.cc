@@ -17,8 +17,8 @@
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
 #include "src/tracing/service/ring_drainer/test/packet_util.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
-#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace traced {
@@ -29,6 +29,7 @@ using ring_drainer::RingConfig;
 using ring_drainer::RingDrainer;
 using ring_drainer::RingId;
 using ring_drainer::RingStats;
+using ring_drainer::TraceBufferV2Sink;
 namespace drainer_test = ring_drainer::test;
 
 using drainer_test::MakeTestPacket;

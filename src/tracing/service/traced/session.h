@@ -34,6 +34,7 @@
 #include "ringtrace/status.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 #include "src/tracing/service/traced/producer_answers.h"
@@ -41,7 +42,6 @@
 #include "src/tracing/service/traced/service_stats.h"
 #include "src/tracing/service/traced/session_config.h"
 #include "src/tracing/service/traced/session_export.h"
-#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
 namespace traced {
@@ -131,7 +131,7 @@ struct SessionBuffer {
   trace_buffer::BufferID id = 0;
   std::unique_ptr<trace_buffer::TraceBufferV2> buffer;
   // Drain thread while the buffer is routed; the owner's afterwards.
-  std::unique_ptr<TraceBufferV2Sink> sink;
+  std::unique_ptr<ring_drainer::TraceBufferV2Sink> sink;
 };
 
 // A data source instance of a session on a producer.

@@ -164,7 +164,7 @@ base::Status SessionTable::CreateBuffers(Session* s) {
     // (packets_overwritten, RING_BUFFER) and the sink (packets_discarded,
     // DISCARD): no overwrite observer, whose count would miss the packets
     // erased before their continuation arrived.
-    b->sink.reset(new TraceBufferV2Sink(b->buffer.get()));
+    b->sink.reset(new ring_drainer::TraceBufferV2Sink(b->buffer.get()));
     s->buffers.push_back(std::move(b));
   }
   return base::OkStatus();

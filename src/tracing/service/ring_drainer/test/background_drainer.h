@@ -19,7 +19,7 @@
 
 #include "src/tracing/service/ring_drainer/ring_drainer.h"
 #include "src/tracing/service/ring_drainer/test/fake_ring.h"
-#include "src/tracing/service/ring_drainer/test/trace_buffer_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -29,7 +29,7 @@ namespace test {
 // The setup the pipeline tests share: one shm_ring::TestRing (cursors seeded at
 // |start_position|) registered with its own RingDrainer, which feeds a
 // TraceBufferV2 in DISCARD mode (a test's accounting never meets
-// overwrites) through a TraceBufferSink allowed as |buffer_id|.
+// overwrites) through a TraceBufferV2Sink allowed as |buffer_id|.
 struct DrainedRing {
   struct Params {
     uint32_t chunk_size = 256;
@@ -46,7 +46,7 @@ struct DrainedRing {
 
   shm_ring::TestRing ring;
   std::unique_ptr<trace_buffer::TraceBufferV2> tb;
-  TraceBufferSink sink;
+  TraceBufferV2Sink sink;
   RingDrainer drainer;
   RingId id = 0;
 };

@@ -31,7 +31,7 @@
 #include "src/tracing/service/ring_drainer/test/background_drainer.h"
 #include "src/tracing/service/ring_drainer/test/child_process.h"
 #include "src/tracing/service/ring_drainer/test/loss_ledger.h"
-#include "src/tracing/service/ring_drainer/test/trace_buffer_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
@@ -155,7 +155,7 @@ class Service {
     tb_ = TraceBufferV2::Create(8 << 20,
                                 TraceBufferV2::OverwritePolicy::kDiscard);
     RT_CHECK(tb_);
-    sink_ = std::make_unique<TraceBufferSink>(tb_.get());
+    sink_ = std::make_unique<TraceBufferV2Sink>(tb_.get());
     RingConfig config;
     config.view = view_;
     config.producer_id = kProducerId;
@@ -262,7 +262,7 @@ class Service {
   uint8_t* base_ = nullptr;
   RingView view_;
   std::unique_ptr<TraceBufferV2> tb_;
-  std::unique_ptr<TraceBufferSink> sink_;
+  std::unique_ptr<TraceBufferV2Sink> sink_;
   RingDrainer drainer_;
   RingId id_ = 0;
 };

@@ -3,10 +3,11 @@
  */
 
 // TraceBufferV2Sink: the production ChunkSink, the adapter between the ring
-// drainer and TraceBufferV2. It belongs to the service (the composition
-// root): the ring drainer knows only the ChunkSink interface and the IDs,
-// TraceBufferV2 knows nothing of rings, and this is the one place where the
-// two meet:
+// drainer and TraceBufferV2, in a target of its own
+// (//src/tracing/service/ring_drainer:trace_buffer_v2_sink) so that the
+// drainer library knows only the ChunkSink interface and the IDs, and
+// TraceBufferV2 knows nothing of rings. This is the one place where the two
+// meet (the service and the drainer's own tests and benchmarks use it):
 //  - flags: the ring state word's flags (shm_ring::ChunkFlags) become
 //    TraceBufferV2's chunk flags (trace_buffer::TBChunkFlags, which its
 //    admission calls take as AdmissionFlags and store as they are) through
@@ -23,8 +24,8 @@
 // Thread model: TraceBufferV2 is not thread-safe; the sink must be used on
 // the thread that owns the buffer (the drain thread).
 
-#ifndef SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
-#define SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
+#ifndef SRC_TRACING_SERVICE_RING_DRAINER_TRACE_BUFFER_V2_SINK_H_
+#define SRC_TRACING_SERVICE_RING_DRAINER_TRACE_BUFFER_V2_SINK_H_
 
 #include <stdint.h>
 
@@ -33,7 +34,7 @@
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
 
 namespace ringtrace {
-namespace traced {
+namespace ring_drainer {
 
 // State word flags (spec 3.3) -> TraceBufferV2's chunk flags (tb_chunk.h),
 // bit by bit by name (the two vocabularies put different meanings on the same
@@ -51,7 +52,7 @@ constexpr trace_buffer::AdmissionFlags MapChunkFlags(
               : trace_buffer::kNoAdmissionFlags);
 }
 
-class TraceBufferV2Sink : public ring_drainer::ChunkSink {
+class TraceBufferV2Sink : public ChunkSink {
  public:
   // |buffer| is not owned and must outlive the sink.
   explicit TraceBufferV2Sink(trace_buffer::TraceBufferV2* buffer)
@@ -79,7 +80,7 @@ class TraceBufferV2Sink : public ring_drainer::ChunkSink {
   trace_buffer::TraceBufferV2* const buffer_;
 };
 
-}  // namespace traced
+}  // namespace ring_drainer
 }  // namespace ringtrace
 
-#endif  // SRC_TRACING_SERVICE_TRACED_TRACE_BUFFER_V2_SINK_H_
+#endif  // SRC_TRACING_SERVICE_RING_DRAINER_TRACE_BUFFER_V2_SINK_H_

@@ -2,10 +2,10 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 
 namespace ringtrace {
-namespace traced {
+namespace ring_drainer {
 
 TraceBufferV2Sink::~TraceBufferV2Sink() = default;
 
@@ -30,5 +30,5 @@ void TraceBufferV2Sink::AbortPendingChunk() {
   buffer_->AbortPendingChunk();
 }
 
-}  // namespace traced
+}  // namespace ring_drainer
 }  // namespace ringtrace

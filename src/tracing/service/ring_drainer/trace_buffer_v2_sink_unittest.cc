@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-#include "src/tracing/service/traced/trace_buffer_v2_sink.h"
+#include "src/tracing/service/ring_drainer/trace_buffer_v2_sink.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <vector>
 
 namespace ringtrace {
-namespace traced {
+namespace ring_drainer {
 namespace {
 
 using shm_ring::ChunkFlags;
@@ -327,5 +327,5 @@ TEST(TraceBufferV2SinkTest, WrittenEqualsReadPlusDiscardedPlusDropped) {
 }
 
 }  // namespace
-}  // namespace traced
+}  // namespace ring_drainer
 }  // namespace ringtrace
