@@ -10,7 +10,7 @@
 // meet (the service and the drainer's own tests and benchmarks use it):
 //  - flags: the ring state word's flags (shm_ring::ChunkFlags) become
 //    TraceBufferV2's chunk flags (trace_buffer::TBChunkFlags, which its
-//    admission calls take as AdmissionFlags and store as they are) through
+//    admission calls take as TBChunkFlags and store as they are) through
 //    MapChunkFlags(), the only conversion between the two vocabularies;
 //  - admission: a thin forward to TraceBufferV2's two-phase fragment
 //    admission (BeginChunkFragments / CommitPendingChunk /
@@ -39,17 +39,17 @@ namespace ring_drainer {
 // State word flags (spec 3.3) -> TraceBufferV2's chunk flags (tb_chunk.h),
 // bit by bit by name (the two vocabularies put different meanings on the same
 // bits). The one translation on a chunk's way from the ring into the buffer.
-constexpr trace_buffer::AdmissionFlags MapChunkFlags(
+constexpr trace_buffer::TBChunkFlags MapChunkFlags(
     shm_ring::ChunkFlags abi_flags) {
   return ((abi_flags & shm_ring::kFlagContinuesFromPrev)
               ? trace_buffer::kChunkContinuesFromPrev
-              : trace_buffer::kNoAdmissionFlags) |
+              : trace_buffer::kNoTBChunkFlags) |
          ((abi_flags & shm_ring::kFlagContinuesOnNext)
               ? trace_buffer::kChunkContinuesOnNext
-              : trace_buffer::kNoAdmissionFlags) |
+              : trace_buffer::kNoTBChunkFlags) |
          ((abi_flags & shm_ring::kFlagDataLoss)
               ? trace_buffer::kChunkDataLoss
-              : trace_buffer::kNoAdmissionFlags);
+              : trace_buffer::kNoTBChunkFlags);
 }
 
 class TraceBufferV2Sink : public ChunkSink {

@@ -27,7 +27,7 @@ using WriterID = ::ringtrace::WriterID;
 // Two flag vocabularies, the ring's and TraceBufferV2's (whose admission
 // flags are its chunk flags). They do not convert into each other, nor from
 // integers: the only way across is MapChunkFlags().
-static_assert(std::is_same<trace_buffer::AdmissionFlags, TBChunkFlags>::value,
+static_assert(std::is_same<trace_buffer::TBChunkFlags, TBChunkFlags>::value,
               "");
 static_assert(!std::is_convertible<ChunkFlags, TBChunkFlags>::value, "");
 static_assert(!std::is_convertible<TBChunkFlags, ChunkFlags>::value, "");
@@ -38,7 +38,7 @@ static_assert(!std::is_constructible<TBChunkFlags, ChunkFlags>::value, "");
 
 TEST(TraceBufferV2SinkTest, MapChunkFlagsMapsEachBitByName) {
   static_assert(
-      MapChunkFlags(shm_ring::kNoChunkFlags) == trace_buffer::kNoAdmissionFlags,
+      MapChunkFlags(shm_ring::kNoChunkFlags) == trace_buffer::kNoTBChunkFlags,
       "");
   EXPECT_TRUE(MapChunkFlags(shm_ring::kFlagContinuesFromPrev) ==
               trace_buffer::kChunkContinuesFromPrev);

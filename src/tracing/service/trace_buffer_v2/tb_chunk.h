@@ -46,11 +46,10 @@ namespace trace_buffer {
 // ring's three bits can express.
 struct TBChunkFlagsTag;
 using TBChunkFlags = StrongFlags<TBChunkFlagsTag, uint16_t>;
-// Admission flags: what a chunk may carry into the buffer. The v1 path takes
-// bits 0-2 (the v1 ABI's chunk flags, same bits); the ring drainer path bits
-// 0, 1 and 5. Admission keeps only those and ignores any other bit.
-using AdmissionFlags = TBChunkFlags;
-constexpr AdmissionFlags kNoAdmissionFlags;
+// What a chunk may carry into the buffer: the v1 path takes bits 0-2 (the
+// v1 ABI's chunk flags, same bits), the ring drainer path bits 0, 1 and 5
+// (the masks below). Admission keeps only those and ignores any other bit.
+constexpr TBChunkFlags kNoTBChunkFlags;
 // The first fragment continues a packet from the writer's previous chunk
 // (v1 kFirstPacketContinuesFromPrevChunk).
 constexpr TBChunkFlags kChunkContinuesFromPrev =
@@ -63,9 +62,9 @@ constexpr TBChunkFlags kChunkNeedsPatching = TBChunkFlags::FromBits(1u << 2);
 // The writer lost data before this chunk: SMB_FULL (+PRESENT) on the first
 // packet read from it (ring drainer path only).
 constexpr TBChunkFlags kChunkDataLoss = TBChunkFlags::FromBits(1u << 5);
-constexpr AdmissionFlags kV1AdmissionMask =
+constexpr TBChunkFlags kV1AdmissionMask =
     kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkNeedsPatching;
-constexpr AdmissionFlags kFragmentAdmissionMask =
+constexpr TBChunkFlags kFragmentAdmissionMask =
     kChunkContinuesFromPrev | kChunkContinuesOnNext | kChunkDataLoss;
 // Local flags.
 // Scraped: the last fragment is never read.

@@ -59,7 +59,7 @@ namespace ringtrace {
 namespace trace_buffer {
 
 // Chunk flags: TBChunkFlags (tb_chunk.h), the buffer's one vocabulary. The
-// admission calls below take AdmissionFlags, the same type, and keep only
+// admission calls below take them and keep only
 // the bits of their path.
 
 // A v1 fragment whose size header holds the maximum 4-byte varint value means
@@ -247,7 +247,7 @@ class TraceBufferV2 {
                           WriterID writer_id,
                           ChunkID chunk_id,
                           uint16_t num_fragments,
-                          AdmissionFlags chunk_flags,
+                          TBChunkFlags chunk_flags,
                           bool chunk_complete,
                           const uint8_t* src,
                           size_t size);
@@ -262,7 +262,7 @@ class TraceBufferV2 {
                           ChunkID chunk_id,
                           const FragmentRef* fragments,
                           size_t num_fragments,
-                          AdmissionFlags flags);
+                          TBChunkFlags flags);
 
   // Ring drainer path, two phases: reserves space (overwriting as needed) for
   // fragments of |sizes| and returns where their bytes go, back to back
@@ -278,7 +278,7 @@ class TraceBufferV2 {
                                ChunkID chunk_id,
                                const uint32_t* sizes,
                                size_t num_fragments,
-                               AdmissionFlags flags);
+                               TBChunkFlags flags);
   void CommitPendingChunk();
   void AbortPendingChunk();
 

@@ -51,7 +51,7 @@ size_t TBChunkOuterSize(size_t payload) {
 struct ChunkTemplate {
   std::vector<uint8_t> payload;  // kSmbPayloadSize bytes (SMB chunk area).
   uint16_t num_fragments = 0;
-  AdmissionFlags flags;
+  TBChunkFlags flags;
   size_t used = 0;  // Bytes of the fragments (what is really copied).
 };
 
@@ -355,7 +355,7 @@ void BM_TraceBuffer_CloneMemcpyBaseline(benchmark::State& state) {
 struct UpstreamChunk {
   std::vector<uint8_t> payload;  // Exactly kSmbPayloadSize fragment bytes.
   uint16_t num_fragments = 0;
-  AdmissionFlags flags;
+  TBChunkFlags flags;
   size_t packet_bytes = 0;  // Without the varint headers.
 };
 
@@ -429,7 +429,7 @@ const std::vector<UpstreamChunk>& UpstreamChunks() {
 bool CommitUpstream(TraceBufferV2* tb,
                     ChunkID id,
                     const UpstreamChunk& c,
-                    AdmissionFlags extra_flags = kNoAdmissionFlags) {
+                    TBChunkFlags extra_flags = kNoTBChunkFlags) {
   return tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, id, c.num_fragments,
                                 c.flags | extra_flags, true, c.payload.data(),
                                 c.payload.size());

@@ -60,7 +60,7 @@ struct ModelChunk {
   ChunkID chunk_id;
   std::vector<uint8_t> payload;  // As committed (patch bytes zeroed).
   uint16_t num_frags;
-  AdmissionFlags flags;
+  TBChunkFlags flags;
   uint32_t first_packet;  // Index of the packet its first fragment is of.
   bool needs_patch = false;
   TraceBufferV2::Patch patch;
@@ -123,7 +123,7 @@ class Model {
     c.chunk_id = w->next_chunk_id++;
     c.first_packet =
         w->in_progress.empty() ? w->next_packet : w->next_packet - 1;
-    c.flags = kNoAdmissionFlags;
+    c.flags = kNoTBChunkFlags;
     c.num_frags = 0;
     size_t space = 32 + rng_() % 600;
     if (!w->in_progress.empty())
@@ -172,7 +172,7 @@ class Model {
       FragIterator::Frag f;
       while (it.Next(&f) == FragIterator::Result::kOk)
         frags.push_back({c.payload.data() + f.data_offset, f.size});
-      AdmissionFlags flags;
+      TBChunkFlags flags;
       if (c.flags & kChunkContinuesFromPrev)
         flags |= kChunkContinuesFromPrev;
       if (c.flags & kChunkContinuesOnNext)
@@ -198,7 +198,7 @@ class Model {
       frags.push_back({nullptr, kPacketSizeDropPacket});  // Size too big.
       EXPECT_FALSE(tb_->CopyChunkFragments(
           c.producer_id, ClientIdentity{}, c.writer_id, c.chunk_id,
-          frags.data(), frags.size(), kNoAdmissionFlags));
+          frags.data(), frags.size(), kNoTBChunkFlags));
     } else {
       std::vector<uint8_t> huge(kMaxChunkPayloadSize + 1, 0);
       memcpy(huge.data(), c.payload.data(), c.payload.size());
@@ -308,8 +308,8 @@ class Model {
       tb_->CopyChunkUntrusted(
           kHostileProducer, ClientIdentity{}, w, id,
           static_cast<uint16_t>(rng_() % 20),
-          AdmissionFlags::FromBits(static_cast<uint8_t>(rng_() % 8)),
-          rng_() % 2, bytes.data(), bytes.size());
+          TBChunkFlags::FromBits(static_cast<uint8_t>(rng_() % 8)), rng_() % 2,
+          bytes.data(), bytes.size());
     } else if (op == 2) {
       TraceBufferV2::Patch patch;
       patch.offset_untrusted = rng_() % 700;
@@ -324,7 +324,7 @@ class Model {
                          static_cast<uint32_t>(d.size())});
       tb_->CopyChunkFragments(kHostileProducer, ClientIdentity{}, w, id,
                               frags.data(), frags.size(),
-                              AdmissionFlags::FromBits(rng_() % 8));
+                              TBChunkFlags::FromBits(rng_() % 8));
     }
   }
 

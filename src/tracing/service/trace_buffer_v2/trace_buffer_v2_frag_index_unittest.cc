@@ -33,8 +33,8 @@ using test::Pkt;
 using test::ReadPacket;
 using test::RP;
 
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
 
 // Outer size of a chunk storing |payload_bytes| of fragments and an index of
 // |n| entries.
@@ -70,7 +70,7 @@ class TraceBufferV2FragIndexTest : public test::TraceBufferV2TestBase {
                    WriterID w,
                    ChunkID id,
                    const std::vector<std::string>& frags,
-                   AdmissionFlags flags = kNoAdmissionFlags) {
+                   TBChunkFlags flags = kNoTBChunkFlags) {
     std::vector<FragmentRef> refs;
     for (const std::string& f : frags) {
       refs.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(f.data()),

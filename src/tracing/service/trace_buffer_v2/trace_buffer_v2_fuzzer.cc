@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t* src = in.Bytes(in.U16() % 2048, &len);
         scratch.assign(src, src + len);  // Own copy: the input is const.
         tb->CopyChunkUntrusted(producer, ClientIdentity{}, writer, chunk_id,
-                               num_frags, AdmissionFlags::FromBits(flags & 7),
+                               num_frags, TBChunkFlags::FromBits(flags & 7),
                                complete, scratch.data(), scratch.size());
         break;
       }
@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           frags[i].size = static_cast<uint32_t>(len);
         }
         tb->CopyChunkFragments(producer, ClientIdentity{}, writer, chunk_id,
-                               frags, n, AdmissionFlags::FromBits(in.U8() & 7));
+                               frags, n, TBChunkFlags::FromBits(in.U8() & 7));
         break;
       }
       case 2: {
@@ -149,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint32_t sizes[2] = {in.U8(), in.U16() % 4096u};
         uint8_t* dst = tb->BeginChunkFragments(
             producer, ClientIdentity{}, writer, chunk_id, sizes, 2,
-            AdmissionFlags::FromBits(in.U8() & 7));
+            TBChunkFlags::FromBits(in.U8() & 7));
         if (dst) {
           memset(dst, 0x5a, sizes[0]);
           memset(dst + sizes[0], 0xa5, sizes[1]);

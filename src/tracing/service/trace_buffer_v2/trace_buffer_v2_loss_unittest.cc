@@ -30,8 +30,8 @@ using test::Pkt;
 using test::ReadPacket;
 using test::RP;
 
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
 constexpr uint32_t kOverwriteLoss = kDataLossPresent | kDataLossOverwrite;
 
 // Fragment bytes so that a chunk with one fragment has outer size |outer|.
@@ -60,7 +60,7 @@ class TraceBufferV2LossTest : public test::TraceBufferV2TestBase,
                    WriterID w,
                    ChunkID id,
                    const std::vector<std::string>& frags,
-                   AdmissionFlags flags = kNoAdmissionFlags) {
+                   TBChunkFlags flags = kNoTBChunkFlags) {
     std::vector<FragmentRef> refs;
     for (const std::string& f : frags) {
       refs.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(f.data()),
@@ -403,7 +403,7 @@ class ModelWriter {
  public:
   static constexpr size_t kCapacity = 512;
   using Publish = std::function<
-      void(WriterID, ChunkID, const std::vector<std::string>&, AdmissionFlags)>;
+      void(WriterID, ChunkID, const std::vector<std::string>&, TBChunkFlags)>;
 
   ModelWriter(WriterID w, uint32_t drop_per_mille, Publish publish)
       : w_(w), drop_per_mille_(drop_per_mille), publish_(std::move(publish)) {}
@@ -459,7 +459,7 @@ class ModelWriter {
     return true;
   }
   void PublishChunk(bool on_next) {
-    AdmissionFlags flags;
+    TBChunkFlags flags;
     if (from_prev_)
       flags |= kChunkContinuesFromPrev;
     if (on_next)
@@ -499,7 +499,7 @@ TEST_P(TraceBufferV2LossTest, WrittenEqualsReadPlusOverwrittenPlusDropped) {
     std::minstd_rand rng(seed);
     const ModelWriter::Publish publish =
         [this](WriterID w, ChunkID id, const std::vector<std::string>& frags,
-               AdmissionFlags flags) {
+               TBChunkFlags flags) {
           ASSERT_TRUE(CommitFrags(1, w, id, frags, flags));
         };
     std::vector<ModelWriter> writers;
@@ -643,8 +643,7 @@ TEST_F(TraceBufferV2WriterLossTest, CountsFlaggedChunksAndDropMarkers) {
   Create(4096);
   const std::string x = "x";
   const FragmentRef frag{reinterpret_cast<const uint8_t*>(x.data()), 1};
-  ASSERT_TRUE(
-      tb_->CopyChunkFragments(1, {}, 1, 0, &frag, 1, kNoAdmissionFlags));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, &frag, 1, kNoTBChunkFlags));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, kChunkDataLoss));
   ASSERT_TRUE(tb_->CopyChunkFragments(2, {}, 1, 0, &frag, 1, kChunkDataLoss));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, &frag, 1, kChunkDataLoss));

@@ -25,8 +25,8 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2OverwriteTest = test::TraceBufferV2TestBase;
 
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
 
 // Fragment bytes so that a chunk with one fragment has outer size |outer|.
 std::string OneFragChunk(const std::string& tag, size_t outer) {
@@ -155,8 +155,8 @@ TEST_F(TraceBufferV2OverwriteTest, CloneWhileWrappedWithPadding) {
   EXPECT_EQ(clone->stats().padding_bytes_written,
             tb_->stats().padding_bytes_written);
   // Clones are read-only.
-  EXPECT_FALSE(clone->CopyChunkUntrusted(9, {}, 9, 0, 0, kNoAdmissionFlags,
-                                         true, nullptr, 0));
+  EXPECT_FALSE(clone->CopyChunkUntrusted(9, {}, 9, 0, 0, kNoTBChunkFlags, true,
+                                         nullptr, 0));
 
   const std::vector<ReadPacket> from_clone = test::ReadAll(clone.get());
   const std::vector<ReadPacket> from_original = Read();

@@ -162,7 +162,7 @@ void FastPathPair::Commit(std::minstd_rand* rng, Writer* w) {
   w->carry = on_next;
   const ClientIdentity client{1000 + w->producer_id, 2000 + w->producer_id};
   if (v1) {
-    AdmissionFlags flags;
+    TBChunkFlags flags;
     if (from_prev)
       flags |= kChunkContinuesFromPrev;
     if (on_next)
@@ -187,7 +187,7 @@ void FastPathPair::Commit(std::minstd_rand* rng, Writer* w) {
       w->to_patch.emplace_back(id, static_cast<uint32_t>(payload.size()));
     return;
   }
-  AdmissionFlags flags;
+  TBChunkFlags flags;
   if (from_prev)
     flags |= kChunkContinuesFromPrev;
   if (on_next)
@@ -307,7 +307,7 @@ TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
     AppendFragment(&payload, p);
   ASSERT_TRUE(tb->CopyChunkUntrusted(
       1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
-      kNoAdmissionFlags, true, payload.data(), payload.size()));
+      kNoTBChunkFlags, true, payload.data(), payload.size()));
   tb->BeginRead();
   std::vector<std::string> got;
   for (Got g = ReadOne(tb.get()); g.ok; g = ReadOne(tb.get())) {

@@ -25,9 +25,9 @@ using test::ReadPacket;
 using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kPatch = kChunkNeedsPatching;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kPatch = kChunkNeedsPatching;
 constexpr uint32_t kCorruptedGap =
     kDataLossPresent | kDataLossChunkCorrupted | kDataLossReadGap;
 
@@ -42,7 +42,7 @@ class TraceBufferV2StatsTest : public test::TraceBufferV2TestBase {
   bool CommitRejected(ProducerID p, WriterID w, ChunkID id) {
     const uint8_t byte = 0;
     FragmentRef frag{&byte, kPacketSizeDropPacket};
-    return tb_->CopyChunkFragments(p, {}, w, id, &frag, 1, kNoAdmissionFlags);
+    return tb_->CopyChunkFragments(p, {}, w, id, &frag, 1, kNoTBChunkFlags);
   }
 
   // Reads at most |n| packets of a new pass.
@@ -93,8 +93,7 @@ TEST_F(TraceBufferV2StatsTest, RejectedChunkLossCarriedThroughReassembly) {
   ASSERT_TRUE(Commit(1, 1, 1, {"b", "P1"}, kOnNext));
   const std::string x = "x";
   FragmentRef frag{reinterpret_cast<const uint8_t*>(x.data()), 1};
-  EXPECT_FALSE(
-      tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, kNoAdmissionFlags));
+  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1, kNoTBChunkFlags));
   ASSERT_TRUE(Commit(1, 1, 2, {"P2"}, kFromPrev));
   EXPECT_EQ(Read(),
             (std::vector<ReadPacket>{
@@ -161,14 +160,14 @@ TEST_F(TraceBufferV2StatsTest, ErasingOnlyEmptyUnreadPacketsIsNoLoss) {
       // stored).
       const std::string a = Pkt("a", 40);
       if (drainer == 2) {
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoAdmissionFlags, false));
-        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoAdmissionFlags, true));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoTBChunkFlags, false));
+        ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}, kNoTBChunkFlags, true));
       } else if (drainer) {
         FragmentRef frags[] = {{reinterpret_cast<const uint8_t*>(a.data()), 40},
                                {nullptr, 0},
                                {nullptr, 0}};
         ASSERT_TRUE(
-            tb_->CopyChunkFragments(1, {}, 1, 0, frags, 3, kNoAdmissionFlags));
+            tb_->CopyChunkFragments(1, {}, 1, 0, frags, 3, kNoTBChunkFlags));
       } else {
         ASSERT_TRUE(Commit(1, 1, 0, {a, "", ""}));
       }
@@ -211,14 +210,14 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
   const std::string de = "de";
   FragmentRef frag{reinterpret_cast<const uint8_t*>(de.data()), 2};
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, &frag, 1,
-                                      kNoAdmissionFlags));  // 24.
+                                      kNoTBChunkFlags));  // 24.
   EXPECT_FALSE(CommitRejected(1, 1, 2));
   EXPECT_EQ(tb_->stats().bytes_written, 48u);
   EXPECT_EQ(tb_->stats().chunks_written, 2u);
   // A scraped chunk stores its whole payload; its recommit rewrites the
   // payload bytes not consumed yet (all 32 here).
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoAdmissionFlags, false, 32));
-  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoAdmissionFlags, true, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoTBChunkFlags, false, 32));
+  ASSERT_TRUE(Commit(1, 1, 3, {"x", "y"}, kNoTBChunkFlags, true, 32));
   EXPECT_EQ(tb_->stats().bytes_written, 48u + 48u + 32u);
   EXPECT_EQ(tb_->stats().chunks_written, 3u);
   EXPECT_EQ(tb_->stats().chunks_rewritten, 1u);
@@ -226,13 +225,13 @@ TEST_F(TraceBufferV2StatsTest, BytesWrittenAndChunksWritten) {
 
 TEST_F(TraceBufferV2StatsTest, ChunksRewritten) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, false, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 0u);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false,
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, false,
                      64));  // Scraped again.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, true, 64));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, true,
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, true,
                       64));  // Now complete.
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
@@ -275,7 +274,7 @@ TEST_F(TraceBufferV2StatsTest, PaddingBytesWrittenAndCleared) {
   EXPECT_EQ(tb_->stats().padding_bytes_written, 2048u);
   // An aborted two-phase chunk becomes padding too.
   uint32_t size = 10;  // 16 + 4 + 10 -> 32 bytes.
-  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, kNoAdmissionFlags),
+  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 4, &size, 1, kNoTBChunkFlags),
             nullptr);
   const uint64_t before_abort = tb_->stats().padding_bytes_written;
   tb_->AbortPendingChunk();
@@ -331,7 +330,7 @@ TEST_F(TraceBufferV2StatsTest, PacketsDiscardedIsDiscardOnly) {
                       static_cast<uint32_t>(a.size())};
   for (ChunkID id = 0; id < 4; id++)
     ASSERT_TRUE(
-        tb_->CopyChunkFragments(1, {}, 1, id, &frag, 1, kNoAdmissionFlags));
+        tb_->CopyChunkFragments(1, {}, 1, id, &frag, 1, kNoTBChunkFlags));
   EXPECT_EQ(tb_->stats().chunks_discarded, 0u);
   EXPECT_EQ(tb_->stats().packets_discarded, 0u);
 }

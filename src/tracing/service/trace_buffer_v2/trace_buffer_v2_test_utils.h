@@ -132,7 +132,7 @@ class TraceBufferV2TestBase : public ::testing::Test {
               WriterID w,
               ChunkID id,
               const std::vector<std::string>& frags,
-              AdmissionFlags flags = kNoAdmissionFlags,
+              TBChunkFlags flags = kNoTBChunkFlags,
               bool complete = true,
               size_t pad_to = 0) {
     std::vector<uint8_t> payload = MakePayload(frags, pad_to);
@@ -146,7 +146,7 @@ class TraceBufferV2TestBase : public ::testing::Test {
                  ChunkID id,
                  const std::vector<uint8_t>& payload,
                  uint16_t num_frags,
-                 AdmissionFlags flags = kNoAdmissionFlags) {
+                 TBChunkFlags flags = kNoTBChunkFlags) {
     return tb_->CopyChunkUntrusted(p, ClientIdentity{}, w, id, num_frags, flags,
                                    true, payload.data(), payload.size());
   }

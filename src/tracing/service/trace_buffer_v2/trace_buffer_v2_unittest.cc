@@ -30,8 +30,8 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2Test = test::TraceBufferV2TestBase;
 
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
 
 // ---- Basics and storage -----------------------------------------------------
 

@@ -192,7 +192,7 @@ bool TraceBufferV2::CopyChunkUntrusted(ProducerID producer_id,
                                        WriterID writer_id,
                                        ChunkID chunk_id,
                                        uint16_t num_fragments,
-                                       AdmissionFlags chunk_flags,
+                                       TBChunkFlags chunk_flags,
                                        bool chunk_complete,
                                        const uint8_t* src,
                                        size_t size) {
@@ -351,7 +351,7 @@ uint8_t* TraceBufferV2::BeginChunkFragments(
     ChunkID chunk_id,
     const uint32_t* sizes,
     size_t num_fragments,
-    AdmissionFlags flags) {
+    TBChunkFlags flags) {
   if (!BeginWrite())
     return nullptr;
   const bool from_prev = static_cast<bool>(flags & kChunkContinuesFromPrev);
@@ -446,7 +446,7 @@ bool TraceBufferV2::CopyChunkFragments(ProducerID producer_id,
                                        ChunkID chunk_id,
                                        const FragmentRef* fragments,
                                        size_t num_fragments,
-                                       AdmissionFlags flags) {
+                                       TBChunkFlags flags) {
   if (num_fragments > kMaxChunkPayloadSize / 4 ||
       (num_fragments && !fragments)) {
     if (!BeginWrite())

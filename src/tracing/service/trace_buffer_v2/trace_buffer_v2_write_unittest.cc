@@ -28,9 +28,9 @@ using test::RP;
 using Policy = TraceBufferV2::OverwritePolicy;
 using TraceBufferV2WriteTest = test::TraceBufferV2TestBase;
 
-constexpr AdmissionFlags kFromPrev = kChunkContinuesFromPrev;
-constexpr AdmissionFlags kOnNext = kChunkContinuesOnNext;
-constexpr AdmissionFlags kPatch = kChunkNeedsPatching;
+constexpr TBChunkFlags kFromPrev = kChunkContinuesFromPrev;
+constexpr TBChunkFlags kOnNext = kChunkContinuesOnNext;
+constexpr TBChunkFlags kPatch = kChunkNeedsPatching;
 
 TraceBufferV2::Patch MakePatch(uint32_t offset, const char (&data)[5]) {
   TraceBufferV2::Patch p;
@@ -187,7 +187,7 @@ TEST_F(TraceBufferV2WriteTest, PendingPatchChunkOverwrittenEndsStallWithLoss) {
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
   Create(4096);
   ASSERT_TRUE(
-      Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, /*complete=*/false));
+      Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, /*complete=*/false));
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   ASSERT_TRUE(Commit(2, 1, 0, {"x"}));
   // "c" may still be being written; the sequence stalls (not sequence 2).
@@ -204,7 +204,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkLastFragmentIsNeverRead) {
 TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
   Create(4096);
   // Scraped with 2 fragments in a 64-byte payload; committed with 4.
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   const size_t used = tb_->used_size();
   ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c", "dd"}, kOnNext, true, 64));
@@ -216,10 +216,10 @@ TEST_F(TraceBufferV2WriteTest, RecommitMayExtendTheScrapedChunk) {
 
 TEST_F(TraceBufferV2WriteTest, ScrapedChunkCanBeScrapedAgain) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false, 64));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, true, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, true, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"c"}));
   EXPECT_EQ(tb_->stats().chunks_rewritten, 2u);
 }
@@ -242,8 +242,8 @@ TEST_F(TraceBufferV2WriteTest, RecommitOfCompleteChunkIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, true, 128));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, false, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, true, 128));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   // The stall ends: what was readable is read, the rest reported lost.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
@@ -257,14 +257,14 @@ TEST_F(TraceBufferV2WriteTest, RecommitWithDifferentSizeIsRejected) {
 
 TEST_F(TraceBufferV2WriteTest, RecommitChangingConsumedBytesIsRejected) {
   Create(4096);
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoAdmissionFlags, false, 64));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b", "c"}, kNoTBChunkFlags, false, 64));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a", "b"}));
   // Same size, but the fragments already read differ.
-  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, kNoAdmissionFlags, true, 64));
+  EXPECT_FALSE(Commit(1, 1, 0, {"a", "X", "c"}, kNoTBChunkFlags, true, 64));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   EXPECT_FALSE(
-      Commit(1, 1, 0, {"aa", "c"}, kNoAdmissionFlags, true, 64));  // Not on a
-                                                                   // boundary.
+      Commit(1, 1, 0, {"aa", "c"}, kNoTBChunkFlags, true, 64));  // Not on a
+                                                                 // boundary.
   ASSERT_TRUE(Commit(1, 1, 1, {"d"}));
   std::vector<ReadPacket> got = Read();
   ASSERT_EQ(got.size(), 1u);
@@ -280,7 +280,7 @@ TEST_F(TraceBufferV2WriteTest, ScrapedChunkOverwrittenEndsStallWithLoss) {
         if (props.producer_id_trusted == 1)
           observed.push_back(p.GetRawBytesForTesting());
       });
-  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoAdmissionFlags, false));
+  ASSERT_TRUE(Commit(1, 1, 0, {"a", "b"}, kNoTBChunkFlags, false));
   EXPECT_EQ(Data(Read()), (std::vector<std::string>{"a"}));
   for (ChunkID id = 0; id < 5; id++)
     ASSERT_TRUE(Commit(2, 1, id, {Pkt("B", 1000)}));
@@ -326,7 +326,7 @@ TEST_F(TraceBufferV2WriteTest, DrainerDataLossFlagReportsSmbFull) {
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
   FragmentRef fb[] = {{reinterpret_cast<const uint8_t*>(b.data()), 1},
                       {reinterpret_cast<const uint8_t*>(b.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoTBChunkFlags));
   ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 1, fb, 2, kChunkDataLoss));
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{
                         RP(1, 1, "a"),
@@ -338,18 +338,17 @@ TEST_F(TraceBufferV2WriteTest, DrainerDataLossFlagReportsSmbFull) {
 // TBChunkFlags bit: a caller cannot set the buffer's local flags (padding,
 // consumed, ...), and each path keeps only its own ABI bits.
 TEST_F(TraceBufferV2WriteTest, AdmissionKeepsOnlyThePathsBits) {
-  static_assert((kV1AdmissionMask & kChunkDataLoss) == kNoAdmissionFlags, "");
+  static_assert((kV1AdmissionMask & kChunkDataLoss) == kNoTBChunkFlags, "");
   static_assert(
-      (kFragmentAdmissionMask & kChunkNeedsPatching) == kNoAdmissionFlags, "");
-  static_assert(
-      (kFragmentAdmissionMask &
-       (kTBIncomplete | kTBPadding | kTBCorrupted | kTBEntered | kTBConsumed |
-        kTBPending | kTBFragIndex)) == kNoAdmissionFlags,
-      "");
+      (kFragmentAdmissionMask & kChunkNeedsPatching) == kNoTBChunkFlags, "");
+  static_assert((kFragmentAdmissionMask &
+                 (kTBIncomplete | kTBPadding | kTBCorrupted | kTBEntered |
+                  kTBConsumed | kTBPending | kTBFragIndex)) == kNoTBChunkFlags,
+                "");
   Create(4096);
-  const AdmissionFlags local = kTBIncomplete | kTBPadding | kTBCorrupted |
-                               kTBEntered | kTBConsumed | kTBPending |
-                               kTBFragIndex | kPacketCountMask;
+  const TBChunkFlags local = kTBIncomplete | kTBPadding | kTBCorrupted |
+                             kTBEntered | kTBConsumed | kTBPending |
+                             kTBFragIndex | kPacketCountMask;
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
   // Drainer path: the local bits and NeedsPatching are dropped.
@@ -365,7 +364,7 @@ TEST_F(TraceBufferV2WriteTest, BeginCommitCopiesStraightIntoTheBuffer) {
   Create(4096);
   const uint32_t sizes[] = {3, 5};
   uint8_t* dst =
-      tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, kNoAdmissionFlags);
+      tb_->BeginChunkFragments(1, {}, 1, 0, sizes, 2, kNoTBChunkFlags);
   ASSERT_NE(dst, nullptr);
   // Back to back, as in a ring chunk: one copy.
   memcpy(dst, "abcdefgh", 8);
@@ -390,12 +389,12 @@ TEST_F(TraceBufferV2WriteTest, AbortedChunkBecomesPaddingAndLeavesAGap) {
   const uint32_t sizes[] = {100};
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
-  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, kNoAdmissionFlags),
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoTBChunkFlags));
+  ASSERT_NE(tb_->BeginChunkFragments(1, {}, 1, 1, sizes, 1, kNoTBChunkFlags),
             nullptr);
   tb_->AbortPendingChunk();
   EXPECT_EQ(tb_->stats().padding_bytes_written, 16u + 104u);
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, fa, 1, kNoAdmissionFlags));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 2, fa, 1, kNoTBChunkFlags));
   EXPECT_EQ(Read(), (std::vector<ReadPacket>{
                         RP(1, 1, "a"),
                         RP(1, 1, "a", kDataLossPresent | kDataLossReadGap)}));
@@ -404,17 +403,16 @@ TEST_F(TraceBufferV2WriteTest, AbortedChunkBecomesPaddingAndLeavesAGap) {
 TEST_F(TraceBufferV2WriteTest, DrainerPathRejectsOversizedAndDuplicates) {
   Create(4096);
   const uint32_t too_big[] = {kMaxChunkPayloadSize};
-  EXPECT_EQ(
-      tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1, kNoAdmissionFlags),
-      nullptr);
+  EXPECT_EQ(tb_->BeginChunkFragments(1, {}, 1, 0, too_big, 1, kNoTBChunkFlags),
+            nullptr);
   const uint32_t bigger_than_buffer[] = {5000};
   EXPECT_EQ(tb_->BeginChunkFragments(1, {}, 1, 0, bigger_than_buffer, 1,
-                                     kNoAdmissionFlags),
+                                     kNoTBChunkFlags),
             nullptr);
   const std::string a = "a";
   FragmentRef fa[] = {{reinterpret_cast<const uint8_t*>(a.data()), 1}};
-  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
-  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoAdmissionFlags));
+  ASSERT_TRUE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoTBChunkFlags));
+  EXPECT_FALSE(tb_->CopyChunkFragments(1, {}, 1, 0, fa, 1, kNoTBChunkFlags));
   EXPECT_EQ(tb_->stats().abi_violations, 3u);
 }
 
@@ -522,7 +520,7 @@ TEST_F(TraceBufferV2HostileTest, ChunksTooLargeAreRejected) {
   EXPECT_FALSE(CommitRaw(1, 1, 0, huge, 1));
   std::vector<uint8_t> bigger_than_buffer = MakePayload({Pkt("x", 5000)});
   EXPECT_FALSE(CommitRaw(1, 1, 0, bigger_than_buffer, 1));
-  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, kNoAdmissionFlags, true,
+  EXPECT_FALSE(tb_->CopyChunkUntrusted(1, {}, 1, 0, 1, kNoTBChunkFlags, true,
                                        nullptr, 10));
   EXPECT_EQ(tb_->stats().abi_violations, 3u);
   EXPECT_EQ(tb_->stats().chunks_written, 0u);

@@ -249,7 +249,7 @@ void Fill(TraceBufferV2* tb, uint32_t chunks) {
       }
       ASSERT_TRUE(tb->CopyChunkFragments(1, {1000, 321}, w, c, frags.data(),
                                          frags.size(),
-                                         trace_buffer::kNoAdmissionFlags));
+                                         trace_buffer::kNoTBChunkFlags));
     }
   }
 }
@@ -347,7 +347,7 @@ TEST(PacketCompressorExportTest, AProducersCompressedPacketsAreDropped) {
                          {reinterpret_cast<const uint8_t*>(normal.data()),
                           static_cast<uint32_t>(normal.size())}};
   ASSERT_TRUE(tb->CopyChunkFragments(1, {1000, 321}, 1, 0, frags, 2,
-                                     trace_buffer::kNoAdmissionFlags));
+                                     trace_buffer::kNoTBChunkFlags));
   const int fd = memfd_create("packet_compressor_unittest", 0);
   ASSERT_GE(fd, 0);
   TraceFileWriter writer(fd);
@@ -404,7 +404,7 @@ void FillSlices(TraceBufferV2* tb, uint32_t pairs_per_thread) {
         }
         ASSERT_TRUE(tb->CopyChunkFragments(1, {1000, 321}, w, chunk++,
                                            frags.data(), frags.size(),
-                                           trace_buffer::kNoAdmissionFlags));
+                                           trace_buffer::kNoTBChunkFlags));
         packets.clear();
       }
     }

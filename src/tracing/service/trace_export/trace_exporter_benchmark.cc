@@ -99,7 +99,7 @@ std::unique_ptr<TraceBufferV2> MakeFilledBuffer(size_t size) {
     const uint16_t writer = static_cast<uint16_t>(i % 8);
     RT_CHECK(tb->CopyChunkFragments(
         1, {1000, 42}, writer + 1, chunk_ids[writer]++, frags.data(),
-        frags.size(), trace_buffer::kNoAdmissionFlags));
+        frags.size(), trace_buffer::kNoTBChunkFlags));
   }
   return tb;
 }

@@ -100,7 +100,7 @@ class TraceExporterTest : public ::testing::Test {
       uint16_t writer,
       uint32_t chunk_id,
       const std::vector<std::string>& packets,
-      trace_buffer::AdmissionFlags flags = trace_buffer::kNoAdmissionFlags,
+      trace_buffer::TBChunkFlags flags = trace_buffer::kNoTBChunkFlags,
       ClientIdentity identity = {1000, 321}) {
     ASSERT_TRUE(AddChunkTo(tb_.get(), producer, writer, chunk_id, packets,
                            flags, identity));
@@ -112,7 +112,7 @@ class TraceExporterTest : public ::testing::Test {
       uint16_t writer,
       uint32_t chunk_id,
       const std::vector<std::string>& packets,
-      trace_buffer::AdmissionFlags flags = trace_buffer::kNoAdmissionFlags,
+      trace_buffer::TBChunkFlags flags = trace_buffer::kNoTBChunkFlags,
       ClientIdentity identity = {1000, 321}) {
     std::vector<FragmentRef> frags;
     for (const std::string& p : packets) {
@@ -164,7 +164,7 @@ TEST_F(TraceExporterTest, WritesConfigPacketsStatsAndClockSnapshot) {
   exporter_->WriteTraceConfig(config_bytes.data(), config_bytes.size());
 
   AddChunk(1, 5, 0, {TestPacket("a0", 0), TestPacket("a1", 1)});
-  AddChunk(2, 9, 0, {TestPacket("b0", 0)}, trace_buffer::kNoAdmissionFlags,
+  AddChunk(2, 9, 0, {TestPacket("b0", 0)}, trace_buffer::kNoTBChunkFlags,
            {2000, 654});
   AddChunk(1, 5, 1, {TestPacket("a2", 2)});
   exporter_->ExportBuffer(tb_.get());
@@ -257,7 +257,7 @@ TEST_F(TraceExporterTest, ForgedTrustedFieldsAreOverridden) {
         .bytes();
   };
   AddChunk(3, 1, 0, {forged(0), forged(1), TestPacket("honest", 2)},
-           trace_buffer::kNoAdmissionFlags, {-5, 4321});
+           trace_buffer::kNoTBChunkFlags, {-5, 4321});
   exporter_->ExportBuffer(tb_.get());
   const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
   ASSERT_EQ(packets.size(), 3u);
@@ -381,10 +381,9 @@ TEST_F(TraceExporterTest, BufferStatsCarryPerfettosFieldsPerBuffer) {
   ASSERT_TRUE(ring && discard);
   // About 1 KiB per chunk: the 4 KiB ring wraps over unread chunks.
   for (uint32_t i = 0; i < 10; ++i) {
-    ASSERT_TRUE(AddChunkTo(ring.get(), 1, 1, i,
-                           {TestPacket(std::string(900, 'r'), i)},
-                           i == 7 ? trace_buffer::kChunkDataLoss
-                                  : trace_buffer::kNoAdmissionFlags));
+    ASSERT_TRUE(AddChunkTo(
+        ring.get(), 1, 1, i, {TestPacket(std::string(900, 'r'), i)},
+        i == 7 ? trace_buffer::kChunkDataLoss : trace_buffer::kNoTBChunkFlags));
   }
   uint32_t discarded = 0;
   for (uint32_t i = 0; i < 10; ++i) {
@@ -471,7 +470,7 @@ TEST_F(TraceExporterTest, TraceWriterPacketLossIsTheReportedPacketsPerBuffer) {
       ASSERT_TRUE(AddChunkTo(owned[static_cast<size_t>(b)].get(), 1, 1, i,
                              {TestPacket("p", i)},
                              i < flagged[b] ? trace_buffer::kChunkDataLoss
-                                            : trace_buffer::kNoAdmissionFlags));
+                                            : trace_buffer::kNoTBChunkFlags));
     }
     ASSERT_EQ(buffers[static_cast<size_t>(b)]->stats().trace_writer_packet_loss,
               flagged[b]);
