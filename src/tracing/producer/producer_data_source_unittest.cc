@@ -44,6 +44,10 @@ ProducerOptions OptionsFor(const std::string& path) {
   ProducerOptions options;
   options.socket_path = path;
   options.name = "ds_test";
+  // The test services do not close their end at the producer's EOF as
+  // ringtraced does, so a teardown would wait all of DisconnectInOrder's
+  // default second for them.
+  options.disconnect_timeout_ms = 100;
   return options;
 }
 

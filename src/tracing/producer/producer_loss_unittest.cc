@@ -39,6 +39,10 @@ ProducerOptions SmallRing(const std::string& socket_path) {
   ProducerOptions options;
   options.socket_path = socket_path;
   options.name = "loss_test";
+  // The test services do not close their end at the producer's EOF as
+  // ringtraced does, so a teardown would wait all of DisconnectInOrder's
+  // default second for them.
+  options.disconnect_timeout_ms = 100;
   options.drain_request_retry_ms = 0;  // every notification sends
   return options;
 }

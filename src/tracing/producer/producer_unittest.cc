@@ -45,6 +45,10 @@ ProducerOptions OptionsFor(const std::string& socket_path) {
   ProducerOptions options;
   options.socket_path = socket_path;
   options.name = "producer_test";
+  // The test services do not close their end at the producer's EOF as
+  // ringtraced does, so a teardown would wait all of DisconnectInOrder's
+  // default second for them.
+  options.disconnect_timeout_ms = 100;
   options.requested_ring_bytes = 65536;
   options.requested_chunk_size = 4096;
   return options;

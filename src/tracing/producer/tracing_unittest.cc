@@ -38,6 +38,10 @@ TracingOptions OptionsFor(const std::string& path) {
   TracingOptions options;
   options.producer.socket_path = path;
   options.producer.name = "tracing_test";
+  // The test services do not close their end at the producer's EOF as
+  // ringtraced does, so a teardown would wait all of DisconnectInOrder's
+  // default second for them.
+  options.producer.disconnect_timeout_ms = 100;
   options.min_backoff_ms = 5;
   options.max_backoff_ms = 40;
   return options;

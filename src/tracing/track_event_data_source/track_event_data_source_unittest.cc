@@ -38,6 +38,11 @@ namespace ringtrace {
 namespace track_event {
 namespace {
 
+// The test services do not close their end at the producer's EOF as
+// ringtraced does, so a teardown would wait all of DisconnectInOrder's
+// default second for them.
+constexpr uint32_t kTestDisconnectMs = 100;
+
 namespace pb = perfetto::protos;
 using producer::FakeService;
 using producer::ScriptedService;
@@ -56,6 +61,7 @@ void Connect(Connection* c) {
   ASSERT_NE(c->service, nullptr);
   ProducerOptions options;
   options.socket_path = path;
+  options.disconnect_timeout_ms = kTestDisconnectMs;
   base::Status status;
   c->producer = Producer::Connect(options, &status);
   ASSERT_NE(c->producer, nullptr) << status.message();
@@ -149,6 +155,7 @@ TEST(TrackEventDataSourceTest, UnsharedProducerGivesNoWritersAndCounts) {
   ASSERT_NE(service, nullptr);
   ProducerOptions options;
   options.socket_path = path;
+  options.disconnect_timeout_ms = kTestDisconnectMs;
   base::Status status;
   std::unique_ptr<Producer> unshared = Producer::Connect(options, &status);
   ASSERT_NE(unshared, nullptr) << status.message();
@@ -267,6 +274,7 @@ TEST(TrackEventDataSourceTest, PlainProducerRegistersTheProcessDataSource) {
   ASSERT_TRUE(service);
   ProducerOptions options;
   options.socket_path = path;
+  options.disconnect_timeout_ms = kTestDisconnectMs;
   base::Status status;
   std::shared_ptr<Producer> producer = Producer::Connect(options, &status);
   ASSERT_TRUE(producer) << status.message();
