@@ -242,6 +242,7 @@ base::Status RunExample(const ExampleConfig& config, ExampleResult* result) {
   options.requested_ring_bytes = config.ring_kb * 1024;
   options.requested_chunk_size = config.chunk_size;
   options.connect_timeout_ms = config.connect_timeout_ms;
+  options.disconnect_timeout_ms = config.disconnect_timeout_ms;
   options.buffer_exhausted_policy = config.policy;
   options.stall_timeout_ms = config.stall_timeout_ms;
   base::Status status;

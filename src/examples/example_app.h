@@ -71,6 +71,9 @@ struct ExampleConfig {
   uint32_t ring_kb = 0;
   uint32_t chunk_size = 0;
   uint32_t connect_timeout_ms = 2000;
+  // ProducerOptions::disconnect_timeout_ms: how long the exit waits for
+  // the service to read the last reports and close.
+  uint32_t disconnect_timeout_ms = 1000;
   shm_ring::BufferExhaustedPolicy policy =
       shm_ring::BufferExhaustedPolicy::kStallThenDrop;
   uint32_t stall_timeout_ms = 100;
