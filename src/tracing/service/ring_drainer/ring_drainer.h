@@ -9,7 +9,9 @@
 // reader's ChunkConsumer:
 //  - routing: a chunk's target BufferID (format 00, bytes 4-5) selects one of
 //    the sinks the service allowed for this producer. An unknown or forbidden
-//    BufferID drops the chunk and counts it (chunks_unroutable);
+//    BufferID drops the chunk and counts it (chunks_unroutable). A chunk the
+//    sink refuses is the sink's to count (ChunkSink), not the drainer's nor
+//    the reader's: each loss is counted in one place;
 //  - ChunkIDs: assigned per {ProducerID, WriterID}, contiguous in emission
 //    order (wrapping at 2^32). An ID is consumed by every chunk the reader
 //    resolved with a writer's payload in it, whether delivered or dropped
@@ -128,8 +130,10 @@ struct RingConfig {
 
 struct RingStats {
   RingReaderStats reader;
-  uint64_t chunks_unroutable = 0;        // Unknown or forbidden BufferID.
-  uint64_t chunks_rejected_by_sink = 0;  // Sink's Begin returned false.
+  uint64_t chunks_unroutable = 0;  // Unknown or forbidden BufferID.
+  // A chunk the sink refused (its Begin returned nullptr) is counted by the
+  // sink alone (ChunkSink's contract): the service's TraceBufferV2 counts it
+  // in chunks_discarded or abi_violations, once.
   uint64_t chunks_aborted = 0;  // Speculative copies discarded (CAS lost).
   // Chunks whose published payload was dropped unread, no buffer seeing it
   // (a malformed directory, an unknown format with fragments): the reader

@@ -308,7 +308,7 @@ RingReader::Step RingReader::Account(uint32_t position,
       stats_.bytes_emitted += desc.payload_size;
       return Step::kResolvedEmitted;
     case Payload::kRejected:
-      ++stats_.chunks_rejected_by_consumer;
+      // The consumer refused the payload and counts it (one place per loss).
       return Step::kResolvedHole;
     case Payload::kUnknownFormat:
       ++stats_.unknown_formats;

@@ -179,7 +179,8 @@ class ChunkConsumer {
   // chunk; they add up to desc.payload_size). Return room for
   // desc.payload_size bytes, where the reader copies the fragments back to
   // back in one go, as they lie in the chunk; return nullptr to drop the
-  // payload (the reader still performs the ownership transition). Exactly
+  // payload (the reader still performs the ownership transition; the
+  // consumer counts what it refuses, the reader does not). Exactly
   // one of CommitChunk() or AbortChunk() follows, whatever this returned.
   virtual uint8_t* BeginChunk(const ChunkDescriptor& desc,
                               const uint32_t* sizes) = 0;
@@ -206,7 +207,9 @@ struct RingReaderStats {
   uint64_t chunks_emitted = 0;      // Chunks committed to the consumer.
   uint64_t fragments_emitted = 0;
   uint64_t bytes_emitted = 0;  // Payload bytes committed to the consumer.
-  uint64_t chunks_rejected_by_consumer = 0;  // BeginChunk returned false.
+  // A chunk whose BeginChunk returned nullptr is resolved as a hole and
+  // counted by the consumer, which refused it, not here (the service's
+  // TraceBufferV2 counts what it rejects: one place per loss).
   uint64_t malformed_directories = 0;
   uint64_t unknown_formats = 0;
   uint64_t protocol_errors = 0;  // 0 or 1: the ring stops at the first.

@@ -348,7 +348,12 @@ TEST(RingReaderTest, RejectedChunkIsResolvedAndCounted) {
   EXPECT_EQ(ring.word(0), MakeFreeForWrap(1));
   EXPECT_EQ(consumer.begins, 1u);
   EXPECT_EQ(consumer.commits, 1u);
-  EXPECT_EQ(reader.stats().chunks_rejected_by_consumer, 1u);
+  // Counted once, by the consumer that refused it; to the reader it is a
+  // resolved position that emitted nothing.
+  EXPECT_EQ(consumer.rejects, 1u);
+  EXPECT_TRUE(consumer.chunks.empty());
+  EXPECT_EQ(reader.stats().positions_resolved, 1u);
+  EXPECT_EQ(reader.stats().holes, 1u);
   EXPECT_EQ(reader.stats().chunks_emitted, 0u);
 }
 

@@ -346,10 +346,10 @@ TEST(TracingServiceCoreSnapshotTest, RingBufferOverwriteShowsBetweenSnapshots) {
 }
 
 // DISCARD: once the buffer is full, every further chunk the drainer hands
-// it is rejected. Each such chunk is counted once: in the buffer's
-// BufferStats.chunks_discarded (the drainer's rejected-by-sink count of the
-// same chunks is not added). TraceStats.chunks_discarded holds only the
-// chunks lost before any buffer (none here), as Perfetto's field means.
+// it is rejected. Each such chunk is counted once, by the buffer that
+// rejected it (BufferStats.chunks_discarded; neither the drainer nor the
+// ring reader counts it). TraceStats.chunks_discarded holds only the chunks
+// lost before any buffer (none here), as Perfetto's field means.
 TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
   TempDir dir;
   DefaultSessionCore core(
@@ -375,10 +375,10 @@ TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
   const trace_buffer::TraceBufferStats& b = s.buffer_stats;
   EXPECT_EQ(d.chunks_unroutable, 0u);
   EXPECT_GT(b.chunks_discarded, 0u);
-  // Every chunk the drainer handed over is written or discarded, once.
-  EXPECT_EQ(d.reader.chunks_emitted + d.reader.chunks_rejected_by_consumer,
-            b.chunks_written + b.chunks_discarded);
-  EXPECT_EQ(d.chunks_rejected_by_sink, b.chunks_discarded);
+  // Every chunk the reader committed to the buffer is written (or, arriving
+  // late, dropped and counted); the chunks the buffer refused are in its
+  // own count only.
+  EXPECT_EQ(d.reader.chunks_emitted, b.chunks_written + b.late_chunks_dropped);
   EXPECT_EQ(b.abi_violations, 0u);
   ExpectServicePackets(trace, Export::kFinish);
   const auto& ts = trace.packet(trace.packet_size() - 2).trace_stats();
@@ -391,6 +391,9 @@ TEST(ServiceCoreStatsTest, DiscardCountsEachRejectedChunkOnce) {
   ASSERT_FALSE(seqs.empty());
   EXPECT_EQ(seqs, Seqs(0, static_cast<uint32_t>(seqs.size())));
   EXPECT_LT(seqs.size(), 2000u);
+  // Every packet the writer finished is in the file or in the buffer's
+  // count of what it discarded, once.
+  EXPECT_EQ(seqs.size() + b.packets_discarded, 2000u);
 }
 
 }  // namespace

@@ -124,10 +124,9 @@ base::Status WriteTraceBody(TraceExporter* exporter,
   exporter->WriteServiceEvent(
       TraceExporter::ServiceEvent::kReadTracingBuffersCompleted,
       base::ClockNs(CLOCK_BOOTTIME));
-  // chunks_discarded: only what no buffer saw. A chunk the buffer rejected
-  // (the drainer's chunks_rejected_by_sink) is already in its
-  // BufferStats.chunks_discarded (DISCARD full) or abi_violations
-  // (malformed), and counts once.
+  // chunks_discarded: only what no buffer saw. A chunk a buffer rejected is
+  // counted by that buffer alone, in its BufferStats.chunks_discarded
+  // (DISCARD full) or abi_violations (malformed): once.
   TraceExporter::ServiceStats service_stats =
       MakeServiceStats(contents, service);
   service_stats.extra_fields =

@@ -78,8 +78,10 @@ uint8_t* RecordingConsumer::BeginChunk(const ChunkDescriptor& desc,
   ++begins;
   pending_ = true;
   pending_accepted_ = !reject_all;
-  if (!pending_accepted_)
+  if (!pending_accepted_) {
+    ++rejects;
     return nullptr;
+  }
   pending_chunk_ = ConsumedChunk();
   pending_chunk_.desc = desc;
   return pending_payload_.Reset(sizes, desc.num_fragments);

@@ -99,6 +99,9 @@ class RecordingConsumer : public ChunkConsumer {
   uint32_t begins = 0;
   uint32_t commits = 0;  // Including rejected ones.
   uint32_t aborts = 0;
+  // Chunks whose BeginChunk this consumer refused (reject_all): its own
+  // record, the count a consumer keeps of what it refuses.
+  uint32_t rejects = 0;
 
  private:
   bool pending_ = false;
