@@ -54,7 +54,6 @@ class TracingSession::Impl {
        int timeout_ms,
        int stop_timeout_ms)
       : client_(std::move(client)),
-        timeout_ms_(timeout_ms),
         stop_timeout_ms_(stop_timeout_ms > 0 ? stop_timeout_ms : timeout_ms),
         abort_fd_(fcntl(client_->fd(), F_DUPFD_CLOEXEC, 0)) {
     worker_ = std::thread([this] { Work(); });
@@ -488,8 +487,7 @@ class TracingSession::Impl {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::unique_ptr<consumer::ConsumerClient> client_;
-  const int timeout_ms_;
-  const int stop_timeout_ms_;
+  const int stop_timeout_ms_;  // StopBlocking()'s wait
   const base::ScopedFd abort_fd_;
   perfetto::protos::TraceConfig config_;
   base::ScopedFd out_fd_;
