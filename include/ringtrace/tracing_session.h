@@ -39,9 +39,10 @@
 // session ended, however it ended (StopBlocking, Stop, or the service on
 // its own: duration_ms, max_file_size_bytes, its own stop), on the thread
 // that saw the end: the session's own (it watches the connection every
-// 100 ms while the session runs), or the caller of StopBlocking() /
-// WaitForEndBlocking(). A callback must not destroy the TracingSession; it
-// may call the blocking methods.
+// 100 ms while the session runs), or the caller of the blocking call that
+// saw it (StopBlocking(), WaitForEndBlocking(), any call whose round trip
+// read the end or found the connection broken). A callback must not
+// destroy the TracingSession; it may call the blocking methods.
 //
 // Thread model: any thread may call any method; calls are serialized
 // (Abort() excepted: it never waits). The destructor waits for the
