@@ -39,13 +39,24 @@
 // session ended, however it ended (StopBlocking, Stop, or the service on
 // its own: duration_ms, max_file_size_bytes, its own stop), on the thread
 // that saw the end: the session's own (it watches the connection every
-// 100 ms while the session runs), or the caller of StopBlocking() /
-// WaitForEndBlocking(). A callback must not destroy the TracingSession; it
-// may call the blocking methods.
+// 100 ms while the session runs), or the caller of the blocking call that
+// saw it (StopBlocking(), WaitForEndBlocking(), any call whose round trip
+// read the end or found the connection broken). A callback must not
+// destroy the TracingSession; it may call the blocking methods.
 //
-// Thread model: any thread may call any method; calls are serialized. The
-// destructor waits for the callbacks in progress, then stops a session
-// still running (its trace is written).
+// Thread model: any thread may call any method; calls are serialized
+// (Abort() excepted: it never waits). The destructor waits for the
+// callbacks in progress, then stops a session still running (its trace is
+// written); a detached one goes on.
+//
+// For tools (the `ringtrace` CLI is built on this class): session_id(),
+// the service's state (QueryServiceStateBlocking: producers, their data
+// sources and declared categories, sessions, buffers), detached sessions
+// (DetachBlocking, AttachBlocking, IsDetachedBlocking: Perfetto's Detach
+// and Attach) and Abort(). A broken connection ends the session as far as
+// this object can tell (the service frees the session of a consumer that
+// is gone): ended() is true, summary().connection_lost says why, and the
+// on-stop callback is called.
 
 #ifndef INCLUDE_RINGTRACE_TRACING_SESSION_H_
 #define INCLUDE_RINGTRACE_TRACING_SESSION_H_
@@ -66,6 +77,9 @@ class TraceConfig;
 }  // namespace perfetto
 
 namespace ringtrace {
+namespace protos {
+class ServiceState;  // protos/ringtrace/ipc/consumer_port.proto
+}  // namespace protos
 
 struct TracingSessionOptions {
   // The service's consumer socket; empty: the default path (docs/
@@ -73,6 +87,10 @@ struct TracingSessionOptions {
   std::string consumer_socket_path;
   // The longest wait of one call (connecting included), > 0.
   int timeout_ms = 30000;
+
+  // StopBlocking()'s longest wait (the data sources' stop acks, then the
+  // whole trace written: a large trace takes a while); 0: timeout_ms.
+  int stop_timeout_ms = 0;
 };
 
 // What the service says about a session that ended.
@@ -85,6 +103,17 @@ struct TracingSessionSummary {
   // Why it ended, when not by StopBlocking()/Stop() (e.g. "duration_ms");
   // the service's error if writing the trace failed.
   std::string ended_by_service;
+
+  // Set when the session ended without a complete trace: the service's
+  // error (it could not write the trace), or why the connection to the
+  // service broke (then |connection_lost|). Empty: the trace is whole.
+  std::string error;
+  bool connection_lost = false;
+  // A compressed trace (TraceConfig.compression_type): the packet bytes
+  // before compression and the service's CPU time compressing them.
+  bool compressed = false;
+  uint64_t uncompressed_bytes = 0;
+  uint64_t compression_cpu_ns = 0;
 };
 
 class TracingSession {
@@ -126,7 +155,8 @@ class TracingSession {
   // (duration_ms); |*ended| says whether it did.
   base::Status WaitForEndBlocking(int timeout_ms, bool* ended);
   // The trace file's bytes, once the session ended. Only for a session
-  // set up without an output_fd.
+  // set up without an output_fd, and one that has a whole trace
+  // (summary().error empty).
   base::Status ReadTraceBlocking(std::string* trace);
   // The session's TraceStats now: a serialized perfetto.protos.TraceStats.
   base::Status GetTraceStatsBlocking(std::string* trace_stats);
@@ -145,6 +175,40 @@ class TracingSession {
   TracingSessionSummary summary() const;
   bool started() const;
   bool ended() const;
+
+  // ---- For tools: the session's id, the service's state, detached
+  // sessions, abort (see the file comment). ----
+
+  // The service's id of the session (what `ringtrace --query` lists and
+  // `ringtrace --clone` takes); 0 before the start or the attach.
+  uint64_t session_id() const;
+  // The service's state now: the producers connected (name, pid, uid, data
+  // sources, the categories those declared), this user's sessions (root:
+  // every user's) with their buffers' fill, the service's limits. Needs no
+  // Setup(). Its strings come from other processes: replace control bytes
+  // before showing them on a terminal.
+  base::Status QueryServiceStateBlocking(protos::ServiceState* state);
+  // Leaves the running session to the service under |key| (1..64 of
+  // [A-Za-z0-9._-], unique among this user's detached sessions): it goes on
+  // into the output_fd given to Setup() after this object is gone, until
+  // its duration or an AttachBlocking() owner stops it. This object has no
+  // session any more (its calls say so). A session set up without an
+  // output_fd cannot be detached (its trace would have no reader).
+  base::Status DetachBlocking(const std::string& key);
+  // Instead of Setup() and StartBlocking(): becomes the owner of this
+  // user's session detached under |key|, as if this object had started it.
+  // Its trace goes to the file of the detacher (ReadTraceBlocking() does
+  // not apply). If it ended while detached, its end follows at once
+  // (ended(), the on-stop callback, WaitForEndBlocking()).
+  base::Status AttachBlocking(const std::string& key);
+  // Whether this user has a session detached under |key|; nothing changes.
+  base::Status IsDetachedBlocking(const std::string& key, bool* detached);
+  // Shuts the connection down now, from any thread, also while another
+  // thread waits in a call (it returns an error at once): the service frees
+  // this connection's session without writing its trace. The session then
+  // ends as one whose connection broke, once this object sees it (at the
+  // next call, or within 0.1 s on its own thread); every later call fails.
+  void Abort();
 
  private:
   class Impl;

@@ -5,7 +5,9 @@
 // ringtrace: the command-line consumer of ringtraced (docs/cli.md). Reads
 // the command line and the config, blocks the signals it handles (before any
 // thread exists, so that every thread inherits the mask) and hands them to a
-// signalfd, connects, and runs the command (trace_session.h).
+// signalfd, connects (a ringtrace::TracingSession, the public consumer API;
+// --clone and --stop: the internal ConsumerClient, see trace_session.h), and
+// runs the command (trace_session.h).
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +20,9 @@
 #include <memory>
 #include <string>
 
+#include "ringtrace/tracing_session.h"
 #include "src/base/scoped_fd.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
-#include "src/tools/ringtrace_cli/consumer_connection.h"
 #include "src/tools/ringtrace_cli/load_config.h"
 #include "src/tools/ringtrace_cli/output_file.h"
 #include "src/tools/ringtrace_cli/trace_session.h"
@@ -35,6 +37,24 @@ constexpr int kConnectTimeoutMs = 5000;
 
 void PrintError(const std::string& message) {
   fprintf(stderr, "ringtrace: %s\n", message.c_str());
+}
+
+// --clone and --stop: a session of another process, by its id.
+int RunOnSessionById(const CliOptions& options, TraceOutput* file) {
+  const std::string socket = options.consumer_socket.empty()
+                                 ? ipc::DefaultConsumerSocketPath()
+                                 : options.consumer_socket;
+  base::Status status;
+  std::unique_ptr<consumer::ConsumerClient> client =
+      consumer::ConsumerClient::Connect(socket, kConnectTimeoutMs, &status);
+  if (!client) {
+    // The message names the socket and asks whether ringtraced runs.
+    PrintError(status.message());
+    return kExitFailure;  // |file| is discarded
+  }
+  if (options.command == Command::kClone)
+    return RunClone(client.get(), options.session_id, file, stderr);
+  return RunStop(client.get(), options.session_id, stderr);
 }
 
 // Blocks SIGINT, SIGTERM, SIGHUP (stop) and SIGUSR1 (snapshot) and returns
@@ -128,42 +148,41 @@ int Run(int argc, char** argv) {
   if (options.background && !GoToBackground())
     return kExitFailure;
 
-  const std::string socket = options.consumer_socket.empty()
-                                 ? ipc::DefaultConsumerSocketPath()
-                                 : options.consumer_socket;
-  std::unique_ptr<consumer::ConsumerClient> client =
-      consumer::ConsumerClient::Connect(socket, kConnectTimeoutMs, &status);
-  if (!client) {
-    // The message names the socket and asks whether ringtraced runs.
-    PrintError(status.message());
-    return kExitFailure;  // |file| is discarded
-  }
-  ClientConnection connection(std::move(client));
+  if (options.command == Command::kClone || options.command == Command::kStop)
+    return RunOnSessionById(options, file.get());
+
   TraceSessionOptions session_options;
   session_options.show_progress =
       !options.no_progress && !options.background && isatty(STDERR_FILENO);
   session_options.fail_on_empty = options.fail_on_empty;
   session_options.no_clobber = options.no_clobber;
+  // After the fork of --background: the session's thread is the child's.
+  std::unique_ptr<TracingSession> session = TracingSession::Connect(
+      CliSessionOptions(options.consumer_socket, config, session_options),
+      &status);
+  if (!session) {
+    // The message names the socket and asks whether ringtraced runs.
+    PrintError(status.message());
+    return kExitFailure;  // |file| is discarded
+  }
 
   switch (options.command) {
     case Command::kTrace:
       if (!options.detach_key.empty()) {
-        return RunDetachedSession(&connection, config, options.detach_key,
+        return RunDetachedSession(session.get(), config, options.detach_key,
                                   file.get(), stderr);
       }
-      return RunTraceSession(&connection, config, file.get(), signal_fd.get(),
+      return RunTraceSession(session.get(), config, file.get(), signal_fd.get(),
                              session_options, stderr);
     case Command::kAttach:
-      return RunAttach(&connection, options.detach_key, options.stop_attached,
+      return RunAttach(session.get(), options.detach_key, options.stop_attached,
                        signal_fd.get(), session_options, stderr);
     case Command::kIsDetached:
-      return RunIsDetached(&connection, options.detach_key, stderr);
-    case Command::kClone:
-      return RunClone(&connection, options.session_id, file.get(), stderr);
+      return RunIsDetached(session.get(), options.detach_key, stderr);
     case Command::kQuery:
-      return RunQuery(&connection, stdout, stderr);
+      return RunQuery(session.get(), stdout, stderr);
+    case Command::kClone:
     case Command::kStop:
-      return RunStop(&connection, options.session_id, stderr);
     case Command::kHelp:
       break;
   }

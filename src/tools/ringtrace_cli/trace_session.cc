@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <thread>
 
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
 #include "src/tools/ringtrace_cli/cli_options.h"
@@ -27,16 +29,18 @@
 namespace ringtrace {
 namespace cli {
 
-ConsumerConnection::~ConsumerConnection() = default;
-
 namespace {
 
 using perfetto::protos::TraceConfig;
-using ringtrace::protos::ConsumerResponse;
 using ringtrace::protos::ServiceState;
 using ringtrace::protos::SessionSummary;
 
 constexpr uint32_t kDefaultDataSourceStopTimeoutMs = 5000;
+// The longest wait of one call to the service (a start, a clone, a query):
+// ConsumerClient's default.
+constexpr int kCallTimeoutMs = consumer::ConsumerClient::kDefaultTimeoutMs;
+// --stop's wait beyond the data sources' stop timeout.
+constexpr uint32_t kStopSlackMs = 5 * 60 * 1000;
 
 // Messages on stderr, and the progress line that they replace.
 class Reporter {
@@ -115,36 +119,53 @@ int Poll(pollfd* fds, nfds_t count, int64_t timeout_ms) {
   return r < 0 && errno == EINTR ? 0 : r;
 }
 
-enum class EndReason {
-  kServiceEnded,  // tracing_ended
-  kStopRequest,   // Ctrl-C, SIGTERM
-  kDeadline,      // the service did not end it in time
-  kConnectionLost,
-};
-
-struct WaitResult {
-  EndReason reason = EndReason::kConnectionLost;
-  ConsumerResponse event;  // kServiceEnded
-  base::Status status;     // kConnectionLost
-};
-
-// True and |*event| set if a tracing_ended event for |session_id| is
-// pending. A failed connection sets |*status|.
-bool TakeTracingEnded(ConsumerConnection* connection,
-                      uint64_t session_id,
-                      ConsumerResponse* event,
-                      base::Status* status) {
-  ConsumerResponse candidate;
-  while (connection->TakeEvent(&candidate, status)) {
-    if (!candidate.tracing_ended())
-      continue;
-    if (candidate.has_session_id() && candidate.session_id() != session_id)
-      continue;
-    *event = candidate;
-    return true;
+// A pipe whose read end becomes readable once a byte was written into it.
+struct WakePipe {
+  WakePipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+      read_end.reset(fds[0]);
+      write_end.reset(fds[1]);
+    }
   }
-  return false;
-}
+  void Wake() const {
+    const char byte = 1;
+    ssize_t ignored = write(write_end.get(), &byte, 1);
+    (void)ignored;  // a full pipe is readable already
+  }
+  base::ScopedFd read_end;
+  base::ScopedFd write_end;
+};
+
+// The session's end as a readable fd, for poll(2) beside |signal_fd|: the
+// TracingSession's on-stop callback (on the session's own thread) wakes a
+// pipe. The callback shares the pipe, so a late call (the session's
+// destructor) never writes into a closed fd; the callback is removed when
+// this goes.
+class EndNotifier {
+ public:
+  explicit EndNotifier(TracingSession* session)
+      : session_(session), pipe_(std::make_shared<WakePipe>()) {
+    std::shared_ptr<const WakePipe> pipe = pipe_;
+    session_->SetOnStopCallback([pipe] { pipe->Wake(); });
+  }
+  ~EndNotifier() { session_->SetOnStopCallback(nullptr); }
+  EndNotifier(const EndNotifier&) = delete;
+  EndNotifier& operator=(const EndNotifier&) = delete;
+
+  bool ok() const { return pipe_->read_end.valid(); }
+  int fd() const { return pipe_->read_end.get(); }
+
+ private:
+  TracingSession* const session_;
+  const std::shared_ptr<WakePipe> pipe_;
+};
+
+enum class EndReason {
+  kEnded,        // the TracingSession says so (the service, a broken link)
+  kStopRequest,  // Ctrl-C, SIGTERM
+  kDeadline,     // the service did not end it in time
+};
 
 uint32_t StopTimeoutMs(const TraceConfig& config) {
   return config.data_source_stop_timeout_ms() != 0
@@ -158,12 +179,12 @@ uint32_t StopTimeoutMs(const TraceConfig& config) {
 // With -o - there is no OUT to name it after: the snapshot is refused (the
 // trace on stdout is one trace, not several one after the other).
 // |out| null: an attached session, whose file is the one its --detach gave.
-void WriteSnapshot(ConsumerConnection* connection,
-                   uint64_t session_id,
+void WriteSnapshot(TracingSession* session,
                    const TraceOutput* out,
                    uint32_t number,
                    bool no_clobber,
                    Reporter* reporter) {
+  const uint64_t session_id = session->session_id();
   if (!out) {
     reporter->Print(
         "snapshot %u not written: an attached session has no FILE of this "
@@ -184,7 +205,7 @@ void WriteSnapshot(ConsumerConnection* connection,
   base::Status status =
       CreateOutputFile(path, /*follow_symlink=*/false, &file, no_clobber);
   if (status.ok())
-    status = connection->CloneSession(session_id, file->fd());
+    status = session->CloneBlocking(file->fd());
   uint64_t bytes = 0;
   if (status.ok())
     status = file->Size(&bytes);
@@ -198,44 +219,25 @@ void WriteSnapshot(ConsumerConnection* connection,
                   FormatBytes(bytes).c_str());
 }
 
-// Takes pending events: true with |*result| set when the session ended
-// (tracing_ended) or the connection failed. |revents|: what poll(2) said of
-// event_fd (a hang-up without an error from the connection is a failure
-// too).
-bool CheckEvents(ConsumerConnection* connection,
-                 uint64_t session_id,
-                 short revents,
-                 WaitResult* result) {
-  base::Status status;
-  if (TakeTracingEnded(connection, session_id, &result->event, &status)) {
-    result->reason = EndReason::kServiceEnded;
-    return true;
-  }
-  if (status.ok() && (revents & (POLLHUP | POLLERR | POLLNVAL)))
-    status = base::ErrStatus("the service closed the connection");
-  if (status.ok())
-    return false;
-  result->reason = EndReason::kConnectionLost;
-  result->status = status;
-  return true;
-}
-
-// Step 2 of the header: waits until the session should end.
-WaitResult WaitForEnd(ConsumerConnection* connection,
-                      const TraceConfig& config,
-                      uint64_t session_id,
-                      const TraceOutput* out,
-                      SignalRecords* signals,
-                      const TraceSessionOptions& options,
-                      Reporter* reporter) {
+// Step 2 of the header: waits until the session should end. |end_fd|
+// becomes readable once the session ended (EndNotifier); ended() is the
+// truth, also after a call here that read the end from the socket.
+EndReason WaitForEnd(TracingSession* session,
+                     const TraceConfig& config,
+                     const TraceOutput* out,
+                     int end_fd,
+                     SignalRecords* signals,
+                     const TraceSessionOptions& options,
+                     Reporter* reporter) {
   const uint64_t start_ms = base::MonotonicMs();
   const bool has_deadline = config.duration_ms() != 0;
   const uint64_t deadline_ms = start_ms + config.duration_ms() +
                                StopTimeoutMs(config) + options.end_grace_ms;
   uint64_t next_progress_ms = start_ms + options.progress_period_ms;
   uint32_t snapshots = 0;
-  WaitResult result;
   for (;;) {
+    if (session->ended())
+      return EndReason::kEnded;
     const uint64_t now = base::MonotonicMs();
     int64_t timeout = -1;
     if (has_deadline)
@@ -246,120 +248,92 @@ WaitResult WaitForEnd(ConsumerConnection* connection,
                                  : 0;
       timeout = timeout < 0 ? to_progress : std::min(timeout, to_progress);
     }
-    pollfd fds[2] = {{signals->fd(), POLLIN, 0},
-                     {connection->event_fd(), POLLIN, 0}};
+    pollfd fds[2] = {{signals->fd(), POLLIN, 0}, {end_fd, POLLIN, 0}};
     Poll(fds, 2, timeout);
     const uint32_t signo = signals->Consume(fds[0].revents);
     if (signo == SIGUSR1) {
-      WriteSnapshot(connection, session_id, out, ++snapshots,
-                    options.no_clobber, reporter);
-      // The clone's round trip may have read the session's end from the
-      // socket: it waits in the connection, and event_fd shows nothing.
-      if (CheckEvents(connection, session_id, 0, &result))
-        return result;
-    } else if (signo != 0) {
-      result.reason = EndReason::kStopRequest;
-      return result;
+      WriteSnapshot(session, out, ++snapshots, options.no_clobber, reporter);
+      continue;  // the clone may have seen the end: ended() says
     }
-    if (fds[1].revents != 0 &&
-        CheckEvents(connection, session_id, fds[1].revents, &result)) {
-      return result;
-    }
+    if (signo != 0)
+      return EndReason::kStopRequest;
+    if (session->ended())
+      return EndReason::kEnded;
     const uint64_t after = base::MonotonicMs();
-    if (has_deadline && after >= deadline_ms) {
-      result.reason = EndReason::kDeadline;
-      return result;
-    }
+    if (has_deadline && after >= deadline_ms)
+      return EndReason::kDeadline;
     if (options.show_progress && after >= next_progress_ms) {
       next_progress_ms = after + options.progress_period_ms;
       ServiceState state;
-      base::Status status = connection->QueryServiceState(&state);
-      // Whether or not the query worked, its round trip may have read an
-      // event (the session's end, when the duration is a whole number of
-      // progress periods) from the socket: it waits in the connection now,
-      // and event_fd shows nothing. Take it before anything else.
-      if (CheckEvents(connection, session_id, 0, &result))
-        return result;
+      base::Status status = session->QueryServiceStateBlocking(&state);
+      // The query's round trip may have read the session's end (when the
+      // duration is a whole number of progress periods), or broken the
+      // connection: that is the session's end, not a progress line.
+      if (session->ended())
+        return EndReason::kEnded;
       if (status.ok())
-        reporter->Progress(FormatProgressLine(state, session_id));
+        reporter->Progress(FormatProgressLine(state, session->session_id()));
       // Else a failed query is not the session's failure.
     }
   }
 }
 
-struct DisableResult {
-  bool completed = false;  // false: aborted by a second stop request
-  base::Status status;
-  SessionSummary summary;
-};
-
-// Step 3: DisableTracing on its own thread while the stop requests are
-// watched.
-DisableResult StopSession(ConsumerConnection* connection,
-                          uint64_t session_id,
-                          uint32_t timeout_ms,
-                          SignalRecords* signals) {
-  DisableResult result;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+// Step 3: StopBlocking() on its own thread while the stop requests are
+// watched. False if a second stop request aborted it; else its status.
+bool StopSession(TracingSession* session,
+                 SignalRecords* signals,
+                 base::Status* stop_status) {
+  WakePipe done;
+  if (!done.read_end.valid()) {
     // No way to watch both: stop without the abort path.
-    result.completed = true;
-    result.status =
-        connection->DisableTracing(session_id, timeout_ms, &result.summary);
-    return result;
+    *stop_status = session->StopBlocking();
+    return true;
   }
-  base::ScopedFd done_read(pipe_fds[0]);
-  base::ScopedFd done_write(pipe_fds[1]);
   base::Status status;
-  SessionSummary summary;
   std::thread worker([&] {
-    status = connection->DisableTracing(session_id, timeout_ms, &summary);
-    // Wakes the poll below; join() publishes |status| and |summary|.
-    const char byte = 1;
-    ssize_t ignored = write(done_write.get(), &byte, 1);
-    (void)ignored;
+    status = session->StopBlocking();
+    done.Wake();  // join() publishes |status|
   });
   for (;;) {
-    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {signals->fd(), POLLIN, 0}};
+    pollfd fds[2] = {{done.read_end.get(), POLLIN, 0},
+                     {signals->fd(), POLLIN, 0}};
     Poll(fds, 2, -1);
     if (fds[0].revents != 0)
       break;
     const uint32_t signo = signals->Consume(fds[1].revents);
     if (signo != 0 && signo != SIGUSR1) {
-      connection->Abort();
+      session->Abort();
       worker.join();
-      return result;  // completed = false
+      return false;
     }
   }
   worker.join();
-  result.completed = true;
-  result.status = status;
-  result.summary = summary;
-  return result;
+  *stop_status = status;
+  return true;
 }
 
 void PrintSummary(Reporter* reporter,
                   const std::string& out_name,
                   uint64_t file_bytes,
-                  const SessionSummary& summary) {
+                  const TracingSessionSummary& summary) {
   reporter->Print("wrote %s: %s, %" PRIu64 " packets in %s", out_name.c_str(),
-                  FormatBytes(file_bytes).c_str(), summary.packets_written(),
-                  FormatDurationMs(summary.duration_ms()).c_str());
-  if (summary.has_uncompressed_bytes()) {
-    const uint64_t ms = summary.compression_cpu_ns() / 1000000;
+                  FormatBytes(file_bytes).c_str(), summary.packets_written,
+                  FormatDurationMs(summary.duration_ms).c_str());
+  if (summary.compressed) {
+    const uint64_t ms = summary.compression_cpu_ns / 1000000;
     reporter->Print(
         "compressed (deflate): %s of packets, %.1fx smaller, %" PRIu64
         " ms of the service's CPU",
-        FormatBytes(summary.uncompressed_bytes()).c_str(),
-        file_bytes ? static_cast<double>(summary.uncompressed_bytes()) /
+        FormatBytes(summary.uncompressed_bytes).c_str(),
+        file_bytes ? static_cast<double>(summary.uncompressed_bytes) /
                          static_cast<double>(file_bytes)
                    : 0.0,
         ms);
   }
-  if (summary.packets_lost() != 0) {
+  if (summary.packets_lost != 0) {
     reporter->Print("warning: %" PRIu64
                     " packets were lost (the trace's TraceStats says where)",
-                    summary.packets_lost());
+                    summary.packets_lost);
   }
 }
 
@@ -378,20 +352,20 @@ std::string DataSourceNames(const TraceConfig& config) {
 // Step 4.
 int Finish(TraceOutput* file,
            const TraceConfig& config,
-           const SessionSummary& summary,
+           const TracingSessionSummary& summary,
            const TraceSessionOptions& options,
            Reporter* reporter) {
   uint64_t bytes = 0;
   base::Status size = file->Size(&bytes);
   if (!size.ok())
-    bytes = summary.bytes_written();
+    bytes = summary.bytes_written;
   base::Status status = file->Commit();
   if (!status.ok()) {
     reporter->Print("%s", status.message().c_str());
     return kExitFailure;
   }
   PrintSummary(reporter, file->name(), bytes, summary);
-  if (summary.packets_written() == 0) {
+  if (summary.packets_written == 0) {
     reporter->Print(
         "warning: the session recorded no packet from any producer (data "
         "sources: %s); `ringtrace --query` lists the connected producers and "
@@ -403,143 +377,131 @@ int Finish(TraceOutput* file,
   return kExitOk;
 }
 
-// Step 1: EnableTracing into |file|, then the start line (|announce|) and
-// the service's warnings. False (|file| discarded, reported) if refused.
-bool StartSession(ConsumerConnection* connection,
+// Step 1: Setup() into |file| and StartBlocking(), then the start line
+// (|announce|) and the service's warnings. False (|file| discarded,
+// reported) if refused.
+bool StartSession(TracingSession* session,
                   const TraceConfig& config,
                   TraceOutput* file,
                   bool announce,
-                  Reporter* reporter,
-                  uint64_t* session_id) {
-  std::vector<std::string> warnings;
-  base::Status status =
-      connection->EnableTracing(config, file->fd(), session_id, &warnings);
+                  Reporter* reporter) {
+  base::Status status = session->Setup(config, file->fd());
+  if (status.ok())
+    status = session->StartBlocking();
   if (!status.ok()) {
     file->Discard();
     reporter->Print("the service refused the session: %s",
                     status.message().c_str());
     return false;
   }
+  const uint64_t session_id = session->session_id();
   if (announce && config.duration_ms() != 0) {
     reporter->Print("session %" PRIu64 " tracing for %s (Ctrl-C stops early)",
-                    *session_id,
-                    FormatDurationMs(config.duration_ms()).c_str());
+                    session_id, FormatDurationMs(config.duration_ms()).c_str());
   } else if (announce) {
-    reporter->Print("session %" PRIu64 " tracing until Ctrl-C", *session_id);
+    reporter->Print("session %" PRIu64 " tracing until Ctrl-C", session_id);
   }
-  for (const std::string& warning : warnings)
+  for (const std::string& warning : session->start_warnings())
     reporter->Print("warning: %s", warning.c_str());
   return true;
 }
 
 // Steps 2 and 3: waits for the session's end (or a stop request, which
-// stops it; |stop_now|: stops it at once) and gets its summary. False, with
-// the reason printed, when there is no trace: the connection was lost, the
-// stop was aborted or failed, or the session failed.
-bool AwaitSummary(ConsumerConnection* connection,
-                  const TraceConfig& config,
-                  uint64_t session_id,
-                  const TraceOutput* out,
-                  SignalRecords* signals,
-                  const TraceSessionOptions& options,
-                  bool stop_now,
-                  Reporter* reporter,
-                  SessionSummary* summary) {
-  WaitResult wait;
-  if (stop_now) {
-    // The end may be queued already (it ended while detached).
+// stops it; |stop_now|: stops it at once unless it ended). False, with the
+// reason printed, when there is no whole trace: the connection was lost,
+// the stop was aborted or failed, or the session failed; the caller then
+// aborts the session.
+bool AwaitEnd(TracingSession* session,
+              const TraceConfig& config,
+              const TraceOutput* out,
+              int end_fd,
+              SignalRecords* signals,
+              const TraceSessionOptions& options,
+              bool stop_now,
+              Reporter* reporter) {
+  EndReason reason = EndReason::kStopRequest;
+  if (!stop_now) {
+    reason =
+        WaitForEnd(session, config, out, end_fd, signals, options, reporter);
+  }
+  if (reason == EndReason::kDeadline) {
+    reporter->Print("the service did not end session %" PRIu64
+                    " after its duration; stopping it",
+                    session->session_id());
+  } else if (reason == EndReason::kStopRequest && !stop_now) {
+    reporter->Print("stopping (Ctrl-C again to abort)");
+  }
+  // A session that ended already makes StopBlocking() return at once.
+  if (reason != EndReason::kEnded) {
     base::Status status;
-    if (TakeTracingEnded(connection, session_id, &wait.event, &status))
-      wait.reason = EndReason::kServiceEnded;
-    else if (!status.ok())
-      wait.status = status;  // kConnectionLost
-    else
-      wait.reason = EndReason::kStopRequest;
-  } else {
-    wait = WaitForEnd(connection, config, session_id, out, signals, options,
-                      reporter);
-  }
-  switch (wait.reason) {
-    case EndReason::kConnectionLost:
-      reporter->Print("lost the connection to the service: %s",
-                      wait.status.message().c_str());
+    if (!StopSession(session, signals, &status)) {
+      reporter->Print("aborted: no trace written");
       return false;
-    case EndReason::kServiceEnded:
-      break;
-    case EndReason::kDeadline:
-      reporter->Print("the service did not end session %" PRIu64
-                      " after its duration; stopping it",
-                      session_id);
-      [[fallthrough]];
-    case EndReason::kStopRequest: {
-      if (wait.reason == EndReason::kStopRequest)
-        reporter->Print("stopping (Ctrl-C again to abort)");
-      const uint32_t timeout_ms =
-          StopTimeoutMs(config) + options.disable_slack_ms;
-      DisableResult disabled =
-          StopSession(connection, session_id, timeout_ms, signals);
-      if (!disabled.completed) {
-        reporter->Print("aborted: no trace written");
-        return false;
-      }
-      if (disabled.status.ok()) {
-        *summary = disabled.summary;
-        break;
-      }
-      // The service may have ended the session just before the request.
-      base::Status ignored;
-      if (TakeTracingEnded(connection, session_id, &wait.event, &ignored)) {
-        wait.reason = EndReason::kServiceEnded;
-        break;
-      }
+    }
+    if (!status.ok()) {
       reporter->Print("stopping the session failed: %s",
-                      disabled.status.message().c_str());
+                      status.message().c_str());
       return false;
     }
   }
-  if (wait.reason == EndReason::kServiceEnded) {
-    if (wait.event.has_ok() && !wait.event.ok()) {
-      reporter->Print("the session failed: %s", wait.event.error().c_str());
-      return false;
-    }
-    if (!wait.event.error().empty())
-      reporter->Print("session ended: %s", wait.event.error().c_str());
-    *summary = wait.event.summary();
+  const TracingSessionSummary summary = session->summary();
+  if (summary.connection_lost) {
+    reporter->Print("lost the connection to the service: %s",
+                    summary.error.c_str());
+    return false;
+  }
+  if (!summary.error.empty()) {
+    reporter->Print("the session failed: %s", summary.error.c_str());
+    return false;
   }
   return true;
 }
 
 }  // namespace
 
-int RunTraceSession(ConsumerConnection* connection,
+TracingSessionOptions CliSessionOptions(const std::string& consumer_socket,
+                                        const TraceConfig& config,
+                                        const TraceSessionOptions& options) {
+  TracingSessionOptions out;
+  out.consumer_socket_path = consumer_socket;
+  out.timeout_ms = kCallTimeoutMs;
+  const uint64_t stop_ms =
+      uint64_t{StopTimeoutMs(config)} + options.disable_slack_ms;
+  out.stop_timeout_ms = static_cast<int>(std::min<uint64_t>(stop_ms, INT_MAX));
+  return out;
+}
+
+int RunTraceSession(TracingSession* session,
                     const TraceConfig& config,
                     TraceOutput* file,
                     int signal_fd,
                     const TraceSessionOptions& options,
                     FILE* err) {
   Reporter reporter(err);
-  uint64_t session_id = 0;
-  if (!StartSession(connection, config, file, /*announce=*/true, &reporter,
-                    &session_id)) {
+  EndNotifier end(session);
+  if (!end.ok()) {
+    file->Discard();
+    reporter.Print("cannot create a pipe: %s", strerror(errno));
     return kExitFailure;
   }
-
+  if (!StartSession(session, config, file, /*announce=*/true, &reporter))
+    return kExitFailure;
   SignalRecords signals(signal_fd);
-  SessionSummary summary;
-  if (!AwaitSummary(connection, config, session_id, file, &signals, options,
-                    /*stop_now=*/false, &reporter, &summary)) {
+  if (!AwaitEnd(session, config, file, end.fd(), &signals, options,
+                /*stop_now=*/false, &reporter)) {
+    session->Abort();
     file->Discard();
     return kExitFailure;
   }
-  return Finish(file, config, summary, options, &reporter);
+  return Finish(file, config, session->summary(), options, &reporter);
 }
 
-int RunClone(ConsumerConnection* connection,
+int RunClone(consumer::ConsumerClient* client,
              uint64_t session_id,
              TraceOutput* file,
              FILE* err) {
   Reporter reporter(err);
-  base::Status status = connection->CloneSession(session_id, file->fd());
+  base::Status status = client->CloneSession(session_id, file->fd());
   if (!status.ok()) {
     file->Discard();
     reporter.Print("cloning session %" PRIu64 " failed: %s", session_id,
@@ -561,9 +523,9 @@ int RunClone(ConsumerConnection* connection,
   return kExitOk;
 }
 
-int RunQuery(ConsumerConnection* connection, FILE* out, FILE* err) {
+int RunQuery(TracingSession* session, FILE* out, FILE* err) {
   ServiceState state;
-  base::Status status = connection->QueryServiceState(&state);
+  base::Status status = session->QueryServiceStateBlocking(&state);
   if (!status.ok()) {
     Reporter(err).Print("query failed: %s", status.message().c_str());
     return kExitFailure;
@@ -573,11 +535,11 @@ int RunQuery(ConsumerConnection* connection, FILE* out, FILE* err) {
   return ferror(out) ? kExitFailure : kExitOk;
 }
 
-int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err) {
+int RunStop(consumer::ConsumerClient* client, uint64_t session_id, FILE* err) {
   Reporter reporter(err);
   SessionSummary summary;
-  base::Status status = connection->DisableTracing(
-      session_id, kDefaultDataSourceStopTimeoutMs + 5 * 60 * 1000, &summary);
+  base::Status status = client->DisableTracing(
+      session_id, kDefaultDataSourceStopTimeoutMs + kStopSlackMs, &summary);
   if (!status.ok()) {
     reporter.Print("stopping session %" PRIu64 " failed: %s", session_id,
                    status.message().c_str());
@@ -589,20 +551,19 @@ int RunStop(ConsumerConnection* connection, uint64_t session_id, FILE* err) {
   return kExitOk;
 }
 
-int RunDetachedSession(ConsumerConnection* connection,
+int RunDetachedSession(TracingSession* session,
                        const TraceConfig& config,
                        const std::string& key,
                        TraceOutput* file,
                        FILE* err) {
   Reporter reporter(err);
-  uint64_t session_id = 0;
-  if (!StartSession(connection, config, file, /*announce=*/false, &reporter,
-                    &session_id)) {
+  if (!StartSession(session, config, file, /*announce=*/false, &reporter))
     return kExitFailure;
-  }
-  base::Status status = connection->Detach(session_id, key);
+  const uint64_t session_id = session->session_id();
+  base::Status status = session->DetachBlocking(key);
   if (!status.ok()) {
-    // Still ours: this connection's close frees it, unwritten.
+    // Still ours: aborted, the service frees it unwritten.
+    session->Abort();
     file->Discard();
     reporter.Print("detaching session %" PRIu64 " failed: %s; it is freed",
                    session_id, status.message().c_str());
@@ -625,41 +586,47 @@ int RunDetachedSession(ConsumerConnection* connection,
   return kExitOk;
 }
 
-int RunAttach(ConsumerConnection* connection,
+int RunAttach(TracingSession* session,
               const std::string& key,
               bool stop,
               int signal_fd,
               const TraceSessionOptions& options,
               FILE* err) {
   Reporter reporter(err);
-  uint64_t session_id = 0;
-  base::Status status = connection->Attach(key, /*probe=*/false, &session_id);
+  EndNotifier end(session);
+  if (!end.ok()) {
+    reporter.Print("cannot create a pipe: %s", strerror(errno));
+    return kExitFailure;
+  }
+  base::Status status = session->AttachBlocking(key);
   if (!status.ok()) {
     reporter.Print("attaching to %s failed: %s", key.c_str(),
                    status.message().c_str());
     return kExitFailure;
   }
+  const uint64_t session_id = session->session_id();
   reporter.Print("attached to session %" PRIu64 " (%s)%s", session_id,
                  key.c_str(), stop ? "" : "; Ctrl-C stops it");
   SignalRecords signals(signal_fd);
-  SessionSummary summary;
   // No config here: the session's duration is the service's to keep.
-  if (!AwaitSummary(connection, TraceConfig(), session_id, nullptr, &signals,
-                    options, stop, &reporter, &summary)) {
+  if (!AwaitEnd(session, TraceConfig(), nullptr, end.fd(), &signals, options,
+                stop, &reporter)) {
+    session->Abort();
     return kExitFailure;
   }
+  const TracingSessionSummary summary = session->summary();
   reporter.Print("session %" PRIu64 " ended: %" PRIu64
                  " packets (%s) in %s, "
                  "in the file its --detach named",
-                 session_id, summary.packets_written(),
-                 FormatBytes(summary.bytes_written()).c_str(),
-                 FormatDurationMs(summary.duration_ms()).c_str());
-  if (summary.packets_lost() != 0) {
+                 session_id, summary.packets_written,
+                 FormatBytes(summary.bytes_written).c_str(),
+                 FormatDurationMs(summary.duration_ms).c_str());
+  if (summary.packets_lost != 0) {
     reporter.Print("warning: %" PRIu64
                    " packets were lost (the trace's TraceStats says where)",
-                   summary.packets_lost());
+                   summary.packets_lost);
   }
-  if (summary.packets_written() == 0) {
+  if (summary.packets_written == 0) {
     reporter.Print(
         "warning: the session recorded no packet from any producer; "
         "`ringtrace --query` lists the connected producers and what they "
@@ -670,19 +637,14 @@ int RunAttach(ConsumerConnection* connection,
   return kExitOk;
 }
 
-int RunIsDetached(ConsumerConnection* connection,
-                  const std::string& key,
-                  FILE* err) {
-  uint64_t session_id = 0;
-  base::Status status = connection->Attach(key, /*probe=*/true, &session_id);
-  if (status.ok())
-    return kExitOk;
-  // The service answers an unknown key with this error; anything else
-  // (no service, a broken connection) is a failure.
-  if (status.message().find("no detached session") != std::string::npos)
-    return kExitNotDetached;
-  Reporter(err).Print("%s", status.message().c_str());
-  return kExitFailure;
+int RunIsDetached(TracingSession* session, const std::string& key, FILE* err) {
+  bool detached = false;
+  base::Status status = session->IsDetachedBlocking(key, &detached);
+  if (!status.ok()) {
+    Reporter(err).Print("%s", status.message().c_str());
+    return kExitFailure;
+  }
+  return detached ? kExitOk : kExitNotDetached;
 }
 
 }  // namespace cli

@@ -362,6 +362,27 @@ base::Status ConsumerClient::Attach(const std::string& key,
   return s;
 }
 
+base::Status ConsumerClient::IsDetached(const std::string& key,
+                                        bool* detached) {
+  *detached = false;
+  base::Status s = ipc::CheckDetachKey("attach key", key);
+  if (!s.ok())
+    return s;
+  ConsumerRequest request;
+  request.mutable_attach()->set_key(key);
+  request.mutable_attach()->set_probe(true);
+  ConsumerResponse response;
+  s = Call(&request, -1, timeout_ms_, &response);
+  if (s.ok()) {
+    *detached = true;
+    return s;
+  }
+  // Call() fills |response| only when the answer came.
+  if (response.has_ok() && !response.ok() && broken_.ok())
+    return base::OkStatus();
+  return s;
+}
+
 bool ConsumerClient::TakeEvent(ConsumerResponse* event) {
   if (events_.empty())
     return false;

@@ -2,9 +2,11 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 
-// ConsumerClient: the blocking client of ringtraced's consumer socket, what
-// the `ringtrace` CLI starts, stops, flushes, clones and inspects tracing
-// sessions with (docs/sessions.md, "Consumer protocol").
+// ConsumerClient: the blocking client of ringtraced's consumer socket
+// (docs/sessions.md, "Consumer protocol"), the one implementation of that
+// protocol: ringtrace::TracingSession, the public consumer API, is built on
+// it, and the `ringtrace` CLI uses it directly only for --clone and --stop
+// (a session of another process, by its id).
 //
 // Every call sends one ConsumerRequest (consumer_protocol.h) with the next
 // request id and waits, at most its timeout, for the response with that id.
@@ -26,7 +28,8 @@
 // service's message unchanged (it names the config field or limit at
 // fault); transport errors start with "consumer socket".
 //
-// Thread model: one thread uses a client at a time (the CLI's main thread).
+// Thread model: one thread uses a client at a time (TracingSession
+// serializes its calls).
 
 #ifndef SRC_TRACING_CONSUMER_CONSUMER_CLIENT_H_
 #define SRC_TRACING_CONSUMER_CONSUMER_CLIENT_H_
@@ -121,6 +124,11 @@ class ConsumerClient {
   // queued right after (TakeEvent, WaitForEvent). |probe|: only looks it
   // up, nothing changes.
   base::Status Attach(const std::string& key, bool probe, uint64_t* session_id);
+  // Whether this user has a session detached under |key| (a probe: nothing
+  // changes). The service refuses the probe of a key it does not know: that
+  // answer is |*detached| = false, not an error; a transport failure or a
+  // timeout is.
+  base::Status IsDetached(const std::string& key, bool* detached);
 
   // The socket, for poll(2): when it is readable, WaitForEvent(0, ...)
   // reads what is pending without blocking.

@@ -297,6 +297,46 @@ TEST(ConsumerClientTest, RefusalIsTheServicesMessage) {
   EXPECT_TRUE(client->QueryServiceState(&state).ok());
 }
 
+// IsDetached: a probe; found is true, the service's refusal is false, a
+// call that got no answer (a timeout) is an error, never a "no".
+TEST(ConsumerClientTest, IsDetachedTellsARefusalFromNoAnswer) {
+  Notification timed_out;
+  FakeService service([&timed_out](std::unique_ptr<ipc::UnixSocket>* c) {
+    ConsumerRequest req;
+    ASSERT_TRUE(ReadRequest(c->get(), &req));
+    EXPECT_TRUE(req.attach().probe());
+    EXPECT_EQ(req.attach().key(), "here");
+    ConsumerResponse found = Ok(req);
+    found.set_session_id(4);
+    Respond(c->get(), found);
+    ASSERT_TRUE(ReadRequest(c->get(), &req));
+    EXPECT_TRUE(req.attach().probe());
+    ConsumerResponse refused;
+    refused.set_request_id(req.request_id());
+    refused.set_ok(false);
+    refused.set_error("no detached session of this user by the key gone");
+    Respond(c->get(), refused);
+    ASSERT_TRUE(ReadRequest(c->get(), &req));  // never answered in time
+    timed_out.Wait();
+  });
+  std::unique_ptr<ConsumerClient> client = service.ConnectClient();
+  ASSERT_TRUE(client);
+  bool detached = false;
+  ASSERT_TRUE(client->IsDetached("here", &detached).ok());
+  EXPECT_TRUE(detached);
+  base::Status s = client->IsDetached("gone", &detached);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(detached);
+  EXPECT_FALSE(client->IsDetached("bad key!", &detached).ok());
+  client->set_timeout_ms(10);
+  detached = true;
+  s = client->IsDetached("slow", &detached);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(detached);
+  EXPECT_NE(s.message().find("no answer"), std::string::npos) << s.message();
+  timed_out.Notify();
+}
+
 // Defects the client can see itself are reported without a round trip: the
 // service's first request is the one after them.
 TEST(ConsumerClientTest, LocalChecksComeFirst) {

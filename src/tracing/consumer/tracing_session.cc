@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,11 +43,19 @@ constexpr int kEventPollMs = 100;
 
 // The state behind the public class. |mutex_| serializes every use of the
 // client and guards the state; the worker thread runs the callback forms
-// and, while a session runs, watches for the service's end event.
+// and, while a session runs, watches for the service's end event and for
+// the connection breaking. Abort() alone takes no lock: it shuts down
+// |abort_fd_|, a duplicate of the client's socket taken at construction
+// (valid even after the client closed its own), which wakes any call
+// blocked on the socket.
 class TracingSession::Impl {
  public:
-  Impl(std::unique_ptr<consumer::ConsumerClient> client, int timeout_ms)
-      : client_(std::move(client)), timeout_ms_(timeout_ms) {
+  Impl(std::unique_ptr<consumer::ConsumerClient> client,
+       int timeout_ms,
+       int stop_timeout_ms)
+      : client_(std::move(client)),
+        stop_timeout_ms_(stop_timeout_ms > 0 ? stop_timeout_ms : timeout_ms),
+        abort_fd_(fcntl(client_->fd(), F_DUPFD_CLOEXEC, 0)) {
     worker_ = std::thread([this] { Work(); });
   }
 
@@ -64,7 +73,7 @@ class TracingSession::Impl {
   base::Status Setup(const perfetto::protos::TraceConfig& config,
                      int output_fd) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (set_up_)
+    if (set_up_ || started_)
       return base::ErrStatus("the session was set up already");
     base::Status status = ipc::ValidateTraceConfig(config);
     if (!status.ok())
@@ -104,57 +113,145 @@ class TracingSession::Impl {
     return base::OkStatus();
   }
 
-  base::Status FlushBlocking(uint32_t timeout_ms) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    base::Status status = CheckRunning();
-    if (!status.ok())
-      return status;
-    return client_->Flush(session_id_, timeout_ms);
-  }
-
-  base::Status StopBlocking() {
-    std::function<void()> on_stop;
+  base::Status AttachBlocking(const std::string& key) {
     base::Status status;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      if (set_up_ || started_)
+        return base::ErrStatus("the session was set up already");
+      status = client_->Attach(key, /*probe=*/false, &session_id_);
+      if (!status.ok())
+        return status;
+      set_up_ = true;
+      started_ = true;
+      in_memory_ = false;  // the trace goes to the detacher's file
+      // An end while detached follows the answer at once: take it if it is
+      // there already (else the worker or the next call does).
+      (void)WaitForEventLocked(0);
+      NoteBrokenLocked();
+      cv_.notify_all();
+    }
+    CallOnStopIfEnded();
+    return status;
+  }
+
+  base::Status DetachBlocking(const std::string& key) {
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = CheckRunning();
+      if (status.ok() && in_memory_) {
+        status = base::ErrStatus(
+            "a session without an output fd cannot be detached");
+      }
+      if (status.ok()) {
+        status = client_->Detach(session_id_, key);
+        NoteBrokenLocked();
+      }
+      if (status.ok())
+        detached_ = true;
+    }
+    CallOnStopIfEnded();
+    return status;
+  }
+
+  base::Status IsDetachedBlocking(const std::string& key, bool* detached) {
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = client_->IsDetached(key, detached);
+      NoteBrokenLocked();
+    }
+    CallOnStopIfEnded();
+    return status;
+  }
+
+  base::Status QueryServiceStateBlocking(protos::ServiceState* state) {
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = client_->QueryServiceState(state);
+      // Its round trip may have read the session's end.
+      TakeEvents();
+      NoteBrokenLocked();
+    }
+    CallOnStopIfEnded();
+    return status;
+  }
+
+  void Abort() {
+    // Both directions: a call blocked in poll/recv wakes with end-of-file,
+    // and the service sees this consumer hang up and frees its session.
+    if (abort_fd_.valid())
+      shutdown(abort_fd_.get(), SHUT_RDWR);
+    // The worker marks the session ended (the connection broke) at its
+    // next look (kEventPollMs); so does any call, at once.
+  }
+
+  uint64_t session_id() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return session_id_;
+  }
+
+  base::Status FlushBlocking(uint32_t timeout_ms) {
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = CheckRunning();
+      if (status.ok()) {
+        status = client_->Flush(session_id_, timeout_ms);
+        TakeEvents();
+        NoteBrokenLocked();
+      }
+    }
+    CallOnStopIfEnded();
+    return status;
+  }
+
+  base::Status StopBlocking() {
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (detached_)
+        return base::ErrStatus("the session was detached");
       if (!started_ || ended_)
         return base::OkStatus();
       TakeEvents();
+      NoteBrokenLocked();
       if (!ended_) {
         protos::SessionSummary summary;
-        status = client_->DisableTracing(session_id_, timeout_ms_, &summary);
+        status =
+            client_->DisableTracing(session_id_, stop_timeout_ms_, &summary);
         if (status.ok()) {
-          SetSummary(summary, "");
+          SetSummary(summary, "", "");
         } else {
           // It may have ended meanwhile: its event says so.
           TakeEvents();
           if (ended_)
             status = base::OkStatus();
+          else
+            NoteBrokenLocked();
         }
       }
-      if (ended_)
-        on_stop = TakeOnStop();
     }
-    if (on_stop)
-      on_stop();
+    CallOnStopIfEnded();
     return status;
   }
 
   base::Status WaitForEndBlocking(int timeout_ms, bool* ended) {
-    std::function<void()> on_stop;
     base::Status status;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       *ended = ended_;
+      if (detached_)
+        return base::ErrStatus("the session was detached");
       if (!started_ || ended_)
         return base::OkStatus();
       status = WaitForEventLocked(timeout_ms);
+      NoteBrokenLocked();
       *ended = ended_;
-      if (ended_)
-        on_stop = TakeOnStop();
     }
-    if (on_stop)
-      on_stop();
+    CallOnStopIfEnded();
     return status;
   }
 
@@ -165,6 +262,10 @@ class TracingSession::Impl {
       return base::ErrStatus("the trace went to the caller's file");
     if (!ended_)
       return base::ErrStatus("the session has not ended");
+    if (!summary_.error.empty()) {
+      return base::ErrStatus("the session has no whole trace: %s",
+                             summary_.error.c_str());
+    }
     struct stat st = {};
     if (fstat(out_fd_.get(), &st) != 0)
       return base::ErrStatus("fstat: %s", strerror(errno));
@@ -190,19 +291,33 @@ class TracingSession::Impl {
   }
 
   base::Status GetTraceStatsBlocking(std::string* trace_stats) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    base::Status status = CheckRunning();
-    if (!status.ok())
-      return status;
-    return client_->GetTraceStats(session_id_, trace_stats);
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = CheckRunning();
+      if (status.ok()) {
+        status = client_->GetTraceStats(session_id_, trace_stats);
+        TakeEvents();
+        NoteBrokenLocked();
+      }
+    }
+    CallOnStopIfEnded();
+    return status;
   }
 
   base::Status CloneBlocking(int fd) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    base::Status status = CheckRunning();
-    if (!status.ok())
-      return status;
-    return client_->CloneSession(session_id_, fd);
+    base::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      status = CheckRunning();
+      if (status.ok()) {
+        status = client_->CloneSession(session_id_, fd);
+        TakeEvents();
+        NoteBrokenLocked();
+      }
+    }
+    CallOnStopIfEnded();
+    return status;
   }
 
   void Post(std::function<void()> task) {
@@ -238,22 +353,49 @@ class TracingSession::Impl {
  private:
   base::Status CheckRunning() {
     TakeEvents();
+    NoteBrokenLocked();
+    if (detached_)
+      return base::ErrStatus("the session was detached");
     if (!started_)
       return base::ErrStatus("the session was not started");
-    if (ended_)
-      return base::ErrStatus("the session has ended");
+    if (ended_) {
+      return summary_.connection_lost
+                 ? base::ErrStatus("%s", summary_.error.c_str())
+                 : base::ErrStatus("the session has ended");
+    }
     return base::OkStatus();
   }
 
-  // The end events queued so far (mutex_ held).
+  // The end events queued so far (mutex_ held). An event of another
+  // session is not this object's (it owns one).
   void TakeEvents() {
     protos::ConsumerResponse event;
     while (client_->TakeEvent(&event)) {
-      if (event.tracing_ended() && event.session_id() == session_id_)
-        SetSummary(event.summary(), event.error().empty()
-                                        ? "ended by the service"
-                                        : event.error());
+      if (!event.tracing_ended() || ended_ || detached_ ||
+          event.session_id() != session_id_) {
+        continue;
+      }
+      const bool failed = event.has_ok() && !event.ok();
+      std::string error;
+      if (failed) {
+        error = event.error().empty() ? "the service failed the session"
+                                      : event.error();
+      }
+      SetSummary(event.summary(),
+                 event.error().empty() ? "ended by the service" : event.error(),
+                 error);
     }
+  }
+
+  // A running session whose connection broke is over: the service frees
+  // the session of a consumer that is gone, and nothing more can be
+  // learned about it (mutex_ held).
+  void NoteBrokenLocked() {
+    const base::Status& broken = client_->broken();
+    if (broken.ok() || !started_ || ended_ || detached_)
+      return;
+    SetSummary(protos::SessionSummary(), "", broken.message());
+    summary_.connection_lost = true;
   }
 
   base::Status WaitForEventLocked(int timeout_ms) {
@@ -277,19 +419,39 @@ class TracingSession::Impl {
     }
   }
 
-  void SetSummary(const protos::SessionSummary& s, const std::string& why) {
+  void SetSummary(const protos::SessionSummary& s,
+                  const std::string& why,
+                  const std::string& error) {
     ended_ = true;
+    summary_ = TracingSessionSummary();
     summary_.packets_written = s.packets_written();
     summary_.bytes_written = s.bytes_written();
     summary_.packets_lost = s.packets_lost();
     summary_.duration_ms = s.duration_ms();
     summary_.ended_by_service = why;
+    summary_.error = error;
+    summary_.compressed = s.has_uncompressed_bytes();
+    summary_.uncompressed_bytes = s.uncompressed_bytes();
+    summary_.compression_cpu_ns = s.compression_cpu_ns();
   }
 
   std::function<void()> TakeOnStop() {
     std::function<void()> f = std::move(on_stop_);
     on_stop_ = nullptr;
     return f;
+  }
+
+  // Calls the on-stop callback (once, without the lock) if the session
+  // ended.
+  void CallOnStopIfEnded() {
+    std::function<void()> on_stop;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (ended_)
+        on_stop = TakeOnStop();
+    }
+    if (on_stop)
+      on_stop();
   }
 
   // The worker: the posted tasks in order; between them, while a session
@@ -307,9 +469,10 @@ class TracingSession::Impl {
           tasks_.pop_front();
         } else if (quit_) {
           return;
-        } else if (started_ && !ended_ && client_->broken().ok()) {
-          // Non-blocking: what the socket holds now.
+        } else if (started_ && !ended_ && !detached_) {
+          // Non-blocking: what the socket holds now (a hang-up included).
           (void)WaitForEventLocked(0);
+          NoteBrokenLocked();
           if (ended_)
             on_stop = TakeOnStop();
         }
@@ -324,13 +487,15 @@ class TracingSession::Impl {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::unique_ptr<consumer::ConsumerClient> client_;
-  const int timeout_ms_;
+  const int stop_timeout_ms_;  // StopBlocking()'s wait
+  const base::ScopedFd abort_fd_;
   perfetto::protos::TraceConfig config_;
   base::ScopedFd out_fd_;
   bool in_memory_ = false;
   bool set_up_ = false;
   bool started_ = false;
   bool ended_ = false;
+  bool detached_ = false;  // DetachBlocking(): the session is not ours
   bool quit_ = false;
   uint64_t session_id_ = 0;
   std::vector<std::string> warnings_;
@@ -348,6 +513,10 @@ std::unique_ptr<TracingSession> TracingSession::Connect(
     *status = base::ErrStatus("timeout_ms must be > 0");
     return nullptr;
   }
+  if (options.stop_timeout_ms < 0) {
+    *status = base::ErrStatus("stop_timeout_ms must be >= 0");
+    return nullptr;
+  }
   const std::string path = options.consumer_socket_path.empty()
                                ? ipc::DefaultConsumerSocketPath()
                                : options.consumer_socket_path;
@@ -357,8 +526,9 @@ std::unique_ptr<TracingSession> TracingSession::Connect(
     return nullptr;
   client->set_timeout_ms(options.timeout_ms);
   *status = base::OkStatus();
-  return std::unique_ptr<TracingSession>(new TracingSession(
-      std::make_unique<Impl>(std::move(client), options.timeout_ms)));
+  return std::unique_ptr<TracingSession>(
+      new TracingSession(std::make_unique<Impl>(
+          std::move(client), options.timeout_ms, options.stop_timeout_ms)));
 }
 
 TracingSession::TracingSession(std::unique_ptr<Impl> impl)
@@ -430,6 +600,27 @@ bool TracingSession::started() const {
 }
 bool TracingSession::ended() const {
   return impl_->ended();
+}
+
+uint64_t TracingSession::session_id() const {
+  return impl_->session_id();
+}
+base::Status TracingSession::QueryServiceStateBlocking(
+    protos::ServiceState* state) {
+  return impl_->QueryServiceStateBlocking(state);
+}
+base::Status TracingSession::DetachBlocking(const std::string& key) {
+  return impl_->DetachBlocking(key);
+}
+base::Status TracingSession::AttachBlocking(const std::string& key) {
+  return impl_->AttachBlocking(key);
+}
+base::Status TracingSession::IsDetachedBlocking(const std::string& key,
+                                                bool* detached) {
+  return impl_->IsDetachedBlocking(key, detached);
+}
+void TracingSession::Abort() {
+  impl_->Abort();
 }
 
 }  // namespace ringtrace

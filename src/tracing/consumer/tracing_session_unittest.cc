@@ -15,12 +15,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -30,6 +33,7 @@
 
 #include "protos/perfetto/config/trace_config.pb.h"
 #include "protos/perfetto/trace/trace.pb.h"
+#include "protos/ringtrace/ipc/consumer_port.pb.h"
 #include "ringtrace/tracing.h"
 #include "ringtrace/track_event.h"
 #include "ringtrace/track_event_data_source.h"
@@ -120,9 +124,75 @@ class TracingSessionTest : public test::EndToEndFixture {
     return n;
   }
 
+  // Waits until the session's data source instance in this process runs.
+  static void WaitForCategory() {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(kTimeoutMs);
+    while (!RT_TRACE_EVENT_CATEGORY_ENABLED("session.app") &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(RT_TRACE_EVENT_CATEGORY_ENABLED("session.app"));
+  }
+
+  // A trace file of the test's directory, open for writing (-1 on failure).
+  int OpenTraceFile(const std::string& name) {
+    const std::string path = dir_ + "/" + name;
+    return open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  }
+
+  // Whether the service lists session |id| (asked on |session|).
+  static bool ServiceLists(TracingSession* session, uint64_t id) {
+    protos::ServiceState state;
+    EXPECT_TRUE(session->QueryServiceStateBlocking(&state).ok());
+    for (const auto& s : state.sessions()) {
+      if (s.id() == id)
+        return true;
+    }
+    return false;
+  }
+
+  // Polls until the service no longer lists session |id|.
+  static bool WaitUntilUnlisted(TracingSession* session, uint64_t id) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(kTimeoutMs);
+    while (ServiceLists(session, id)) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  }
+
   std::string consumer_socket_;
   std::unique_ptr<base::Subprocess> service_;
   std::unique_ptr<Tracing> tracing_;
+};
+
+// Counts the on-stop callback's calls and lets a test wait for the first.
+class OnStopCounter {
+ public:
+  std::function<void()> Callback() {
+    return [this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      calls_++;
+      cv_.notify_all();
+    };
+  }
+  bool WaitForCall() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(kTimeoutMs),
+                        [&] { return calls_ > 0; });
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int calls_ = 0;
 };
 
 constexpr char kAppConfig[] = R"(
@@ -268,6 +338,226 @@ TEST_F(TracingSessionTest, CallbacksAndAnEndByTheService) {
   pb::Trace parsed;
   EXPECT_TRUE(parsed.ParseFromString(trace));
   EXPECT_GT(parsed.packet_size(), 0);
+}
+
+// The service's state as a tool shows it: this process as a producer with
+// its data source and the categories it declared; the session by its id
+// while it runs, gone once stopped.
+TEST_F(TracingSessionTest, QueryServiceStateListsThisProducerAndTheSession) {
+  std::unique_ptr<TracingSession> session = Connect();
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->session_id(), 0u);
+  // The data source's registration follows the connection: poll for it.
+  protos::ServiceState state;
+  const protos::ServiceState::Producer* me = nullptr;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  while (std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(session->QueryServiceStateBlocking(&state).ok());
+    me = nullptr;
+    for (const auto& p : state.producers()) {
+      if (p.pid() == getpid() && p.categories_size() > 0)
+        me = &p;
+    }
+    if (me)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_NE(me, nullptr) << state.DebugString();
+  EXPECT_EQ(me->name(), "tracing_session_unittest");
+  EXPECT_EQ(me->uid(), static_cast<uint32_t>(getuid()));
+  ASSERT_EQ(me->data_sources_size(), 1);
+  EXPECT_EQ(me->data_sources(0), "track_event");
+  std::vector<std::string> categories;
+  for (const auto& ds : me->categories()) {
+    EXPECT_EQ(ds.data_source(), "track_event");
+    for (const auto& c : ds.categories())
+      categories.push_back(c.name());
+  }
+  EXPECT_NE(std::find(categories.begin(), categories.end(), "session.app"),
+            categories.end());
+  EXPECT_NE(std::find(categories.begin(), categories.end(), "session.other"),
+            categories.end());
+  EXPECT_EQ(state.sessions_size(), 0);
+
+  ASSERT_TRUE(session->SetupFromText(kAppConfig).ok());
+  ASSERT_TRUE(session->StartBlocking().ok());
+  const uint64_t id = session->session_id();
+  EXPECT_NE(id, 0u);
+  ASSERT_TRUE(session->QueryServiceStateBlocking(&state).ok());
+  ASSERT_EQ(state.sessions_size(), 1);
+  EXPECT_EQ(state.sessions(0).id(), id);
+  ASSERT_EQ(state.sessions(0).buffers_size(), 1);
+  EXPECT_EQ(state.sessions(0).buffers(0).size_bytes(), 4096u * 1024);
+  ASSERT_TRUE(session->StopBlocking().ok());
+  EXPECT_EQ(session->session_id(), id) << "kept after the end";
+  EXPECT_FALSE(ServiceLists(session.get(), id));
+}
+
+// Detach, then attach from another TracingSession (as another process
+// would) and stop: one trace in the detacher's file, with what was
+// recorded while no consumer owned the session.
+TEST_F(TracingSessionTest, DetachThenAttachAndStop) {
+  const int fd = OpenTraceFile("detached.pftrace");
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<TracingSession> first = Connect();
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(first->SetupFromText(kAppConfig, fd).ok());
+  close(fd);
+  ASSERT_TRUE(first->StartBlocking().ok());
+  const uint64_t id = first->session_id();
+  bool detached = true;
+  ASSERT_TRUE(first->IsDetachedBlocking("ts.key", &detached).ok());
+  EXPECT_FALSE(detached);
+  base::Status status = first->DetachBlocking("ts.key");
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_FALSE(first->StopBlocking().ok()) << "not this object's any more";
+  EXPECT_FALSE(first->ended());
+  first.reset();  // no stop: the session goes on
+
+  WaitForCategory();
+  for (int i = 0; i < 20; ++i)
+    RT_TRACE_EVENT("session.app", "WhileDetached", "i", i);
+
+  std::unique_ptr<TracingSession> second = Connect();
+  ASSERT_TRUE(second);
+  EXPECT_TRUE(ServiceLists(second.get(), id));
+  ASSERT_TRUE(second->IsDetachedBlocking("ts.key", &detached).ok());
+  EXPECT_TRUE(detached);
+  OnStopCounter on_stop;
+  second->SetOnStopCallback(on_stop.Callback());
+  status = second->AttachBlocking("ts.key");
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_FALSE(second->AttachBlocking("ts.key").ok()) << "attached twice";
+  EXPECT_EQ(second->session_id(), id);
+  EXPECT_TRUE(second->started());
+  EXPECT_FALSE(second->ended());
+  ASSERT_TRUE(second->StopBlocking().ok());
+  EXPECT_EQ(on_stop.calls(), 1);
+  EXPECT_TRUE(second->summary().error.empty()) << second->summary().error;
+  EXPECT_GT(second->summary().packets_written, 0u);
+  ASSERT_TRUE(second->IsDetachedBlocking("ts.key", &detached).ok());
+  EXPECT_FALSE(detached);
+  std::string trace;
+  EXPECT_FALSE(second->ReadTraceBlocking(&trace).ok())
+      << "the trace is in the detacher's file";
+  EXPECT_EQ(
+      CountEvents(ReadWholeFile(dir_ + "/detached.pftrace"), "WhileDetached"),
+      20u);
+}
+
+// What cannot be detached, and a key the client refuses before asking.
+TEST_F(TracingSessionTest, DetachRefusals) {
+  std::unique_ptr<TracingSession> session = Connect();
+  ASSERT_TRUE(session);
+  EXPECT_FALSE(session->DetachBlocking("k").ok()) << "nothing started";
+  bool detached = true;
+  EXPECT_FALSE(session->IsDetachedBlocking("bad key!", &detached).ok());
+  ASSERT_TRUE(session->SetupFromText(kAppConfig).ok());
+  ASSERT_TRUE(session->StartBlocking().ok());
+  const base::Status status = session->DetachBlocking("k");
+  EXPECT_FALSE(status.ok()) << "its anonymous file would have no reader";
+  EXPECT_NE(status.message().find("output fd"), std::string::npos)
+      << status.message();
+  EXPECT_FALSE(session->DetachBlocking("bad key!").ok());
+  ASSERT_TRUE(session->StopBlocking().ok());
+}
+
+// A session that ended (duration_ms) while detached: the attach gets its
+// end, and the on-stop callback is called once.
+TEST_F(TracingSessionTest, AttachToASessionThatEndedWhileDetached) {
+  const int fd = OpenTraceFile("ended.pftrace");
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<TracingSession> first = Connect();
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(
+      first->SetupFromText(std::string(kAppConfig) + "duration_ms: 100\n", fd)
+          .ok());
+  close(fd);
+  ASSERT_TRUE(first->StartBlocking().ok());
+  const uint64_t id = first->session_id();
+  ASSERT_TRUE(first->DetachBlocking("ended.key").ok());
+  first.reset();
+
+  std::unique_ptr<TracingSession> second = Connect();
+  ASSERT_TRUE(second);
+  ASSERT_TRUE(WaitUntilUnlisted(second.get(), id)) << "never ended";
+  bool detached = false;
+  ASSERT_TRUE(second->IsDetachedBlocking("ended.key", &detached).ok());
+  EXPECT_TRUE(detached) << "an ended detached session waits for its owner";
+  OnStopCounter on_stop;
+  second->SetOnStopCallback(on_stop.Callback());
+  ASSERT_TRUE(second->AttachBlocking("ended.key").ok());
+  EXPECT_EQ(second->session_id(), id);
+  bool ended = false;
+  ASSERT_TRUE(second->WaitForEndBlocking(kTimeoutMs, &ended).ok());
+  ASSERT_TRUE(ended);
+  EXPECT_TRUE(on_stop.WaitForCall());
+  EXPECT_TRUE(second->summary().error.empty()) << second->summary().error;
+  EXPECT_FALSE(second->summary().connection_lost);
+  EXPECT_GE(second->summary().duration_ms, 100u);
+  EXPECT_TRUE(second->StopBlocking().ok()) << "ended: nothing to stop";
+  EXPECT_EQ(on_stop.calls(), 1);
+  pb::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(ReadWholeFile(dir_ + "/ended.pftrace")));
+  EXPECT_GT(trace.packet_size(), 0);
+}
+
+// Abort(): the connection is shut down, the session ends without a trace
+// (the service frees it and writes nothing), later calls fail.
+TEST_F(TracingSessionTest, AbortEndsTheSessionUnwritten) {
+  const int fd = OpenTraceFile("aborted.pftrace");
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<TracingSession> session = Connect();
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(session->SetupFromText(kAppConfig, fd).ok());
+  close(fd);
+  OnStopCounter on_stop;
+  session->SetOnStopCallback(on_stop.Callback());
+  ASSERT_TRUE(session->StartBlocking().ok());
+  const uint64_t id = session->session_id();
+  session->Abort();
+  bool ended = false;
+  EXPECT_FALSE(session->WaitForEndBlocking(kTimeoutMs, &ended).ok());
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(session->summary().connection_lost);
+  EXPECT_NE(session->summary().error.find("consumer socket"), std::string::npos)
+      << session->summary().error;
+  EXPECT_TRUE(on_stop.WaitForCall());
+  const int clone_fd = OpenTraceFile("clone.pftrace");
+  ASSERT_GE(clone_fd, 0);
+  EXPECT_FALSE(session->CloneBlocking(clone_fd).ok());
+  close(clone_fd);
+  EXPECT_TRUE(session->StopBlocking().ok()) << "ended: nothing to stop";
+  EXPECT_EQ(on_stop.calls(), 1);
+
+  std::unique_ptr<TracingSession> other = Connect();
+  ASSERT_TRUE(other);
+  ASSERT_TRUE(WaitUntilUnlisted(other.get(), id));
+  struct stat st = {};
+  ASSERT_EQ(stat((dir_ + "/aborted.pftrace").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0) << "an aborted session is not written";
+}
+
+// The service going away ends a running session: the on-stop callback is
+// called without any call waiting, and the summary says why.
+TEST_F(TracingSessionTest, TheServiceGoingAwayEndsTheSession) {
+  std::unique_ptr<TracingSession> session = Connect();
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(session->SetupFromText(kAppConfig).ok());
+  OnStopCounter on_stop;
+  session->SetOnStopCallback(on_stop.Callback());
+  ASSERT_TRUE(session->StartBlocking().ok());
+  service_->Signal(SIGKILL);
+  ASSERT_TRUE(service_->Wait(kTimeoutMs));
+  ASSERT_TRUE(on_stop.WaitForCall()) << "the broken connection was not seen";
+  EXPECT_TRUE(session->ended());
+  EXPECT_TRUE(session->summary().connection_lost);
+  EXPECT_FALSE(session->summary().error.empty());
+  std::string trace;
+  EXPECT_FALSE(session->ReadTraceBlocking(&trace).ok()) << "no whole trace";
+  EXPECT_FALSE(session->FlushBlocking(100).ok());
+  EXPECT_EQ(on_stop.calls(), 1);
 }
 
 // No service: a clear error, no crash, no hang past the timeout.
