@@ -47,7 +47,9 @@
 // called (from any thread; the service waits for that, at most the
 // session's data_source_stop_timeout_ms, and counts a stop that never
 // completes in the trace's data_source_stop_timeouts). Then the T is
-// destroyed. At most internal::kMaxDataSourceInstances (8) instances of one
+// destroyed, on the thread that completed the stop, and the service gets
+// DataSourceStopped. The service's flush calls OnFlush of every running
+// instance of the type (its Flush names no instances). At most internal::kMaxDataSourceInstances (8) instances of one
 // type run at once (two sessions, two instances: each gets its own
 // packets); a start beyond that is logged and counted
 // (DataSourceStats::start_failures). An instance that never completes its
