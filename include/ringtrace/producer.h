@@ -93,7 +93,8 @@
 // messages and calls the DataSourceHandlers. Every handler
 // call of a Producer happens on its reader thread, one at a time, in the
 // order the service sent the messages; acks (DataSourceStopped, FlushAck)
-// are sent after the handler returned. A handler may call any Producer
+// are sent after the handler returned (a stop's, after the handler acked
+// it: DataSourceHandler::OnStopRequested). A handler may call any Producer
 // method except StopDataSources() and destroying the Producer (or dropping
 // its last shared_ptr, or its last writer when shared-owned): those would
 // join the reader from itself, which is checked and fatal. The
@@ -232,11 +233,26 @@ class DataSourceHandler {
   // An instance starts: from now on the app may write packets for it.
   virtual void OnStart(const DataSourceInstanceConfig& config) = 0;
   // The instance stops: because the service asked (then DataSourceStopped
-  // is sent when this returns), because the connection was lost, or because
-  // the Producer stops (StopDataSources(), destruction). Must return only
-  // once no NEW packet will begin for |instance_id| (packets already begun
-  // may still end: they reach the trace if the service is still there).
+  // is sent when this returns, unless OnStopRequested is overridden),
+  // because the connection was lost, or because the Producer stops
+  // (StopDataSources(), destruction). Must return only once no NEW packet
+  // will begin for |instance_id| (packets already begun may still end: they
+  // reach the trace if the service is still there).
   virtual void OnStop(uint32_t instance_id) = 0;
+  // The service's StopDataSource, with its acknowledgement in the handler's
+  // hands (Perfetto's asynchronous stop). The default calls
+  // OnStop(instance_id) and then |ack|: DataSourceStopped goes out as soon
+  // as it returns, as before. A handler that overrides it calls |ack| when
+  // the instance has written its last packet: before returning, or later
+  // from any thread. The reader sends DataSourceStopped then (the service
+  // waits for it at most the session's data_source_stop_timeout_ms, and
+  // counts the instance in data_source_stop_timeouts if it comes later or
+  // never). Calling |ack| again, or after the connection ended, does
+  // nothing; so does a copy of it called in a fork child. An instance whose
+  // stop was requested gets no OnStop afterwards, not even when the
+  // connection is lost while its ack is pending: it is the handler's until
+  // it acks.
+  virtual void OnStopRequested(uint32_t instance_id, std::function<void()> ack);
   // The service asks for a flush: writers should Flush() (or be flushed by
   // their threads soon after). FlushAck is sent when every handler of the
   // Producer returned from OnFlush. Called on every registered handler.
@@ -269,6 +285,12 @@ struct ProducerStats {
   uint64_t categories_not_published = 0;
   uint64_t instances_started = 0;
   uint64_t instances_stopped = 0;  // by the service's StopDataSource
+  // Of those, the stops whose ack the handler had not given when
+  // OnStopRequested returned (deferred), and the deferred ones acked later
+  // while the connection lasted (DataSourceStopped sent, or the connection
+  // lost in sending it; a connection that ended first drops the rest).
+  uint64_t stops_deferred = 0;
+  uint64_t deferred_stops_acked = 0;
   // Instances stopped because the connection was lost or the Producer
   // stopped its reader (StopDataSources(), destruction).
   uint64_t instances_stopped_without_request = 0;

@@ -12,6 +12,7 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "src/tools/protoc_gen_ringtrace/test/rtzero_test.pb.h"
@@ -319,6 +320,51 @@ TEST(GeneratedCodeTest, MultiByteTagsExactBytes) {
   EXPECT_EQ(m.f_three_byte_tag(), 1u);
   EXPECT_EQ(m.f_four_byte_tag().value(), 5);
   EXPECT_EQ(m.f_max_field_number(), "z");
+}
+
+// A message that declares extensions is the extended message's writer plus
+// the extension fields; libprotobuf reads them back as the extensions.
+TEST(GeneratedCodeTest, ExtensionsWriteThroughTheExtendedMessagesWriter) {
+  static_assert(rt::AppPacket::kAppInnerFieldNumber == 1500);
+  static_assert(rt::AppPacket::kAppDeltaFieldNumber == 1999);
+  static_assert(std::is_base_of<perfetto::protos::rtzero::TracePacket,
+                                rt::AppPacket>::value);
+  static_assert(std::is_base_of<rt::AllTypes, rt::AllTypesExtension>::value);
+  PacketCapture capture;
+  {
+    auto handle = capture.writer()->NewTracePacket();
+    rt::AppPacket packet(handle);
+    packet.set_timestamp(77);  // a field of TracePacket itself
+    rt::AllTypes::Inner inner = packet.set_app_inner();
+    inner.set_value(5);
+    inner.set_label("in");
+    packet.add_app_labels("a");
+    packet.add_app_labels("b");
+    packet.set_app_delta(-3);
+  }
+  {
+    auto handle = capture.writer()->NewTracePacket();
+    rt::AllTypesExtension message(handle);
+    message.set_f_uint32(1);
+    message.set_ext_value(9);
+  }
+  std::vector<std::string> packets = capture.Drain();
+  ASSERT_EQ(packets.size(), 2u);
+  std::string flat;
+  ASSERT_TRUE(PacketCapture::Ungroup(packets[0], &flat));
+  perfetto::protos::TracePacket packet;
+  ASSERT_TRUE(packet.ParseFromString(flat));
+  EXPECT_EQ(packet.timestamp(), 77u);
+  EXPECT_EQ(packet.GetExtension(pb::AppPacket::app_inner).value(), 5);
+  EXPECT_EQ(packet.GetExtension(pb::AppPacket::app_inner).label(), "in");
+  ASSERT_EQ(packet.ExtensionSize(pb::AppPacket::app_labels), 2);
+  EXPECT_EQ(packet.GetExtension(pb::AppPacket::app_labels, 1), "b");
+  EXPECT_EQ(packet.GetExtension(pb::AppPacket::app_delta), -3);
+  ASSERT_TRUE(PacketCapture::Ungroup(packets[1], &flat));
+  pb::AllTypes all;
+  ASSERT_TRUE(all.ParseFromString(flat));
+  EXPECT_EQ(all.f_uint32(), 1u);
+  EXPECT_EQ(all.GetExtension(pb::AllTypesExtension::ext_value), 9u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <google/protobuf/io/printer.h>
 #include <google/protobuf/io/zero_copy_stream.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -110,8 +111,16 @@ class FileGenerator {
   }
 
   bool Generate(std::string* out, std::string* error) {
+    if (file_->extension_count() > 0) {
+      *error = file_->extension(0)->full_name() +
+               ": protoc-gen-ringtrace generates extensions declared inside "
+               "a message (message MyPacket { extend "
+               "perfetto.protos.TracePacket { ... } }), whose writer is that "
+               "message's class; declare this one so";
+      return false;
+    }
     for (const Descriptor* message : messages_) {
-      if (!CheckMessage(message, error))
+      if (!CheckMessage(message, error) || !CheckExtensions(message, error))
         return false;
     }
     out_ = out;
@@ -153,6 +162,57 @@ class FileGenerator {
         *error = field->full_name() + " and " +
                  inserted.first->second->full_name() +
                  " both map to the constant " + constant;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A message that declares extensions becomes the writer of the message
+  // they extend, plus the extension fields: it derives from that writer,
+  // so it needs no fields of its own and all its extensions must extend
+  // the same message, whose writer must be declared before it.
+  bool CheckExtensions(const Descriptor* message, std::string* error) {
+    if (message->extension_count() == 0)
+      return true;
+    const Descriptor* extended = message->extension(0)->containing_type();
+    if (message->field_count() > 0) {
+      *error = message->full_name() +
+               ": a message that declares extensions may have no fields of "
+               "its own (its writer is the writer of " +
+               extended->full_name() + " plus the extensions)";
+      return false;
+    }
+    std::map<std::string, const FieldDescriptor*> constants;
+    for (int i = 0; i < message->extension_count(); i++) {
+      const FieldDescriptor* field = message->extension(i);
+      if (field->containing_type() != extended) {
+        *error = message->full_name() + ": extends both " +
+                 extended->full_name() + " and " +
+                 field->containing_type()->full_name() +
+                 "; declare each in a message of its own";
+        return false;
+      }
+      if (field->type() == FieldDescriptor::TYPE_GROUP) {
+        *error = field->full_name() +
+                 ": group fields are not supported by protoc-gen-ringtrace";
+        return false;
+      }
+      auto inserted = constants.emplace(ConstantName(field), field);
+      if (!inserted.second) {
+        *error = field->full_name() + " and " +
+                 inserted.first->second->full_name() +
+                 " both map to the constant " + inserted.first->first;
+        return false;
+      }
+    }
+    if (extended->file() == file_) {
+      const auto base = std::find(messages_.begin(), messages_.end(), extended);
+      const auto self = std::find(messages_.begin(), messages_.end(), message);
+      if (base > self) {
+        *error = message->full_name() + " extends " + extended->full_name() +
+                 ", which is declared after it in the same file; declare "
+                 "it first";
         return false;
       }
     }
@@ -230,9 +290,25 @@ class FileGenerator {
   void EmitClass(const Descriptor* message) {
     const std::string name = Flat(message->full_name());
     Emit("\n// " + message->full_name() + "\n");
-    Emit("class " + name + " : public ::ringtrace::encoding::TypedMessage {\n");
-    Emit(" public:\n");
-    Emit("  using TypedMessage::TypedMessage;\n");
+    if (message->extension_count() > 0) {
+      // The writer of the extended message, plus the extensions.
+      const std::string base =
+          Qualified(message->extension(0)->containing_type());
+      Emit("// The writer of " +
+           message->extension(0)->containing_type()->full_name() +
+           " with the extensions " + message->full_name() + " declares.\n");
+      Emit("class " + name + " : public " + base + " {\n");
+      Emit(" public:\n");
+      const Descriptor* extended = message->extension(0)->containing_type();
+      Emit("  using " + base +
+           "::" + FlatName(extended->full_name(), extended->file()->package()) +
+           ";\n");
+    } else {
+      Emit("class " + name +
+           " : public ::ringtrace::encoding::TypedMessage {\n");
+      Emit(" public:\n");
+      Emit("  using TypedMessage::TypedMessage;\n");
+    }
     if (message->enum_type_count() + message->nested_type_count() > 0)
       Emit("\n");
     for (int i = 0; i < message->enum_type_count(); i++) {
@@ -243,19 +319,26 @@ class FileGenerator {
       const Descriptor* nested = message->nested_type(i);
       Emit("  using " + nested->name() + " = " + Qualified(nested) + ";\n");
     }
-    if (message->field_count() > 0)
+    // A message has fields or extensions, not both (CheckExtensions).
+    std::vector<const FieldDescriptor*> fields;
+    for (int i = 0; i < message->field_count(); i++)
+      fields.push_back(message->field(i));
+    for (int i = 0; i < message->extension_count(); i++)
+      fields.push_back(message->extension(i));
+    if (!fields.empty())
       Emit("\n");
-    for (int i = 0; i < message->field_count(); i++) {
-      const FieldDescriptor* field = message->field(i);
+    for (const FieldDescriptor* field : fields) {
       Emit("  static constexpr uint32_t " + ConstantName(field) + " = " +
            std::to_string(field->number()) + ";\n");
     }
-    for (int i = 0; i < message->field_count(); i++)
-      EmitField(message->field(i));
+    for (const FieldDescriptor* field : fields)
+      EmitField(name, field);
     Emit("};\n");
   }
 
-  void EmitField(const FieldDescriptor* field) {
+  // |owner|: the class the member belongs to (for an extension, the class
+  // of the message that declares it, not of the message it extends).
+  void EmitField(const std::string& owner, const FieldDescriptor* field) {
     const std::string constant = ConstantName(field);
     const std::string verb = field->is_repeated() ? "add_" : "set_";
     const std::string method = verb + field->name();
@@ -272,11 +355,9 @@ class FileGenerator {
       case FieldDescriptor::TYPE_MESSAGE: {
         const std::string type = Qualified(field->message_type());
         Emit("  " + type + " " + method + "();\n");
-        out_of_class_.push_back("inline " + type + " " +
-                                Flat(field->containing_type()->full_name()) +
-                                "::" + method + "() {\n  return " + type +
-                                "(message_->BeginNestedMessage(" + constant +
-                                "));\n}\n");
+        out_of_class_.push_back(
+            "inline " + type + " " + owner + "::" + method + "() {\n  return " +
+            type + "(message_->BeginNestedMessage(" + constant + "));\n}\n");
         return;
       }
       case FieldDescriptor::TYPE_STRING:

@@ -13,7 +13,12 @@
 // (the ungrouper would turn them into length-delimited messages on readback,
 // so they cannot be written faithfully), and two fields of one message whose
 // field-number constants would have the same name.
-// Extensions are not generated (ringtrace's protos declare none).
+//
+// Extensions: a message M that declares `extend X { ... }` becomes X's
+// writer plus the extension fields (class M derives from X's class), as
+// protozero does for TrackEvent extensions; M has no fields of its own and
+// extends one message. File-scope extensions are rejected (they would have
+// no class to live in).
 
 #ifndef SRC_TOOLS_PROTOC_GEN_RINGTRACE_GENERATOR_H_
 #define SRC_TOOLS_PROTOC_GEN_RINGTRACE_GENERATOR_H_

@@ -198,6 +198,10 @@ void Producer::BecomeInertAfterFork() {
   inert_after_fork_ = true;
   // No DrainRequest is sent again, and every writer refuses new packets.
   notifier_->MarkDisconnected();
+  // A deferred stop's ack closure called here must not ack the parent's
+  // instance through the eventfd both processes share.
+  if (reader_)
+    reader_->CloseAcksInChild();
   if (!ring_->MakeInertAfterFork()) {
     static const char kMessage[] =
         "ringtrace: fork child: cannot replace the inherited ring mapping; "
@@ -383,6 +387,8 @@ ProducerStats Producer::stats() const {
   s.instances_started = r.instances_started;
   s.instances_stopped = r.instances_stopped;
   s.instances_stopped_without_request = r.instances_stopped_without_request;
+  s.stops_deferred = r.stops_deferred;
+  s.deferred_stops_acked = r.deferred_stops_acked;
   s.flushes = r.flushes;
   s.service_protocol_violations = r.service_protocol_violations;
   s.ack_send_failures = r.ack_send_failures;

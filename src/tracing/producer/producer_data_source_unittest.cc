@@ -4,7 +4,8 @@
 
 // Data sources on a Producer against a scripted service: registration,
 // Start/Stop/Flush reaching the handlers on the reader thread, the acks sent
-// only after the handlers returned, a hostile service disconnecting (and
+// only after the handlers returned (a stop's once the handler acked it, also
+// later from another thread), a hostile service disconnecting (and
 // being counted), the reader's end (hang-up, StopDataSources, destruction),
 // shared ownership by writers, and fork().
 
@@ -16,9 +17,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
@@ -571,6 +576,166 @@ TEST(ProducerDataSourceTest, ForkChildLeavesTheReaderAlone) {
   EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
   EXPECT_EQ(msg.id, 4u);
   EXPECT_TRUE(c.producer->connected());
+}
+
+// A handler that keeps the ack of every requested stop (Perfetto's
+// asynchronous stop), or acks some at once.
+class DeferringHandler : public DataSourceHandler {
+ public:
+  void OnStart(const DataSourceInstanceConfig&) override {}
+  void OnStop(uint32_t instance_id) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    plain_stops.push_back(instance_id);
+  }
+  void OnFlush(uint32_t) override {}
+  void OnStopRequested(uint32_t instance_id,
+                       std::function<void()> ack) override {
+    if (ack_at_once) {
+      ack();
+      ack();  // a second call does nothing
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    acks.emplace_back(instance_id, std::move(ack));
+  }
+  // The kept ack of |instance_id| (empty if none).
+  std::function<void()> TakeAck(uint32_t instance_id) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = acks.begin(); it != acks.end(); ++it) {
+      if (it->first == instance_id) {
+        std::function<void()> ack = std::move(it->second);
+        acks.erase(it);
+        return ack;
+      }
+    }
+    return {};
+  }
+
+  bool ack_at_once = false;
+  std::mutex mutex;
+  std::vector<std::pair<uint32_t, std::function<void()>>> acks;
+  std::vector<uint32_t> plain_stops;
+};
+
+// Receives the FlushAck of |flush_id| and requires that nothing came before
+// it: the reader handles messages in order, so a FlushAck proves it is done
+// with everything the service sent earlier.
+void ExpectOnlyFlushAck(ScriptedService* service, uint32_t flush_id) {
+  ASSERT_TRUE(service->SendFlush(flush_id));
+  ipc::Message msg;
+  ASSERT_TRUE(service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kFlushAck);
+  EXPECT_EQ(msg.id, flush_id);
+}
+
+// A stop whose ack the handler keeps: DataSourceStopped goes out only when
+// the ack is called, from another thread, while the reader goes on serving
+// other messages meanwhile; a second call does nothing.
+TEST(ProducerDataSourceTest, DeferredStopIsAckedWhenTheHandlerAcks) {
+  DeferringHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(5, "ds")));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(6, "ds")));
+  ASSERT_TRUE(c.service->SendStop(5));
+  ASSERT_TRUE(c.service->SendStop(6));
+  ASSERT_NO_FATAL_FAILURE(ExpectOnlyFlushAck(c.service.get(), 1));
+  ProducerStats stats = c.producer->stats();
+  EXPECT_EQ(stats.instances_stopped, 2u);
+  EXPECT_EQ(stats.stops_deferred, 2u);
+  EXPECT_EQ(stats.deferred_stops_acked, 0u);
+
+  std::function<void()> ack6 = handler.TakeAck(6);
+  ASSERT_TRUE(ack6);
+  std::thread([ack6] { ack6(); }).join();
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  EXPECT_EQ(msg.id, 6u);
+  ack6();  // again: nothing
+  ASSERT_NO_FATAL_FAILURE(ExpectOnlyFlushAck(c.service.get(), 2));
+
+  std::function<void()> ack5 = handler.TakeAck(5);
+  ASSERT_TRUE(ack5);
+  ack5();
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  EXPECT_EQ(msg.id, 5u);
+  stats = c.producer->stats();
+  EXPECT_EQ(stats.deferred_stops_acked, 2u);
+  EXPECT_EQ(stats.service_protocol_violations, 0u);
+  EXPECT_TRUE(handler.plain_stops.empty());
+  c.service.reset();  // the final loss report fails at once
+}
+
+// An ack given before OnStopRequested returns is sent at once, as the
+// default handler's: nothing is deferred.
+TEST(ProducerDataSourceTest, AckInsideTheHandlerIsSentAtOnce) {
+  DeferringHandler handler;
+  handler.ack_at_once = true;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(8, "ds")));
+  ASSERT_TRUE(c.service->SendStop(8));
+  ipc::Message msg;
+  ASSERT_TRUE(c.service->Receive(&msg));
+  EXPECT_EQ(msg.type, ipc::MessageType::kDataSourceStopped);
+  EXPECT_EQ(msg.id, 8u);
+  ASSERT_NO_FATAL_FAILURE(ExpectOnlyFlushAck(c.service.get(), 1));
+  const ProducerStats stats = c.producer->stats();
+  EXPECT_EQ(stats.stops_deferred, 0u);
+  EXPECT_EQ(stats.instances_stopped, 1u);
+  c.service.reset();  // the final loss report fails at once
+}
+
+// While a stop's ack is pending the id is neither started nor free: a
+// second StopDataSource or a StartDataSource for it breaks the protocol.
+TEST(ProducerDataSourceTest, StoppingInstanceCannotBeStoppedOrStartedAgain) {
+  for (const bool restart : {false, true}) {
+    SCOPED_TRACE(restart ? "start" : "stop");
+    DeferringHandler handler;
+    Connected c;
+    ASSERT_TRUE(c.Connect(&handler));
+    ASSERT_TRUE(c.service->SendStart(StartMsg(3, "ds")));
+    ASSERT_TRUE(c.service->SendStop(3));
+    ASSERT_TRUE(restart ? c.service->SendStart(StartMsg(3, "ds"))
+                        : c.service->SendStop(3));
+    ASSERT_TRUE(c.service->WaitForHangUp());
+    c.producer->StopDataSources();
+    EXPECT_EQ(c.producer->stats().service_protocol_violations, 1u);
+    EXPECT_TRUE(handler.plain_stops.empty());
+  }
+}
+
+// The connection ends while a stop waits for its ack: the instance gets no
+// OnStop (it is the handler's), and the ack, called after the Producer is
+// gone, does nothing.
+TEST(ProducerDataSourceTest, AckAfterTheConnectionEndedDoesNothing) {
+  DeferringHandler handler;
+  Connected c;
+  ASSERT_TRUE(c.Connect(&handler));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(1, "ds")));
+  ASSERT_TRUE(c.service->SendStart(StartMsg(2, "ds")));
+  ASSERT_TRUE(c.service->SendStop(2));
+  ASSERT_NO_FATAL_FAILURE(ExpectOnlyFlushAck(c.service.get(), 1));
+  c.service->Close();
+  // on_disconnect runs last on the reader thread; StopDataSources() then
+  // joins it.
+  for (int i = 0; i < RecordingHandler::kWaitMs && c.disconnects.load() == 0;
+       i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(c.disconnects.load(), 1);
+  c.producer->StopDataSources();
+  EXPECT_EQ(handler.plain_stops, std::vector<uint32_t>{1});
+  const ProducerStats stats = c.producer->stats();
+  EXPECT_EQ(stats.instances_stopped_without_request, 1u);
+  EXPECT_EQ(stats.stops_deferred, 1u);
+  std::function<void()> ack = handler.TakeAck(2);
+  ASSERT_TRUE(ack);
+  c.producer.reset();
+  ack();
+  EXPECT_EQ(c.disconnects.load(), 1);
 }
 
 }  // namespace

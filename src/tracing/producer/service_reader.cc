@@ -28,7 +28,64 @@ std::vector<DataSourceCategory> DataSourceHandler::Categories() const {
   return {};
 }
 
+void DataSourceHandler::OnStopRequested(uint32_t instance_id,
+                                        std::function<void()> ack) {
+  OnStop(instance_id);
+  ack();
+}
+
 namespace producer {
+
+std::shared_ptr<DeferredStopAcks> DeferredStopAcks::Create(
+    base::Status* status) {
+  std::shared_ptr<DeferredStopAcks> acks(new DeferredStopAcks());
+  acks->fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!acks->fd_.valid()) {
+    *status = base::ErrStatus("eventfd: %s", strerror(errno));
+    return nullptr;
+  }
+  return acks;
+}
+
+void DeferredStopAcks::Ack(uint32_t instance_id) {
+  // acquire: pairs with the release stores of Close() and CloseInChild().
+  if (closed_.load(std::memory_order_acquire))
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    acked_.push_back(instance_id);
+  }
+  // After the push: a Take() that misses the id is followed by this wake-up.
+  // An eventfd write fails only at its counter's maximum, after 2^64 - 2
+  // unread acks; the id is queued either way.
+  const uint64_t one = 1;
+  while (write(fd_.get(), &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+}
+
+std::vector<uint32_t> DeferredStopAcks::Take() {
+  uint64_t count = 0;
+  // Non-blocking: EAGAIN when nothing was written since the last read.
+  while (read(fd_.get(), &count, sizeof(count)) < 0 && errno == EINTR) {
+  }
+  std::vector<uint32_t> out;
+  std::lock_guard<std::mutex> lock(mutex_);
+  out.swap(acked_);
+  return out;
+}
+
+void DeferredStopAcks::Close() {
+  // release: pairs with the acquire load in Ack().
+  closed_.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(mutex_);
+  acked_.clear();
+}
+
+void DeferredStopAcks::CloseInChild() {
+  // release: pairs with the acquire load in Ack() (the child's threads are
+  // created after this handler ran).
+  closed_.store(true, std::memory_order_release);
+}
 
 size_t ToCategoryDescriptors(const std::vector<DataSourceCategory>& categories,
                              size_t room,
@@ -99,6 +156,9 @@ std::unique_ptr<ServiceReader> ServiceReader::Create(const Options& options,
     *status = base::ErrStatus("eventfd: %s", strerror(errno));
     return nullptr;
   }
+  reader->acks_ = DeferredStopAcks::Create(status);
+  if (!reader->acks_)
+    return nullptr;
   *status = base::OkStatus();
   return reader;
 }
@@ -173,6 +233,8 @@ ServiceReaderStats ServiceReader::stats() const {
   s.instances_stopped = stopped_.load(std::memory_order_relaxed);
   s.instances_stopped_without_request =
       stopped_without_request_.load(std::memory_order_relaxed);
+  s.stops_deferred = stops_deferred_.load(std::memory_order_relaxed);
+  s.deferred_stops_acked = deferred_acked_.load(std::memory_order_relaxed);
   s.flushes = flushes_.load(std::memory_order_relaxed);
   s.service_protocol_violations = violations_.load(std::memory_order_relaxed);
   s.ack_send_failures = ack_failures_.load(std::memory_order_relaxed);
@@ -280,12 +342,14 @@ void ServiceReader::Run() {
   std::vector<uint8_t> buf(ipc::kMaxMessageSize);
   bool lost = false;
   for (;;) {
-    pollfd fds[2] = {};
+    pollfd fds[3] = {};
     fds[0].fd = options_.socket->fd();
     fds[0].events = POLLIN;
     fds[1].fd = wake_fd_.get();
     fds[1].events = POLLIN;
-    const int rc = poll(fds, 2, -1);
+    fds[2].fd = acks_->fd();
+    fds[2].events = POLLIN;
+    const int rc = poll(fds, 3, -1);
     // acquire: pairs with the release store in Stop().
     if (stop_requested_.load(std::memory_order_acquire))
       break;
@@ -294,6 +358,10 @@ void ServiceReader::Run() {
         continue;
       RT_ELOG("ringtrace producer: poll: %s; disconnecting", strerror(errno));
       shutdown(options_.socket->fd(), SHUT_RDWR);
+      lost = true;
+      break;
+    }
+    if (fds[2].revents != 0 && SendDeferredAcks() == Next::kLost) {
       lost = true;
       break;
     }
@@ -371,6 +439,10 @@ ServiceReader::Next ServiceReader::OnStartDataSource(
       lock.Unlock();
       return Violation("StartDataSource for a data source never registered");
     }
+    if (stopping_.count(start.instance_id) != 0) {
+      lock.Unlock();
+      return Violation("StartDataSource for an instance still stopping");
+    }
     if (!started_.emplace(start.instance_id, index).second) {
       lock.Unlock();
       return Violation("StartDataSource for an instance already started");
@@ -406,12 +478,38 @@ ServiceReader::Next ServiceReader::OnStopDataSource(uint32_t instance_id) {
     started_.erase(it);
   }
   stopped_.fetch_add(1, std::memory_order_relaxed);
-  handler->OnStop(instance_id);
-  uint8_t buf[ipc::kMaxProducerMessageSize];
-  const size_t size =
-      ipc::EncodeDataSourceStopped(instance_id, buf, sizeof(buf));
-  RT_CHECK(size > 0);  // instance_id != 0: the decoder checked
-  return SendAck(buf, size) ? Next::kContinue : Next::kLost;
+  stopping_.emplace(instance_id, /*deferred=*/false);
+  std::shared_ptr<DeferredStopAcks> acks = acks_;
+  handler->OnStopRequested(instance_id,
+                           [acks, instance_id] { acks->Ack(instance_id); });
+  // An ack given before the handler returned goes out now, as it always
+  // did; otherwise the stop is deferred until the ack wakes the thread.
+  const Next next = SendDeferredAcks();
+  auto it = stopping_.find(instance_id);
+  if (it != stopping_.end()) {
+    it->second = true;
+    stops_deferred_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return next;
+}
+
+ServiceReader::Next ServiceReader::SendDeferredAcks() {
+  for (uint32_t instance_id : acks_->Take()) {
+    auto it = stopping_.find(instance_id);
+    if (it == stopping_.end())
+      continue;  // acked twice
+    const bool deferred = it->second;
+    stopping_.erase(it);
+    uint8_t buf[ipc::kMaxProducerMessageSize];
+    const size_t size =
+        ipc::EncodeDataSourceStopped(instance_id, buf, sizeof(buf));
+    RT_CHECK(size > 0);  // instance_id != 0: the decoder checked
+    if (deferred)
+      deferred_acked_.fetch_add(1, std::memory_order_relaxed);
+    if (!SendAck(buf, size))
+      return Next::kLost;
+  }
+  return Next::kContinue;
 }
 
 ServiceReader::Next ServiceReader::OnFlush(uint32_t flush_id) {
@@ -485,6 +583,10 @@ ServiceReader::Next ServiceReader::Violation(const char* what) {
 void ServiceReader::Finish(bool lost) {
   if (lost && options_.notifier)
     options_.notifier->MarkDisconnected();  // writers refuse new packets
+  // Stops still waiting for their ack stay the handlers' (no OnStop); their
+  // acks have nobody to go to.
+  acks_->Close();
+  stopping_.clear();
   std::vector<std::pair<uint32_t, DataSourceHandler*>> stopping;
   {
     base::MutexLock lock(&mutex_);

@@ -7,7 +7,10 @@
 // socket, decodes them and calls the registered DataSourceHandlers:
 //
 //   StartDataSource  the instance is recorded as started, then OnStart.
-//   StopDataSource   the instance is removed, OnStop, then DataSourceStopped.
+//   StopDataSource   the instance is removed, OnStopRequested (by default
+//                    OnStop), then DataSourceStopped once the handler acked:
+//                    at once if it acked before returning, else when its
+//                    ack comes (DeferredStopAcks below wakes the thread).
 //   Flush            OnFlush on every registered handler, then FlushAck.
 //
 // The service is hostile: a malformed message, a type the service may not
@@ -25,6 +28,12 @@
 // instance id); on a lost connection the DrainNotifier is marked
 // disconnected first (writers refuse new packets from then on) and
 // on_disconnect is called last. No handler is called after that.
+//
+// A stop whose ack is pending ("stopping") is no longer started: the
+// reader's end does not call OnStop for it, and its late ack is dropped
+// once the reader ended. A StartDataSource or StopDataSource for a
+// stopping instance id is a protocol violation (the service counts ids up
+// and never reuses one on a connection).
 //
 // Thread model: Register(), stats() and started_instances() from any
 // thread; Stop() from any thread but the reader's (checked: joining itself
@@ -66,6 +75,38 @@ namespace producer {
 
 class DrainNotifier;
 
+// The acks of deferred stops, shared by the reader and the ack closures
+// that handlers hold (which may outlive the reader and the Producer): an
+// ack queues its instance id and wakes the reader through an eventfd the
+// channel owns. Once closed (the reader ended, or a fork child), Ack() does
+// nothing.
+//
+// Thread model: Ack() from any thread; Take() and Close() from the reader;
+// CloseInChild() in a fork child only (one atomic store: the mutex may have
+// been copied while held).
+class DeferredStopAcks {
+ public:
+  // Null (|*status| set) if the eventfd cannot be created.
+  static std::shared_ptr<DeferredStopAcks> Create(base::Status* status);
+
+  void Ack(uint32_t instance_id);
+  // The ids acked since the last call, in ack order; consumes the eventfd.
+  std::vector<uint32_t> Take();
+  void Close();
+  void CloseInChild();
+  int fd() const { return fd_.get(); }
+
+ private:
+  DeferredStopAcks() = default;
+
+  base::ScopedFd fd_;  // eventfd
+  // Stored (release) by Close() and CloseInChild(); loaded (acquire) by
+  // Ack() before it locks: in a fork child the flag alone stops it.
+  std::atomic<bool> closed_{false};
+  std::mutex mutex_;
+  std::vector<uint32_t> acked_;  // guarded by mutex_
+};
+
 // Sends one datagram on |fd| (blocking or not) without waiting past
 // |deadline_ms| (base::MonotonicMs()) for room in the socket buffer. False
 // if it could not be sent (the peer is gone, or the time is up).
@@ -92,6 +133,8 @@ struct ServiceReaderStats {
   uint64_t instances_started = 0;
   uint64_t instances_stopped = 0;
   uint64_t instances_stopped_without_request = 0;
+  uint64_t stops_deferred = 0;
+  uint64_t deferred_stops_acked = 0;
   uint64_t flushes = 0;
   uint64_t service_protocol_violations = 0;
   uint64_t ack_send_failures = 0;
@@ -146,6 +189,10 @@ class ServiceReader {
 
   // In a fork child only (see above).
   void AbandonInChild();
+  // In a fork child only, from the atfork handler: the ack closures the
+  // child inherited do nothing (their mutex may have been copied while
+  // held, and their eventfd is the parent's).
+  void CloseAcksInChild() { acks_->CloseInChild(); }
 
   // True once the thread ended or is ending (no new instance will start).
   bool ended() const;
@@ -162,6 +209,9 @@ class ServiceReader {
   Next Dispatch(const ipc::Message& msg);
   Next OnStartDataSource(const ipc::StartDataSourceMsg& start);
   Next OnStopDataSource(uint32_t instance_id);
+  // Sends DataSourceStopped for every stopping instance acked since the
+  // last call.
+  Next SendDeferredAcks();
   Next OnFlush(uint32_t flush_id);
   // Counts, logs and shuts the connection down.
   Next Violation(const char* what);
@@ -181,6 +231,7 @@ class ServiceReader {
 
   const Options options_;
   base::ScopedFd wake_fd_;  // eventfd: Stop() wakes the thread's poll()
+  std::shared_ptr<DeferredStopAcks> acks_;
   // Assigned once, under mutex_, before the thread runs; joined by Stop().
   std::thread thread_;
   // Written by Stop() under mutex_ (release), read by the thread (acquire)
@@ -197,6 +248,10 @@ class ServiceReader {
   std::vector<Source> sources_ RT_GUARDED_BY(mutex_);
   // Started instances: id -> index in sources_.
   std::map<uint32_t, size_t> started_ RT_GUARDED_BY(mutex_);
+  // Instances whose stop was requested and not acked yet (see above), with
+  // whether the handler returned before acking (the stop was deferred).
+  // Only the reader thread touches it.
+  std::map<uint32_t, bool> stopping_;
   // Categories reserved for publication, of every data source
   // (ipc::kMaxDeclaredCategoriesPerProducer at most).
   size_t categories_reserved_ RT_GUARDED_BY(mutex_) = 0;
@@ -209,6 +264,8 @@ class ServiceReader {
   std::atomic<uint64_t> started_count_{0};
   std::atomic<uint64_t> stopped_{0};
   std::atomic<uint64_t> stopped_without_request_{0};
+  std::atomic<uint64_t> stops_deferred_{0};
+  std::atomic<uint64_t> deferred_acked_{0};
   std::atomic<uint64_t> flushes_{0};
   std::atomic<uint64_t> violations_{0};
   std::atomic<uint64_t> ack_failures_{0};
