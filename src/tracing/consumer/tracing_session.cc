@@ -45,8 +45,11 @@ constexpr int kEventPollMs = 100;
 // and, while a session runs, watches for the service's end event.
 class TracingSession::Impl {
  public:
-  Impl(std::unique_ptr<consumer::ConsumerClient> client, int timeout_ms)
-      : client_(std::move(client)), timeout_ms_(timeout_ms) {
+  Impl(std::unique_ptr<consumer::ConsumerClient> client,
+       const TracingSessionOptions& options)
+      : client_(std::move(client)),
+        timeout_ms_(options.timeout_ms),
+        wait_for_start_(options.wait_for_data_source_start) {
     worker_ = std::thread([this] { Work(); });
   }
 
@@ -101,6 +104,16 @@ class TracingSession::Impl {
       return status;
     started_ = true;
     cv_.notify_all();  // the worker watches for the end from now on
+    if (!wait_for_start_)
+      return base::OkStatus();
+    // The start barrier (tracing_session.h): each producer's reader handles
+    // the StartDataSource before the Flush sent after it.
+    status = client_->Flush(session_id_, 0);
+    if (!status.ok()) {
+      return base::ErrStatus(
+          "the session started, but its data sources did not confirm: %s",
+          status.message().c_str());
+    }
     return base::OkStatus();
   }
 
@@ -325,6 +338,7 @@ class TracingSession::Impl {
   std::condition_variable cv_;
   std::unique_ptr<consumer::ConsumerClient> client_;
   const int timeout_ms_;
+  const bool wait_for_start_;
   perfetto::protos::TraceConfig config_;
   base::ScopedFd out_fd_;
   bool in_memory_ = false;
@@ -357,8 +371,8 @@ std::unique_ptr<TracingSession> TracingSession::Connect(
     return nullptr;
   client->set_timeout_ms(options.timeout_ms);
   *status = base::OkStatus();
-  return std::unique_ptr<TracingSession>(new TracingSession(
-      std::make_unique<Impl>(std::move(client), options.timeout_ms)));
+  return std::unique_ptr<TracingSession>(
+      new TracingSession(std::make_unique<Impl>(std::move(client), options)));
 }
 
 TracingSession::TracingSession(std::unique_ptr<Impl> impl)
