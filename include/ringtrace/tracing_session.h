@@ -91,6 +91,16 @@ struct TracingSessionOptions {
   // StopBlocking()'s longest wait (the data sources' stop acks, then the
   // whole trace written: a large trace takes a while); 0: timeout_ms.
   int stop_timeout_ms = 0;
+
+  // StartBlocking() returns only once every producer's data source instance
+  // of the session got its start (OnStart returned): after the start, a
+  // flush round trip, which the service sends each producer after its
+  // StartDataSource on the same connection. A producer that does not ack
+  // within the config's flush_timeout_ms makes StartBlocking() fail (the
+  // session runs). The in-process backend's sessions set it (an app's event
+  // right after the start is then recorded); for the system backend it
+  // waits for every producer of the session, the slowest included.
+  bool wait_for_data_source_start = false;
 };
 
 // What the service says about a session that ended.
@@ -141,7 +151,8 @@ class TracingSession {
   base::Status SetupFromText(const std::string& text, int output_fd = -1);
 
   // Starts the session: once this returns, the service has told every
-  // connected producer's matching data source to start.
+  // connected producer's matching data source to start (and, with
+  // TracingSessionOptions::wait_for_data_source_start, they have started).
   base::Status StartBlocking();
   // What the service said the session will not record as asked.
   std::vector<std::string> start_warnings() const;

@@ -4,7 +4,8 @@
 A thin layer (ctypes) over the ringtrace C API, libringtrace_c.so
 (include/ringtrace/c/ringtrace.h, docs/c_api.md): the events are written by
 the C++ SDK inside the library, into the shared ring of this process's
-connection to the ringtraced service.
+connection to the ringtraced service, or to the service the library runs
+inside this process (backends=BACKEND_IN_PROCESS: no daemon).
 
     import ringtrace
 
@@ -20,6 +21,15 @@ connection to the ringtraced service.
     ringtrace.instant("app", "ready")
     ringtrace.counter("app", "queue", 3)        # int: int64, float: double
     ringtrace.flush()
+
+Recording this process with no daemon:
+
+    ringtrace.init(backends=ringtrace.BACKEND_IN_PROCESS)
+    with ringtrace.Session(CONFIG_TEXT) as session:  # a TraceConfig, text
+        session.start()
+        ...                                      # events
+        session.stop()
+        trace = session.read_trace()             # the Perfetto trace file
 
 The library is found at $RINGTRACE_C_LIBRARY, else next to this package,
 else where tools/install puts it (PREFIX/lib, the package being in
@@ -46,9 +56,9 @@ import os
 import threading
 
 __all__ = [
-    "ABI_VERSION", "Category", "Error", "counter", "flush", "init",
-    "instant", "is_connected", "is_enabled", "register_category", "shutdown",
-    "slice", "traced",
+    "ABI_VERSION", "BACKEND_IN_PROCESS", "BACKEND_SYSTEM", "Category",
+    "Error", "Session", "counter", "flush", "init", "instant", "is_connected",
+    "is_enabled", "register_category", "shutdown", "slice", "traced",
 ]
 
 # The ABI this module speaks (RINGTRACE_C_ABI_VERSION).
@@ -63,6 +73,7 @@ ERR_UNSUPPORTED = 5
 ERR_FAILED = 6
 
 BACKEND_SYSTEM = 1
+BACKEND_IN_PROCESS = 2
 
 _ARG_INT64 = 1
 _ARG_UINT64 = 2
@@ -93,6 +104,16 @@ class _InitOptions(ctypes.Structure):
         ("wait_for_connection_ms", ctypes.c_uint32),
         ("producer_socket_path", ctypes.c_char_p),
         ("producer_name", ctypes.c_char_p),
+    ]
+
+
+class _SessionOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("abi_version", ctypes.c_uint32),
+        ("backend", ctypes.c_uint32),
+        ("timeout_ms", ctypes.c_uint32),
+        ("consumer_socket_path", ctypes.c_char_p),
     ]
 
 
@@ -159,6 +180,20 @@ def _load():
                                     ctypes.c_int),
         "ringtrace_counter_double": ([vp, cp, u32, ctypes.c_double],
                                      ctypes.c_int),
+        "ringtrace_session_options_set_defaults": (
+            [ctypes.POINTER(_SessionOptions), u32, u32], ctypes.c_int),
+        "ringtrace_session_new": (
+            [ctypes.POINTER(_SessionOptions), cp, ctypes.c_int,
+             ctypes.POINTER(vp)], ctypes.c_int),
+        "ringtrace_session_start": ([vp], ctypes.c_int),
+        "ringtrace_session_flush": ([vp, u32], ctypes.c_int),
+        "ringtrace_session_stop": ([vp], ctypes.c_int),
+        "ringtrace_session_read_trace": (
+            [vp, vp, sz, ctypes.POINTER(sz)], ctypes.c_int),
+        "ringtrace_session_summary": (
+            [vp, ctypes.POINTER(ctypes.c_uint64),
+             ctypes.POINTER(ctypes.c_uint64)], ctypes.c_int),
+        "ringtrace_session_destroy": ([vp], None),
     }
     for name, (argtypes, restype) in signatures.items():
         function = getattr(lib, name)
@@ -261,17 +296,22 @@ def is_enabled(category):
     return _category(category)._mask.value != 0
 
 
-def init(socket=None, name=None, wait_ms=0):
-    """Connects to the ringtraced service (in the background, reconnecting).
+def init(socket=None, name=None, wait_ms=0, backends=BACKEND_SYSTEM):
+    """Starts tracing on |backends| (BACKEND_* bits).
 
-    socket: the producer socket (None: the default the C++ SDK resolves);
-    name: the producer name the service shows (None: the program's);
-    wait_ms: wait this long for the first connection (is_connected()).
+    BACKEND_SYSTEM connects to the ringtraced service (in the background,
+    reconnecting); BACKEND_IN_PROCESS starts the service inside this process
+    (no daemon; record with Session); both: each backend's sessions get the
+    categories they enable.
+    socket: ringtraced's producer socket (None: the default the C++ SDK
+    resolves); name: the producer name the service shows (None: the
+    program's); wait_ms: wait this long for the first connection to
+    ringtraced (is_connected()).
     """
     options = _InitOptions()
     _check(_lib.ringtrace_init_options_set_defaults(
         ctypes.byref(options), ctypes.sizeof(_InitOptions), ABI_VERSION))
-    options.backends = BACKEND_SYSTEM
+    options.backends = int(backends)
     options.wait_for_connection_ms = int(wait_ms)
     if socket is not None:
         options.producer_socket_path = os.fsencode(socket)
@@ -281,7 +321,95 @@ def init(socket=None, name=None, wait_ms=0):
 
 
 def is_connected():
+    """Whether every backend init() chose is connected."""
     return _lib.ringtrace_is_connected() == 1
+
+
+class Session:
+    """A tracing session (the C API's ringtrace_session_*).
+
+    config: a TraceConfig in Perfetto's text format; backend:
+    BACKEND_IN_PROCESS (this process, no daemon; init() must have started
+    it) or BACKEND_SYSTEM (ringtraced's consumer socket, |consumer_socket|
+    or the default); output: a path the trace is written to (None: into
+    memory, read_trace() after stop()). A context manager: the session is
+    stopped (its trace written) and freed at the end of the block.
+    """
+
+    def __init__(self, config, backend=BACKEND_IN_PROCESS, output=None,
+                 consumer_socket=None, timeout_ms=0):
+        self._handle = None
+        options = _SessionOptions()
+        _check(_lib.ringtrace_session_options_set_defaults(
+            ctypes.byref(options), ctypes.sizeof(_SessionOptions),
+            ABI_VERSION))
+        options.backend = int(backend)
+        options.timeout_ms = int(timeout_ms)
+        if consumer_socket is not None:
+            options.consumer_socket_path = os.fsencode(consumer_socket)
+        fd = -1
+        if output is not None:
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC |
+                         os.O_CLOEXEC, 0o600)
+        handle = ctypes.c_void_p()
+        try:
+            _check(_lib.ringtrace_session_new(
+                ctypes.byref(options), config.encode("utf-8"), fd,
+                ctypes.byref(handle)))
+        finally:
+            if fd >= 0:
+                os.close(fd)  # the library keeps its own copy
+        self._handle = handle.value
+
+    def _live(self):
+        if self._handle is None:
+            raise Error(ERR_INVALID_ARGUMENT, "the session was closed")
+        return self._handle
+
+    def start(self):
+        """Starts it; in-process, the enabled categories are on at return."""
+        _check(_lib.ringtrace_session_start(self._live()))
+
+    def flush(self, timeout_ms=0):
+        _check(_lib.ringtrace_session_flush(self._live(), int(timeout_ms)))
+
+    def stop(self):
+        """Stops it and waits until its trace is written."""
+        _check(_lib.ringtrace_session_stop(self._live()))
+
+    def read_trace(self):
+        """The trace file's bytes, after stop() (a session into memory)."""
+        size = ctypes.c_size_t()
+        _check(_lib.ringtrace_session_read_trace(self._live(), None, 0,
+                                                 ctypes.byref(size)))
+        buffer = ctypes.create_string_buffer(size.value)
+        _check(_lib.ringtrace_session_read_trace(
+            self._live(), buffer, size.value, ctypes.byref(size)))
+        return buffer.raw[:size.value]
+
+    def summary(self):
+        """(packets written, packets lost), after stop()."""
+        written = ctypes.c_uint64()
+        lost = ctypes.c_uint64()
+        _check(_lib.ringtrace_session_summary(
+            self._live(), ctypes.byref(written), ctypes.byref(lost)))
+        return written.value, lost.value
+
+    def close(self):
+        """Stops it if it runs (the trace is written) and frees it."""
+        if self._handle is not None:
+            _lib.ringtrace_session_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        self.close()
+        return False
+
+    def __del__(self):
+        self.close()
 
 
 def flush():

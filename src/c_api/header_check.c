@@ -5,7 +5,8 @@
 /* The C API header compiled as C (C89 and C99, -pedantic-errors): every
  * macro and function used once. The unit tests call the function each
  * translation unit defines: with a NULL category the macros write nothing
- * and the functions refuse it. */
+ * and the functions refuse it; with a NULL session or config the session
+ * functions refuse them. */
 
 #include "ringtrace/c/ringtrace.h"
 
@@ -23,6 +24,9 @@ int RT_HEADER_CHECK(void) {
   const ringtrace_category* none = NULL;
   ringtrace_arg args[2];
   ringtrace_init_options options;
+  ringtrace_session_options session_options;
+  ringtrace_session* session = NULL;
+  size_t size = 1;
   args[0].name = "n";
   args[0].type = RINGTRACE_ARG_INT64;
   args[0].value.int64_value = 1;
@@ -61,5 +65,22 @@ int RT_HEADER_CHECK(void) {
     return 9;
   if (ringtrace_last_error()[0] == '\0')
     return 10;
+  if (ringtrace_session_options_default(&session_options) != RINGTRACE_OK ||
+      session_options.struct_size != sizeof(session_options) ||
+      session_options.backend != RINGTRACE_BACKEND_IN_PROCESS)
+    return 11;
+  if (ringtrace_session_new(&session_options, NULL, -1, &session) !=
+          RINGTRACE_ERR_INVALID_ARGUMENT ||
+      session != NULL)
+    return 12;
+  if (ringtrace_session_read_trace(NULL, NULL, 0, &size) !=
+          RINGTRACE_ERR_INVALID_ARGUMENT ||
+      ringtrace_session_start(NULL) != RINGTRACE_ERR_INVALID_ARGUMENT ||
+      ringtrace_session_flush(NULL, 0) != RINGTRACE_ERR_INVALID_ARGUMENT ||
+      ringtrace_session_stop(NULL) != RINGTRACE_ERR_INVALID_ARGUMENT ||
+      ringtrace_session_summary(NULL, NULL, NULL) !=
+          RINGTRACE_ERR_INVALID_ARGUMENT)
+    return 13;
+  ringtrace_session_destroy(NULL);
   return 0;
 }

@@ -3,10 +3,12 @@
  */
 
 // The C API (include/ringtrace/c/ringtrace.h) over the C++ SDK: one
-// process-wide ringtrace::Tracing with the track_event data source, run-time
-// category tables registered with the TrackEvent registry, and events
-// written through the SDK's per-thread sequences (EventTargets,
-// TrackEventSequence) and generated typed writers, as the macros write them.
+// process-wide ringtrace::TracingBackends (the system connection with the
+// track_event data source, the in-process backend, or both), sessions that
+// are ringtrace::TracingSessions, run-time category tables registered with
+// the TrackEvent registry, and events written through the SDK's per-thread
+// sequences (EventTargets, TrackEventSequence) and generated typed writers,
+// as the macros write them.
 
 #include "ringtrace/c/ringtrace.h"
 
@@ -26,9 +28,9 @@
 #include <vector>
 
 #include "protos/perfetto/trace/trace_packet.rtzero.h"
-#include "ringtrace/tracing.h"
+#include "ringtrace/tracing_backends.h"
+#include "ringtrace/tracing_session.h"
 #include "ringtrace/track_event.h"
-#include "ringtrace/track_event_data_source.h"
 #include "src/tracing/track_event/track_event_instances.h"
 
 namespace rt = perfetto::protos::rtzero;
@@ -62,6 +64,14 @@ struct ringtrace_category {
   CategoryDetails* details = nullptr;
 };
 
+// A session: the C++ session and the trace once read (read_trace is called
+// twice, for the size and for the bytes).
+struct ringtrace_session {
+  std::unique_ptr<ringtrace::TracingSession> session;
+  bool trace_read = false;
+  std::string trace;
+};
+
 static_assert(std::is_standard_layout<ringtrace_category>::value,
               "the mask must be at offset 0 of the handle");
 static_assert(offsetof(ringtrace_category, mask) == 0,
@@ -87,11 +97,19 @@ int Fail(int code, const char* format, ...) {
   return code;
 }
 
-// The connection: created by ringtrace_init, destroyed by
+// The backends: created by ringtrace_init, destroyed by
 // ringtrace_shutdown, both under g_init_mutex. The event paths never touch
-// it (they reach the service through the data source's instances).
+// them (they reach the service through the data source's instances).
 std::mutex g_init_mutex;
-ringtrace::Tracing* g_tracing = nullptr;  // guarded by g_init_mutex
+ringtrace::TracingBackends* g_backends = nullptr;  // guarded by g_init_mutex
+
+constexpr uint32_t kAllBackends =
+    RINGTRACE_BACKEND_SYSTEM | RINGTRACE_BACKEND_IN_PROCESS;
+static_assert(static_cast<uint32_t>(RINGTRACE_BACKEND_SYSTEM) ==
+                      static_cast<uint32_t>(ringtrace::kSystemBackend) &&
+                  static_cast<uint32_t>(RINGTRACE_BACKEND_IN_PROCESS) ==
+                      static_cast<uint32_t>(ringtrace::kInProcessBackend),
+              "the C backend bits are the C++ ones");
 
 // The registered categories by name. Never destroyed (the handles live for
 // the process).
@@ -268,6 +286,13 @@ int Counter(const ringtrace_category* category,
   return RINGTRACE_OK;
 }
 
+// A session call's status as a return code.
+int SessionResult(const ringtrace::base::Status& status) {
+  return status.ok()
+             ? RINGTRACE_OK
+             : Fail(RINGTRACE_ERR_FAILED, "%s", status.message().c_str());
+}
+
 // The producer name for |given| (NULL: the program's name if usable).
 bool ProducerName(const char* given, std::string* name) {
   size_t length = 0;
@@ -324,33 +349,34 @@ int ringtrace_init(const ringtrace_init_options* options) {
   }
   if (options->backends == 0)
     return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "no backend");
-  if ((options->backends & ~static_cast<uint32_t>(RINGTRACE_BACKEND_SYSTEM)) !=
-      0) {
+  if ((options->backends & ~kAllBackends) != 0) {
     return Fail(RINGTRACE_ERR_UNSUPPORTED,
                 "backends 0x%x: this library has RINGTRACE_BACKEND_SYSTEM "
-                "(0x%x) only",
-                options->backends, RINGTRACE_BACKEND_SYSTEM);
+                "(0x%x) and RINGTRACE_BACKEND_IN_PROCESS (0x%x)",
+                options->backends, RINGTRACE_BACKEND_SYSTEM,
+                RINGTRACE_BACKEND_IN_PROCESS);
   }
-  ringtrace::TracingOptions tracing_options;
+  ringtrace::TracingInitArgs args;
+  args.backends = options->backends;
   if (options->producer_socket_path != nullptr)
-    tracing_options.producer.socket_path = options->producer_socket_path;
-  if (!ProducerName(options->producer_name, &tracing_options.producer.name)) {
+    args.system.producer.socket_path = options->producer_socket_path;
+  if (!ProducerName(options->producer_name, &args.system.producer.name)) {
     return Fail(RINGTRACE_ERR_INVALID_ARGUMENT,
                 "producer name: 1..64 printable ASCII characters");
   }
+  args.in_process.producer.name = args.system.producer.name;
   std::lock_guard<std::mutex> lock(g_init_mutex);
-  if (g_tracing != nullptr)
+  if (g_backends != nullptr)
     return Fail(RINGTRACE_ERR_ALREADY_INITIALIZED, "already initialized");
-  auto tracing = std::make_unique<ringtrace::Tracing>(tracing_options);
-  ringtrace::base::Status status =
-      ringtrace::track_event::RegisterTrackEventDataSource(tracing.get());
-  if (status.ok())
-    status = tracing->Start();
-  if (!status.ok())
+  ringtrace::base::Status status;
+  std::unique_ptr<ringtrace::TracingBackends> backends =
+      ringtrace::TracingBackends::Initialize(args, &status);
+  if (!backends)
     return Fail(RINGTRACE_ERR_FAILED, "%s", status.message().c_str());
-  g_tracing = tracing.release();
-  if (options->wait_for_connection_ms > 0) {
-    g_tracing->WaitForConnection(
+  g_backends = backends.release();
+  ringtrace::Tracing* system = g_backends->tracing(ringtrace::kSystemBackend);
+  if (system != nullptr && options->wait_for_connection_ms > 0) {
+    system->WaitForConnection(
         0, static_cast<int>(
                std::min<uint32_t>(options->wait_for_connection_ms, INT32_MAX)));
   }
@@ -359,7 +385,17 @@ int ringtrace_init(const ringtrace_init_options* options) {
 
 int ringtrace_is_connected(void) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
-  return g_tracing != nullptr && g_tracing->connected() ? 1 : 0;
+  if (g_backends == nullptr)
+    return 0;
+  for (ringtrace::BackendType backend :
+       {ringtrace::kSystemBackend, ringtrace::kInProcessBackend}) {
+    ringtrace::Tracing* tracing = g_backends->tracing(backend);
+    if ((g_backends->backends() & backend) != 0 &&
+        (tracing == nullptr || !tracing->connected())) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 int ringtrace_flush(void) {
@@ -373,11 +409,12 @@ int ringtrace_flush(void) {
 int ringtrace_shutdown(void) {
   ringtrace::track_event::Flush();
   std::lock_guard<std::mutex> lock(g_init_mutex);
-  if (g_tracing == nullptr)
+  if (g_backends == nullptr)
     return Fail(RINGTRACE_ERR_NOT_INITIALIZED, "not initialized");
-  // Stops the instances (their masks' bits go) and the connection.
-  delete g_tracing;
-  g_tracing = nullptr;
+  // Stops the in-process service (its sessions are written), the instances
+  // (their masks' bits go) and the connections.
+  delete g_backends;
+  g_backends = nullptr;
   // The calling thread's writers of the instances just stopped: the last
   // of them closes the connection now, not at the thread's exit. (Other
   // threads release theirs at their next event or exit.)
@@ -496,6 +533,143 @@ int ringtrace_counter_double(const ringtrace_category* category,
                              uint32_t flags,
                              double value) {
   return Counter(category, name, flags, value);
+}
+
+int ringtrace_session_options_set_defaults(ringtrace_session_options* options,
+                                           uint32_t struct_size,
+                                           uint32_t abi_version) {
+  if (options == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null options");
+  memset(options, 0, sizeof(*options));
+  options->struct_size = struct_size;
+  options->abi_version = abi_version;
+  options->backend = RINGTRACE_BACKEND_IN_PROCESS;
+  return RINGTRACE_OK;
+}
+
+int ringtrace_session_new(const ringtrace_session_options* options,
+                          const char* config,
+                          int output_fd,
+                          ringtrace_session** out) {
+  ringtrace_session_options defaults;
+  ringtrace_session_options_default(&defaults);
+  if (options == nullptr)
+    options = &defaults;
+  if (out == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null out");
+  *out = nullptr;
+  if (options->abi_version != RINGTRACE_C_ABI_VERSION ||
+      options->struct_size != sizeof(ringtrace_session_options)) {
+    return Fail(RINGTRACE_ERR_ABI_MISMATCH,
+                "session options of ABI version %u, size %u; this library "
+                "has ABI version %u, size %zu",
+                options->abi_version, options->struct_size,
+                RINGTRACE_C_ABI_VERSION, sizeof(ringtrace_session_options));
+  }
+  if (config == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null config");
+  if (options->backend != RINGTRACE_BACKEND_SYSTEM &&
+      options->backend != RINGTRACE_BACKEND_IN_PROCESS) {
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT,
+                "backend 0x%x: RINGTRACE_BACKEND_SYSTEM or "
+                "RINGTRACE_BACKEND_IN_PROCESS",
+                options->backend);
+  }
+  ringtrace::TracingSessionOptions session_options;
+  if (options->timeout_ms != 0) {
+    session_options.timeout_ms =
+        static_cast<int>(std::min<uint32_t>(options->timeout_ms, INT32_MAX));
+  }
+  ringtrace::base::Status status;
+  std::unique_ptr<ringtrace::TracingSession> session;
+  if (options->backend == RINGTRACE_BACKEND_SYSTEM) {
+    if (options->consumer_socket_path != nullptr)
+      session_options.consumer_socket_path = options->consumer_socket_path;
+    session = ringtrace::TracingSession::Connect(session_options, &status);
+  } else {
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    if (g_backends == nullptr || g_backends->in_process() == nullptr) {
+      return Fail(RINGTRACE_ERR_NOT_INITIALIZED,
+                  "the in-process backend is not running (ringtrace_init "
+                  "with RINGTRACE_BACKEND_IN_PROCESS)");
+    }
+    session = g_backends->in_process()->NewSession(session_options, &status);
+  }
+  if (!session)
+    return Fail(RINGTRACE_ERR_FAILED, "%s", status.message().c_str());
+  status = session->SetupFromText(config, output_fd);
+  if (!status.ok())
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "%s", status.message().c_str());
+  auto* s = new ringtrace_session();
+  s->session = std::move(session);
+  *out = s;
+  return RINGTRACE_OK;
+}
+
+int ringtrace_session_start(ringtrace_session* session) {
+  if (session == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null session");
+  return SessionResult(session->session->StartBlocking());
+}
+
+int ringtrace_session_flush(ringtrace_session* session, uint32_t timeout_ms) {
+  if (session == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null session");
+  return SessionResult(session->session->FlushBlocking(timeout_ms));
+}
+
+int ringtrace_session_stop(ringtrace_session* session) {
+  if (session == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null session");
+  return SessionResult(session->session->StopBlocking());
+}
+
+int ringtrace_session_read_trace(ringtrace_session* session,
+                                 void* buffer,
+                                 size_t capacity,
+                                 size_t* size) {
+  if (session == nullptr || size == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null session or size");
+  *size = 0;
+  if (buffer == nullptr && capacity != 0)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null buffer, capacity %zu",
+                capacity);
+  if (!session->trace_read) {
+    const ringtrace::base::Status status =
+        session->session->ReadTraceBlocking(&session->trace);
+    if (!status.ok())
+      return Fail(RINGTRACE_ERR_FAILED, "%s", status.message().c_str());
+    session->trace_read = true;
+  }
+  *size = session->trace.size();
+  if (buffer == nullptr)
+    return RINGTRACE_OK;
+  if (capacity < session->trace.size()) {
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT,
+                "the trace is %zu bytes, the buffer %zu", session->trace.size(),
+                capacity);
+  }
+  memcpy(buffer, session->trace.data(), session->trace.size());
+  return RINGTRACE_OK;
+}
+
+int ringtrace_session_summary(ringtrace_session* session,
+                              uint64_t* packets_written,
+                              uint64_t* packets_lost) {
+  if (session == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null session");
+  if (!session->session->ended())
+    return Fail(RINGTRACE_ERR_FAILED, "the session has not ended");
+  const ringtrace::TracingSessionSummary summary = session->session->summary();
+  if (packets_written != nullptr)
+    *packets_written = summary.packets_written;
+  if (packets_lost != nullptr)
+    *packets_lost = summary.packets_lost;
+  return RINGTRACE_OK;
+}
+
+void ringtrace_session_destroy(ringtrace_session* session) {
+  delete session;
 }
 
 }  // extern "C"

@@ -7,7 +7,8 @@
 // libprotobuf), and then real sessions of a ringtraced daemon recording this
 // process, the C example app (a C program) and the Python package, each
 // trace decoded and, with $TRACE_PROCESSOR_SHELL, loaded into
-// trace_processor with no health issue.
+// trace_processor with no health issue; and the in-process backend (no
+// daemon) from C and from Python, and both backends at once.
 
 #include "ringtrace/c/ringtrace.h"
 
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,6 +36,7 @@
 #include "ringtrace/track_event.h"
 #include "src/base/scoped_fd.h"
 #include "src/base/test/subprocess.h"
+#include "src/base/test/temp_dir.h"
 #include "src/base/test/trace_processor_stats.h"
 #include "src/base/time.h"
 #include "src/tracing/consumer/consumer_client.h"
@@ -98,7 +101,7 @@ TEST(CApiTest, MisuseIsAnErrorWithAMessage) {
   ringtrace_init_options_default(&options);
   options.backends = 0;
   EXPECT_EQ(ringtrace_init(&options), RINGTRACE_ERR_INVALID_ARGUMENT);
-  options.backends = RINGTRACE_BACKEND_SYSTEM | 2;
+  options.backends = RINGTRACE_BACKEND_SYSTEM | 4;
   EXPECT_EQ(ringtrace_init(&options), RINGTRACE_ERR_UNSUPPORTED);
   ringtrace_init_options_default(&options);
   options.producer_name = "";
@@ -338,6 +341,40 @@ DecodedTrace Decode(const std::string& path) {
   return out;
 }
 
+// Loads |trace| into trace_processor_shell, if there is one: no stat of
+// severity error or data_loss, and the number of slices named |name| (-1
+// without trace_processor). |dir| holds the query file.
+int64_t CountSlicesInTraceProcessor(const std::string& trace,
+                                    const std::string& dir,
+                                    const std::string& name) {
+  const std::string tp = test::TraceProcessorShellPath();
+  if (tp.empty()) {
+    printf("$TRACE_PROCESSOR_SHELL not set: trace_processor not run\n");
+    return -1;
+  }
+  std::vector<test::TraceProcessorStat> stats;
+  std::string error;
+  EXPECT_TRUE(test::QueryNonZeroStats(tp, trace, dir, &stats, &error)) << error;
+  for (const test::TraceProcessorStat& s : stats) {
+    EXPECT_TRUE(s.severity != "error" && s.severity != "data_loss")
+        << test::Describe(s);
+  }
+  std::string csv;
+  EXPECT_TRUE(test::RunTraceProcessorQuery(
+      tp, trace, dir,
+      "select count(*) as n from slice where name = '" + name + "';", &csv,
+      &error))
+      << error;
+  // A header line, then the count.
+  std::istringstream lines(csv);
+  std::string line, last;
+  while (std::getline(lines, line)) {
+    if (!line.empty())
+      last = line;
+  }
+  return strtoll(last.c_str(), nullptr, 10);
+}
+
 class CApiSessionTest : public test::EndToEndFixture {
  protected:
   CApiSessionTest() : consumer_socket_(dir_ + "/consumer.sock") {}
@@ -391,37 +428,8 @@ class CApiSessionTest : public test::EndToEndFixture {
     EXPECT_TRUE(status.ok()) << status.message();
   }
 
-  // Loads trace_ into trace_processor_shell, if there is one: no stat of
-  // severity error or data_loss, and the number of slices named |name|
-  // (-1 without trace_processor).
   int64_t CountSlicesWithTraceProcessor(const std::string& name) {
-    const std::string tp = test::TraceProcessorShellPath();
-    if (tp.empty()) {
-      printf("$TRACE_PROCESSOR_SHELL not set: trace_processor not run\n");
-      return -1;
-    }
-    std::vector<test::TraceProcessorStat> stats;
-    std::string error;
-    EXPECT_TRUE(test::QueryNonZeroStats(tp, trace_, dir_, &stats, &error))
-        << error;
-    for (const test::TraceProcessorStat& s : stats) {
-      EXPECT_TRUE(s.severity != "error" && s.severity != "data_loss")
-          << test::Describe(s);
-    }
-    std::string csv;
-    EXPECT_TRUE(test::RunTraceProcessorQuery(
-        tp, trace_, dir_,
-        "select count(*) as n from slice where name = '" + name + "';", &csv,
-        &error))
-        << error;
-    // A header line, then the count.
-    std::istringstream lines(csv);
-    std::string line, last;
-    while (std::getline(lines, line)) {
-      if (!line.empty())
-        last = line;
-    }
-    return strtoll(last.c_str(), nullptr, 10);
+    return CountSlicesInTraceProcessor(trace_, dir_, name);
   }
 
   std::string consumer_socket_;
@@ -638,6 +646,180 @@ TEST_F(CApiSessionTest, PythonPackageRecordsIntoASession) {
   if (tp_slices >= 0) {
     EXPECT_EQ(tp_slices, 10);
   }
+}
+
+// A "track_event" session of |category| alone, in Perfetto's text format.
+std::string TextConfig(const std::string& category) {
+  return "buffers { size_kb: 4096 }\n"
+         "data_sources { config { name: \"track_event\"\n"
+         "  track_event_config { disabled_categories: \"*\"\n"
+         "    enabled_categories: \"" +
+         category + "\" } } }\n";
+}
+
+// A C session's trace, read back as the header says (the size, a buffer
+// too small, the bytes), into |path|.
+void ReadSessionTrace(ringtrace_session* session, const std::string& path) {
+  size_t size = 0;
+  ASSERT_EQ(ringtrace_session_read_trace(session, nullptr, 0, &size),
+            RINGTRACE_OK)
+      << ringtrace_last_error();
+  ASSERT_GT(size, 0u);
+  std::string bytes(size, '\0');
+  size_t got = 0;
+  EXPECT_EQ(ringtrace_session_read_trace(session, &bytes[0], size - 1, &got),
+            RINGTRACE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(got, size);
+  ASSERT_EQ(ringtrace_session_read_trace(session, &bytes[0], size, &got),
+            RINGTRACE_OK)
+      << ringtrace_last_error();
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The in-process backend from C, no daemon: ringtrace_init with
+// RINGTRACE_BACKEND_IN_PROCESS, a session from a text config into memory
+// (the category on when the start returns), two threads of slices and
+// counters, the trace read back, decoded and loaded into trace_processor.
+TEST(CApiInProcessTest, RecordsThisProcessWithNoDaemon) {
+  base::TempDir dir("ringtrace_capi_inproc");
+  ringtrace_category* cat = Register("capi.inproc");
+  const std::string config = TextConfig("capi.inproc");
+  ringtrace_session_options so;
+  ringtrace_session_options_default(&so);
+  ringtrace_session* session = nullptr;
+  EXPECT_EQ(ringtrace_session_new(&so, config.c_str(), -1, &session),
+            RINGTRACE_ERR_NOT_INITIALIZED);
+  ringtrace_init_options options;
+  ringtrace_init_options_default(&options);
+  options.backends = RINGTRACE_BACKEND_IN_PROCESS;
+  options.producer_name = "capi_in_process";
+  ASSERT_EQ(ringtrace_init(&options), RINGTRACE_OK) << ringtrace_last_error();
+  EXPECT_EQ(ringtrace_is_connected(), 1);
+  EXPECT_EQ(ringtrace_session_new(&so, "buffers { size_kb: }", -1, &session),
+            RINGTRACE_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(strstr(ringtrace_last_error(), "<config>:1:20"), nullptr)
+      << ringtrace_last_error();
+  so.backend = RINGTRACE_BACKEND_SYSTEM | RINGTRACE_BACKEND_IN_PROCESS;
+  EXPECT_EQ(ringtrace_session_new(&so, config.c_str(), -1, &session),
+            RINGTRACE_ERR_INVALID_ARGUMENT);
+  so.backend = RINGTRACE_BACKEND_IN_PROCESS;
+  ASSERT_EQ(ringtrace_session_new(&so, config.c_str(), -1, &session),
+            RINGTRACE_OK)
+      << ringtrace_last_error();
+  EXPECT_EQ(ringtrace_session_summary(session, nullptr, nullptr),
+            RINGTRACE_ERR_FAILED);
+  ASSERT_EQ(ringtrace_session_start(session), RINGTRACE_OK)
+      << ringtrace_last_error();
+  EXPECT_TRUE(RINGTRACE_CATEGORY_ENABLED(cat));
+  constexpr int kSlices = 100;
+  auto body = [&](int64_t base) {
+    for (int i = 0; i < kSlices; i++) {
+      ringtrace_arg arg = IntArg("i", base + i);
+      RINGTRACE_SLICE_BEGIN(cat, "Work", &arg, 1);
+      RINGTRACE_COUNTER_INT64(cat, "progress", base + i);
+      RINGTRACE_SLICE_END(cat);
+    }
+  };
+  std::thread other(body, 1000);
+  body(0);
+  other.join();
+  EXPECT_EQ(ringtrace_session_flush(session, 0), RINGTRACE_OK)
+      << ringtrace_last_error();
+  ASSERT_EQ(ringtrace_session_stop(session), RINGTRACE_OK)
+      << ringtrace_last_error();
+  EXPECT_FALSE(RINGTRACE_CATEGORY_ENABLED(cat));
+  uint64_t written = 0, lost = 1;
+  EXPECT_EQ(ringtrace_session_summary(session, &written, &lost), RINGTRACE_OK);
+  EXPECT_GT(written, 4u * kSlices);
+  EXPECT_EQ(lost, 0u);
+  const std::string path = dir.File("inproc.pftrace");
+  ReadSessionTrace(session, path);
+  ringtrace_session_destroy(session);
+  ASSERT_EQ(ringtrace_shutdown(), RINGTRACE_OK);
+  EXPECT_EQ(ringtrace_is_connected(), 0);
+
+  const DecodedTrace trace = Decode(path);
+  EXPECT_TRUE(trace.service_events.empty()) << trace.service_events[0];
+  EXPECT_EQ(trace.Named("Work").size(), 2u * kSlices);
+  EXPECT_EQ(trace.CountOfType(pb::TrackEvent::TYPE_SLICE_END), 2u * kSlices);
+  EXPECT_EQ(trace.CountOfType(pb::TrackEvent::TYPE_COUNTER), 2u * kSlices);
+  const int64_t tp_slices =
+      CountSlicesInTraceProcessor(path, dir.path(), "Work");
+  if (tp_slices >= 0) {
+    EXPECT_EQ(tp_slices, 2 * kSlices);
+  }
+}
+
+// Both backends from C: the daemon's session (through the consumer
+// socket) and an in-process session, each enabling its own category; each
+// trace holds its own category's events only.
+TEST_F(CApiSessionTest, BothBackendsEachGetTheirCategory) {
+  ringtrace_category* sys = Register("capi.both.system");
+  ringtrace_category* inproc = Register("capi.both.inproc");
+  const uint64_t system_session = StartSession({"capi.both.system"});
+  ringtrace_init_options options;
+  ringtrace_init_options_default(&options);
+  options.backends = RINGTRACE_BACKEND_SYSTEM | RINGTRACE_BACKEND_IN_PROCESS;
+  options.producer_socket_path = socket_.c_str();
+  options.wait_for_connection_ms = kTimeoutMs;
+  ASSERT_EQ(ringtrace_init(&options), RINGTRACE_OK) << ringtrace_last_error();
+  EXPECT_EQ(ringtrace_is_connected(), 1);
+  ringtrace_session_options so;
+  ringtrace_session_options_default(&so);
+  ringtrace_session* session = nullptr;
+  ASSERT_EQ(ringtrace_session_new(&so, TextConfig("capi.both.inproc").c_str(),
+                                  -1, &session),
+            RINGTRACE_OK)
+      << ringtrace_last_error();
+  ASSERT_EQ(ringtrace_session_start(session), RINGTRACE_OK)
+      << ringtrace_last_error();
+  ASSERT_TRUE(Eventually([&] { return RINGTRACE_CATEGORY_ENABLED(sys); }));
+  EXPECT_TRUE(RINGTRACE_CATEGORY_ENABLED(inproc));
+  for (int i = 0; i < 50; i++) {
+    RINGTRACE_INSTANT(sys, "SystemOnly", nullptr, 0);
+    RINGTRACE_INSTANT(inproc, "InProcessOnly", nullptr, 0);
+  }
+  ASSERT_EQ(ringtrace_session_stop(session), RINGTRACE_OK);
+  StopSession(system_session);
+  const std::string inproc_path = dir_ + "/inproc.pftrace";
+  ReadSessionTrace(session, inproc_path);
+  ringtrace_session_destroy(session);
+  ASSERT_EQ(ringtrace_shutdown(), RINGTRACE_OK);
+  const DecodedTrace system_trace = Decode(trace_);
+  const DecodedTrace inproc_trace = Decode(inproc_path);
+  EXPECT_EQ(system_trace.Named("SystemOnly").size(), 50u);
+  EXPECT_EQ(system_trace.Named("InProcessOnly").size(), 0u);
+  EXPECT_EQ(inproc_trace.Named("InProcessOnly").size(), 50u);
+  EXPECT_EQ(inproc_trace.Named("SystemOnly").size(), 0u);
+}
+
+// The Python package with the in-process backend: a script records into
+// an in-process session, with no daemon, and writes the trace it read
+// back; the test decodes it.
+TEST(CApiInProcessTest, PythonPackageRecordsInProcess) {
+#if defined(RT_ASAN) || defined(RT_TSAN) || defined(RT_UBSAN)
+  GTEST_SKIP() << "python3 cannot load a sanitized libringtrace_c.so";
+#endif
+  if (access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "no /usr/bin/python3";
+  base::TempDir dir("ringtrace_py_inproc");
+  const std::string bin = base::ExecutableDir();
+  const std::string path = dir.File("py.pftrace");
+  Subprocess app({"/usr/bin/env", "PYTHONPATH=" + bin + "/python",
+                  "RINGTRACE_C_LIBRARY=" + bin + "/libringtrace_c.so",
+                  "/usr/bin/python3", "-B",
+                  bin + "/python/record_in_process.py", path});
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  ASSERT_TRUE(app.Wait(kTimeoutMs)) << app.output();
+  ASSERT_EQ(app.exit_code(), 0) << app.output();
+  EXPECT_NE(app.output().find("record_in_process: 0 lost"), std::string::npos)
+      << app.output();
+  const DecodedTrace trace = Decode(path);
+  EXPECT_EQ(trace.Named("step").size(), 10u);
+  EXPECT_EQ(trace.CountOfType(pb::TrackEvent::TYPE_COUNTER), 10u);
+  EXPECT_TRUE(trace.Named("off").empty());
 }
 
 }  // namespace

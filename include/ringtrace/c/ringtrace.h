@@ -36,11 +36,21 @@
  *     return 0;
  *   }
  *
- * Backend. ringtrace_init() connects the process to the tracing service
+ * Backends. ringtrace_init() connects the process to the tracing service
  * ringtraced (RINGTRACE_BACKEND_SYSTEM), as ringtrace::Tracing does: in the
- * background, with reconnects, and every session that lists the
- * "track_event" data source enables the categories its TrackEventConfig
- * selects (docs/track_event.md, "Category matching").
+ * background, with reconnects; or starts the service inside the process
+ * (RINGTRACE_BACKEND_IN_PROCESS, ringtrace/in_process_backend.h: no daemon,
+ * its sessions record this process); or both (ringtrace/tracing_backends.h).
+ * Every session that lists the "track_event" data source enables the
+ * categories its TrackEventConfig selects (docs/track_event.md, "Category
+ * matching"), each into its own buffers.
+ *
+ * Sessions. ringtrace_session_new() and the ringtrace_session_* functions
+ * record a trace (ringtrace::TracingSession): on the in-process backend
+ * (this process's events, with no daemon) or on ringtraced's consumer
+ * socket (RINGTRACE_BACKEND_SYSTEM; no ringtrace_init() needed). The config
+ * is a TraceConfig in Perfetto's text format; the trace goes to a file
+ * descriptor or into memory.
  *
  * Categories are registered at run time, before or after ringtrace_init()
  * (the service learns of one registered after the connection, for its
@@ -131,7 +141,10 @@ const char* ringtrace_last_error(void);
 /* ringtrace_init_options.backends: a bit set. */
 enum {
   /* The tracing service ringtraced, over its producer socket. */
-  RINGTRACE_BACKEND_SYSTEM = 1
+  RINGTRACE_BACKEND_SYSTEM = 1,
+  /* The tracing service inside this process, on a private socket pair
+   * (docs/in_process.md): no daemon; its sessions record this process. */
+  RINGTRACE_BACKEND_IN_PROCESS = 2
 };
 
 typedef struct ringtrace_init_options {
@@ -142,15 +155,17 @@ typedef struct ringtrace_init_options {
   /* RINGTRACE_BACKEND_* bits; at least one. */
   uint32_t backends;
   /* Block in ringtrace_init() up to this long for the first connection to
-   * the service (0: return at once; it connects in the background either
-   * way, and ringtrace_is_connected() says when it did). */
+   * ringtraced (0: return at once; it connects in the background either
+   * way, and ringtrace_is_connected() says when it did). The in-process
+   * backend is connected when ringtrace_init() returns. */
   uint32_t wait_for_connection_ms;
-  /* The service's producer socket. NULL or "": the default that ringtraced
+  /* ringtraced's producer socket. NULL or "": the default that ringtraced
    * and the C++ SDK use ($RINGTRACE_PRODUCER_SOCK, else
    * $XDG_RUNTIME_DIR/ringtrace/producer.sock, ..., docs/sessions.md). */
   const char* producer_socket_path;
-  /* The name the service shows (1..64 printable ASCII). NULL: the
-   * program's name, if it is such a name, else "ringtrace_producer". */
+  /* The name the service shows (1..64 printable ASCII), on each backend.
+   * NULL: the program's name, if it is such a name, else
+   * "ringtrace_producer". */
   const char* producer_name;
 } ringtrace_init_options;
 
@@ -170,11 +185,12 @@ int ringtrace_init_options_set_defaults(ringtrace_init_options* options,
  * are copied. Errors: RINGTRACE_ERR_ALREADY_INITIALIZED,
  * RINGTRACE_ERR_ABI_MISMATCH, RINGTRACE_ERR_UNSUPPORTED (unknown backend
  * bits), RINGTRACE_ERR_INVALID_ARGUMENT (no backend, a bad name),
- * RINGTRACE_ERR_FAILED. A missing service is no error (see
- * wait_for_connection_ms). */
+ * RINGTRACE_ERR_FAILED (e.g. the in-process backend could not start). A
+ * missing ringtraced is no error (see wait_for_connection_ms). */
 int ringtrace_init(const ringtrace_init_options* options);
 
-/* 1 while connected to the service, 0 while not (or not initialized). */
+/* 1 while every backend ringtrace_init() chose is connected, 0 while not
+ * (or not initialized). */
 int ringtrace_is_connected(void);
 
 /* Flushes the calling thread's writers (the C++ SDK's
@@ -187,7 +203,9 @@ int ringtrace_flush(void);
 /* Flushes the calling thread, disconnects from the service (every session
  * stops getting this process's events; the calling thread's writers are
  * released, another thread's at its next event or exit, the last of them
- * closing the connection) and ringtrace_init() may be called again.
+ * closing the connection) and ringtrace_init() may be called again. The
+ * in-process backend stops: each of its sessions still running is stopped
+ * and its trace written; later calls on them fail (destroy them still).
  * Categories stay registered.
  * Errors: RINGTRACE_ERR_NOT_INITIALIZED. */
 int ringtrace_shutdown(void);
@@ -329,6 +347,78 @@ int ringtrace_counter_double(const ringtrace_category* category,
       (void)ringtrace_counter_double((category), "" name "",           \
                                      RINGTRACE_STATIC_NAMES, (value)); \
   } while (0)
+
+/* Sessions (see "Sessions" above). A session is used by one thread at a
+ * time (calls on one session are serialized; distinct sessions are
+ * independent). */
+typedef struct ringtrace_session ringtrace_session;
+
+typedef struct ringtrace_session_options {
+  /* sizeof(ringtrace_session_options) and RINGTRACE_C_ABI_VERSION as the
+   * caller was compiled with (ringtrace_session_options_default sets
+   * them). */
+  uint32_t struct_size;
+  uint32_t abi_version;
+  /* One backend: RINGTRACE_BACKEND_IN_PROCESS (ringtrace_init() must have
+   * started it) or RINGTRACE_BACKEND_SYSTEM (ringtraced's consumer
+   * socket). */
+  uint32_t backend;
+  /* The longest wait of one call in ms, the connection included (0: 30000;
+   * at most 2^31 - 1). */
+  uint32_t timeout_ms;
+  /* RINGTRACE_BACKEND_SYSTEM: ringtraced's consumer socket; NULL or "":
+   * the default path ($RINGTRACE_CONSUMER_SOCK, ..., docs/sessions.md). */
+  const char* consumer_socket_path;
+} ringtrace_session_options;
+
+/* Fills |options| with the defaults: this header's size and ABI version,
+ * RINGTRACE_BACKEND_IN_PROCESS, the default timeout and socket. */
+#define ringtrace_session_options_default(options)            \
+  ringtrace_session_options_set_defaults(                     \
+      (options), (uint32_t)sizeof(ringtrace_session_options), \
+      (uint32_t)RINGTRACE_C_ABI_VERSION)
+int ringtrace_session_options_set_defaults(ringtrace_session_options* options,
+                                           uint32_t struct_size,
+                                           uint32_t abi_version);
+
+/* A new session on |options|' backend (NULL: the defaults), set up with
+ * |config|, a TraceConfig in Perfetto's text format (an error names the
+ * line, column and field). The trace goes to |output_fd|, a regular file
+ * open for writing (the library keeps a duplicate; the caller may close
+ * its own), or, with -1, into memory (ringtrace_session_read_trace). *out
+ * receives the session. Errors: RINGTRACE_ERR_ABI_MISMATCH,
+ * RINGTRACE_ERR_INVALID_ARGUMENT (NULL config or out, a backend that is
+ * not one bit, a bad config), RINGTRACE_ERR_NOT_INITIALIZED (the
+ * in-process backend is not running), RINGTRACE_ERR_FAILED (no service). */
+int ringtrace_session_new(const ringtrace_session_options* options,
+                          const char* config,
+                          int output_fd,
+                          ringtrace_session** out);
+/* Starts the session. On the in-process backend, this process's categories
+ * the config enables are on when it returns. */
+int ringtrace_session_start(ringtrace_session* session);
+/* Asks the session's producers to flush and waits (|timeout_ms|; 0: the
+ * config's flush_timeout_ms) until their data is in the session. */
+int ringtrace_session_flush(ringtrace_session* session, uint32_t timeout_ms);
+/* Stops the session and waits until its trace is written (not an error
+ * when the service ended it already). */
+int ringtrace_session_stop(ringtrace_session* session);
+/* After the stop, a session without output_fd: copies the trace (a
+ * Perfetto trace file) into |buffer| and sets *size to its size. With
+ * |buffer| NULL and |capacity| 0 only *size is set; a |capacity| below the
+ * size is RINGTRACE_ERR_INVALID_ARGUMENT (and *size is set). */
+int ringtrace_session_read_trace(ringtrace_session* session,
+                                 void* buffer,
+                                 size_t capacity,
+                                 size_t* size);
+/* After the stop: the packets the session wrote and those it lost (the
+ * service's summary; either pointer may be NULL). */
+int ringtrace_session_summary(ringtrace_session* session,
+                              uint64_t* packets_written,
+                              uint64_t* packets_lost);
+/* Stops the session if it runs (its trace is written) and frees it. NULL
+ * is a no-op. */
+void ringtrace_session_destroy(ringtrace_session* session);
 
 #ifdef __cplusplus
 }

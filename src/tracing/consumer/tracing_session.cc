@@ -51,10 +51,11 @@ constexpr int kEventPollMs = 100;
 class TracingSession::Impl {
  public:
   Impl(std::unique_ptr<consumer::ConsumerClient> client,
-       int timeout_ms,
-       int stop_timeout_ms)
+       const TracingSessionOptions& options)
       : client_(std::move(client)),
-        stop_timeout_ms_(stop_timeout_ms > 0 ? stop_timeout_ms : timeout_ms),
+        stop_timeout_ms_(options.stop_timeout_ms > 0 ? options.stop_timeout_ms
+                                                     : options.timeout_ms),
+        wait_for_start_(options.wait_for_data_source_start),
         abort_fd_(fcntl(client_->fd(), F_DUPFD_CLOEXEC, 0)) {
     worker_ = std::thread([this] { Work(); });
   }
@@ -110,6 +111,16 @@ class TracingSession::Impl {
       return status;
     started_ = true;
     cv_.notify_all();  // the worker watches for the end from now on
+    if (!wait_for_start_)
+      return base::OkStatus();
+    // The start barrier (tracing_session.h): each producer's reader handles
+    // the StartDataSource before the Flush sent after it.
+    status = client_->Flush(session_id_, 0);
+    if (!status.ok()) {
+      return base::ErrStatus(
+          "the session started, but its data sources did not confirm: %s",
+          status.message().c_str());
+    }
     return base::OkStatus();
   }
 
@@ -488,6 +499,7 @@ class TracingSession::Impl {
   std::condition_variable cv_;
   std::unique_ptr<consumer::ConsumerClient> client_;
   const int stop_timeout_ms_;  // StopBlocking()'s wait
+  const bool wait_for_start_;
   const base::ScopedFd abort_fd_;
   perfetto::protos::TraceConfig config_;
   base::ScopedFd out_fd_;
@@ -527,8 +539,7 @@ std::unique_ptr<TracingSession> TracingSession::Connect(
   client->set_timeout_ms(options.timeout_ms);
   *status = base::OkStatus();
   return std::unique_ptr<TracingSession>(
-      new TracingSession(std::make_unique<Impl>(
-          std::move(client), options.timeout_ms, options.stop_timeout_ms)));
+      new TracingSession(std::make_unique<Impl>(std::move(client), options)));
 }
 
 TracingSession::TracingSession(std::unique_ptr<Impl> impl)

@@ -536,6 +536,18 @@ void TracingService::AcceptNew(Clock::time_point now) {
       ++conn_stats_.connections_refused;
       continue;  // |socket| closes
     }
+    if (options_.own_uid_only && static_cast<uid_t>(creds.uid) != geteuid()) {
+      ++conn_stats_.connections_refused;
+      const uint64_t n = ++refusals_per_uid_[static_cast<uint32_t>(creds.uid)];
+      if ((n & (n - 1)) == 0) {  // the first, then every power of two
+        RT_LOG(
+            "refused a connection from pid %d uid %u: this service admits "
+            "its own uid only; %llu refused for this uid so far",
+            static_cast<int>(creds.pid), static_cast<unsigned>(creds.uid),
+            static_cast<unsigned long long>(n));
+      }
+      continue;  // |socket| closes
+    }
     if (!AdmitPending(creds))
       continue;
     std::unique_ptr<Connection> c(new Connection());

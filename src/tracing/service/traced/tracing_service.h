@@ -18,6 +18,9 @@
 //     all. Refusals are counted (connections_refused, of which
 //     connections_refused_per_uid) and logged (the first of a uid and then
 //     every power of two, so a flood cannot flood the log);
+//   - with Options::own_uid_only (the in-process backend's service), a
+//     peer of another uid than the service's is closed at once (counted in
+//     connections_refused);
 //   - a connection must send its Hello within Options::hello_timeout_ms, else
 //     it is closed (ConnectionStats::hello_timeouts);
 //   - per round at most Options::messages_per_round datagrams are read from
@@ -241,6 +244,11 @@ class TracingService {
     // (gid_t)-1: none.
     gid_t consumer_group = static_cast<gid_t>(-1);
     uint32_t max_consumers = 64;  // consumer connections at once
+    // Only peers of the service's own effective uid, on both sockets (root
+    // and consumer_group refused too; counted in connections_refused and
+    // consumers_refused): the in-process backend's private service
+    // (include/ringtrace/in_process_backend.h).
+    bool own_uid_only = false;
     ServiceCore::Options core;
     // Connections owing their Hello: in all, and per peer uid.
     uint32_t max_pending_connections = 256;

@@ -136,6 +136,8 @@ bool ConsumerMayAccessSession(int32_t consumer_uid, int32_t session_uid) {
 
 bool TracingService::ConsumerAllowed(const Connection& c) const {
   const uid_t uid = static_cast<uid_t>(c.identity.uid);
+  if (options_.own_uid_only)
+    return uid == geteuid();
   if (uid == geteuid() || uid == 0)
     return true;
   if (options_.consumer_group == static_cast<gid_t>(-1))

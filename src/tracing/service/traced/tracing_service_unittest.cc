@@ -12,7 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,6 +32,7 @@
 
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
+#include "src/base/test/other_user.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/test/raw_send.h"
 #include "src/tracing/service/traced/test/test_client.h"
@@ -544,6 +550,61 @@ TEST_F(TracingServiceTest, ConnectionsOwingTheirHelloAreLimited) {
   EXPECT_EQ(first.reply().status, ipc::HelloStatus::kOk);
   ASSERT_TRUE(second.Hello("second"));
   EXPECT_EQ(second.reply().status, ipc::HelloStatus::kOk);
+  StopService();
+}
+
+// Connects to the Unix socket |path| and waits (10 s at most) for the
+// peer to hang up. 0 if it did; for RunAsNobody() bodies (system calls
+// only).
+int WaitForHangUp(const char* path, size_t path_length) {
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (fd < 0 || path_length >= sizeof(addr.sun_path))
+    return 1;
+  memcpy(addr.sun_path, path, path_length);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return 2;
+  timeval timeout = {10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  char byte = 0;
+  const ssize_t n = recv(fd, &byte, 1, 0);
+  close(fd);
+  return n == 0 ? 0 : 3;
+}
+
+// own_uid_only (the in-process backend's service): a peer of another uid
+// is closed at once on either socket, however open the socket files are,
+// and counted; the service's own uid is served. (Without the option the
+// producer connection would wait for its Hello, longer than the peer
+// waits.)
+TEST_F(TracingServiceTest, OwnUidOnlyRefusesOtherUsers) {
+  if (!base::CanActAsOtherUser())
+    GTEST_SKIP() << base::kNeedsRootMessage;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0711), 0);
+  TracingService::Options options = DefaultOptions();
+  options.consumer_socket_path = dir_.File("consumer.sock");
+  options.socket_options.mode = 0666;
+  options.consumer_socket_options.mode = 0666;
+  options.hello_timeout_ms = 60000;
+  options.own_uid_only = true;
+  StartService(options);
+  const std::string producer = options.socket_path;
+  const std::string consumer = options.consumer_socket_path;
+  EXPECT_EQ(base::RunAsNobody([&] {
+              return WaitForHangUp(producer.data(), producer.size());
+            }),
+            0);
+  EXPECT_EQ(base::RunAsNobody([&] {
+              return WaitForHangUp(consumer.data(), consumer.size());
+            }),
+            0);
+  EXPECT_TRUE(WaitFor([](const ServiceStats& s) {
+    return s.connections.connections_refused == 1 &&
+           s.connections.consumers_refused == 1;
+  }));
+  TestClient own;
+  ConnectAndHello(&own, "own");
   StopService();
 }
 
