@@ -80,6 +80,30 @@ class TracingSessionTest : public test::EndToEndFixture {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     ASSERT_TRUE(tracing_->GetProducer()) << "the app never connected";
+    // Its data source and categories are registered after the connection:
+    // until the service lists them, a session would warn about them.
+    std::unique_ptr<TracingSession> observer = Connect();
+    ASSERT_TRUE(observer);
+    while (!FindThisProducer(observer.get(), &state_) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(FindThisProducer(observer.get(), &state_))
+        << "the service never listed this process's data source: "
+        << state_.DebugString();
+  }
+
+  // This process as a producer in the service's state (into |*state|), once
+  // it declared its categories; null before.
+  static const protos::ServiceState::Producer* FindThisProducer(
+      TracingSession* session,
+      protos::ServiceState* state) {
+    EXPECT_TRUE(session->QueryServiceStateBlocking(state).ok());
+    for (const auto& p : state->producers()) {
+      if (p.pid() == getpid() && p.categories_size() > 0)
+        return &p;
+    }
+    return nullptr;
   }
 
   void TearDown() override {
@@ -167,6 +191,7 @@ class TracingSessionTest : public test::EndToEndFixture {
   std::string consumer_socket_;
   std::unique_ptr<base::Subprocess> service_;
   std::unique_ptr<Tracing> tracing_;
+  protos::ServiceState state_;  // SetUp's last look
 };
 
 // Counts the on-stop callback's calls and lets a test wait for the first.
@@ -347,22 +372,9 @@ TEST_F(TracingSessionTest, QueryServiceStateListsThisProducerAndTheSession) {
   std::unique_ptr<TracingSession> session = Connect();
   ASSERT_TRUE(session);
   EXPECT_EQ(session->session_id(), 0u);
-  // The data source's registration follows the connection: poll for it.
   protos::ServiceState state;
-  const protos::ServiceState::Producer* me = nullptr;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-  while (std::chrono::steady_clock::now() < deadline) {
-    ASSERT_TRUE(session->QueryServiceStateBlocking(&state).ok());
-    me = nullptr;
-    for (const auto& p : state.producers()) {
-      if (p.pid() == getpid() && p.categories_size() > 0)
-        me = &p;
-    }
-    if (me)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const protos::ServiceState::Producer* me =
+      FindThisProducer(session.get(), &state);
   ASSERT_NE(me, nullptr) << state.DebugString();
   EXPECT_EQ(me->name(), "tracing_session_unittest");
   EXPECT_EQ(me->uid(), static_cast<uint32_t>(getuid()));
