@@ -14,7 +14,7 @@
 // same producer options (the stall policy: a full ring makes the writer
 // wait for the drainer, so every event reaches the service and no loss
 // makes a run cheaper), the same 64 MiB buffer, which holds every run
-// whole. The runs alternate, B = 0, 1, 0, 1, 0, 1 (R = 1..3), so a drift
+// whole. The runs alternate, B = 0, 1, 0, 1, ... (R = 1..5), so a drift
 // of the machine shows in both.
 //
 // Figures: the time per iteration is the per-event cost on the writing
@@ -205,6 +205,10 @@ BENCHMARK(BM_Backend_ScopedSlice)
     ->Args({1, 2})
     ->Args({0, 3})
     ->Args({1, 3})
+    ->Args({0, 4})
+    ->Args({1, 4})
+    ->Args({0, 5})
+    ->Args({1, 5})
     ->Iterations(SliceIterations())
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
