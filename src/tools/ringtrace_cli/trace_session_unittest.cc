@@ -296,7 +296,7 @@ TEST_F(TraceSessionTest, AttachReportsTheEnd) {
 // is gone), and the end that came first is what counts.
 TEST_F(TraceSessionTest, AttachStopOfAnEndedSessionReportsItsEnd) {
   service_.events_after_attach.push_back(TracingEnded(true, ""));
-  service_.disable_status = base::ErrStatus("session_id: no session 7");
+  service_.disable_status = base::ErrStatus("session_id: no such session");
   EXPECT_EQ(RunAttachTo("k", /*stop=*/true), kExitOk) << Err();
   EXPECT_LE(service_.disable_calls(), 1);
   EXPECT_THAT(Err(), HasSubstr(kSessionName + " ended: 3 packets"));
