@@ -49,11 +49,11 @@
 // completes in the trace's data_source_stop_timeouts). Then the T is
 // destroyed, on the thread that completed the stop, and the service gets
 // DataSourceStopped. The service's flush calls OnFlush of every running
-// instance of the type (its Flush names no instances). At most internal::kMaxDataSourceInstances (8) instances of one
-// type run at once (two sessions, two instances: each gets its own
-// packets); a start beyond that is logged and counted
-// (DataSourceStats::start_failures). An instance that never completes its
-// stop keeps its slot.
+// instance of the type (its Flush names no instances). At most
+// internal::kMaxDataSourceInstances (8) instances of one type run at once (two
+// sessions, two instances: each gets its own packets); a start beyond that is
+// logged and counted (DataSourceStats::start_failures). An instance that never
+// completes its stop keeps its slot.
 //
 // Trace(). Runs the lambda on the calling thread once per running instance,
 // each with a TraceContext whose packets go to that instance's buffer
