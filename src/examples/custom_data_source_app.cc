@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       Usage(argv[0]);
       return 0;
-    } else if (!strcmp(argv[i], "--socket") && has_value) {
+    }
+    if (!strcmp(argv[i], "--socket") && has_value) {
       socket_path = argv[++i];
     } else if (!strcmp(argv[i], "--threads") && has_value) {
       threads = static_cast<uint32_t>(strtoul(argv[++i], nullptr, 10));
