@@ -60,6 +60,7 @@
 
 #include "ringtrace/proto_field_reader.h"
 #include "src/base/time.h"
+#include "src/tracing/ipc/wire_protocol.h"
 
 namespace ringtrace {
 
@@ -615,6 +616,12 @@ base::Status RegisterDataSourceType(
   if (!tracing)
     return base::ErrStatus("data source '%s': no Tracing",
                            descriptor.name.c_str());
+  // Checked before the type is created: a type keeps its first descriptor.
+  if (!ipc::IsValidDataSourceName(descriptor.name)) {
+    return base::ErrStatus(
+        "invalid data source name '%s' (1..%zu printable ASCII characters)",
+        descriptor.name.c_str(), ipc::kMaxDataSourceNameSize);
+  }
   if (descriptor.config_field != 0 &&
       (descriptor.config_field < 100 ||
        descriptor.config_field > encoding::kMaxFieldId ||

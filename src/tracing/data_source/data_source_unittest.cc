@@ -688,6 +688,40 @@ TEST_F(DataSourceTest, TraceProcessorImportsTheTraceWithoutHealthIssues) {
   }
 }
 
+// Register() checks the descriptor before the type takes it; the same
+// type registers again with another Tracing only under the same one.
+class RegisteredSource : public DataSource<RegisteredSource> {};
+
+TEST(DataSourceRegistrationTest, RefusesBadDescriptorsAndKeepsTheFirst) {
+  TracingOptions options;
+  options.producer.socket_path = "/nonexistent/ringtrace.sock";  // no Start()
+  Tracing first(options);
+  DataSourceDescriptor d;
+  d.name = "";
+  EXPECT_FALSE(RegisteredSource::Register(&first, d).ok());
+  d.name = "ringtrace.registered";
+  for (uint32_t field : {1u, 99u, 19000u, 19999u, 1u << 29}) {
+    d.config_field = field;
+    EXPECT_FALSE(RegisteredSource::Register(&first, d).ok()) << field;
+  }
+  d.config_field = 10000;
+  base::Status status = RegisteredSource::Register(&first, d);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_FALSE(RegisteredSource::Register(&first, d).ok())
+      << "the name twice on one Tracing";
+  Tracing second(options);
+  status = RegisteredSource::Register(&second, d);
+  EXPECT_TRUE(status.ok()) << status.message();
+  DataSourceDescriptor other = d;
+  other.config_field = 10001;
+  Tracing third(options);
+  EXPECT_FALSE(RegisteredSource::Register(&third, other).ok());
+  other = d;
+  other.name = "ringtrace.renamed";
+  EXPECT_FALSE(RegisteredSource::Register(&third, other).ok());
+  EXPECT_EQ(RegisteredSource::stats().instances_started, 0u);
+}
+
 TEST(InternTableTest, AssignsIidsFromOneAndSaysWhichAreNew) {
   InternTable<std::string> table;
   bool is_new = false;
