@@ -106,6 +106,11 @@ bool TscUsable() {
 // a standalone value (false until the first call constructs Calibration,
 // which sends that call, and any concurrent one, to Renew()).
 std::atomic<bool> g_use_tsc{false};
+// Whether every reading is CLOCK_BOOTTIME (the source was decided and is
+// kBootTime): such a reading is served inline, without Renew(). Relaxed, as
+// g_use_tsc: a standalone value, false until the decision (Renew() then
+// decides), and a stale value only sends a reading the longer way.
+std::atomic<bool> g_boottime_only{false};
 
 // The process-wide state.
 class Calibration {
@@ -129,6 +134,8 @@ class Calibration {
     source_.store(static_cast<int>(source), std::memory_order_relaxed);
     g_use_tsc.store(source == TraceClockSource::kTsc,
                     std::memory_order_relaxed);
+    g_boottime_only.store(source == TraceClockSource::kBootTime,
+                          std::memory_order_relaxed);
   }
   // Relaxed, as source_: CLOCK_BOOTTIME time before which no rate estimate
   // is attempted.
@@ -240,8 +247,11 @@ __attribute__((noinline)) uint64_t Renew(Anchor* a) {
 
 uint64_t TraceClockNs() {
   Anchor* a = &t_anchor;
-  if (RT_UNLIKELY(!g_use_tsc.load(std::memory_order_relaxed)))
+  if (RT_UNLIKELY(!g_use_tsc.load(std::memory_order_relaxed))) {
+    if (RT_LIKELY(g_boottime_only.load(std::memory_order_relaxed)))
+      return Hold(a, BootTimeNs());
     return Renew(a);
+  }
   const uint64_t tsc = ReadTsc();
   const uint64_t delta = tsc - a->tsc;
   // Unsigned compare: also renews when the counter is behind the anchor.

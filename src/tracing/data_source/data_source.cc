@@ -12,21 +12,23 @@
 // for it has returned, and only then destroys the app's object and acks.
 // It does not wait for threads that are not inside a Trace() of the type.
 // The argument (as TrackEvent's, track_event_instances.h; every access
-// below sequentially consistent unless stated):
+// below sequentially consistent unless stated; W1 is relaxed, followed by
+// the light fence of src/base/asymmetric_fence.h, and S1 by its heavy one):
 //
 //   Trace() (thread T, type t)                 FinishStop (type t, slot i)
 //   W0 T.types[t].store(state) (first time)    S1 slot_generation[i].store(0)
-//   W1 state.in_trace.store(mask incl. i)      S2 for each registered thread:
+//   W1 state.in_trace.store(mask incl. i)         heavy fence
+//      light fence                             S2 for each registered thread:
 //   W2 g = slot_generation[i].load()              s = T.types[t].load();
 //      run the lambda only if g is the            wait while s and
 //      generation of the thread's writer          s.in_trace.load() has i
 //   W3 state.in_trace.store(0), release
 //
-// If W2 read the running generation, W2 precedes S1 in the single total
-// order of seq_cst operations, so W0 and W1 (sequenced before W2) precede
-// S2's loads, which see the state and bit i (or W3): S2 waits until W3,
-// whose release makes the lambda's writes happen-before the stop's end. If
-// W2 read 0 or a later generation, nothing runs for the stopped instance.
+// The fence pair orders like two seq_cst fences: either W0 and W1 are
+// visible to S2's loads, which see the state and bit i (or W3): S2 waits
+// until W3, whose release makes the lambda's writes happen-before the
+// stop's end; or S1 is visible to W2, which reads 0 or a later generation,
+// and nothing runs for the stopped instance.
 // A thread registers its ThreadState in the thread list (whose mutex S2
 // holds) before its first W0, outside of any Trace(). A type's state is
 // published by W0 alone, without that mutex: a thread inside a Trace() of
@@ -59,6 +61,7 @@
 #include <vector>
 
 #include "ringtrace/proto_field_reader.h"
+#include "src/base/asymmetric_fence.h"
 #include "src/base/time.h"
 #include "src/tracing/ipc/wire_protocol.h"
 
@@ -356,6 +359,9 @@ void TypeImpl::OnStart(const DataSourceInstanceConfig& config) {
     std::lock_guard<std::recursive_mutex> lock(instance->shared->mutex);
     instance->shared->object->OnSetup(setup);
   }
+  // Once per process, before a Trace() can see the enabled bit: from then
+  // on W1's fence is a compiler barrier where membarrier(2) is available.
+  base::EnableAsymmetricFences();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // Before the enabled bit: a Trace() that sees the bit finds the
@@ -457,6 +463,10 @@ void TypeImpl::CompleteStop(uint32_t slot,
                             const std::shared_ptr<Instance>& instance,
                             const std::function<void()>& ack) {
   const uint32_t bit = 1u << slot;
+  // After S1 (on this thread, or on another before it queued this call):
+  // every thread's W0 and W1 before its W2 is visible to S2, or its W2
+  // sees S1 (see the file comment).
+  base::AsymmetricHeavyFence();
   // S2. mutex_ is not held: a thread inside a Trace() may need it to
   // create its writer.
   {
@@ -693,8 +703,10 @@ TraceScope::TraceScope(DataSourceTypeState* type, uint32_t mask) : type_(type) {
     state->stops_seen = stops;
     ReleaseStaleWriters(impl, state);
   }
-  // W1.
-  state->in_trace.store(mask & kAllSlots, std::memory_order_seq_cst);
+  // W1, then the light side of the asymmetric fence whose heavy side is
+  // CompleteStop's, between S1 and S2 (see the file comment).
+  state->in_trace.store(mask & kAllSlots, std::memory_order_relaxed);
+  base::AsymmetricLightFence();
   thread->depth++;
   thread_ = state;
   pending_ = mask & kAllSlots;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/current_pid.h"
 #include "src/base/hash.h"
 #include "src/base/time.h"
 #include "src/base/trace_clock.h"
@@ -409,12 +410,13 @@ TrackEventStats Stats() {
 }
 
 uint64_t ProcessTrackUuid() {
-  return (uint64_t{1} << 62) | static_cast<uint32_t>(getpid());
+  return (uint64_t{1} << 62) | static_cast<uint32_t>(base::CurrentPid());
 }
 
 uint64_t ThreadTrackUuid(int64_t tid) {
   return (uint64_t{2} << 62) |
-         (static_cast<uint64_t>(static_cast<uint32_t>(getpid())) << 30) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(base::CurrentPid()))
+          << 30) |
          (static_cast<uint64_t>(tid) & ((uint64_t{1} << 30) - 1));
 }
 
@@ -427,7 +429,7 @@ uint64_t CounterTrackUuidForPid(std::string_view name, int32_t pid) {
 }  // namespace
 
 uint64_t CounterTrackUuid(std::string_view name) {
-  return CounterTrackUuidForPid(name, static_cast<int32_t>(getpid()));
+  return CounterTrackUuidForPid(name, base::CurrentPid());
 }
 
 uint64_t GlobalCounterTrackUuid(std::string_view name) {
@@ -498,7 +500,7 @@ TrackEventSequence::TrackEventSequence(shm_ring::TraceWriterV2* writer,
                                        const IncrementalStateConfig& config,
                                        uint64_t now_ns)
     : writer_(writer),
-      pid_(static_cast<int32_t>(getpid())),
+      pid_(base::CurrentPid()),
       process_track_uuid_(ProcessTrackUuid()),
       config_(config),
       process_name_(GetProcessName()),

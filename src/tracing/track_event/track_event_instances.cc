@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "src/base/asymmetric_fence.h"
 #include "src/tracing/track_event/track_event_internal.h"
 
 namespace ringtrace {
@@ -228,9 +229,11 @@ void EventTargets::EnterInstances() {
     state_->stops_seen = stops;
     ReleaseStaleWriters(state_);
   }
-  // W1.
+  // W1, then the light side of the asymmetric fence whose heavy side is
+  // StopInstance's, between S1 and S2 (see the header).
   state_->in_event.store(previous_in_event_ | instances,
-                         std::memory_order_seq_cst);
+                         std::memory_order_relaxed);
+  base::AsymmetricLightFence();
 }
 
 void EventTargets::LeaveInstances() {
@@ -322,6 +325,9 @@ std::vector<Category> DeclaredCategories() {
 }
 
 InstanceHandle StartInstance(InstanceConfig config, base::Status* status) {
+  // Once per process, before any event can see an instance bit: from then
+  // on W1's fence is a compiler barrier where membarrier(2) is available.
+  base::EnableAsymmetricFences();
   internal::Registry& registry = internal::GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   Instances& instances = GetInstances();
@@ -375,6 +381,9 @@ void StopInstance(const InstanceHandle& handle) {
     dropped = std::move(instances.slots[handle.slot]);
     g_stops.fetch_add(1, std::memory_order_relaxed);
   }
+  // Between S1 and S2: every thread's W1 before its W2 is visible to S2,
+  // or its W2 sees S1 (see the header).
+  base::AsymmetricHeavyFence();
   // S2. The registry mutex is not held: a thread inside an event may need
   // it to create its writer.
   {

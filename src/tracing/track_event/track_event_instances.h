@@ -31,22 +31,26 @@
 // Stop. StopInstance() guarantees that no event begins for the instance
 // once it returns, and that every event of the instance that began before
 // has ended (its packet is published). It does not wait for idle threads.
-// The argument (Dekker-style, every access below sequentially consistent
-// unless stated):
+// The argument (Dekker-style; the stores of S1 and the loads of W2 and S2
+// are seq_cst, W1 is relaxed and followed by the light fence, S1 by the
+// heavy fence of src/base/asymmetric_fence.h):
 //
 //   event (thread T)                         StopInstance (slot i)
 //   W1 T.in_event.store(bits incl. i)        S1 slot_generation[i].store(0)
+//      light fence                              heavy fence
 //   W2 g = slot_generation[i].load()         S2 for each registered thread T:
 //      write into T's writer of i                  wait while
 //      only if g is its generation                 T.in_event.load() has i
 //   W3 T.in_event.store(previous), release
 //
-// In the single total order of seq_cst operations, if W2 read the running
-// generation then W2 precedes S1, so W1 precedes S2's first load, which
-// therefore sees bit i (or W3): the stop waits until W3, and W3 (release)
-// read by S2 makes the event's writes happen-before the stop's return. If
-// W2 read 0 (or a later instance's generation), T writes nothing for the
-// stopped instance. A thread not inside an event has in_event without bit i
+// The fence pair orders like two seq_cst fences: either W1 is visible to
+// S2's loads, or S1 is visible to W2. In the first case S2 sees bit i (or
+// W3): the stop waits until W3, and W3 (release) read by S2 makes the
+// event's writes happen-before the stop's return. In the second, W2 reads
+// 0 (or a later instance's generation) and T writes nothing for the
+// stopped instance. The fence pair is what lets W1 cost no locked
+// instruction on every event: the stop pays a membarrier(2) instead. A
+// thread not inside an event has in_event without bit i
 // and is not waited for. in_event is written only by its thread (nested
 // events save and restore the previous bits). A thread registers its state
 // (under the thread-list mutex) before its first W1, so S2 either sees it
