@@ -310,6 +310,31 @@ bool ProducerName(const char* given, std::string* name) {
   return true;  // else the SDK's default name stays
 }
 
+// The versioned options structs of the API (struct_size and abi_version
+// first): zeroed and stamped by their *_set_defaults functions, checked
+// against this library's layout where they are used.
+template <typename Options>
+int ResetOptions(Options* options, uint32_t struct_size, uint32_t abi_version) {
+  if (options == nullptr)
+    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null options");
+  memset(options, 0, sizeof(*options));
+  options->struct_size = struct_size;
+  options->abi_version = abi_version;
+  return RINGTRACE_OK;
+}
+template <typename Options>
+int CheckOptionsAbi(const Options& options, const char* what) {
+  if (options.abi_version == RINGTRACE_C_ABI_VERSION &&
+      options.struct_size == sizeof(Options)) {
+    return RINGTRACE_OK;
+  }
+  return Fail(RINGTRACE_ERR_ABI_MISMATCH,
+              "%s of ABI version %u, size %u; this library has ABI version "
+              "%u, size %zu",
+              what, options.abi_version, options.struct_size,
+              RINGTRACE_C_ABI_VERSION, sizeof(Options));
+}
+
 }  // namespace
 
 extern "C" {
@@ -325,13 +350,10 @@ const char* ringtrace_last_error(void) {
 int ringtrace_init_options_set_defaults(ringtrace_init_options* options,
                                         uint32_t struct_size,
                                         uint32_t abi_version) {
-  if (options == nullptr)
-    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null options");
-  memset(options, 0, sizeof(*options));
-  options->struct_size = struct_size;
-  options->abi_version = abi_version;
-  options->backends = RINGTRACE_BACKEND_SYSTEM;
-  return RINGTRACE_OK;
+  const int result = ResetOptions(options, struct_size, abi_version);
+  if (result == RINGTRACE_OK)
+    options->backends = RINGTRACE_BACKEND_SYSTEM;
+  return result;
 }
 
 int ringtrace_init(const ringtrace_init_options* options) {
@@ -339,13 +361,9 @@ int ringtrace_init(const ringtrace_init_options* options) {
   ringtrace_init_options_default(&defaults);
   if (options == nullptr)
     options = &defaults;
-  if (options->abi_version != RINGTRACE_C_ABI_VERSION ||
-      options->struct_size != sizeof(ringtrace_init_options)) {
-    return Fail(RINGTRACE_ERR_ABI_MISMATCH,
-                "options of ABI version %u, size %u; this library has ABI "
-                "version %u, size %zu",
-                options->abi_version, options->struct_size,
-                RINGTRACE_C_ABI_VERSION, sizeof(ringtrace_init_options));
+  if (const int result = CheckOptionsAbi(*options, "options");
+      result != RINGTRACE_OK) {
+    return result;
   }
   if (options->backends == 0)
     return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "no backend");
@@ -538,13 +556,10 @@ int ringtrace_counter_double(const ringtrace_category* category,
 int ringtrace_session_options_set_defaults(ringtrace_session_options* options,
                                            uint32_t struct_size,
                                            uint32_t abi_version) {
-  if (options == nullptr)
-    return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null options");
-  memset(options, 0, sizeof(*options));
-  options->struct_size = struct_size;
-  options->abi_version = abi_version;
-  options->backend = RINGTRACE_BACKEND_IN_PROCESS;
-  return RINGTRACE_OK;
+  const int result = ResetOptions(options, struct_size, abi_version);
+  if (result == RINGTRACE_OK)
+    options->backend = RINGTRACE_BACKEND_IN_PROCESS;
+  return result;
 }
 
 int ringtrace_session_new(const ringtrace_session_options* options,
@@ -558,13 +573,9 @@ int ringtrace_session_new(const ringtrace_session_options* options,
   if (out == nullptr)
     return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null out");
   *out = nullptr;
-  if (options->abi_version != RINGTRACE_C_ABI_VERSION ||
-      options->struct_size != sizeof(ringtrace_session_options)) {
-    return Fail(RINGTRACE_ERR_ABI_MISMATCH,
-                "session options of ABI version %u, size %u; this library "
-                "has ABI version %u, size %zu",
-                options->abi_version, options->struct_size,
-                RINGTRACE_C_ABI_VERSION, sizeof(ringtrace_session_options));
+  if (const int result = CheckOptionsAbi(*options, "session options");
+      result != RINGTRACE_OK) {
+    return result;
   }
   if (config == nullptr)
     return Fail(RINGTRACE_ERR_INVALID_ARGUMENT, "null config");
