@@ -28,11 +28,14 @@ CoarseMonotonicClock* CoarseMonotonicClock::Get() {
 DrainNotifier::DrainNotifier(const Options& options)
     : read_pos_(options.read_pos),
       retry_ms_(options.retry_ms),
+      publish_threshold_chunks_(options.publish_threshold_chunks),
+      ring_chunks_(options.ring_chunks),
       transport_(options.transport),
       clock_(options.clock ? options.clock : CoarseMonotonicClock::Get()) {
   RT_CHECK(read_pos_ != nullptr);
   RT_CHECK(transport_ != nullptr);
   RT_CHECK(retry_ms_ <= kMaxRetryMs);
+  RT_CHECK(publish_threshold_chunks_ <= ring_chunks_);
 }
 
 DrainNotifier::~DrainNotifier() = default;
@@ -97,7 +100,22 @@ void DrainNotifier::OnPositionBurned(uint32_t) {
   Notify();
 }
 
-void DrainNotifier::OnChunkPublished(uint32_t) {
+void DrainNotifier::OnChunkPublished(uint32_t position) {
+  if (publish_threshold_chunks_ != 0) {
+    // relaxed: a hint, as in Notify().
+    const uint32_t read_pos = read_pos_->load(std::memory_order_relaxed);
+    // The chunks from read_pos up to this one, this one included; 0, or
+    // more than the ring holds, when the service has taken it already.
+    const uint32_t fill = static_cast<uint32_t>(position + 1 - read_pos);
+    if (fill < publish_threshold_chunks_ || fill > ring_chunks_) {
+      below_threshold_.Increment();
+      return;
+    }
+  }
+  Notify();
+}
+
+void DrainNotifier::OnFlushed(uint32_t) {
   Notify();
 }
 
@@ -125,6 +143,7 @@ DrainNotifierStats DrainNotifier::stats() const {
   stats.requests_sent = sent_.load(std::memory_order_relaxed);
   stats.requests_dropped = dropped_.load(std::memory_order_relaxed);
   stats.requests_coalesced = coalesced_.Sum();
+  stats.publications_below_threshold = below_threshold_.Sum();
   stats.notifications_after_disconnect = after_disconnect_.Sum();
   stats.disconnected = disconnected();
   return stats;

@@ -66,6 +66,43 @@ TEST_F(ProducerDrainNotifierTest, DelegateCallsAreNotifications) {
   EXPECT_EQ(notifier.stats().requests_coalesced, 1u);
 }
 
+// The fill rule: a retired chunk asks for a drain only from
+// publish_threshold_chunks chunks of fill on (read_pos up to it, itself
+// included), never for a chunk the service has passed; other delegate
+// calls always notify.
+TEST_F(ProducerDrainNotifierTest,
+       RetiredChunksBelowTheFillThresholdSendNothing) {
+  DrainNotifier::Options options = MakeOptions(/*retry_ms=*/0);
+  options.ring_chunks = 16;
+  options.publish_threshold_chunks = 4;
+  DrainNotifier notifier(options);
+  shm_ring::RingWriterDelegate* delegate = &notifier;
+  read_pos_.store(100, std::memory_order_relaxed);
+  delegate->OnChunkPublished(100);  // fill 1
+  delegate->OnChunkPublished(102);  // fill 3
+  EXPECT_EQ(transport_.calls(), 0u);
+  delegate->OnChunkPublished(103);  // fill 4: the threshold
+  EXPECT_EQ(transport_.calls(), 1u);
+  delegate->OnChunkPublished(115);  // fill 16: the whole ring
+  EXPECT_EQ(transport_.calls(), 2u);
+  delegate->OnChunkPublished(99);            // the service has passed it
+  delegate->OnChunkPublished(116 + 0x8000);  // not a position of this ring
+  EXPECT_EQ(transport_.calls(), 2u);
+  delegate->OnDrainRequested();  // a writer without room
+  delegate->OnPositionBurned(100);
+  delegate->OnFlushed(100);  // the app's flush, fill 1
+  EXPECT_EQ(transport_.calls(), 5u);
+  const DrainNotifierStats s = notifier.stats();
+  EXPECT_EQ(s.publications_below_threshold, 4u);
+  EXPECT_EQ(s.requests_sent, 5u);
+  // Positions wrap modulo 2^32: the fill is still counted from read_pos.
+  read_pos_.store(0xfffffffeu, std::memory_order_relaxed);
+  delegate->OnChunkPublished(0xffffffffu);  // fill 2
+  EXPECT_EQ(transport_.calls(), 5u);
+  delegate->OnChunkPublished(1);  // fill 4
+  EXPECT_EQ(transport_.calls(), 6u);
+}
+
 // Rule (a): the service resolved a position since the claim.
 TEST_F(ProducerDrainNotifierTest, ReadPosMoveReArmsExactlyOnce) {
   DrainNotifier notifier(MakeOptions());

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -263,6 +264,10 @@ std::unique_ptr<Producer> Producer::Connect(const ProducerOptions& options,
   producer::DrainNotifier::Options notifier_options;
   notifier_options.read_pos = hello.region->view().read_pos();
   notifier_options.retry_ms = options.drain_request_retry_ms;
+  // The fill rule of drain_notifier.h: an eighth of the ring.
+  notifier_options.ring_chunks = hello.region->view().geometry().num_chunks;
+  notifier_options.publish_threshold_chunks =
+      std::max<uint32_t>(1, notifier_options.ring_chunks / 8);
   notifier_options.transport = p->transport_.get();
   p->notifier_ = std::make_unique<producer::DrainNotifier>(notifier_options);
   producer::ProducerRing::Options ring_options;

@@ -42,6 +42,9 @@ bool ParseBufferExhaustedPolicy(const std::string& name,
 RingWriterDelegate::~RingWriterDelegate() = default;
 void RingWriterDelegate::OnPositionBurned(uint32_t) {}
 void RingWriterDelegate::OnChunkPublished(uint32_t) {}
+void RingWriterDelegate::OnFlushed(uint32_t position) {
+  OnChunkPublished(position);
+}
 void RingWriterDelegate::OnDrainRequested() {}
 
 RingWriter::RingWriter(const RingView& ring, const Options& options)
@@ -71,7 +74,11 @@ RingWriter::~RingWriter() {
 
 void RingWriter::NotifyPublished() {
   notify_pending_ = false;
-  if (options_.delegate)
+  if (!options_.delegate)
+    return;
+  if (flushing_)
+    options_.delegate->OnFlushed(position_);
+  else
     options_.delegate->OnChunkPublished(position_);
 }
 
@@ -259,6 +266,7 @@ bool RingWriter::ContinuePacketImpl(Span* span) {
 
 bool RingWriter::FlushImpl(Span* open_span) {
   RT_DCHECK((open_span != nullptr) == fragment_open_);
+  flushing_ = true;
   bool kept = true;
   if (hold_ == Hold::kAcquired) {
     if (!fragment_open_) {
@@ -276,6 +284,7 @@ bool RingWriter::FlushImpl(Span* open_span) {
   }
   if (notify_pending_)
     NotifyPublished();
+  flushing_ = false;
   return kept;
 }
 

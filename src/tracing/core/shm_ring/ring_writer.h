@@ -133,13 +133,16 @@ class RingWriterDelegate {
   // must resolve (spec 5.4 "A burned position must notify the reader").
   virtual void OnPositionBurned(uint32_t position);
   // The chunk reserved at |position| has new published fragments and the
-  // writer is done with it (it cannot be reused), or Flush() was called.
-  // Publications of a chunk the writer keeps for reuse (every EndPacket()
-  // with per-packet publication) are not signalled one by one: the reader
-  // finds them on its next pass, and the first retirement or Flush()
+  // writer is done with it (it cannot be reused); for a Flush(), see
+  // OnFlushed(). Publications of a chunk the writer keeps for reuse (every
+  // EndPacket() with per-packet publication) are not signalled one by one: the
+  // reader finds them on its next pass, and the first retirement or Flush()
   // signals them. So the notification rate is one per chunk, as it would be
   // without per-packet publication.
   virtual void OnChunkPublished(uint32_t position);
+  // The same for the publications of a Flush(): the app wants the data
+  // read now. By default the same as OnChunkPublished().
+  virtual void OnFlushed(uint32_t position);
   // The writer could not get a chunk (Full or NoChunkAvailable): please
   // drain.
   virtual void OnDrainRequested();
@@ -498,6 +501,8 @@ class RingWriter {
   // A publication of the cached chunk has not been signalled to the
   // delegate yet (see RingWriterDelegate::OnChunkPublished).
   bool notify_pending_ = false;
+  // Inside FlushImpl(): publications notify OnFlushed().
+  bool flushing_ = false;
   // Retire as soon as the open packet ends: the chunk holds a relocated
   // suffix and is "not reused for another packet" (spec 7.1).
   bool publish_on_packet_end_ = false;

@@ -48,6 +48,7 @@ TEST(RingWriterTest, PublishesOnEndPacketAndReaderTakesIt) {
   EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
                                        shm_ring::kNoChunkFlags, 1, kWid));
   EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
+  EXPECT_EQ(delegate.flushed, std::vector<uint32_t>{0}) << "as a flush";
   EXPECT_TRUE(w.Flush(nullptr));  // nothing new: no second signal
   EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
 
@@ -223,12 +224,16 @@ TEST(RingWriterTest, ReuseRefusedAt255Fragments) {
 
 TEST(RingWriterTest, RetiresChunkAt255FragmentsWithoutFlush) {
   TestRing ring(1024, 4);
-  RingWriter w(ring.view(), MakeOptions());
+  RecordingDelegate delegate;
+  RingWriter w(ring.view(), MakeOptions(&delegate));
   for (int i = 0; i < 256; i++)
     ASSERT_TRUE(WritePacket(&w, "y"));
   EXPECT_EQ(ring.word(0), MakeDataWord(ChunkState::kComplete, 0,
                                        shm_ring::kNoChunkFlags, 255, kWid));
   EXPECT_EQ(w.held_position(), 1u);
+  // A retirement, not a flush.
+  EXPECT_EQ(delegate.published, std::vector<uint32_t>{0});
+  EXPECT_TRUE(delegate.flushed.empty());
 }
 
 TEST(RingWriterTest, ReuseRefusedWhenDirectoryCannotTakeAnEntry) {

@@ -117,9 +117,15 @@ inline std::string Pattern(size_t size, char seed) {
 struct RecordingDelegate : public RingWriterDelegate {
   void OnPositionBurned(uint32_t p) override { burned.push_back(p); }
   void OnChunkPublished(uint32_t p) override { published.push_back(p); }
+  // A flush's publications go to both lists.
+  void OnFlushed(uint32_t p) override {
+    flushed.push_back(p);
+    published.push_back(p);
+  }
   void OnDrainRequested() override { drain_requests++; }
   std::vector<uint32_t> burned;
   std::vector<uint32_t> published;
+  std::vector<uint32_t> flushed;
   int drain_requests = 0;
 };
 
