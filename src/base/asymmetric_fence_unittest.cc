@@ -5,6 +5,7 @@
 #include "src/base/asymmetric_fence.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,7 +63,17 @@ LitmusCounts RunLitmus(uint64_t max_rounds) {
       hot_round.store(round, std::memory_order_release);
     }
   });
+  // The rare side starts each round after a random delay, so that either
+  // side's store may come first: without it the rare side, which does not
+  // wait to notice the new round, nearly always stores first, and under a
+  // sanitizer's slowdown always does.
+  uint64_t random = 0x9e3779b97f4a7c15ull;
   for (uint64_t round = 1; round <= max_rounds; round++) {
+    random ^= random << 13;
+    random ^= random >> 7;
+    random ^= random << 17;
+    for (uint64_t spin = random % 4096; spin != 0; spin--)
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // kept, not folded
     y.store(1, std::memory_order_seq_cst);
     AsymmetricHeavyFence();
     const uint32_t r2 = x.load(std::memory_order_relaxed);
@@ -100,6 +111,14 @@ TEST(AsymmetricFenceTest, StoreBufferingOutcomeNeverSeen) {
       << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) unavailable: the "
          "fences fall back to seq_cst fences (still correct)";
   const LitmusCounts counts = RunLitmus(500000);
+  printf(
+      "store buffering: %llu rounds, only the hot side saw %llu, only the "
+      "rare side %llu, both %llu, neither %llu\n",
+      static_cast<unsigned long long>(counts.rounds),
+      static_cast<unsigned long long>(counts.only_hot_saw),
+      static_cast<unsigned long long>(counts.only_rare_saw),
+      static_cast<unsigned long long>(counts.both_saw),
+      static_cast<unsigned long long>(counts.neither_saw));
   EXPECT_EQ(counts.neither_saw, 0u);
   // Both orders of the race were reached: each side's load was the one
   // that saw the other's store at least once.
