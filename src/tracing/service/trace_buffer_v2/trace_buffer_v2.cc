@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "ringtrace/logging.h"
 #include "src/base/checked_math.h"
@@ -97,6 +98,23 @@ bool ParseFillPolicy(const std::string& name,
 
 // ---- Creation ---------------------------------------------------------------
 
+namespace {
+// TraceBufferV2::SetPagesForNewBuffers(). Relaxed: a standalone setting,
+// read when a buffer is created.
+std::atomic<int> g_pages_for_new_buffers{
+    static_cast<int>(TraceBufferV2::Pages::kSmall)};
+}  // namespace
+
+void TraceBufferV2::SetPagesForNewBuffers(Pages pages) {
+  g_pages_for_new_buffers.store(static_cast<int>(pages),
+                                std::memory_order_relaxed);
+}
+
+TraceBufferV2::Pages TraceBufferV2::PagesForNewBuffers() {
+  return static_cast<Pages>(
+      g_pages_for_new_buffers.load(std::memory_order_relaxed));
+}
+
 std::unique_ptr<TraceBufferV2> TraceBufferV2::Create(size_t size_bytes,
                                                      OverwritePolicy policy) {
   if (size_bytes == 0 || size_bytes > kMaxBufferSize)
@@ -118,6 +136,13 @@ bool TraceBufferV2::Initialize() {
   if (mem == MAP_FAILED)
     return false;
   buf_ = static_cast<uint8_t*>(mem);
+  // The kernel places an anonymous mapping of 2 MiB or more on a 2 MiB
+  // boundary (Linux 6.7 and later); elsewhere only its aligned middle gets
+  // huge pages. EINVAL (no THP support): small pages.
+  if (PagesForNewBuffers() == Pages::kHuge &&
+      madvise(buf_, size_, MADV_HUGEPAGE) == 0) {
+    pages_ = Pages::kHuge;
+  }
   reader_.reset(new ChunkSeqReader(this));
   erase_reader_.reset(new ChunkSeqReader(this));
   return true;
@@ -423,11 +448,13 @@ bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
 // memory grows with the data as before (at most kCommitStep ahead), unlike a
 // MAP_POPULATE of the whole buffer, which would commit a 2 GiB buffer at
 // creation. The step is small enough that one call (about 64 pages zeroed)
-// never stalls the drain thread for long, unlike a 2 MiB huge page.
+// never stalls the drain thread for long. With huge pages (Pages::kHuge)
+// the step is one 2 MiB page.
 // Kernels before 5.14 refuse the advice (EINVAL): the writes then fault the
 // pages in as before.
 void TraceBufferV2::CommitAhead() {
-  constexpr size_t kCommitStep = 256 * 1024;
+  const size_t kCommitStep =
+      pages_ == Pages::kHuge ? size_t{2} << 20 : size_t{256} * 1024;
   if (!commit_ahead_)
     return;
   // Bounded: at most (used_size_ - committed_) / kCommitStep + 1 steps; one

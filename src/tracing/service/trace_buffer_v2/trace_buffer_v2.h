@@ -227,6 +227,24 @@ class TraceBufferV2 {
   // is 0 or the memory cannot be reserved.
   static std::unique_ptr<TraceBufferV2> Create(size_t size_bytes,
                                                OverwritePolicy policy);
+
+  // The pages of the buffers created from now on in this process (the
+  // service's choice, ringtraced --buffer-pages). kSmall: 4 KiB pages
+  // committed 256 KiB ahead of the writes. kHuge: the mapping asks for
+  // transparent huge pages (MADV_HUGEPAGE) and is committed 2 MiB ahead,
+  // so a fresh buffer's first pass takes one page fault and one
+  // page-table entry per 2 MiB instead of per 4 KiB. Which one is cheaper
+  // depends on the machine (docs/trace_buffer_v2.md, "Storage format"):
+  // on a VM whose guest page tables are shadowed a first write to a 4 KiB
+  // page costs microseconds even when committed ahead, and huge pages
+  // remove most of it; where the kernel compacts memory to find a huge
+  // page on the writing thread, the stalls can cost more than they save.
+  // Where the kernel refuses the advice the buffer uses small pages.
+  enum class Pages { kSmall, kHuge };
+  static void SetPagesForNewBuffers(Pages pages);
+  static Pages PagesForNewBuffers();
+  // What this buffer asked for (kSmall if MADV_HUGEPAGE was refused).
+  Pages pages() const { return pages_; }
   ~TraceBufferV2();
   TraceBufferV2(const TraceBufferV2&) = delete;
   TraceBufferV2& operator=(const TraceBufferV2&) = delete;
@@ -522,6 +540,7 @@ class TraceBufferV2 {
   // refused (then pages are committed by the writes themselves).
   size_t committed_ = 0;
   bool commit_ahead_ = true;
+  Pages pages_ = Pages::kSmall;
 
   // Pending two-phase chunk.
   bool has_pending_ = false;

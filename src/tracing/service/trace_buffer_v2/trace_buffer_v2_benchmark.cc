@@ -10,11 +10,12 @@
 // BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
 // of the same chunk bytes into a 64 MiB ring, nothing else.
 //
-// BM_TraceBuffer_FirstPass/commit_ahead:0|1 writes the same chunks into a
+// BM_TraceBuffer_FirstPass/commit_ahead:0|1|2 writes the same chunks into a
 // fresh 64 MiB buffer, whose pages are committed as the writes reach them:
 // with 1 ahead of the writes (TraceBufferV2::CommitAhead()), with 0 by a
-// page fault per 4 KiB page. Its baseline is BM_TraceBuffer_WR_SingleWriter
-// (the same writes into memory committed long ago).
+// page fault per 4 KiB page, with 2 ahead on transparent huge pages. Its
+// baseline is BM_TraceBuffer_WR_SingleWriter (the same writes into memory
+// committed long ago).
 //
 // BM_TraceBuffer_Upstream_* reproduce the workload of Perfetto's
 // trace_buffer_benchmark instead (see UpstreamChunks()): write, readback and
@@ -170,15 +171,21 @@ void BM_TraceBuffer_WR_MultipleWriters(benchmark::State& state) {
 }
 
 void BM_TraceBuffer_FirstPass(benchmark::State& state) {
-  const bool commit_ahead = state.range(0) == 1;
+  // 0: faults per page; 1: committed ahead (the default); 2: committed
+  // ahead on huge pages (TraceBufferV2::Pages::kHuge).
+  const bool commit_ahead = state.range(0) >= 1;
+  const bool huge = state.range(0) == 2;
   const std::vector<ChunkTemplate>& templates = MixedTemplates();
   const size_t buffer_size =
       bench::IsBenchmarkFunctionalOnly() ? (1 << 20) : kWriteBufferSize;
   uint64_t bytes = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    TraceBufferV2::SetPagesForNewBuffers(huge ? TraceBufferV2::Pages::kHuge
+                                              : TraceBufferV2::Pages::kSmall);
     auto tb = TraceBufferV2::Create(buffer_size,
                                     TraceBufferV2::OverwritePolicy::kOverwrite);
+    TraceBufferV2::SetPagesForNewBuffers(TraceBufferV2::Pages::kSmall);
     tb->SetCommitAheadForTesting(commit_ahead);
     state.ResumeTiming();
     ChunkID id = 0;
@@ -580,7 +587,11 @@ BENCHMARK(BM_TraceBuffer_CloneReadOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_CloneMemcpyBaseline)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_WR_SingleWriter);
 BENCHMARK(BM_TraceBuffer_WR_MultipleWriters);
-BENCHMARK(BM_TraceBuffer_FirstPass)->ArgName("commit_ahead")->Arg(0)->Arg(1);
+BENCHMARK(BM_TraceBuffer_FirstPass)
+    ->ArgName("commit_ahead")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2);
 BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);

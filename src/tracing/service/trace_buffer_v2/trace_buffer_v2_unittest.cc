@@ -187,6 +187,37 @@ TEST_F(TraceBufferV2Test, CommitsTheFirstPassOneStepAhead) {
   EXPECT_EQ(Data(Read()), std::vector<std::string>{"a"});
 }
 
+// With huge pages the first pass commits one 2 MiB step ahead; the data
+// reads back as with small pages. The setting applies to the buffers
+// created after it. A kernel without transparent huge pages refuses the
+// advice, and the buffer says it uses small pages.
+TEST_F(TraceBufferV2Test, HugePagesCommitTwoMiBAhead) {
+  TraceBufferV2::SetPagesForNewBuffers(TraceBufferV2::Pages::kHuge);
+  Create(8 << 20);
+  TraceBufferV2::SetPagesForNewBuffers(TraceBufferV2::Pages::kSmall);
+  if (tb_->pages() != TraceBufferV2::Pages::kHuge)
+    GTEST_SKIP() << "MADV_HUGEPAGE refused: no transparent huge pages";
+  if (!KernelCommitsAhead())
+    GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported: pages fault in lazily";
+  constexpr size_t kStep = size_t{2} << 20;
+  ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
+  EXPECT_EQ(tb_->committed_ahead(), kStep);
+  const std::string big(4000, 'x');
+  std::vector<std::string> want = {"a"};
+  ChunkID id = 1;
+  // Bounded: each chunk adds about 4 KiB.
+  while (tb_->used_size() <= kStep) {
+    EXPECT_EQ(tb_->committed_ahead(), kStep);
+    ASSERT_TRUE(Commit(1, 1, id++, {big}));
+    want.push_back(big);
+  }
+  EXPECT_EQ(tb_->committed_ahead(), 2 * kStep);
+  EXPECT_EQ(Data(Read()), want);
+
+  Create(1 << 20);  // created after the reset: small pages again
+  EXPECT_EQ(tb_->pages(), TraceBufferV2::Pages::kSmall);
+}
+
 // ---- Fragmentation ----------------------------------------------------------
 
 TEST_F(TraceBufferV2Test, FragmentChainAcrossThreeChunks) {

@@ -105,6 +105,11 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --head-grace-us N      an open chunk at a ring's head is left "
           "to its\n"
           "                         writer this long, 0..1000000 (1000)\n"
+          "  --buffer-pages P       the trace buffers' pages: small (4 KiB) "
+          "or huge\n"
+          "                         (transparent huge pages; "
+          "docs/trace_buffer_v2.md)\n"
+          "                         (small)\n"
           "  --nice N               scheduling niceness of the service's "
           "threads,\n"
           "                         -20..19 (unchanged); below 0 needs "
@@ -325,6 +330,15 @@ int ParseFlags(int argc,
         error = "must be in [0, 1000000]";
       else
         options->core.head_grace_ns = uint64_t{n} * 1000;
+    } else if (flag.Is("--buffer-pages")) {
+      if (value == "small")
+        trace_buffer::TraceBufferV2::SetPagesForNewBuffers(
+            trace_buffer::TraceBufferV2::Pages::kSmall);
+      else if (value == "huge")
+        trace_buffer::TraceBufferV2::SetPagesForNewBuffers(
+            trace_buffer::TraceBufferV2::Pages::kHuge);
+      else
+        error = "must be small or huge";
     } else if (flag.Is("--nice")) {
       int32_t v = 0;
       if (!ParseNice(value, &v))
