@@ -49,10 +49,12 @@ class LoadgenServiceTest : public test::EndToEndFixture {
 };
 
 TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWithTunedDrain) {
-  // Raising the niceness needs no privilege.
+  // Raising the niceness needs no privilege. Huge pages where the kernel
+  // has them (small ones where it refuses the advice).
   base::Subprocess service(
       ServiceArgs({"--drain-tick-us", "500", "--head-grace-us", "0", "--nice",
-                   "19", "--fill-policy", "discard", "--buffer-kb", "262144"}));
+                   "19", "--buffer-pages", "huge", "--fill-policy", "discard",
+                   "--buffer-kb", "262144"}));
   const std::string error =
       test::StartRingtraced(&service, socket_, kTimeoutMs);
   ASSERT_TRUE(error.empty()) << error;
@@ -107,6 +109,7 @@ TEST_F(LoadgenServiceTest, DrainFlagsOutOfRangeAreRefused) {
   EXPECT_EQ(RunServiceToExit({"--nice", "20"}), 2);
   EXPECT_EQ(RunServiceToExit({"--nice=-21"}), 2);
   EXPECT_EQ(RunServiceToExit({"--nice", "x"}), 2);
+  EXPECT_EQ(RunServiceToExit({"--buffer-pages", "medium"}), 2);
 }
 
 }  // namespace
