@@ -33,6 +33,9 @@ constexpr size_t kMaxTagLen = encoding::kMaxTagSize;
 
 constexpr size_t kMinOutputCapacity = 256;
 
+// The one pass handles packets whose groups nest at most this deep.
+constexpr size_t kOnePassMaxDepth = 8;
+
 using encoding::ContiguousReader;
 using encoding::EncodeVarInt;
 using encoding::SliceReader;
@@ -270,6 +273,7 @@ UngroupError Ungrouper::Measure(Reader* r,
   size_t num_edits = 0;
   size_t capacity = edits_capacity_;
   num_edits_ = 0;
+  fields_.Clear();
 
   while (!r->AtEnd()) {
     const uint64_t tag_off = r->offset();
@@ -284,6 +288,8 @@ UngroupError Ungrouper::Measure(Reader* r,
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     if (RT_UNLIKELY(field == 0))
       return UngroupError::kFieldZero;
+    if (depth == 0)
+      fields_.Add(field);
     switch (static_cast<uint32_t>(tag) & 7) {
       case kWireStartGroup:
         if (RT_UNLIKELY(depth == kMaxGroupDepth))
@@ -332,6 +338,103 @@ UngroupError Ungrouper::Measure(Reader* r,
   return UngroupError::kNone;
 }
 
+bool Ungrouper::OnePass(const uint8_t* in,
+                        size_t size,
+                        size_t* out_size,
+                        bool* groups) {
+  // The open groups: where each one's length byte goes, and its field.
+  uint8_t* len_slot[kOnePassMaxDepth];
+  uint32_t open_field[kOnePassMaxDepth];
+  size_t depth = 0;
+  ContiguousReader r(in, size);
+  const uint8_t* run = in;  // The first input byte not yet copied.
+  uint8_t* out = nullptr;   // Reserved at the first group: |out_room| bytes.
+  size_t out_room = 0;
+  uint8_t* w = nullptr;
+  size_t moved = 0;  // Content bytes moved to make room for longer lengths.
+  TopLevelFields fields;
+  bool any_group = false;
+  // Room: each start tag writes at most its own length plus one byte, each
+  // end tag nothing, so w - out <= (run - in) + depth + (the extra length
+  // bytes, checked against out_room where they are added).
+  while (!r.AtEnd()) {
+    const uint8_t* const tag_at = in + r.offset();
+    uint64_t tag;
+    uint32_t tag_len;
+    if (RT_UNLIKELY(r.ReadVarInt(kMaxTagLen, &tag, &tag_len) !=
+                        WireError::kNone ||
+                    tag > 0xffffffffu)) {
+      return false;
+    }
+    const uint32_t field = static_cast<uint32_t>(tag >> 3);
+    if (RT_UNLIKELY(field == 0))
+      return false;
+    if (depth == 0)
+      fields.Add(field);
+    const uint32_t wire = static_cast<uint32_t>(tag) & 7;
+    if (wire == kWireStartGroup) {
+      // Deeper nesting is rare, and its large groups would each move their
+      // content: the two passes handle it in linear time.
+      if (RT_UNLIKELY(depth == kOnePassMaxDepth))
+        return false;
+      if (!any_group) {  // Nothing is written before the first group.
+        out_room = size + size / 8 + kOnePassMaxDepth;
+        out = ReserveOutput(out_room);
+        w = out;
+      }
+      const size_t n = static_cast<size_t>(tag_at - run);
+      CopyBytes(w, run, n);
+      w = EncodeVarInt(
+          (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited, w + n);
+      len_slot[depth] = w++;  // Filled in at the end tag.
+      open_field[depth++] = field;
+      run = tag_at + tag_len;
+      any_group = true;
+    } else if (wire == kWireEndGroup) {
+      if (RT_UNLIKELY(depth == 0 || open_field[depth - 1] != field))
+        return false;
+      const size_t n = static_cast<size_t>(tag_at - run);
+      CopyBytes(w, run, n);
+      w += n;
+      depth--;
+      uint8_t* const slot = len_slot[depth];
+      const size_t content = static_cast<size_t>(w - (slot + 1));
+      if (RT_LIKELY(content <= 127)) {
+        *slot = static_cast<uint8_t>(content);
+      } else {
+        // A longer length: the content moves up by the extra bytes, within
+        // the room reserved and a budget of twice |size| bytes moved in all
+        // (nested large groups move their content once per level; past the
+        // budget the two passes are cheaper).
+        const size_t extra = VarIntSize(content) - 1;
+        if (extra > static_cast<size_t>(out + out_room - w) ||
+            content > 2 * size - moved) {
+          return false;
+        }
+        memmove(slot + 1 + extra, slot + 1, content);
+        moved += content;
+        w += extra;
+        EncodeVarInt(content, slot);
+      }
+      run = tag_at + tag_len;
+    } else if (RT_UNLIKELY(SkipScalarField(&r, wire) != UngroupError::kNone)) {
+      return false;
+    }
+  }
+  if (depth != 0)
+    return false;
+  if (any_group) {
+    const size_t n = static_cast<size_t>(in + size - run);
+    CopyBytes(w, run, n);
+    w += n;
+    RT_CHECK(static_cast<size_t>(w - out) <= out_room);
+  }
+  *out_size = any_group ? static_cast<size_t>(w - out) : size;
+  *groups = any_group;
+  fields_ = fields;
+  return true;
+}
+
 Ungrouper::Edit* Ungrouper::GrowEdits(size_t used) {
   // At most one edit per input byte, so this cannot overflow.
   const size_t cap = std::max<size_t>(64, edits_capacity_ * 2);
@@ -358,6 +461,7 @@ uint8_t* Ungrouper::ReserveOutput(uint64_t size) {
 base::Status Ungrouper::Fail(UngroupError e, uint64_t offset) {
   last_error_ = e;
   num_edits_ = 0;
+  fields_.Clear();
   return base::ErrStatus("ungrouper: %s at offset %llu", UngroupErrorName(e),
                          static_cast<unsigned long long>(offset));
 }
@@ -366,6 +470,22 @@ base::Status Ungrouper::Ungroup(const uint8_t* data,
                                 size_t size,
                                 ConstBytes* out) {
   *out = ConstBytes{};
+  pass_through_ = false;
+  // The one pass first (its output: at most out_room bytes).
+  if (RT_LIKELY(size <= SIZE_MAX / 4)) {
+    size_t one_pass_size = 0;
+    bool groups = false;
+    if (RT_LIKELY(OnePass(data, size, &one_pass_size, &groups))) {
+      one_pass_calls_++;
+      last_error_ = UngroupError::kNone;
+      num_edits_ = 0;
+      pass_through_ = !groups;
+      *out = groups ? ConstBytes{out_.get(), one_pass_size}
+                    : ConstBytes{data, size};
+      return base::OkStatus();
+    }
+  }
+  two_pass_calls_++;
   ContiguousReader reader(data, size);
   uint64_t out_size = 0;
   uint64_t err_off = 0;
@@ -374,6 +494,7 @@ base::Status Ungrouper::Ungroup(const uint8_t* data,
     return Fail(e, err_off);
   last_error_ = UngroupError::kNone;
   if (num_edits_ == 0) {  // No group: pass through, no copy.
+    pass_through_ = true;
     *out = ConstBytes{data, size};
     return base::OkStatus();
   }
@@ -393,7 +514,7 @@ base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
     base::Status s = Ungroup(slices[0].data, slices[0].size, &out);
     if (!s.ok())
       return s;
-    if (num_edits_ == 0)  // No group: |out| is the caller's slice.
+    if (pass_through_)  // No group: |out| is the caller's slice.
       result->pass_through = true;
     else
       result->converted = out;
@@ -404,6 +525,7 @@ base::Status Ungrouper::UngroupSlices(const ConstBytes* slices,
     // Slices describe memory, so their sum cannot overflow; checked anyway.
     RT_CHECK(base::CheckedAdd<uint64_t>(total, slices[i].size, &total));
   }
+  two_pass_calls_++;
   SliceReader reader(slices, num_slices, total);
   uint64_t out_size = 0;
   uint64_t err_off = 0;

@@ -66,6 +66,19 @@
 // groups and none when it has not. Ungroup() is the contiguous fast path for
 // the common single-slice packet (UngroupSlices() with one slice uses it).
 //
+// One pass for the common packet. A contiguous packet is first converted in
+// one forward scan: each start tag is written as its length-delimited tag
+// plus a reserved one-byte length, filled in at the end tag (TrackEvent's
+// groups hold under 128 bytes). A larger group moves its content up by the
+// extra length bytes, within a budget (groups nested at most 8 deep, at
+// most twice the packet's size moved, the output room reserved). Past the
+// budget, and on any error, the two passes above run instead; they alone report
+// errors. Both give the same bytes.
+//
+// Top-level fields. Every successful call records which field numbers below
+// 128 occur at the packet's top level (TopLevelFields), so a caller checking
+// for reserved fields (the exporter's trusted fields) needs no second parse.
+//
 // Output and memory. The converted packet lives in a buffer owned by the
 // Ungrouper, valid until the next call or destruction. The output buffer and
 // the edit list keep their capacity across calls, so once they have grown to
@@ -106,6 +119,25 @@ enum class UngroupError : uint8_t {
 // Human-readable name of |e| (static storage).
 const char* UngroupErrorName(UngroupError e);
 
+// A set of top-level field numbers below 128, as a bitmap.
+class TopLevelFields {
+ public:
+  void Add(uint32_t field) {
+    if (field < 128)
+      bits_[field >> 6] |= uint64_t{1} << (field & 63);
+  }
+  bool Has(uint32_t field) const {
+    return field < 128 && (bits_[field >> 6] >> (field & 63)) & 1;
+  }
+  void Clear() { bits_[0] = bits_[1] = 0; }
+  bool operator==(const TopLevelFields& o) const {
+    return bits_[0] == o.bits_[0] && bits_[1] == o.bits_[1];
+  }
+
+ private:
+  uint64_t bits_[2] = {0, 0};
+};
+
 class Ungrouper {
  public:
   // Maximum number of nested groups (see "Depth limit" above).
@@ -140,9 +172,18 @@ class Ungrouper {
   // Why the last call failed (kNone after a success).
   UngroupError last_error() const { return last_error_; }
 
+  // The top-level field numbers (below 128) of the last successful call's
+  // packet; empty after a failure.
+  const TopLevelFields& top_level_fields() const { return fields_; }
+
   // Capacity of the reusable output buffer (for tests of the no-allocation
   // steady state).
   size_t output_capacity() const { return out_capacity_; }
+
+  // Successful calls converted by the one pass, and calls that ran the two
+  // passes (for tests and benchmarks of the paths).
+  uint64_t one_pass_calls() const { return one_pass_calls_; }
+  uint64_t two_pass_calls() const { return two_pass_calls_; }
 
   // An edit of the measuring pass (internal; public for the .cc's helpers).
   struct Edit {
@@ -155,6 +196,11 @@ class Ungrouper {
  private:
   template <typename Reader>
   UngroupError Measure(Reader* reader, uint64_t* out_size, uint64_t* err_off);
+  // The one-pass conversion of [in, in + size) into out_ (reserved at the
+  // first group). False: use the two passes (past the budget, or malformed
+  // input). True: *groups says whether the packet had any; with groups,
+  // out_ holds the *out_size converted bytes.
+  bool OnePass(const uint8_t* in, size_t size, size_t* out_size, bool* groups);
   // Appends the edit {offset, content_size 0, field, skip} to the measuring
   // pass's local copy of the edit array (|*edits|, |*num_edits| used of
   // |*capacity|), growing it when full.
@@ -177,6 +223,10 @@ class Ungrouper {
   std::unique_ptr<uint8_t[]> out_;
   size_t out_capacity_ = 0;
   UngroupError last_error_ = UngroupError::kNone;
+  bool pass_through_ = false;  // The last Ungroup() made no copy.
+  uint64_t one_pass_calls_ = 0;
+  uint64_t two_pass_calls_ = 0;
+  TopLevelFields fields_;
 };
 
 }  // namespace ungrouper

@@ -9,7 +9,10 @@
 //    input-derived offsets;
 //  - pass-through returns the input itself;
 //  - a converted packet is group-free wire format: ungrouping it again
-//    succeeds as a pass-through.
+//    succeeds as a pass-through;
+//  - both paths record the same top-level fields. (The contiguous call
+//    tries the one pass first; the 3-slice call always runs the two passes,
+//    so this is also the one pass checked against the two.)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +63,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
   RT_CHECK(sliced->last_error() == error);
   if (!ok)
     return;
+  RT_CHECK(sliced->top_level_fields() == contiguous->top_level_fields());
   RT_CHECK(r.pass_through == pass_through);
   if (pass_through)
     return;

@@ -257,6 +257,109 @@ TEST(UngrouperTest, RandomTreesMatchReferenceEncoding) {
   }
 }
 
+// The one pass and the two passes, each reached, give the reference bytes.
+TEST(UngrouperTest, EveryPathMatchesReferenceEncoding) {
+  Ungrouper u;
+  // Small groups: the one pass, lengths in the reserved byte.
+  Enc small_in, small_ex;
+  small_in.VarIntField(8, 1).Group(
+      11, Enc().VarIntField(9, 2).Group(4, Enc().BytesField(10, "n")));
+  small_ex.VarIntField(8, 1).Nested(
+      11, Enc().VarIntField(9, 2).Nested(4, Enc().BytesField(10, "n")));
+  EXPECT_EQ(UngroupOk(&u, small_in.str()), small_ex.str());
+  EXPECT_EQ(u.one_pass_calls(), 1u);
+  EXPECT_EQ(u.two_pass_calls(), 0u);
+
+  // A 300-byte group inside a small one: the one pass moves its content.
+  const std::string big(297, 'b');
+  Enc moved_in, moved_ex;
+  moved_in.Group(11,
+                 Enc().Group(4, Enc().BytesField(6, big)).VarIntField(1, 7));
+  moved_ex.Nested(11,
+                  Enc().Nested(4, Enc().BytesField(6, big)).VarIntField(1, 7));
+  EXPECT_EQ(UngroupOk(&u, moved_in.str()), moved_ex.str());
+  EXPECT_EQ(u.one_pass_calls(), 2u);
+  EXPECT_EQ(u.two_pass_calls(), 0u);
+
+  // Groups nested 12 deep: past the one pass's depth, the two passes.
+  Enc deep_in, deep_ex;
+  deep_in.VarIntField(1, 1);
+  deep_ex.VarIntField(1, 1);
+  for (int i = 0; i < 12; i++) {
+    Enc gin, gex;
+    gin.VarIntField(2, static_cast<uint64_t>(i)).Raw(deep_in.str());
+    gex.VarIntField(2, static_cast<uint64_t>(i)).Raw(deep_ex.str());
+    deep_in = Enc().Group(3, gin);
+    deep_ex = Enc().Nested(3, gex);
+  }
+  EXPECT_EQ(UngroupOk(&u, deep_in.str()), deep_ex.str());
+  EXPECT_EQ(u.two_pass_calls(), 1u);
+
+  // Large groups nested 6 deep: each level would move the content again,
+  // past the budget (twice the packet's size): the two passes.
+  Enc nest_in, nest_ex;
+  nest_in.BytesField(1, big);
+  nest_ex.BytesField(1, big);
+  for (int i = 0; i < 6; i++) {
+    nest_in = Enc().Group(5, nest_in);
+    nest_ex = Enc().Nested(5, nest_ex);
+  }
+  EXPECT_EQ(UngroupOk(&u, nest_in.str()), nest_ex.str());
+  EXPECT_EQ(u.two_pass_calls(), 2u);
+  EXPECT_EQ(u.one_pass_calls(), 2u);
+}
+
+// Random trees up to 12 deep with large bytes fields: every path, the
+// reference bytes, and the same top-level fields from the one pass (a
+// contiguous packet) and the two passes (the packet in two slices).
+TEST(UngrouperTest, RandomTreesAgreeOnEveryPath) {
+  std::mt19937 rng(777);
+  Ungrouper contiguous, sliced;
+  for (int iter = 0; iter < 400; iter++) {
+    Enc in, expected;
+    GenMessage(&rng, iter % 2 ? -6 : 0, &in, &expected);
+    ASSERT_EQ(UngroupOk(&contiguous, in.str()), expected.str()) << iter;
+    const std::string& raw = in.str();
+    const size_t cut = raw.size() / 2;
+    const ConstBytes halves[2] = {
+        {reinterpret_cast<const uint8_t*>(raw.data()), cut},
+        {reinterpret_cast<const uint8_t*>(raw.data()) + cut, raw.size() - cut}};
+    Ungrouper::SlicesResult r;
+    ASSERT_TRUE(sliced.UngroupSlices(halves, 2, &r).ok());
+    EXPECT_TRUE(sliced.top_level_fields() == contiguous.top_level_fields())
+        << iter;
+  }
+  EXPECT_GT(contiguous.one_pass_calls(), 0u);
+  EXPECT_GT(contiguous.two_pass_calls(), 0u);
+}
+
+TEST(UngrouperTest, TopLevelFieldsOnlyAtTheTopAndBelow128) {
+  Enc in;
+  in.VarIntField(3, 1)
+      .Group(11, Enc().VarIntField(10, 5).VarIntField(79, 6))
+      .Fixed32Field(127, 1)
+      .BytesField(128, "x")
+      .VarIntField(87, 1);
+  Ungrouper u;
+  UngroupOk(&u, in.str());
+  const TopLevelFields& f = u.top_level_fields();
+  EXPECT_TRUE(f.Has(3));
+  EXPECT_TRUE(f.Has(11));
+  EXPECT_TRUE(f.Has(127));
+  EXPECT_TRUE(f.Has(87));
+  EXPECT_FALSE(f.Has(10));   // Inside the group.
+  EXPECT_FALSE(f.Has(79));   // Inside the group.
+  EXPECT_FALSE(f.Has(128));  // Not recorded.
+  EXPECT_FALSE(f.Has(1));
+  // A failed call leaves none.
+  const std::string bad("\x18", 1);  // Field 3, varint missing.
+  ConstBytes out;
+  EXPECT_FALSE(
+      u.Ungroup(reinterpret_cast<const uint8_t*>(bad.data()), bad.size(), &out)
+          .ok());
+  EXPECT_TRUE(u.top_level_fields() == TopLevelFields());
+}
+
 // ---------------------------------------------------------------------------
 // Round trip into libprotobuf.
 // ---------------------------------------------------------------------------

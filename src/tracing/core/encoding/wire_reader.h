@@ -10,8 +10,8 @@
 // WireError. Hot paths (one-byte varints, a value that ends in the current
 // slice, an 8-byte-at-once skip of a varint) are inline.
 //
-// Users: the Ungrouper (both readers, through one template), the exporter's
-// scan of a packet's top-level fields, the tools that scan a trace file.
+// Users: the Ungrouper (both readers, through one template; its one pass
+// reads with ContiguousReader), the tools that scan a trace file.
 //
 // Thread model: a reader is used by one thread; the bytes must not change
 // while it reads them (callers copy shared memory first).

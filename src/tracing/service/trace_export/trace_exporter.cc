@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -29,8 +30,6 @@ namespace {
 using encoding::ConstBytes;
 using encoding::EncodeVarInt;
 using encoding::kMaxVarIntSize;
-using encoding::kWireFixed32;
-using encoding::kWireFixed64;
 using encoding::kWireLengthDelimited;
 using encoding::kWireVarInt;
 using encoding::MakeTag;
@@ -38,7 +37,6 @@ using encoding::ProtoBuilder;
 using trace_buffer::PacketSequenceProperties;
 using trace_buffer::TraceBufferStats;
 using trace_buffer::TraceBufferV2;
-constexpr encoding::WireError kWireOk = encoding::WireError::kNone;
 
 namespace rt = perfetto::protos::rtzero;
 
@@ -56,76 +54,33 @@ struct TopLevelScan {
   bool trusted_fields = false;  // 3, 10 or 79 (the appended values win)
   bool previous_packet_dropped = false;   // 42
   bool first_packet_on_sequence = false;  // 87
-  bool service_payload = false;           // 33 or 35
+  bool service_payload = false;           // 33, 35 or 50
 };
 
-// Scans the top-level fields of a standard-encoded (ungrouped) packet.
-// Returns false if the bytes are not a valid sequence of fields (cannot
-// happen after the Ungrouper accepted them, but the exporter does not rely on
-// it). Groups cannot appear here any more: the Ungrouper converted them.
-bool ScanTopLevel(const ConstBytes* slices,
-                  size_t num_slices,
-                  TopLevelScan* scan) {
-  uint64_t total = 0;
-  for (size_t i = 0; i < num_slices; i++) {
-    if (!base::CheckedAdd<uint64_t>(total, slices[i].size, &total))
-      return false;
-  }
-  encoding::SliceReader reader(slices, num_slices, total);
-  uint64_t tag;
-  uint64_t v;
-  uint32_t len;
-  while (!reader.AtEnd()) {
-    if (reader.ReadVarInt(encoding::kMaxTagSize, &tag, &len) != kWireOk ||
-        tag > 0xffffffffu)
-      return false;
-    const uint64_t field = tag >> 3;
-    switch (field) {
-      case Packet::kTrustedUidFieldNumber:
-      case Packet::kTrustedPacketSequenceIdFieldNumber:
-      case Packet::kTrustedPidFieldNumber:
-        scan->trusted_fields = true;
-        break;
-      case Packet::kPreviousPacketDroppedFieldNumber:
-        scan->previous_packet_dropped = true;
-        break;
-      case Packet::kFirstPacketOnSequenceFieldNumber:
-        scan->first_packet_on_sequence = true;
-        break;
-      case Packet::kTraceConfigFieldNumber:
-      case Packet::kTraceStatsFieldNumber:
-      // Only the service compresses: a producer's compressed_packets would
-      // smuggle packets past the trusted-field stamping.
-      case rt::TracePacket::kCompressedPacketsFieldNumber:
-        scan->service_payload = true;
-        break;
-      default:
-        break;
-    }
-    switch (static_cast<uint32_t>(tag & 7)) {
-      case kWireVarInt:
-        if (reader.SkipVarInt() != kWireOk)
-          return false;
-        break;
-      case kWireFixed64:
-        if (reader.Skip(8) != kWireOk)
-          return false;
-        break;
-      case kWireLengthDelimited:
-        if (reader.ReadVarInt(encoding::kMaxVarIntSize, &v, &len) != kWireOk ||
-            reader.Skip(v) != kWireOk)
-          return false;
-        break;
-      case kWireFixed32:
-        if (reader.Skip(4) != kWireOk)
-          return false;
-        break;
-      default:
-        return false;  // groups (converted already) and wire types 6, 7
-    }
-  }
-  return true;
+// Reads the service-only fields off the top-level field numbers the
+// Ungrouper recorded while it validated the packet (no second parse).
+TopLevelScan ScanTopLevel(const ungrouper::TopLevelFields& fields) {
+  TopLevelScan scan;
+  scan.trusted_fields =
+      fields.Has(Packet::kTrustedUidFieldNumber) ||
+      fields.Has(Packet::kTrustedPacketSequenceIdFieldNumber) ||
+      fields.Has(Packet::kTrustedPidFieldNumber);
+  scan.previous_packet_dropped =
+      fields.Has(Packet::kPreviousPacketDroppedFieldNumber);
+  scan.first_packet_on_sequence =
+      fields.Has(Packet::kFirstPacketOnSequenceFieldNumber);
+  // Only the service compresses: a producer's compressed_packets would
+  // smuggle packets past the trusted-field stamping.
+  scan.service_payload =
+      fields.Has(Packet::kTraceConfigFieldNumber) ||
+      fields.Has(Packet::kTraceStatsFieldNumber) ||
+      fields.Has(rt::TracePacket::kCompressedPacketsFieldNumber);
+  return scan;
 }
+static_assert(Packet::kTrustedPidFieldNumber < 128 &&
+                  Packet::kFirstPacketOnSequenceFieldNumber < 128 &&
+                  rt::TracePacket::kCompressedPacketsFieldNumber < 128,
+              "TopLevelFields records field numbers below 128 only");
 
 // Appends a varint field to |p|; returns the end.
 inline uint8_t* PutVarIntField(uint8_t* p, uint32_t field, uint64_t value) {
@@ -220,8 +175,6 @@ uint32_t TraceExporter::SequenceIdFor(trace_buffer::ProducerID producer_id,
 }
 
 namespace {
-// Three varint fields: two tags of at most 2 bytes, one of 1, three values.
-constexpr size_t kMaxTrustedIdentitySize = 2 + 10 + 2 + 10 + 1 + 5;
 
 // trusted_uid, trusted_pid and trusted_packet_sequence_id, as every exported
 // packet ends.
@@ -241,12 +194,16 @@ TraceExporter::Sequence* TraceExporter::GetSequence(
   const uint32_t key =
       trace_buffer::SequenceKey(props.producer_id_trusted, props.writer_id)
           .value();
+  if (last_sequence_ && key == last_sequence_key_)
+    return last_sequence_;
   Sequence& seq = sequences_[key];
   if (seq.id == 0) {
     // 2^16 * 2^16 keys fit in the 32-bit id space; 0 is never handed out.
     seq.id = next_sequence_id_++;
     stats_.sequences++;
   }
+  last_sequence_key_ = key;
+  last_sequence_ = &seq;
   return &seq;
 }
 
@@ -269,25 +226,37 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   Sequence* seq = GetSequence(props);
   const uint32_t loss = previous_packet_dropped | seq->pending_loss;
 
-  slices_.clear();
-  for (const trace_buffer::TracePacket::Slice& s : packet.slices())
-    slices_.push_back(ConstBytes{s.data, s.size});
+  // The packet's slices as ConstBytes (most packets have one).
+  const std::vector<trace_buffer::TracePacket::Slice>& in = packet.slices();
+  ConstBytes single;
+  const ConstBytes* slices = &single;
+  size_t num_slices = 1;
+  if (RT_LIKELY(in.size() == 1)) {
+    single = ConstBytes{in[0].data, in[0].size};
+  } else {
+    slices_.clear();
+    for (const trace_buffer::TracePacket::Slice& s : in)
+      slices_.push_back(ConstBytes{s.data, s.size});
+    slices = slices_.data();
+    num_slices = slices_.size();
+  }
 
   ungrouper::Ungrouper::SlicesResult converted;
   const ConstBytes* body = nullptr;
   size_t num_body = 0;
   TopLevelScan scan;
-  bool valid =
-      ungrouper_.UngroupSlices(slices_.data(), slices_.size(), &converted).ok();
+  // The Ungrouper validates the whole packet at the wire level.
+  bool valid = ungrouper_.UngroupSlices(slices, num_slices, &converted).ok();
   if (valid) {
     if (converted.pass_through) {
-      body = slices_.data();
-      num_body = slices_.size();
+      body = slices;
+      num_body = num_slices;
     } else {
       body = &converted.converted;
       num_body = 1;
     }
-    valid = ScanTopLevel(body, num_body, &scan) && !scan.service_payload;
+    scan = ScanTopLevel(ungrouper_.top_level_fields());
+    valid = !scan.service_payload;
   }
   if (!valid) {
     // Dropped, never written; the gap is reported on the sequence's next
@@ -308,8 +277,19 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   const bool first = first_in_buffer && !seq->exported_any && loss == 0;
   uint8_t suffix[kMaxSuffixSize];
   uint8_t* p = suffix;
-  p = PutTrustedIdentity(p, props.client_identity_trusted.uid,
-                         props.client_identity_trusted.pid, seq->id);
+  const int32_t uid = props.client_identity_trusted.uid;
+  const int32_t pid = props.client_identity_trusted.pid;
+  if (RT_UNLIKELY(seq->identity_size == 0 || seq->identity_uid != uid ||
+                  seq->identity_pid != pid)) {
+    seq->identity_uid = uid;
+    seq->identity_pid = pid;
+    seq->identity_size = static_cast<uint8_t>(
+        PutTrustedIdentity(seq->identity, uid, pid, seq->id) - seq->identity);
+  }
+  // A fixed-size copy (two vector moves; the suffix has room for it).
+  static_assert(sizeof(seq->identity) <= kMaxSuffixSize, "suffix too small");
+  memcpy(p, seq->identity, sizeof(seq->identity));
+  p += seq->identity_size;
   if (loss != 0 || scan.previous_packet_dropped)
     p = PutVarIntField(p, Packet::kPreviousPacketDroppedFieldNumber, loss);
   if (first || scan.first_packet_on_sequence)

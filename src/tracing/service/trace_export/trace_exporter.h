@@ -334,12 +334,21 @@ class TraceExporter {
   }
 
   bool producer_ends_track_written_ = false;
+  // Three varint fields: two tags of at most 2 bytes, one of 1, three values.
+  static constexpr size_t kMaxTrustedIdentitySize = 2 + 10 + 2 + 10 + 1 + 5;
   struct Sequence {
     uint32_t id = 0;
     bool exported_any = false;
     // Loss to report on the next exported packet (carried over dropped
     // invalid packets).
     uint32_t pending_loss = 0;
+    // The encoded trusted_uid, trusted_pid and trusted_packet_sequence_id
+    // every packet of the sequence ends with, for |identity_uid| and
+    // |identity_pid| (re-encoded if the buffer reports others).
+    int32_t identity_uid = 0;
+    int32_t identity_pid = 0;
+    uint8_t identity_size = 0;  // 0: not encoded yet
+    uint8_t identity[kMaxTrustedIdentitySize] = {};
   };
 
   Sequence* GetSequence(const trace_buffer::PacketSequenceProperties& props);
@@ -356,7 +365,11 @@ class TraceExporter {
   int32_t service_pid_;
   ungrouper::Ungrouper ungrouper_;
   std::vector<ungrouper::ConstBytes> slices_;  // reused per packet
+  // Never erased from, so a Sequence* stays valid (a node-based map).
   std::unordered_map<uint32_t, Sequence> sequences_;
+  // The last packet's sequence: packets come in runs of one sequence.
+  uint32_t last_sequence_key_ = 0;
+  Sequence* last_sequence_ = nullptr;
   uint32_t next_sequence_id_ = kServiceSequenceId + 1;
   mutable ExportStats stats_;  // stats() copies the compressor's in
 };
