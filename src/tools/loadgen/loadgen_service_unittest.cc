@@ -46,15 +46,15 @@ class LoadgenServiceTest : public test::EndToEndFixture {
     EXPECT_TRUE(service.Wait(kTimeoutMs)) << service.output();
     return service.exit_code();
   }
+
+  // Runs the load against ringtraced started with |flags| and checks that
+  // every loss is counted exactly in the trace it writes.
+  void RunLoadAndCheckExactLoss(std::vector<std::string> flags);
 };
 
-TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWithTunedDrain) {
-  // Raising the niceness needs no privilege. Huge pages where the kernel
-  // has them (small ones where it refuses the advice).
-  base::Subprocess service(
-      ServiceArgs({"--drain-tick-us", "500", "--head-grace-us", "0", "--nice",
-                   "19", "--buffer-pages", "huge", "--fill-policy", "discard",
-                   "--buffer-kb", "262144"}));
+void LoadgenServiceTest::RunLoadAndCheckExactLoss(
+    std::vector<std::string> flags) {
+  base::Subprocess service(ServiceArgs(flags));
   const std::string error =
       test::StartRingtraced(&service, socket_, kTimeoutMs);
   ASSERT_TRUE(error.empty()) << error;
@@ -100,6 +100,23 @@ TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWithTunedDrain) {
   EXPECT_GE(count.packets_dropped_by_producers, missing);
   EXPECT_LE(count.packets_dropped_by_producers - missing,
             uint64_t{config.threads});
+  EXPECT_EQ(count.chunks_overwritten, 0u);
+}
+
+TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWithTunedDrain) {
+  // Raising the niceness needs no privilege. Huge pages where the kernel
+  // has them (small ones where it refuses the advice).
+  RunLoadAndCheckExactLoss({"--drain-tick-us", "500", "--head-grace-us", "0",
+                            "--nice", "19", "--buffer-pages", "huge",
+                            "--fill-policy", "discard", "--buffer-kb",
+                            "262144"});
+}
+
+TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWhenStreamedToTheFile) {
+  // write_into_file: the buffer goes to the file every 100 ms (and once
+  // more at the stop); a RING_BUFFER that is never overrun.
+  RunLoadAndCheckExactLoss(
+      {"--file-write-period-ms", "100", "--buffer-kb", "131072"});
 }
 
 TEST_F(LoadgenServiceTest, DrainFlagsOutOfRangeAreRefused) {
@@ -110,6 +127,8 @@ TEST_F(LoadgenServiceTest, DrainFlagsOutOfRangeAreRefused) {
   EXPECT_EQ(RunServiceToExit({"--nice=-21"}), 2);
   EXPECT_EQ(RunServiceToExit({"--nice", "x"}), 2);
   EXPECT_EQ(RunServiceToExit({"--buffer-pages", "medium"}), 2);
+  EXPECT_EQ(RunServiceToExit({"--file-write-period-ms", "99"}), 2);
+  EXPECT_EQ(RunServiceToExit({"--file-write-period-ms", "0"}), 2);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "src/base/scoped_fd.h"
 #include "src/base/time.h"
 #include "src/base/version.h"
+#include "src/tracing/ipc/consumer_protocol.h"
 #include "src/tracing/ipc/default_socket_paths.h"
 #include "src/tracing/ipc/wire_protocol.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
@@ -78,6 +79,11 @@ void PrintUsage(FILE* out, const char* argv0) {
           "  --buffer-kb N          trace buffer size in KiB, 1..4194240 "
           "(16384)\n"
           "  --fill-policy P        ring_buffer | discard (ring_buffer)\n"
+          "  --file-write-period-ms N  stream the buffer into FILE every N "
+          "ms,\n"
+          "                         100..86400000 (TraceConfig's "
+          "write_into_file;\n"
+          "                         default: FILE is written at the stop)\n"
           "  --ring-kb N            default ring per producer in KiB, power "
           "of two,\n"
           "                         1..65536 (1024)\n"
@@ -238,6 +244,7 @@ int ParseFlags(int argc,
   uint32_t buffer_kb = 16384;
   trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
       trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
+  uint32_t file_write_period_ms = 0;  // 0: written at the stop only
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
@@ -296,6 +303,14 @@ int ParseFlags(int argc,
       out_flag = flag.name;
       if (!trace_buffer::ParseFillPolicy(value, &fill_policy))
         error = "must be ring_buffer or discard";
+    } else if (flag.Is("--file-write-period-ms")) {
+      out_flag = flag.name;
+      // The consumer protocol's floor for the same TraceConfig field; a
+      // day at most.
+      if (!base::ParseUint32(value, &file_write_period_ms) ||
+          file_write_period_ms < ipc::kMinPeriodMs ||
+          file_write_period_ms > 86400000)
+        error = "must be in [100, 86400000]";
     } else if (flag.Is("--ring-kb")) {
       // The served default; the limits widen to include it.
       if (!base::ParseUint32(value, &n) || n == 0 || n > kMaxRingKb ||
@@ -370,6 +385,10 @@ int ParseFlags(int argc,
     return kExitUsage;
   }
   options->out_config = DefaultOutConfig(buffer_kb, fill_policy);
+  if (file_write_period_ms != 0) {
+    options->out_config.set_write_into_file(true);
+    options->out_config.set_file_write_period_ms(file_write_period_ms);
+  }
   // Daemon mode (no --out): the default sockets, a producer socket every
   // local app may reach. With --out only the sockets given.
   if (options->out_path.empty() && !out_flag.empty()) {
