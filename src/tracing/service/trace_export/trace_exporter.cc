@@ -208,15 +208,26 @@ TraceExporter::Sequence* TraceExporter::GetSequence(
 }
 
 void TraceExporter::ExportBuffer(TraceBufferV2* buffer) {
+  const bool done = ExportBufferSlice(buffer, UINT64_MAX);
+  RT_DCHECK(done);
+  (void)done;
+}
+
+bool TraceExporter::ExportBufferSlice(TraceBufferV2* buffer,
+                                      uint64_t max_packet_bytes) {
   trace_buffer::TracePacket packet;
   PacketSequenceProperties props;
   uint32_t loss = 0;
   bool first = false;
+  const uint64_t start = stats_.packet_bytes_exported;
   buffer->BeginRead();
-  while (buffer->ReadNextTracePacket(&packet, &props, &loss, &first)) {
+  while (stats_.packet_bytes_exported - start < max_packet_bytes) {
+    if (!buffer->ReadNextTracePacket(&packet, &props, &loss, &first))
+      return true;
     stats_.packets_read++;
     ExportPacket(packet, props, loss, first);
   }
+  return false;
 }
 
 void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,

@@ -229,6 +229,13 @@ class TraceExporter {
 
   // Exports every packet |buffer| holds now (see the file comment).
   void ExportBuffer(trace_buffer::TraceBufferV2* buffer);
+  // The same in slices: exports packets until |max_packet_bytes| of them
+  // were written (the packet that crosses the budget is written whole) or
+  // the buffer has no more. Returns true when it had no more. A caller may
+  // write into the buffer between calls: the next call's pass starts again
+  // at the oldest data, and what was read is not read again.
+  bool ExportBufferSlice(trace_buffer::TraceBufferV2* buffer,
+                         uint64_t max_packet_bytes);
 
   void WriteTraceStats(
       const std::vector<const trace_buffer::TraceBufferV2*>& buffers,

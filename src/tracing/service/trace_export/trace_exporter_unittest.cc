@@ -592,6 +592,54 @@ TEST_F(TraceExporterTest, SequenceIdsAreStableAcrossExports) {
   EXPECT_EQ(firsts, 3);
 }
 
+// A write in slices (write_into_file's on the drain thread) with chunks
+// written between the slices: every packet once, each sequence in order,
+// no loss reported.
+TEST_F(TraceExporterTest, SlicesWithWritesBetweenThemExportEachPacketOnce) {
+  uint32_t next_chunk[3] = {0, 0, 0};
+  uint32_t next_seq[3] = {0, 0, 0};
+  auto add = [&](uint16_t writer) {
+    std::vector<std::string> packets;
+    for (int i = 0; i < 4; i++) {
+      packets.push_back(TestPacket(
+          std::string(1, static_cast<char>('a' + writer)), next_seq[writer]++));
+    }
+    AddChunk(1, writer, next_chunk[writer]++, packets);
+  };
+  for (int c = 0; c < 6; c++) {
+    add(1);
+    add(2);
+  }
+  size_t slices = 0;
+  size_t writes_between = 0;
+  while (!exporter_->ExportBufferSlice(tb_.get(), 100)) {
+    slices++;
+    if (writes_between < 5) {
+      add(static_cast<uint16_t>(1 + writes_between % 2));
+      writes_between++;
+    }
+    ASSERT_LT(slices, 1000u);
+  }
+  EXPECT_GT(slices, 5u);  // Both outcomes reached: slices, then the end.
+  EXPECT_EQ(writes_between, 5u);
+  // The end means the end: nothing is left.
+  EXPECT_TRUE(exporter_->ExportBufferSlice(tb_.get(), 100));
+
+  const std::vector<TracePacket> packets = ProducerPackets(ReadTrace());
+  ASSERT_EQ(packets.size(), size_t{4} * (next_chunk[1] + next_chunk[2]));
+  int64_t last[3] = {-1, -1, -1};
+  for (const TracePacket& p : packets) {
+    const int writer = p.for_testing().str()[0] - 'a';
+    ASSERT_TRUE(writer == 1 || writer == 2);
+    EXPECT_EQ(static_cast<int64_t>(p.for_testing().seq_value()),
+              last[writer] + 1);
+    last[writer] = p.for_testing().seq_value();
+    EXPECT_FALSE(p.has_previous_packet_dropped());
+  }
+  EXPECT_EQ(last[1] + 1, static_cast<int64_t>(next_seq[1]));
+  EXPECT_EQ(last[2] + 1, static_cast<int64_t>(next_seq[2]));
+}
+
 // first_packet_on_sequence is written only where it is true: on a writer's
 // first packet with nothing lost before it. A sequence whose first packets
 // were overwritten gets previous_packet_dropped on its first exported packet

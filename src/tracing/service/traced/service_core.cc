@@ -29,6 +29,8 @@ base::Status ValidateOptions(const ServiceCore::Options& options) {
     return base::ErrStatus("max sessions must be in [1, 1024]");
   if (options.max_total_buffer_bytes == 0)
     return base::ErrStatus("the total buffer limit must be > 0");
+  if (options.file_write_slice_bytes == 0)
+    return base::ErrStatus("the file write slice must be > 0");
   if (options.max_total_ring_bytes < options.ring_limits.min_ring_bytes) {
     return base::ErrStatus("the total ring limit must hold a ring of %u",
                            options.ring_limits.min_ring_bytes);
@@ -76,8 +78,9 @@ std::unique_ptr<ServiceCore> ServiceCore::Create(const Options& options,
   session_options.user_limits = options.user_limits;
   core->table_.reset(new SessionTable(session_options, options.service_uid,
                                       loop, core->producers_.get()));
-  core->writer_.reset(
-      new SessionWriter(loop, core->producers_.get(), core->table_.get()));
+  core->writer_.reset(new SessionWriter(loop, core->producers_.get(),
+                                        core->table_.get(),
+                                        options.file_write_slice_bytes));
   core->sessions_.reset(
       new TracingSessions(options.service_uid, loop, core->producers_.get(),
                           core->table_.get(), core->writer_.get()));

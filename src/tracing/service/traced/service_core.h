@@ -99,6 +99,9 @@ class ServiceCore {
     // default session's included).
     uint32_t max_sessions = 32;
     uint64_t max_total_buffer_bytes = uint64_t{1} << 30;
+    // write_into_file writes this many packet bytes per drain-thread task
+    // (SessionWriter::AppendToFile); > 0.
+    uint64_t file_write_slice_bytes = kDefaultFileWriteSliceBytes;
   };
   using Clock = SessionClock;
   using Admission = ProducerTable::Admission;
@@ -153,6 +156,7 @@ class ServiceCore {
   SessionTable* session_table() { return table_.get(); }
   const SessionTable* session_table() const { return table_.get(); }
   TracingSessions* sessions() { return sessions_.get(); }
+  const SessionWriter* session_writer() const { return writer_.get(); }
   const TracingSessions* sessions() const { return sessions_.get(); }
 
  private:

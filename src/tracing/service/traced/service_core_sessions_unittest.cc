@@ -962,6 +962,38 @@ TEST_F(SessionsTest, MaxFileSizeEndsAStreamedSession) {
   EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 550));
 }
 
+// A periodic write goes in slices, each after a pass over the session's
+// rings: with 1 KiB slices, the 550 packets of a period take several, and
+// the file holds every packet once, in order.
+TEST_F(SessionsTest, StreamedWritesGoInSlices) {
+  ServiceCore::Options options = SessionOptions();
+  options.file_write_slice_bytes = 1024;
+  core_ = MakeCore(options);
+  std::unique_ptr<ProducerSide> side;
+  AddProducer("app", {"track_event"}, &side);
+  TraceConfig config = OneBufferConfig(256);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(100);
+  const SessionId s = Start(config, "s");
+  std::vector<ProducerCommand> starts = core_->sessions()->TakeCommands();
+  auto w = side->NewWriter(starts[0].target_buffer);
+  WriteTestPackets(w.get(), "x", 0, 550);
+  w->Flush();
+  const uint64_t before = core_->session_writer()->file_write_slices();
+  core_->sessions()->AdvanceSessions(now_ + std::chrono::milliseconds(100));
+  const uint64_t slices = core_->session_writer()->file_write_slices() - before;
+  // Only the periodic flush a streamed session gets by default.
+  for (const ProducerCommand& c : core_->sessions()->TakeCommands())
+    EXPECT_EQ(c.type, Cmd::kFlush);
+  EXPECT_GT(slices, 3u);
+  // The buffer's bytes / the slice, plus two: the bound on one write.
+  EXPECT_LE(slices, 256u + 2u);
+  WriteTestPackets(w.get(), "x", 550, 50);
+  w->Flush();
+  StopAndAck(s);
+  EXPECT_EQ(CollectTestPackets(ReadTrace("s"))["x"].seqs, Seqs(0, 600));
+}
+
 // The default session (`ringtraced --out`) beside a consumer's: the
 // producer's own writers write the default session's first buffer, its
 // track_event data source is started in both, and the service's stop writes

@@ -183,9 +183,17 @@ void TraceStream::WriteServiceEvent(TraceExporter::ServiceEvent event,
   exporter_.WriteServiceEvent(event, timestamp);
 }
 
-void TraceStream::AppendBuffers(const std::vector<TraceBufferV2*>& buffers) {
-  for (TraceBufferV2* buffer : buffers)
-    exporter_.ExportBuffer(buffer);
+bool TraceStream::AppendBuffersSlice(const std::vector<TraceBufferV2*>& buffers,
+                                     uint64_t max_packet_bytes) {
+  const uint64_t start = exporter_.stats().packet_bytes_exported;
+  for (TraceBufferV2* buffer : buffers) {
+    const uint64_t used = exporter_.stats().packet_bytes_exported - start;
+    if (used >= max_packet_bytes ||
+        !exporter_.ExportBufferSlice(buffer, max_packet_bytes - used)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 base::Status TraceStream::Flush() {

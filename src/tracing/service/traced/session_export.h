@@ -15,7 +15,7 @@
 // session, whose trace is written as it goes.
 //
 // Thread model: the caller owns the buffers it passes (no ring routes to
-// them, or they are read-only copies), except TraceStream::AppendBuffers,
+// them, or they are read-only copies), except TraceStream::AppendBuffersSlice,
 // which runs on the drain thread where the live buffers are readable.
 
 #ifndef SRC_TRACING_SERVICE_TRACED_SESSION_EXPORT_H_
@@ -127,8 +127,12 @@ class TraceStream {
 
   void WriteServiceEvent(trace_export::TraceExporter::ServiceEvent event,
                          uint64_t timestamp);
-  // Every packet |buffers| can give now (TraceExporter::ExportBuffer).
-  void AppendBuffers(const std::vector<trace_buffer::TraceBufferV2*>& buffers);
+  // Packets of |buffers|, in order, until |max_packet_bytes| of them were
+  // written (TraceExporter::ExportBufferSlice). Returns true when every
+  // buffer had no more.
+  bool AppendBuffersSlice(
+      const std::vector<trace_buffer::TraceBufferV2*>& buffers,
+      uint64_t max_packet_bytes);
   // Writes the batch out; the first error.
   base::Status Flush();
   // Bytes written into the file so far.

@@ -31,8 +31,14 @@ using trace_export::TraceExporter;
 
 SessionWriter::SessionWriter(ring_drainer::DrainLoop* loop,
                              const ProducerTable* producers,
-                             const SessionTable* sessions)
-    : loop_(loop), producers_(producers), sessions_(sessions) {}
+                             const SessionTable* sessions,
+                             uint64_t file_write_slice_bytes)
+    : loop_(loop),
+      producers_(producers),
+      sessions_(sessions),
+      file_write_slice_bytes_(file_write_slice_bytes) {
+  RT_CHECK(file_write_slice_bytes_ > 0);
+}
 
 // static
 TraceHeader SessionWriter::HeaderOf(const Session& s,
@@ -101,13 +107,25 @@ bool SessionWriter::AppendToFile(Session* s, Clock::time_point now) {
     buffers.push_back(b->buffer.get());
   TraceStream* stream = s->stream.get();
   const bool ok = s->stream_status.ok();
-  loop_->RunSync([&](RingDrainer* d) {
-    // kNormal, as a clone: the writers are not disturbed.
-    for (const auto& r : rings)
-      DrainBounded(d, r.first, r.second, DrainMode::kNormal);
-    if (ok)
-      stream->AppendBuffers(buffers);
-  });
+  // In slices on the drain thread, each after a pass over the session's
+  // rings (kNormal, as a clone: the writers are not disturbed), so no ring
+  // waits for the whole write: under load a ring fills in milliseconds. A
+  // bounded number of slices: what arrives faster than it is written goes
+  // at the next period.
+  uint64_t buffered = 0;
+  for (const TraceBufferV2* b : buffers)
+    buffered += b->size();
+  const uint64_t max_slices = buffered / file_write_slice_bytes_ + 2;
+  bool done = false;
+  for (uint64_t slice = 0; !done && slice < max_slices; ++slice) {
+    loop_->RunSync([&](RingDrainer* d) {
+      for (const auto& r : rings)
+        DrainBounded(d, r.first, r.second, DrainMode::kNormal);
+      done =
+          !ok || stream->AppendBuffersSlice(buffers, file_write_slice_bytes_);
+    });
+    file_write_slices_++;
+  }
   if (s->stream_status.ok())
     s->stream_status = stream->Flush();
   const bool full = s->config.max_file_size_bytes != 0 &&
