@@ -153,6 +153,8 @@ base::Status CountPacket(const uint8_t* p,
     ++count->trace_stats_packets;
     count->packets_dropped_by_producers =
         s.ringtrace_packets_dropped_by_producers();
+    count->packets_overwritten = s.ringtrace_packets_overwritten();
+    count->packets_discarded = s.ringtrace_packets_discarded();
     count->chunks_overwritten = 0;
     count->chunks_discarded = 0;
     count->bytes_overwritten = 0;
@@ -278,12 +280,13 @@ base::Status CountTraceFile(const std::string& path, TraceCount* count) {
 }
 
 std::string FormatTraceCount(const TraceCount& c) {
-  char buf[512];
+  char buf[640];
   snprintf(buf, sizeof(buf),
            "trace_packets=%llu track_events=%llu track_descriptors=%llu "
            "clear_packets=%llu trace_stats_packets=%llu "
            "packets_dropped_by_producers=%llu chunks_overwritten=%llu "
-           "chunks_discarded=%llu bytes_overwritten=%llu\n",
+           "chunks_discarded=%llu bytes_overwritten=%llu "
+           "packets_overwritten=%llu packets_discarded=%llu\n",
            static_cast<unsigned long long>(c.packets),
            static_cast<unsigned long long>(c.track_events),
            static_cast<unsigned long long>(c.track_descriptors),
@@ -292,7 +295,9 @@ std::string FormatTraceCount(const TraceCount& c) {
            static_cast<unsigned long long>(c.packets_dropped_by_producers),
            static_cast<unsigned long long>(c.chunks_overwritten),
            static_cast<unsigned long long>(c.chunks_discarded),
-           static_cast<unsigned long long>(c.bytes_overwritten));
+           static_cast<unsigned long long>(c.bytes_overwritten),
+           static_cast<unsigned long long>(c.packets_overwritten),
+           static_cast<unsigned long long>(c.packets_discarded));
   return buf;
 }
 

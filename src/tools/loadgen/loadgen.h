@@ -78,6 +78,10 @@ struct TraceCount {
   uint64_t chunks_overwritten = 0;
   uint64_t chunks_discarded = 0;
   uint64_t bytes_overwritten = 0;
+  // The packets the buffers lost (ringtrace's own TraceStats fields): every
+  // packet a writer committed is in the trace, or counted here.
+  uint64_t packets_overwritten = 0;
+  uint64_t packets_discarded = 0;
 };
 
 // Counts |data| (a whole trace file). Fails on malformed framing.

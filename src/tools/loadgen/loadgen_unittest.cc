@@ -34,6 +34,8 @@ std::string MakeTrace() {
   last->add_buffer_stats()->set_chunks_overwritten(5);
   last->mutable_buffer_stats(1)->set_chunks_discarded(4);
   last->mutable_buffer_stats(1)->set_bytes_overwritten(4096);
+  last->set_ringtrace_packets_overwritten(40);
+  last->set_ringtrace_packets_discarded(13);
   return trace.SerializeAsString();
 }
 
@@ -49,6 +51,8 @@ TEST(LoadgenCountTraceTest, CountsTrackEventsAndTheLastTraceStats) {
   EXPECT_EQ(count.chunks_overwritten, 7u);
   EXPECT_EQ(count.chunks_discarded, 4u);
   EXPECT_EQ(count.bytes_overwritten, 4096u);
+  EXPECT_EQ(count.packets_overwritten, 40u);
+  EXPECT_EQ(count.packets_discarded, 13u);
 }
 
 TEST(LoadgenCountTraceTest, EmptyTraceCountsNothing) {
