@@ -35,6 +35,8 @@ constexpr size_t kMinOutputCapacity = 256;
 
 // The one pass handles packets whose groups nest at most this deep.
 constexpr size_t kOnePassMaxDepth = 8;
+static_assert(Ungrouper::kIntoExtraRoom >= kOnePassMaxDepth,
+              "UngroupInto's room must hold the open groups' length bytes");
 
 using encoding::ContiguousReader;
 using encoding::EncodeVarInt;
@@ -340,6 +342,8 @@ UngroupError Ungrouper::Measure(Reader* r,
 
 bool Ungrouper::OnePass(const uint8_t* in,
                         size_t size,
+                        uint8_t* dst,
+                        size_t dst_room,
                         size_t* out_size,
                         bool* groups) {
   // The open groups: where each one's length byte goes, and its field.
@@ -348,9 +352,10 @@ bool Ungrouper::OnePass(const uint8_t* in,
   size_t depth = 0;
   ContiguousReader r(in, size);
   const uint8_t* run = in;  // The first input byte not yet copied.
-  uint8_t* out = nullptr;   // Reserved at the first group: |out_room| bytes.
-  size_t out_room = 0;
-  uint8_t* w = nullptr;
+  // |dst|, or out_ reserved at the first group: |out_room| bytes.
+  uint8_t* out = dst;
+  size_t out_room = dst_room;
+  uint8_t* w = dst;
   size_t moved = 0;  // Content bytes moved to make room for longer lengths.
   TopLevelFields fields;
   bool any_group = false;
@@ -377,7 +382,7 @@ bool Ungrouper::OnePass(const uint8_t* in,
       // content: the two passes handle it in linear time.
       if (RT_UNLIKELY(depth == kOnePassMaxDepth))
         return false;
-      if (!any_group) {  // Nothing is written before the first group.
+      if (!out) {  // Nothing is written before the first group.
         out_room = size + size / 8 + kOnePassMaxDepth;
         out = ReserveOutput(out_room);
         w = out;
@@ -423,15 +428,32 @@ bool Ungrouper::OnePass(const uint8_t* in,
   }
   if (depth != 0)
     return false;
-  if (any_group) {
+  if (any_group || dst) {
     const size_t n = static_cast<size_t>(in + size - run);
     CopyBytes(w, run, n);
     w += n;
     RT_CHECK(static_cast<size_t>(w - out) <= out_room);
   }
-  *out_size = any_group ? static_cast<size_t>(w - out) : size;
+  *out_size = out ? static_cast<size_t>(w - out) : size;
   *groups = any_group;
   fields_ = fields;
+  return true;
+}
+
+bool Ungrouper::UngroupInto(const uint8_t* data,
+                            size_t size,
+                            uint8_t* dst,
+                            size_t* out_size) {
+  bool groups = false;
+  if (RT_UNLIKELY(size > SIZE_MAX / 4) ||
+      !OnePass(data, size, dst, size + kIntoExtraRoom, out_size, &groups)) {
+    fields_.Clear();
+    return false;
+  }
+  one_pass_calls_++;
+  last_error_ = UngroupError::kNone;
+  num_edits_ = 0;
+  pass_through_ = false;
   return true;
 }
 
@@ -475,7 +497,7 @@ base::Status Ungrouper::Ungroup(const uint8_t* data,
   if (RT_LIKELY(size <= SIZE_MAX / 4)) {
     size_t one_pass_size = 0;
     bool groups = false;
-    if (RT_LIKELY(OnePass(data, size, &one_pass_size, &groups))) {
+    if (RT_LIKELY(OnePass(data, size, nullptr, 0, &one_pass_size, &groups))) {
       one_pass_calls_++;
       last_error_ = UngroupError::kNone;
       num_edits_ = 0;

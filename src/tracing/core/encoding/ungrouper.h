@@ -169,6 +169,21 @@ class Ungrouper {
                              size_t num_slices,
                              SlicesResult* result);
 
+  // For a caller that frames packets in its own memory (the exporter, into
+  // its file batch): the one pass over the contiguous packet
+  // [data, data + size) written straight into |dst|, which has room for
+  // size + kIntoExtraRoom bytes; a packet without groups is copied there
+  // too. Returns true with *out_size bytes in |dst| and top_level_fields()
+  // set. False: |dst| holds nothing usable
+  // and the caller uses Ungroup() or UngroupSlices(), which take any packet
+  // and report errors (a malformed packet, groups nested more than 8 deep,
+  // a group of more than 127 bytes where |size| leaves no room to move it).
+  static constexpr size_t kIntoExtraRoom = 8;
+  bool UngroupInto(const uint8_t* data,
+                   size_t size,
+                   uint8_t* dst,
+                   size_t* out_size);
+
   // Why the last call failed (kNone after a success).
   UngroupError last_error() const { return last_error_; }
 
@@ -197,10 +212,17 @@ class Ungrouper {
   template <typename Reader>
   UngroupError Measure(Reader* reader, uint64_t* out_size, uint64_t* err_off);
   // The one-pass conversion of [in, in + size) into out_ (reserved at the
-  // first group). False: use the two passes (past the budget, or malformed
-  // input). True: *groups says whether the packet had any; with groups,
-  // out_ holds the *out_size converted bytes.
-  bool OnePass(const uint8_t* in, size_t size, size_t* out_size, bool* groups);
+  // first group) or |dst|. False: use the two passes (past the budget, or
+  // malformed input). True: *groups says whether the packet had any; with
+  // groups, out_ holds the *out_size converted bytes. With |dst| (room:
+  // |dst_room| bytes), the output goes there from the start, and a packet
+  // without groups is copied there too.
+  bool OnePass(const uint8_t* in,
+               size_t size,
+               uint8_t* dst,
+               size_t dst_room,
+               size_t* out_size,
+               bool* groups);
   // Appends the edit {offset, content_size 0, field, skip} to the measuring
   // pass's local copy of the edit array (|*edits|, |*num_edits| used of
   // |*capacity|), growing it when full.

@@ -49,17 +49,11 @@ using Packet = rt::TracePacket;
 constexpr uint32_t kInvalidPacketLoss =
     trace_buffer::kDataLossPresent | trace_buffer::kDataLossChunkCorrupted;
 
-// Service-only fields found among a packet's top-level fields.
-struct TopLevelScan {
-  bool trusted_fields = false;  // 3, 10 or 79 (the appended values win)
-  bool previous_packet_dropped = false;   // 42
-  bool first_packet_on_sequence = false;  // 87
-  bool service_payload = false;           // 33, 35 or 50
-};
+}  // namespace
 
-// Reads the service-only fields off the top-level field numbers the
-// Ungrouper recorded while it validated the packet (no second parse).
-TopLevelScan ScanTopLevel(const ungrouper::TopLevelFields& fields) {
+// static
+TraceExporter::TopLevelScan TraceExporter::ScanTopLevel(
+    const ungrouper::TopLevelFields& fields) {
   TopLevelScan scan;
   scan.trusted_fields =
       fields.Has(Packet::kTrustedUidFieldNumber) ||
@@ -77,6 +71,8 @@ TopLevelScan ScanTopLevel(const ungrouper::TopLevelFields& fields) {
       fields.Has(rt::TracePacket::kCompressedPacketsFieldNumber);
   return scan;
 }
+namespace {
+
 static_assert(Packet::kTrustedPidFieldNumber < 128 &&
                   Packet::kFirstPacketOnSequenceFieldNumber < 128 &&
                   rt::TracePacket::kCompressedPacketsFieldNumber < 128,
@@ -95,6 +91,23 @@ inline uint64_t Int32ToVarInt(int32_t v) {
 // Upper bound of the trusted suffix: 3 (1+10), 79 (2+10), 10 (1+5),
 // 42 (2+5), 87 (2+1).
 constexpr size_t kMaxSuffixSize = 48;
+
+// Trace.packet's tag: one byte.
+constexpr uint64_t kTracePacketTag =
+    MakeTag(rt::Trace::kPacketFieldNumber, kWireLengthDelimited);
+static_assert(kTracePacketTag < 128, "Trace.packet's tag takes one byte");
+
+// The direct path (TraceExporter::ExportDirect): packets of at most this
+// many bytes, framed in the file batch. Its converted body (at most the
+// packet's size: a group of such a packet holds under 128 bytes, so its
+// one-byte length replaces the end tag) and the suffix take under 128
+// bytes: a one-byte length.
+constexpr size_t kDirectMaxPacket = 64;
+static_assert(kDirectMaxPacket + kMaxSuffixSize < 128,
+              "the direct path's packets take a one-byte length");
+constexpr size_t kDirectRoom = 2 + kDirectMaxPacket +
+                               ungrouper::Ungrouper::kIntoExtraRoom +
+                               kMaxSuffixSize;
 
 std::string EncodeBufferStats(const TraceBufferV2& buffer,
                               uint64_t producer_packets_dropped) {
@@ -143,6 +156,7 @@ const char* DataLossReasonName(size_t bit) {
 
 TraceExporter::TraceExporter(TraceFileWriter* writer, const Options& options)
     : writer_(writer),
+      direct_path_(options.direct_path),
       service_uid_(options.service_uid >= 0 ? options.service_uid
                                             : static_cast<int32_t>(getuid())),
       service_pid_(options.service_pid >= 0 ? options.service_pid
@@ -236,9 +250,14 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
                                  bool first_in_buffer) {
   Sequence* seq = GetSequence(props);
   const uint32_t loss = previous_packet_dropped | seq->pending_loss;
+  const std::vector<trace_buffer::TracePacket::Slice>& in = packet.slices();
+  if (RT_LIKELY(!compressor_ && direct_path_ && in.size() == 1 &&
+                in[0].size <= kDirectMaxPacket) &&
+      ExportDirect(in[0].data, in[0].size, seq, props, loss, first_in_buffer)) {
+    return;
+  }
 
   // The packet's slices as ConstBytes (most packets have one).
-  const std::vector<trace_buffer::TracePacket::Slice>& in = packet.slices();
   ConstBytes single;
   const ConstBytes* slices = &single;
   size_t num_slices = 1;
@@ -253,41 +272,82 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   }
 
   ungrouper::Ungrouper::SlicesResult converted;
-  const ConstBytes* body = nullptr;
-  size_t num_body = 0;
-  TopLevelScan scan;
   // The Ungrouper validates the whole packet at the wire level.
-  bool valid = ungrouper_.UngroupSlices(slices, num_slices, &converted).ok();
-  if (valid) {
-    if (converted.pass_through) {
-      body = slices;
-      num_body = num_slices;
-    } else {
-      body = &converted.converted;
-      num_body = 1;
-    }
-    scan = ScanTopLevel(ungrouper_.top_level_fields());
-    valid = !scan.service_payload;
-  }
-  if (!valid) {
-    // Dropped, never written; the gap is reported on the sequence's next
-    // exported packet (see "Malformed packets" in the header).
-    stats_.invalid_packets++;
-    seq->pending_loss = loss | kInvalidPacketLoss;
+  if (!ungrouper_.UngroupSlices(slices, num_slices, &converted).ok()) {
+    DropInvalid(seq, loss);
     return;
   }
-
+  const TopLevelScan scan = ScanTopLevel(ungrouper_.top_level_fields());
+  if (scan.service_payload) {
+    DropInvalid(seq, loss);
+    return;
+  }
+  const ConstBytes* body = slices;
+  size_t num_body = num_slices;
+  if (!converted.pass_through) {
+    body = &converted.converted;
+    num_body = 1;
+  }
   uint64_t body_size = 0;
   for (size_t i = 0; i < num_body; ++i)
     body_size += body[i].size;
 
+  uint8_t suffix[kMaxSuffixSize];
+  const size_t suffix_size = static_cast<size_t>(
+      PutSuffix(suffix, seq, props, loss, scan, first_in_buffer) - suffix);
+  // Trace.packet framing: tag, length, producer bytes, suffix.
+  uint8_t header[1 + kMaxVarIntSize];
+  uint8_t* h = EncodeVarInt(kTracePacketTag, header);
+  h = EncodeVarInt(body_size + suffix_size, h);
+  Emit(header, static_cast<size_t>(h - header));
+  for (size_t i = 0; i < num_body; ++i)
+    Emit(body[i].data, body[i].size);
+  Emit(suffix, suffix_size);
+  EndPacket();
+  CountExported(seq, body_size, loss, scan);
+}
+
+bool TraceExporter::ExportDirect(const uint8_t* data,
+                                 size_t size,
+                                 Sequence* seq,
+                                 const PacketSequenceProperties& props,
+                                 uint32_t loss,
+                                 bool first_in_buffer) {
+  // [tag][length][body: at most size + kIntoExtraRoom][suffix]: the length
+  // takes one byte (static_assert at kDirectMaxPacket).
+  uint8_t* const frame = writer_->Reserve(kDirectRoom);
+  size_t body_size = 0;
+  if (!frame || !ungrouper_.UngroupInto(data, size, frame + 2, &body_size))
+    return false;  // The general path takes it (and reports what is wrong).
+  const TopLevelScan scan = ScanTopLevel(ungrouper_.top_level_fields());
+  if (scan.service_payload) {
+    DropInvalid(seq, loss);  // Nothing was committed.
+    return true;
+  }
+  const uint8_t* const end =
+      PutSuffix(frame + 2 + body_size, seq, props, loss, scan, first_in_buffer);
+  const size_t payload = static_cast<size_t>(end - (frame + 2));
+  RT_CHECK(payload < 128 && 2 + payload <= kDirectRoom);
+  frame[0] = static_cast<uint8_t>(kTracePacketTag);
+  frame[1] = static_cast<uint8_t>(payload);
+  writer_->Commit(2 + payload);
+  CountExported(seq, body_size, loss, scan);
+  stats_.packets_exported_direct++;
+  return true;
+}
+
+uint8_t* TraceExporter::PutSuffix(uint8_t* p,
+                                  Sequence* seq,
+                                  const PacketSequenceProperties& props,
+                                  uint32_t loss,
+                                  const TopLevelScan& scan,
+                                  bool first_in_buffer) {
   // The trusted suffix, from the service's records only.
   // first_packet_on_sequence means "nothing was lost before this packet":
   // only on the writer's first packet as the buffer knows it, when this
   // file has nothing of the sequence yet and no loss is reported on it.
   const bool first = first_in_buffer && !seq->exported_any && loss == 0;
-  uint8_t suffix[kMaxSuffixSize];
-  uint8_t* p = suffix;
+  uint8_t* const start = p;
   const int32_t uid = props.client_identity_trusted.uid;
   const int32_t pid = props.client_identity_trusted.pid;
   if (RT_UNLIKELY(seq->identity_size == 0 || seq->identity_uid != uid ||
@@ -306,20 +366,21 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   if (first || scan.first_packet_on_sequence)
     p = PutVarIntField(p, Packet::kFirstPacketOnSequenceFieldNumber,
                        first ? 1 : 0);
-  const size_t suffix_size = static_cast<size_t>(p - suffix);
-  RT_DCHECK(suffix_size <= kMaxSuffixSize);
+  RT_DCHECK(static_cast<size_t>(p - start) <= kMaxSuffixSize);
+  return p;
+}
 
-  // Trace.packet framing: tag, length, producer bytes, suffix.
-  uint8_t header[1 + kMaxVarIntSize];
-  uint8_t* h = EncodeVarInt(
-      MakeTag(rt::Trace::kPacketFieldNumber, kWireLengthDelimited), header);
-  h = EncodeVarInt(body_size + suffix_size, h);
-  Emit(header, static_cast<size_t>(h - header));
-  for (size_t i = 0; i < num_body; ++i)
-    Emit(body[i].data, body[i].size);
-  Emit(suffix, suffix_size);
-  EndPacket();
+void TraceExporter::DropInvalid(Sequence* seq, uint32_t loss) {
+  // Dropped, never written; the gap is reported on the sequence's next
+  // exported packet (see "Malformed packets" in the header).
+  stats_.invalid_packets++;
+  seq->pending_loss = loss | kInvalidPacketLoss;
+}
 
+void TraceExporter::CountExported(Sequence* seq,
+                                  uint64_t body_size,
+                                  uint32_t loss,
+                                  const TopLevelScan& scan) {
   seq->exported_any = true;
   seq->pending_loss = 0;
   stats_.packets_exported++;

@@ -119,6 +119,8 @@ constexpr size_t kNumDataLossReasons = 9;
 struct ExportStats {
   uint64_t packets_read = 0;      // returned by ReadNextTracePacket()
   uint64_t packets_exported = 0;  // producer packets written to the file
+  // Of those, framed straight in the file batch (the direct path).
+  uint64_t packets_exported_direct = 0;
   // Producer bytes written (after ungrouping; framing and stamped fields not
   // included).
   uint64_t packet_bytes_exported = 0;
@@ -163,6 +165,10 @@ class TraceExporter {
     Compression compression = Compression::kNone;
     // Used with kDeflate.
     PacketCompressor::Options compressor;
+    // Small one-slice packets are converted straight into the file batch
+    // (ExportDirect). False: every packet takes the general path (tests
+    // compare the two byte for byte).
+    bool direct_path = true;
   };
 
   // TraceStats.final_flush_outcome.
@@ -358,16 +364,52 @@ class TraceExporter {
     uint8_t identity[kMaxTrustedIdentitySize] = {};
   };
 
+  // Service-only fields found among a packet's top-level fields.
+  struct TopLevelScan {
+    bool trusted_fields = false;  // 3, 10 or 79 (the appended values win)
+    bool previous_packet_dropped = false;   // 42
+    bool first_packet_on_sequence = false;  // 87
+    bool service_payload = false;           // 33, 35 or 50
+  };
+  // Reads them off the top-level field numbers the Ungrouper recorded
+  // while it validated the packet (no second parse).
+  static TopLevelScan ScanTopLevel(const ungrouper::TopLevelFields& fields);
+
   Sequence* GetSequence(const trace_buffer::PacketSequenceProperties& props);
+  // One packet: converted, stamped, framed and written, or dropped and
+  // counted (invalid).
   void ExportPacket(const trace_buffer::TracePacket& packet,
                     const trace_buffer::PacketSequenceProperties& props,
                     uint32_t previous_packet_dropped,
                     bool first_in_buffer);
+  // The direct path for a small one-slice packet: converted straight into
+  // the file batch behind a two-byte frame, no intermediate copy. False:
+  // nothing was written or counted; the general path takes the packet.
+  bool ExportDirect(const uint8_t* data,
+                    size_t size,
+                    Sequence* seq,
+                    const trace_buffer::PacketSequenceProperties& props,
+                    uint32_t loss,
+                    bool first_in_buffer);
+  // Writes the trusted suffix at |p| (room: the .cc's kMaxSuffixSize);
+  // returns its end.
+  uint8_t* PutSuffix(uint8_t* p,
+                     Sequence* seq,
+                     const trace_buffer::PacketSequenceProperties& props,
+                     uint32_t loss,
+                     const TopLevelScan& scan,
+                     bool first_in_buffer);
+  void DropInvalid(Sequence* seq, uint32_t loss);
+  void CountExported(Sequence* seq,
+                     uint64_t body_size,
+                     uint32_t loss,
+                     const TopLevelScan& scan);
   // Frames and writes a service packet |body| (without trusted fields).
   void WriteServicePacket(const std::string& body);
 
   TraceFileWriter* const writer_;
   std::unique_ptr<PacketCompressor> compressor_;  // null: no compression
+  const bool direct_path_;
   int32_t service_uid_;
   int32_t service_pid_;
   ungrouper::Ungrouper ungrouper_;

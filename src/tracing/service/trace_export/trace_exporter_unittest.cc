@@ -300,6 +300,101 @@ TEST_F(TraceExporterTest, PacketsImpersonatingTheServiceAreDropped) {
       2u);
 }
 
+// The direct path (small one-slice packets framed in the file batch) and
+// the general path write the same bytes, for every kind of packet: small
+// and large, with and without groups, forged trusted fields, impersonation,
+// malformed ones, multi-slice ones, and losses to report.
+TEST_F(TraceExporterTest, DirectAndGeneralPathsWriteTheSameBytes) {
+  const std::string forged = GroupPacket()
+                                 .VarInt(8, 5)
+                                 .VarInt(10, 999)  // trusted_packet_sequence_id
+                                 .VarInt(42, 1)
+                                 .VarInt(87, 1)
+                                 .bytes();
+  const std::string flat = GroupPacket().VarInt(8, 6).String(5000, "f").bytes();
+  const std::string fake_stats =
+      GroupPacket().Begin(35).VarInt(10, 0).End(35).bytes();
+  const std::string unterminated =
+      GroupPacket().Begin(900).String(1, "x").bytes();
+  const std::string deep = GroupPacket()
+                               .Begin(900)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .Begin(5)
+                               .VarInt(1, 1)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(5)
+                               .End(900)
+                               .bytes();  // 9 deep: the general path
+  AddChunk(1, 1, 0,
+           {TestPacket("a", 0), forged, flat, fake_stats, TestPacket("b", 1),
+            unterminated, deep, TestPacket(std::string(70, 'L'), 2),
+            TestPacket(std::string(200, 'M'), 3)});
+  const std::string spanning = TestPacket(std::string(40, 's'), 4);
+  AddChunk(1, 1, 1, {spanning.substr(0, 10)},
+           trace_buffer::kChunkContinuesOnNext);
+  AddChunk(1, 1, 2, {spanning.substr(10), TestPacket("c", 5)},
+           trace_buffer::kChunkContinuesFromPrev);
+  AddChunk(1, 2, 3, {TestPacket("gap", 0)});  // ChunkID 3: not the first
+  std::unique_ptr<TraceBufferV2> copy = tb_->CloneReadOnly();
+  ASSERT_TRUE(copy);
+
+  exporter_->ExportBuffer(tb_.get());
+  ASSERT_TRUE(exporter_->Finish().ok());
+  const int general_fd = memfd_create("general", 0);
+  ASSERT_GE(general_fd, 0);
+  TraceFileWriter general_writer(general_fd);
+  TraceExporter::Options options;
+  options.service_uid = 4242;
+  options.service_pid = 77;
+  options.direct_path = false;
+  TraceExporter general(&general_writer, options);
+  general.ExportBuffer(copy.get());
+  ASSERT_TRUE(general.Finish().ok());
+
+  auto read_all = [](int fd) {
+    std::string bytes;
+    char buf[4096];
+    for (off_t off = 0;;) {
+      const ssize_t r = pread(fd, buf, sizeof(buf), off);
+      if (r <= 0)
+        break;
+      bytes.append(buf, static_cast<size_t>(r));
+      off += r;
+    }
+    return bytes;
+  };
+  const std::string direct_bytes = read_all(fd_);
+  const std::string general_bytes = read_all(general_fd);
+  close(general_fd);
+  EXPECT_FALSE(direct_bytes.empty());
+  EXPECT_EQ(direct_bytes, general_bytes);
+  const ExportStats& d = exporter_->stats();
+  const ExportStats& g = general.stats();
+  EXPECT_EQ(d.packets_exported, g.packets_exported);
+  EXPECT_EQ(d.invalid_packets, 2u);
+  EXPECT_EQ(g.invalid_packets, 2u);
+  EXPECT_EQ(d.forged_trusted_fields, 1u);
+  EXPECT_EQ(g.forged_trusted_fields, 1u);
+  EXPECT_EQ(d.packet_bytes_exported, g.packet_bytes_exported);
+  // Both paths were taken: the small one-slice packets directly, the rest
+  // (70 and 200 bytes of payload, 9 deep, spanning chunks) not.
+  EXPECT_EQ(g.packets_exported_direct, 0u);
+  EXPECT_GE(d.packets_exported_direct, 5u);
+  EXPECT_LE(d.packets_exported_direct + 4, d.packets_exported);
+}
+
 TEST_F(TraceExporterTest, MalformedPacketIsDroppedCountedAndReported) {
   const std::string unterminated =
       GroupPacket().Begin(900).String(1, "x").bytes();

@@ -42,6 +42,19 @@ void TraceFileWriter::AppendSlow(const uint8_t* data, size_t size) {
     used_ = batch_size_;  // keeps the fast path of Append() closed
 }
 
+uint8_t* TraceFileWriter::ReserveSlow(size_t size) {
+  RT_CHECK(size <= batch_size_);
+  if (!status_.ok())
+    return nullptr;
+  WriteFully(batch_.get(), used_);
+  used_ = 0;
+  if (!status_.ok()) {
+    used_ = batch_size_;  // keeps the fast paths closed
+    return nullptr;
+  }
+  return batch_.get();
+}
+
 base::Status TraceFileWriter::Flush() {
   if (status_.ok() && used_ > 0) {
     WriteFully(batch_.get(), used_);

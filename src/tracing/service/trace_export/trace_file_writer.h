@@ -87,6 +87,22 @@ class TraceFileWriter {
     AppendSlow(static_cast<const uint8_t*>(data), size);
   }
 
+  // Direct appends, for a caller that builds bytes in place: room for
+  // |size| bytes (at most batch_size()) at the end of the batch, which is
+  // written out first if needed. Returns where to write them, or nullptr
+  // once an error is latched. The caller writes at most |size| bytes there
+  // and then Commit()s how many it wrote (nothing else in between).
+  inline uint8_t* Reserve(size_t size) {
+    if (RT_LIKELY(size <= batch_size_ - used_))
+      return batch_.get() + used_;
+    return ReserveSlow(size);
+  }
+  inline void Commit(size_t size) {
+    RT_DCHECK(size <= batch_size_ - used_);
+    used_ += size;
+    stats_.bytes_appended += size;
+  }
+
   // Writes out everything appended so far. Returns the latched error if any.
   base::Status Flush();
 
@@ -97,6 +113,7 @@ class TraceFileWriter {
 
  private:
   void AppendSlow(const uint8_t* data, size_t size);
+  uint8_t* ReserveSlow(size_t size);
   // Writes |size| bytes from |data| completely, or latches an error.
   void WriteFully(const uint8_t* data, size_t size);
 

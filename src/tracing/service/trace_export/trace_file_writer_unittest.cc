@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -112,6 +114,52 @@ TEST(TraceFileWriterTest, ErrorIsLatchedAndLaterAppendsAreIgnored) {
       << s.message();
   EXPECT_EQ(writer.stats().write_calls, calls);  // nothing retried
   EXPECT_EQ(writer.stats().bytes_written, 0u);
+}
+
+// Direct appends interleaved with copies: the bytes come out in order, a
+// Reserve() that does not fit writes the batch out first, and once an error
+// is latched Reserve() gives nullptr.
+TEST(TraceFileWriterTest, ReserveAndCommitInterleaveWithAppends) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string data = Pattern(5000);
+  std::string read_back;
+  std::thread reader([&] { read_back = ReadAll(fds[0]); });
+  TraceFileWriter::Options options;
+  options.batch_size = 100;
+  {
+    TraceFileWriter writer(fds[1], options);
+    size_t off = 0;
+    for (size_t n = 1; off < data.size(); n = n * 7 % 97 + 1) {
+      const size_t take = std::min(n, data.size() - off);
+      if (n % 2) {
+        writer.Append(data.data() + off, take);
+      } else {
+        // Reserve more than is used, as the exporter does.
+        uint8_t* p = writer.Reserve(std::min<size_t>(take + 3, 100));
+        ASSERT_NE(p, nullptr);
+        memcpy(p, data.data() + off, take);
+        writer.Commit(take);
+      }
+      off += take;
+    }
+    ASSERT_TRUE(writer.Flush().ok());
+    EXPECT_EQ(writer.stats().bytes_appended, data.size());
+    EXPECT_GT(writer.stats().write_calls, data.size() / 100);
+  }
+  close(fds[1]);
+  reader.join();
+  close(fds[0]);
+  EXPECT_EQ(read_back, data);
+
+  options.write_fn = &FailingWrite;
+  TraceFileWriter failing(/*fd=*/-1, options);
+  uint8_t* p = failing.Reserve(60);
+  ASSERT_NE(p, nullptr);
+  failing.Commit(60);
+  EXPECT_EQ(failing.Reserve(60), nullptr);  // writing the batch out failed
+  EXPECT_TRUE(failing.failed());
+  EXPECT_EQ(failing.Reserve(1), nullptr);
 }
 
 ssize_t NoProgressWrite(int, const void*, size_t) {
