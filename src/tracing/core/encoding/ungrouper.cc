@@ -12,6 +12,7 @@
 #include "ringtrace/logging.h"
 #include "ringtrace/proto_wire.h"
 #include "src/base/checked_math.h"
+#include "src/base/short_copy.h"
 #include "src/tracing/core/encoding/wire_reader.h"
 
 namespace ringtrace {
@@ -35,7 +36,8 @@ constexpr size_t kMinOutputCapacity = 256;
 
 // The one pass handles packets whose groups nest at most this deep.
 constexpr size_t kOnePassMaxDepth = 8;
-static_assert(Ungrouper::kIntoExtraRoom >= kOnePassMaxDepth,
+static_assert(Ungrouper::kIntoExtraRoom >= kOnePassMaxDepth &&
+                  Ungrouper::kIntoExtraRoom >= PacketShapes::kMaxGroups,
               "UngroupInto's room must hold the open groups' length bytes");
 
 using encoding::ContiguousReader;
@@ -54,29 +56,7 @@ static_assert(FromWire(WireError::kNone) == UngroupError::kNone &&
                       UngroupError::kVarIntTooLong,
               "WireError and UngroupError disagree");
 
-// memcpy of |n| bytes, inlined for the short runs between group tags (a
-// library call costs more than the copy there). Reads and writes only
-// [src, src + n) and [dst, dst + n).
-inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n > 16) {
-    memcpy(dst, src, n);
-  } else if (n >= 8) {
-    uint64_t a, b;
-    memcpy(&a, src, 8);
-    memcpy(&b, src + n - 8, 8);
-    memcpy(dst, &a, 8);
-    memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, src, 4);
-    memcpy(&b, src + n - 4, 4);
-    memcpy(dst, &a, 4);
-    memcpy(dst + n - 4, &b, 4);
-  } else {
-    for (size_t i = 0; i < n; i++)
-      dst[i] = src[i];
-  }
-}
+using base::CopyShort;
 
 // Copies consecutive byte ranges out of a list of slices.
 class SliceCopier {
@@ -92,7 +72,7 @@ class SliceCopier {
       const uint64_t avail = s.size - pos_;
       const size_t chunk = static_cast<size_t>(std::min(avail, n));
       if (chunk > 0) {
-        CopyBytes(dst, s.data + pos_, chunk);
+        CopyShort(dst, s.data + pos_, chunk);
         dst += chunk;
         pos_ += chunk;
         n -= chunk;
@@ -131,7 +111,7 @@ class ContiguousCopier {
  public:
   explicit ContiguousCopier(const uint8_t* data) : cur_(data) {}
   uint8_t* CopyTo(uint64_t n, uint8_t* dst) {
-    CopyBytes(dst, cur_, static_cast<size_t>(n));
+    CopyShort(dst, cur_, static_cast<size_t>(n));
     cur_ += n;
     return dst + n;
   }
@@ -388,7 +368,7 @@ bool Ungrouper::OnePass(const uint8_t* in,
         w = out;
       }
       const size_t n = static_cast<size_t>(tag_at - run);
-      CopyBytes(w, run, n);
+      CopyShort(w, run, n);
       w = EncodeVarInt(
           (static_cast<uint64_t>(field) << 3) | kWireLengthDelimited, w + n);
       len_slot[depth] = w++;  // Filled in at the end tag.
@@ -399,7 +379,7 @@ bool Ungrouper::OnePass(const uint8_t* in,
       if (RT_UNLIKELY(depth == 0 || open_field[depth - 1] != field))
         return false;
       const size_t n = static_cast<size_t>(tag_at - run);
-      CopyBytes(w, run, n);
+      CopyShort(w, run, n);
       w += n;
       depth--;
       uint8_t* const slot = len_slot[depth];
@@ -430,7 +410,7 @@ bool Ungrouper::OnePass(const uint8_t* in,
     return false;
   if (any_group || dst) {
     const size_t n = static_cast<size_t>(in + size - run);
-    CopyBytes(w, run, n);
+    CopyShort(w, run, n);
     w += n;
     RT_CHECK(static_cast<size_t>(w - out) <= out_room);
   }
@@ -445,8 +425,14 @@ bool Ungrouper::UngroupInto(const uint8_t* data,
                             uint8_t* dst,
                             size_t* out_size) {
   bool groups = false;
-  if (RT_UNLIKELY(size > SIZE_MAX / 4) ||
-      !OnePass(data, size, dst, size + kIntoExtraRoom, out_size, &groups)) {
+  if (const PacketShapes::Shape* shape = shapes_.Find(data, size)) {
+    *out_size = PacketShapes::Apply(*shape, data, dst);
+    fields_ = shape->fields;
+  } else if (RT_LIKELY(size <= SIZE_MAX / 4) &&
+             OnePass(data, size, dst, size + kIntoExtraRoom, out_size,
+                     &groups)) {
+    shapes_.Remember(data, size, fields_);
+  } else {
     fields_.Clear();
     return false;
   }
@@ -493,11 +479,27 @@ base::Status Ungrouper::Ungroup(const uint8_t* data,
                                 ConstBytes* out) {
   *out = ConstBytes{};
   pass_through_ = false;
-  // The one pass first (its output: at most out_room bytes).
+  // A remembered shape first: no parse.
+  if (const PacketShapes::Shape* shape = shapes_.Find(data, size)) {
+    one_pass_calls_++;
+    last_error_ = UngroupError::kNone;
+    num_edits_ = 0;
+    fields_ = shape->fields;
+    pass_through_ = shape->num_edits == 0;
+    if (pass_through_) {
+      *out = ConstBytes{data, size};
+    } else {
+      uint8_t* dst = ReserveOutput(size + PacketShapes::kMaxGroups);
+      *out = ConstBytes{dst, PacketShapes::Apply(*shape, data, dst)};
+    }
+    return base::OkStatus();
+  }
+  // Then the one pass (its output: at most out_room bytes).
   if (RT_LIKELY(size <= SIZE_MAX / 4)) {
     size_t one_pass_size = 0;
     bool groups = false;
     if (RT_LIKELY(OnePass(data, size, nullptr, 0, &one_pass_size, &groups))) {
+      shapes_.Remember(data, size, fields_);
       one_pass_calls_++;
       last_error_ = UngroupError::kNone;
       num_edits_ = 0;

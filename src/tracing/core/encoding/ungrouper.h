@@ -75,6 +75,10 @@
 // budget, and on any error, the two passes above run instead; they alone report
 // errors. Both give the same bytes.
 //
+// Shapes. Before parsing a contiguous packet of at most 64 bytes, the
+// Ungrouper checks it against the shapes of recent packets
+// (packet_shapes.h): one that fits converts without a parse.
+//
 // Top-level fields. Every successful call records which field numbers below
 // 128 occur at the packet's top level (TopLevelFields), so a caller checking
 // for reserved fields (the exporter's trusted fields) needs no second parse.
@@ -96,6 +100,8 @@
 #include <memory>
 
 #include "ringtrace/status.h"
+#include "src/tracing/core/encoding/packet_shapes.h"
+#include "src/tracing/core/encoding/top_level_fields.h"
 #include "src/tracing/core/encoding/wire_reader.h"
 
 namespace ringtrace {
@@ -118,25 +124,6 @@ enum class UngroupError : uint8_t {
 
 // Human-readable name of |e| (static storage).
 const char* UngroupErrorName(UngroupError e);
-
-// A set of top-level field numbers below 128, as a bitmap.
-class TopLevelFields {
- public:
-  void Add(uint32_t field) {
-    if (field < 128)
-      bits_[field >> 6] |= uint64_t{1} << (field & 63);
-  }
-  bool Has(uint32_t field) const {
-    return field < 128 && (bits_[field >> 6] >> (field & 63)) & 1;
-  }
-  void Clear() { bits_[0] = bits_[1] = 0; }
-  bool operator==(const TopLevelFields& o) const {
-    return bits_[0] == o.bits_[0] && bits_[1] == o.bits_[1];
-  }
-
- private:
-  uint64_t bits_[2] = {0, 0};
-};
 
 class Ungrouper {
  public:
@@ -195,8 +182,12 @@ class Ungrouper {
   // steady state).
   size_t output_capacity() const { return out_capacity_; }
 
-  // Successful calls converted by the one pass, and calls that ran the two
-  // passes (for tests and benchmarks of the paths).
+  // The shapes remembered (packet_shapes.h), with their hit counts.
+  const PacketShapes& shapes() const { return shapes_; }
+
+  // Successful calls converted by the one pass (a remembered shape
+  // included), and calls that ran the two passes (for tests and benchmarks
+  // of the paths).
   uint64_t one_pass_calls() const { return one_pass_calls_; }
   uint64_t two_pass_calls() const { return two_pass_calls_; }
 
@@ -246,6 +237,7 @@ class Ungrouper {
   size_t out_capacity_ = 0;
   UngroupError last_error_ = UngroupError::kNone;
   bool pass_through_ = false;  // The last Ungroup() made no copy.
+  PacketShapes shapes_;        // Recent small packets' shapes.
   uint64_t one_pass_calls_ = 0;
   uint64_t two_pass_calls_ = 0;
   TopLevelFields fields_;

@@ -73,9 +73,41 @@ std::string MakeTrackEventPacket(uint64_t ts, uint32_t i) {
   return out;
 }
 
+// A counter TrackEvent as the SDK writes it in a loop (ringtrace_loadgen's
+// event): a delta timestamp, sequence flags, and track_event as a group
+// with type, track_uuid and counter_value.
+std::string MakeCounterPacket(uint32_t i) {
+  using rt::TracePacket;
+  using rt::TrackEvent;
+  std::string out;
+  auto raw = [&out](uint64_t v) {
+    uint8_t buf[kMaxVarIntSize];
+    uint8_t* end = EncodeVarInt(v, buf);
+    out.append(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
+  };
+  raw(MakeTag(TracePacket::kTimestampFieldNumber, kWireVarInt));
+  raw(60 + i % 20);
+  raw(MakeTag(TracePacket::kSequenceFlagsFieldNumber, kWireVarInt));
+  raw(2);
+  raw(MakeTag(TracePacket::kTrackEventFieldNumber, kWireStartGroup));
+  raw(MakeTag(TrackEvent::kTypeFieldNumber, kWireVarInt));
+  raw(static_cast<uint64_t>(TrackEvent::Type::TYPE_COUNTER));
+  raw(MakeTag(TrackEvent::kTrackUuidFieldNumber, kWireVarInt));
+  raw(0xfdabcdef01234567ull);
+  raw(MakeTag(TrackEvent::kCounterValueFieldNumber, kWireVarInt));
+  raw(200 + i % 16000);
+  raw(MakeTag(TracePacket::kTrackEventFieldNumber, kWireEndGroup));
+  return out;
+}
+
+// The packets a buffer is filled with.
+enum class Packets { kSlices = 0, kCounters = 1 };
+
 // A buffer of ~|size| bytes full of 4 KiB chunks of TrackEvent packets from
 // 8 writers.
-std::unique_ptr<TraceBufferV2> MakeFilledBuffer(size_t size) {
+std::unique_ptr<TraceBufferV2> MakeFilledBuffer(
+    size_t size,
+    Packets kind = Packets::kSlices) {
   auto tb = TraceBufferV2::Create(size + 64 * 1024,
                                   TraceBufferV2::OverwritePolicy::kDiscard);
   RT_CHECK(tb);
@@ -88,7 +120,9 @@ std::unique_ptr<TraceBufferV2> MakeFilledBuffer(size_t size) {
     frags.clear();
     size_t bytes = 0;
     while (bytes < 3900) {
-      packets.push_back(MakeTrackEventPacket(1000000 + i * 100ull, i));
+      packets.push_back(kind == Packets::kSlices
+                            ? MakeTrackEventPacket(1000000 + i * 100ull, i)
+                            : MakeCounterPacket(i));
       bytes += packets.back().size() + 4;
       ++i;
     }
@@ -113,8 +147,8 @@ size_t BufferBytes(const benchmark::State& state) {
 }
 
 void BM_TraceExport(benchmark::State& state) {
-  const std::unique_ptr<TraceBufferV2> source =
-      MakeFilledBuffer(BufferBytes(state));
+  const std::unique_ptr<TraceBufferV2> source = MakeFilledBuffer(
+      BufferBytes(state), static_cast<Packets>(state.range(1)));
   const int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
   RT_CHECK(fd >= 0);
   uint64_t bytes = 0;
@@ -136,7 +170,13 @@ void BM_TraceExport(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.SetItemsProcessed(static_cast<int64_t>(packets));
 }
-BENCHMARK(BM_TraceExport)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);
+// Args: the buffer in MiB; its packets (0: slices with names and
+// categories, several shapes; 1: counters, ringtrace_loadgen's event).
+BENCHMARK(BM_TraceExport)
+    ->Args({1, 0})
+    ->Args({8, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_TraceExportMemcpyBaseline(benchmark::State& state) {
   // The same packets as the buffer returns them, laid out contiguously. (For
