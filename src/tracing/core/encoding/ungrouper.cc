@@ -337,11 +337,14 @@ bool Ungrouper::OnePass(const uint8_t* in,
   size_t out_room = dst_room;
   uint8_t* w = dst;
   size_t moved = 0;  // Content bytes moved to make room for longer lengths.
+  size_t extra_total = 0;  // Length bytes added by those moves.
   TopLevelFields fields;
   bool any_group = false;
-  // Room: each start tag writes at most its own length plus one byte, each
-  // end tag nothing, so w - out <= (run - in) + depth + (the extra length
-  // bytes, checked against out_room where they are added).
+  // Room. Each start tag writes at most its own length plus one byte, each
+  // end tag nothing, and a move adds its extra length bytes, so
+  //   w - out <= (run - in) + depth + extra_total
+  //           <= size + kOnePassMaxDepth + extra_total,
+  // and a move is allowed only while that stays within out_room.
   while (!r.AtEnd()) {
     const uint8_t* const tag_at = in + r.offset();
     uint64_t tag;
@@ -392,12 +395,13 @@ bool Ungrouper::OnePass(const uint8_t* in,
         // (nested large groups move their content once per level; past the
         // budget the two passes are cheaper).
         const size_t extra = VarIntSize(content) - 1;
-        if (extra > static_cast<size_t>(out + out_room - w) ||
+        if (size + kOnePassMaxDepth + extra_total + extra > out_room ||
             content > 2 * size - moved) {
           return false;
         }
         memmove(slot + 1 + extra, slot + 1, content);
         moved += content;
+        extra_total += extra;
         w += extra;
         EncodeVarInt(content, slot);
       }

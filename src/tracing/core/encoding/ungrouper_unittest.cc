@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -331,6 +332,33 @@ TEST(UngrouperTest, RandomTreesAgreeOnEveryPath) {
   }
   EXPECT_GT(contiguous.one_pass_calls(), 0u);
   EXPECT_GT(contiguous.two_pass_calls(), 0u);
+}
+
+// UngroupInto's room is size + kIntoExtraRoom: a group whose length needs
+// more bytes than its end tag had is not moved there (no room for it);
+// the caller's general path converts it.
+TEST(UngrouperTest, UngroupIntoNeverWritesPastItsRoom) {
+  const std::string big(297, 'b');
+  Enc in, expected;
+  in.Group(11, Enc().Group(4, Enc().BytesField(6, big)).VarIntField(1, 7));
+  expected.Nested(11,
+                  Enc().Nested(4, Enc().BytesField(6, big)).VarIntField(1, 7));
+  Ungrouper u;
+  // Exactly the room promised, on the heap, so ASan sees any write past it.
+  std::unique_ptr<uint8_t[]> dst(
+      new uint8_t[in.size() + Ungrouper::kIntoExtraRoom]);
+  size_t n = 0;
+  EXPECT_FALSE(u.UngroupInto(in.data(), in.size(), dst.get(), &n));
+  EXPECT_EQ(UngroupOk(&u, in.str()), expected.str());
+  // A packet whose groups keep one-byte lengths converts there.
+  Enc small_in, small_ex;
+  small_in.VarIntField(8, 1).Group(11, Enc().BytesField(23, "n"));
+  small_ex.VarIntField(8, 1).Nested(11, Enc().BytesField(23, "n"));
+  std::unique_ptr<uint8_t[]> room(
+      new uint8_t[small_in.size() + Ungrouper::kIntoExtraRoom]);
+  ASSERT_TRUE(u.UngroupInto(small_in.data(), small_in.size(), room.get(), &n));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(room.get()), n),
+            small_ex.str());
 }
 
 TEST(UngrouperTest, TopLevelFieldsOnlyAtTheTopAndBelow128) {
