@@ -186,10 +186,18 @@ void TraceStream::WriteServiceEvent(TraceExporter::ServiceEvent event,
 bool TraceStream::AppendBuffersSlice(const std::vector<TraceBufferV2*>& buffers,
                                      uint64_t max_packet_bytes) {
   const uint64_t start = exporter_.stats().packet_bytes_exported;
-  for (TraceBufferV2* buffer : buffers) {
+  const size_t n = buffers.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (next_buffer_ + k) % n;
     const uint64_t used = exporter_.stats().packet_bytes_exported - start;
-    if (used >= max_packet_bytes ||
-        !exporter_.ExportBufferSlice(buffer, max_packet_bytes - used)) {
+    if (used >= max_packet_bytes) {
+      next_buffer_ = i;
+      return false;
+    }
+    if (!exporter_.ExportBufferSlice(buffers[i], max_packet_bytes - used)) {
+      // The next slice starts at the next buffer: one that fills faster
+      // than it is written does not keep the others waiting.
+      next_buffer_ = (i + 1) % n;
       return false;
     }
   }

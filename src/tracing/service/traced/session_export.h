@@ -127,9 +127,10 @@ class TraceStream {
 
   void WriteServiceEvent(trace_export::TraceExporter::ServiceEvent event,
                          uint64_t timestamp);
-  // Packets of |buffers|, in order, until |max_packet_bytes| of them were
-  // written (TraceExporter::ExportBufferSlice). Returns true when every
-  // buffer had no more.
+  // Packets of |buffers| until |max_packet_bytes| of them were written
+  // (TraceExporter::ExportBufferSlice), starting at the buffer after the
+  // one the last slice's budget ran out in, so each gets its turn. Returns
+  // true when every buffer had no more.
   bool AppendBuffersSlice(
       const std::vector<trace_buffer::TraceBufferV2*>& buffers,
       uint64_t max_packet_bytes);
@@ -145,6 +146,7 @@ class TraceStream {
  private:
   trace_export::TraceFileWriter file_;
   trace_export::TraceExporter exporter_;  // writes into |file_|
+  size_t next_buffer_ = 0;                // where AppendBuffersSlice() starts
 };
 
 }  // namespace traced
