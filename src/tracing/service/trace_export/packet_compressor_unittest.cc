@@ -24,6 +24,7 @@
 #include "src/base/test/temp_dir.h"
 #include "src/base/test/trace_processor_stats.h"
 #include "src/tracing/service/trace_export/test/inflate.h"
+#include "src/tracing/service/trace_export/test/read_fd.h"
 #include "src/tracing/service/trace_export/trace_exporter.h"
 
 namespace ringtrace {
@@ -43,19 +44,7 @@ using encoding::kWireStartGroup;
 using encoding::kWireVarInt;
 using encoding::MakeTag;
 using test::Inflate;
-
-std::string ReadFd(int fd) {
-  std::string bytes;
-  char buf[65536];
-  for (off_t off = 0;;) {
-    const ssize_t r = pread(fd, buf, sizeof(buf), off);
-    if (r <= 0)
-      break;
-    bytes.append(buf, static_cast<size_t>(r));
-    off += r;
-  }
-  return bytes;
-}
+using test::ReadWholeFd;
 
 // A framed Trace.packet holding a for_testing payload of |size| bytes of
 // text-like content (compressible, not trivially).
@@ -137,7 +126,7 @@ TEST_F(PacketCompressorTest, BatchesHoldExactlyThePacketsInOrder) {
   }
   ASSERT_TRUE(compressor.Flush().ok());
   ASSERT_TRUE(writer_->Flush().ok());
-  const std::string file = ReadFd(fd_);
+  const std::string file = ReadWholeFd(fd_);
 
   const std::vector<std::string> batches = Batches(file);
   ASSERT_GT(batches.size(), 10u);
@@ -187,7 +176,7 @@ TEST_F(PacketCompressorTest, APacketLargerThanTheBatchStaysWhole) {
   }
   ASSERT_TRUE(compressor.Flush().ok());
   ASSERT_TRUE(writer_->Flush().ok());
-  const std::vector<std::string> batches = Batches(ReadFd(fd_));
+  const std::vector<std::string> batches = Batches(ReadWholeFd(fd_));
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[0], small + big);
   EXPECT_EQ(batches[1], after);
@@ -197,7 +186,7 @@ TEST_F(PacketCompressorTest, NothingAppendedWritesNothing) {
   PacketCompressor compressor(writer_.get());
   ASSERT_TRUE(compressor.Flush().ok());
   ASSERT_TRUE(writer_->Flush().ok());
-  EXPECT_EQ(ReadFd(fd_).size(), 0u);
+  EXPECT_EQ(ReadWholeFd(fd_).size(), 0u);
   EXPECT_EQ(compressor.stats().batches, 0u);
 }
 
@@ -283,7 +272,7 @@ Exported Export(TraceExporter::Compression compression,
   exporter.WriteTraceStats({tb.get()}, TraceExporter::ServiceStats());
   exporter.WriteClockSnapshot(TraceExporter::ClockReadings{1, 2, 3});
   EXPECT_TRUE(exporter.Finish().ok());
-  Exported out{ReadFd(fd), exporter.stats()};
+  Exported out{ReadWholeFd(fd), exporter.stats()};
   close(fd);
   return out;
 }
@@ -356,7 +345,7 @@ TEST(PacketCompressorExportTest, AProducersCompressedPacketsAreDropped) {
   ASSERT_TRUE(exporter.Finish().ok());
   EXPECT_EQ(exporter.stats().invalid_packets, 1u);
   Trace trace;
-  ASSERT_TRUE(trace.ParseFromString(ReadFd(fd)));
+  ASSERT_TRUE(trace.ParseFromString(ReadWholeFd(fd)));
   close(fd);
   ASSERT_EQ(trace.packet_size(), 1);
   EXPECT_FALSE(trace.packet(0).has_compressed_packets());
@@ -440,7 +429,7 @@ void WriteSliceTrace(TraceExporter::Compression compression,
   exporter.WriteClockSnapshot();
   ASSERT_TRUE(exporter.Finish().ok());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << ReadFd(fd);
+  out << ReadWholeFd(fd);
   ASSERT_TRUE(out.good());
   close(fd);
 }

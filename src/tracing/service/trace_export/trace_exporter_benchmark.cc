@@ -41,6 +41,12 @@ using trace_buffer::TraceBufferV2;
 
 namespace rt = perfetto::protos::rtzero;
 
+void AppendVarInt(uint64_t v, std::string* out) {
+  uint8_t buf[kMaxVarIntSize];
+  uint8_t* end = EncodeVarInt(v, buf);
+  out->append(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
+}
+
 // A TrackEvent packet as TraceWriterV2 encodes it: timestamp, then
 // track_event as a group with type, track_uuid, name and a category. Built
 // by hand (with the generated field numbers) because the input is the
@@ -49,11 +55,7 @@ std::string MakeTrackEventPacket(uint64_t ts, uint32_t i) {
   using rt::TracePacket;
   using rt::TrackEvent;
   std::string out;
-  auto raw = [&out](uint64_t v) {
-    uint8_t buf[kMaxVarIntSize];
-    uint8_t* end = EncodeVarInt(v, buf);
-    out.append(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
-  };
+  auto raw = [&out](uint64_t v) { AppendVarInt(v, &out); };
   auto str = [&](uint32_t field, const std::string& s) {
     raw(MakeTag(field, kWireLengthDelimited));
     raw(s.size());
@@ -80,11 +82,7 @@ std::string MakeCounterPacket(uint32_t i) {
   using rt::TracePacket;
   using rt::TrackEvent;
   std::string out;
-  auto raw = [&out](uint64_t v) {
-    uint8_t buf[kMaxVarIntSize];
-    uint8_t* end = EncodeVarInt(v, buf);
-    out.append(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
-  };
+  auto raw = [&out](uint64_t v) { AppendVarInt(v, &out); };
   raw(MakeTag(TracePacket::kTimestampFieldNumber, kWireVarInt));
   raw(60 + i % 20);
   raw(MakeTag(TracePacket::kSequenceFlagsFieldNumber, kWireVarInt));

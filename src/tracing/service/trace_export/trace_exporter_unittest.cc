@@ -19,6 +19,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "ringtrace/proto_wire.h"
+#include "src/tracing/service/trace_export/test/read_fd.h"
 
 namespace ringtrace {
 namespace trace_export {
@@ -126,15 +127,7 @@ class TraceExporterTest : public ::testing::Test {
   // Finishes the file and parses it.
   Trace ReadTrace() {
     EXPECT_TRUE(exporter_->Finish().ok());
-    std::string bytes;
-    char buf[4096];
-    for (off_t off = 0;;) {
-      const ssize_t r = pread(fd_, buf, sizeof(buf), off);
-      if (r <= 0)
-        break;
-      bytes.append(buf, static_cast<size_t>(r));
-      off += r;
-    }
+    const std::string bytes = test::ReadWholeFd(fd_);
     Trace trace;
     EXPECT_TRUE(trace.ParseFromString(bytes));
     return trace;
@@ -363,20 +356,8 @@ TEST_F(TraceExporterTest, DirectAndGeneralPathsWriteTheSameBytes) {
   general.ExportBuffer(copy.get());
   ASSERT_TRUE(general.Finish().ok());
 
-  auto read_all = [](int fd) {
-    std::string bytes;
-    char buf[4096];
-    for (off_t off = 0;;) {
-      const ssize_t r = pread(fd, buf, sizeof(buf), off);
-      if (r <= 0)
-        break;
-      bytes.append(buf, static_cast<size_t>(r));
-      off += r;
-    }
-    return bytes;
-  };
-  const std::string direct_bytes = read_all(fd_);
-  const std::string general_bytes = read_all(general_fd);
+  const std::string direct_bytes = test::ReadWholeFd(fd_);
+  const std::string general_bytes = test::ReadWholeFd(general_fd);
   close(general_fd);
   EXPECT_FALSE(direct_bytes.empty());
   EXPECT_EQ(direct_bytes, general_bytes);

@@ -17,6 +17,7 @@
 #include "protos/perfetto/trace/trace.pb.h"
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2.h"
+#include "src/tracing/service/trace_export/test/read_fd.h"
 
 namespace ringtrace {
 namespace traced {
@@ -50,17 +51,8 @@ void Fill(TraceBufferV2* tb, const std::string& tag, uint32_t count) {
 
 // Counts the for_testing packets of the file at |fd| by tag.
 std::map<std::string, size_t> CountByTag(int fd) {
-  std::string bytes;
-  char buf[4096];
-  for (off_t off = 0;;) {
-    const ssize_t r = pread(fd, buf, sizeof(buf), off);
-    if (r <= 0)
-      break;
-    bytes.append(buf, static_cast<size_t>(r));
-    off += r;
-  }
   perfetto::protos::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes));
+  EXPECT_TRUE(trace.ParseFromString(test::ReadWholeFd(fd)));
   std::map<std::string, size_t> out;
   for (const auto& p : trace.packet()) {
     if (p.has_for_testing())
