@@ -65,11 +65,18 @@
 // included), so the appended values win over anything a producer forged.
 // Fields 42 and 87 are only appended when set; so that a forged value cannot
 // survive where the service has nothing to say, every packet's top-level
-// fields are scanned (cheap: the submessages are skipped by length) and when
-// the producer wrote field 42 or 87, the service's value is appended
-// explicitly (0 / false). A producer packet that carries trace_config (33)
-// or trace_stats (35) would impersonate the service: it is dropped and
+// field numbers are checked (the Ungrouper records them while it validates
+// the packet: no second parse) and when the producer wrote field 42 or 87,
+// the service's value is appended explicitly (0 / false). A producer
+// packet that carries trace_config (33), trace_stats (35) or
+// compressed_packets (50) would impersonate the service: it is dropped and
 // counted as invalid.
+//
+// Paths. A one-slice packet of at most 64 bytes is converted straight into
+// the file batch behind its frame (ExportDirect); any other, and any the
+// direct path declines, is converted into the Ungrouper's buffer and
+// appended (the general path). Both write the same bytes
+// (docs/trace_export.md, "The cost per packet").
 //
 // Sequence ids. trusted_packet_sequence_id is assigned by the exporter. The
 // service's own packets (config, stats, clock snapshots, system info, uuid,
