@@ -27,9 +27,11 @@
 // shape describes a valid packet with at most kMaxGroups groups, each
 // holding under 128 bytes (a packet of at most kMaxSize bytes).
 //
-// Bounded: kNumEntries shapes, replaced round robin; a run of misses
-// (shapes that do not repeat) makes Remember() skip most packets, so such a
-// stream pays a parse in one of 16 packets only.
+// Bounded: kNumEntries shapes, replaced round robin. Every packet of at
+// most kMaxSize bytes pays a Find() (a copy into words and a masked compare
+// per entry of its size); a miss pays the one pass and, in Remember(), a
+// second parse. After a run of misses (shapes that do not repeat) that
+// second parse is made for one packet in 16 only.
 //
 // Thread model: owned by one Ungrouper; not thread-safe.
 
