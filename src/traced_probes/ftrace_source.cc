@@ -214,10 +214,17 @@ void FtraceSource::EnableEvents(std::vector<std::string>* notes) {
 void FtraceSource::SetSeenPids(SeenPids* seen) {
   seen_ = seen;
   translator_->SetPidSink(seen ? &drained_tids_ : nullptr);
+  translator_->SetRenameSink(seen ? &renamed_tids_ : nullptr);
 }
 
 void FtraceSource::OfferPids() {
-  if (!seen_ || drained_tids_.empty())
+  if (!seen_)
+    return;
+  if (!renamed_tids_.empty()) {
+    seen_->OfferRenamed(renamed_tids_);
+    renamed_tids_.clear();
+  }
+  if (drained_tids_.empty())
     return;
   new_tids_.clear();
   for (int32_t tid : drained_tids_) {

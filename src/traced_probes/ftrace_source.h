@@ -110,8 +110,9 @@ class FtraceSource : public ProbeSource {
 
   // After each bundle, the tids the bundle's events were recorded for that
   // this source has not offered before go to |seen| (not owned; it must
-  // outlive the source), for linux.process_stats' on-demand dumps. Null:
-  // none (the default).
+  // outlive the source), for linux.process_stats' on-demand dumps, and so
+  // do the tasks its task/task_rename events renamed (each time: an exec
+  // changes what a described process is). Null: none (the default).
   void SetSeenPids(SeenPids* seen);
 
   uint64_t Run(uint64_t now_ms, const std::atomic<bool>& stop) override;
@@ -164,6 +165,7 @@ class FtraceSource : public ProbeSource {
   std::vector<std::string> failed_;   // it has, but enabling failed
   SeenPids* seen_ = nullptr;
   std::vector<int32_t> drained_tids_;  // the translator's pid sink
+  std::vector<int32_t> renamed_tids_;  // ... and its rename sink
   // Tids offered to seen_ (forgotten all at once at kMaxOfferedTids: a
   // tid is then offered again, which costs the subscriber a lookup).
   std::unordered_set<int32_t> offered_;

@@ -303,12 +303,14 @@ class ProbesDataSource::Instance : public ProbeSource {
                   " runs cut short); ",
                   c.packets, c.processes_described, c.threads_described,
                   c.process_stats, c.polls, c.polls_missed, c.runs_cut_short);
-      s += Format("on demand: %" PRIu64 " tids looked up, %" PRIu64
-                  " processes and %" PRIu64 " threads described, %" PRIu64
-                  " deferred by the rate, %" PRIu64 " dropped; ",
-                  c.on_demand_lookups, c.on_demand_processes,
-                  c.on_demand_threads, c.on_demand_deferred,
-                  c.on_demand_dropped);
+      s += Format(
+          "on demand: %" PRIu64 " tids looked up, %" PRIu64
+          " processes and %" PRIu64 " threads described, %" PRIu64
+          " renamed tids and %" PRIu64 " processes described again, %" PRIu64
+          " deferred by the rate, %" PRIu64 " dropped; ",
+          c.on_demand_lookups, c.on_demand_processes, c.on_demand_threads,
+          c.on_demand_renamed, c.on_demand_redescribed, c.on_demand_deferred,
+          c.on_demand_dropped);
       s += ScanSummary(c.scan);
     } else {
       const SysStatsCounters& c = sys_->counters();
@@ -354,14 +356,16 @@ class ProbesDataSource::Instance : public ProbeSource {
     if (!seen_)
       return;
     uint64_t dropped = 0;
-    seen_->Take(subscriber_, &tids_, &dropped);
+    seen_->Take(subscriber_, &tids_, &renamed_, &dropped);
     process_->AddPending(tids_, dropped);
+    process_->AddRenamed(renamed_);
   }
 
   const std::string label_;
   SeenPids* seen_ = nullptr;  // on demand only
   SeenPids::Subscriber subscriber_ = 0;
   std::vector<int32_t> tids_;
+  std::vector<int32_t> renamed_;
   // Declared first, destroyed last (after the sources, see ~Instance).
   std::unique_ptr<shm_ring::TraceWriterV2> writer_;
   std::unique_ptr<ProcessStatsSource> process_;

@@ -412,19 +412,34 @@ void ProcessStatsSource::Flush(const std::atomic<bool>& stop) {
   writer_->Flush();
 }
 
+bool ProcessStatsSource::Queue(int32_t tid) {
+  if (pending_.count(tid))
+    return true;
+  if (pending_.size() >= kMaxPendingTids) {
+    counters_.on_demand_dropped++;
+    return false;
+  }
+  pending_.insert(tid);
+  return true;
+}
+
 void ProcessStatsSource::AddPending(const std::vector<int32_t>& tids,
                                     uint64_t dropped) {
   if (!options_.on_demand)
     return;
   counters_.on_demand_dropped += dropped;
   for (int32_t tid : tids) {
-    if (tid <= 0 || pending_.count(tid))
-      continue;
-    if (pending_.size() >= kMaxPendingTids) {
-      counters_.on_demand_dropped++;
-      continue;
-    }
-    pending_.insert(tid);
+    if (tid > 0)
+      Queue(tid);
+  }
+}
+
+void ProcessStatsSource::AddRenamed(const std::vector<int32_t>& tids) {
+  if (!options_.on_demand)
+    return;
+  for (int32_t tid : tids) {
+    if (tid > 0 && Queue(tid))
+      renamed_.insert(tid);
   }
 }
 
@@ -446,8 +461,9 @@ bool ProcessStatsSource::DescribePending(uint64_t now_ms,
     }
     const int32_t tid = *pending_.begin();
     pending_.erase(pending_.begin());
+    const bool renamed = renamed_.erase(tid) != 0;
     window_lookups_++;
-    DescribeTid(tid, &tree);
+    DescribeTid(tid, renamed, &tree);
   }
   return true;
 }
@@ -458,10 +474,14 @@ void ProcessStatsSource::RememberThread(int32_t tid) {
   threads_known_.insert(tid);
 }
 
-void ProcessStatsSource::DescribeTid(int32_t tid, TreeWriter* tree) {
+void ProcessStatsSource::DescribeTid(int32_t tid,
+                                     bool renamed,
+                                     TreeWriter* tree) {
   ScanCounters* scan = &counters_.scan;
   counters_.on_demand_lookups++;
-  if (threads_known_.count(tid))
+  if (renamed)
+    counters_.on_demand_renamed++;
+  else if (threads_known_.count(tid))
     return;
   // /proc/TID is there for every thread, listed or not: its status names
   // its process (Tgid) and, as Name, the thread's own name.
@@ -490,13 +510,22 @@ void ProcessStatsSource::DescribeTid(int32_t tid, TreeWriter* tree) {
     return;
   auto it = described_.find(tgid);
   if (it != described_.end() && it->second == p.start_time_ticks()) {
-    // A thread of a process described already: the thread only, once.
+    const std::string* name =
+        options_.record_thread_names && thread.name ? &*thread.name : nullptr;
     if (tid != tgid) {
+      // A thread of a process described already: the thread only (once,
+      // and again when it is renamed).
       RememberThread(tid);
-      const std::string* name =
-          options_.record_thread_names && thread.name ? &*thread.name : nullptr;
       tree->AddThread(tid, tgid, name);
       counters_.on_demand_threads++;
+    } else if (renamed) {
+      // The process renamed (an exec): what it is now, and its main
+      // thread's new name. Its other threads keep their entries (an exec
+      // ends them).
+      tree->AddProcess(p, options_);
+      if (!options_.skip_main_thread_message)
+        tree->AddThread(tid, tgid, name);
+      counters_.on_demand_redescribed++;
     }
     return;
   }

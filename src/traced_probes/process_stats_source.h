@@ -20,7 +20,13 @@
 //     from SeenPids) that name a process this instance has not described
 //     are looked up in /proc/TID (its Tgid) and their process described
 //     once, with its threads; a new thread of a described process gets its
-//     thread entry. At most kMaxOnDemandTidsPerSecond tids are looked up
+//     thread entry. A tid given to AddRenamed() (a task/task_rename
+//     event) is looked up again even if it was described: the main
+//     thread of a described process gets its process entry again (an
+//     exec changes its command line, and it may have been described
+//     between its fork and its exec), any thread its thread entry again
+//     (with record_thread_names, its new name). At most
+//     kMaxOnDemandTidsPerSecond tids are looked up
 //     per second (the rest wait for the next second, counted), and at
 //     most kMaxPendingTids wait (more are dropped, counted): a fork bomb
 //     cannot make the producer spin.
@@ -92,6 +98,10 @@ struct ProcessStatsCounters {
   uint64_t on_demand_lookups = 0;
   uint64_t on_demand_processes = 0;
   uint64_t on_demand_threads = 0;
+  // Renamed tids looked up again (AddRenamed()), and the processes of
+  // them described again.
+  uint64_t on_demand_renamed = 0;
+  uint64_t on_demand_redescribed = 0;
   uint64_t on_demand_deferred = 0;
   uint64_t on_demand_dropped = 0;
   ScanCounters scan;
@@ -113,6 +123,9 @@ class ProcessStatsSource : public ProbeSource {
   // Tids seen in the kernel's events, for on_demand (ignored without it);
   // |dropped|: tids that could not even be queued before (counted).
   void AddPending(const std::vector<int32_t>& tids, uint64_t dropped);
+  // Tids renamed since they were seen: pending, and described again (see
+  // above).
+  void AddRenamed(const std::vector<int32_t>& tids);
   size_t pending() const { return pending_.size(); }
 
   const ProcessStatsCounters& counters() const { return counters_; }
@@ -137,7 +150,8 @@ class ProcessStatsSource : public ProbeSource {
   // On demand: the pending tids within the rate; false when cut short by
   // |stop|. DescribeTid() looks one up.
   bool DescribePending(uint64_t now_ms, const std::atomic<bool>& stop);
-  void DescribeTid(int32_t tid, TreeWriter* tree);
+  void DescribeTid(int32_t tid, bool renamed, TreeWriter* tree);
+  bool Queue(int32_t tid);  // into pending_; false when full (counted)
   // A thread described (so a tid of it is not looked up again).
   void RememberThread(int32_t tid);
   // When Run() is due next (the poll, or the next window with tids left).
@@ -158,6 +172,7 @@ class ProcessStatsSource : public ProbeSource {
   // once at kMaxKnownThreads, after which a thread may be described
   // twice).
   std::set<int32_t> pending_;
+  std::set<int32_t> renamed_;  // a subset of pending_
   uint64_t window_start_ms_ = 0;
   uint32_t window_lookups_ = 0;
   std::set<int32_t> threads_known_;

@@ -384,6 +384,75 @@ TEST_F(ProcessStatsSourceTest, OnDemandDescribesNewcomersOnce) {
   EXPECT_EQ(source.counters().on_demand_processes, 2u);
 }
 
+// The race an exec makes: a process described on demand between its fork
+// and its exec has its parent's command line. Seen again, it is not looked
+// up again; renamed (task/task_rename), it is described again as it is
+// now, and a renamed thread gets its thread entry again with its new
+// name. A renamed tid of a process not described yet is described once,
+// as any newcomer.
+TEST_F(ProcessStatsSourceTest, OnDemandDescribesARenamedProcessAgain) {
+  ProcessStatsOptions o = Options();
+  o.scan_all_processes_on_start = true;
+  o.record_thread_names = true;
+  o.on_demand = true;
+  ProcessStatsSource source(o, capture_.writer(), proc_.root());
+  source.Run(1000, stop_);
+  DrainPackets(&capture_);
+
+  // Forked by app 300, not exec'd yet: app's command line.
+  proc_.AddProcess(400, 300, "app", "/usr/bin/app\0--flag\0"s, 800, {400});
+  source.AddPending({400}, 0);
+  source.Run(1001, stop_);
+  Tree t = TreeOf(DrainPackets(&capture_));
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(Cmdline(t.processes.at(400)),
+            (std::vector<std::string>{"/usr/bin/app", "--flag"}));
+
+  // It execs /usr/bin/late (same pid, same start time).
+  proc_.AddProcess(400, 300, "late", "/usr/bin/late\0"s, 800, {400});
+  source.AddPending({400}, 0);
+  source.Run(1002, stop_);
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).packets, 0u);
+  source.AddRenamed({400});
+  EXPECT_EQ(source.pending(), 1u);
+  source.Run(1003, stop_);
+  t = TreeOf(DrainPackets(&capture_));
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(t.process_entries, 1u);
+  EXPECT_EQ(t.processes.at(400).ppid(), 300);
+  EXPECT_EQ(Cmdline(t.processes.at(400)),
+            (std::vector<std::string>{"/usr/bin/late"}));
+  ASSERT_EQ(t.threads.size(), 1u);
+  EXPECT_EQ(t.threads.at(400).name(), "late");
+
+  // App's thread 301 names itself; process 500 is renamed before it was
+  // ever described.
+  AddThreadDir(&proc_, 301, 300, "renamed-301");
+  proc_.AddProcess(500, 1, "later", "/usr/bin/later\0"s, 800, {500});
+  source.AddRenamed({301, 500});
+  source.Run(1004, stop_);
+  t = TreeOf(DrainPackets(&capture_));
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(Cmdline(t.processes.at(500)),
+            (std::vector<std::string>{"/usr/bin/later"}));
+  EXPECT_EQ(t.threads.at(301).tgid(), 300);
+  EXPECT_EQ(t.threads.at(301).name(), "renamed-301");
+
+  const ProcessStatsCounters& c = source.counters();
+  EXPECT_EQ(c.on_demand_lookups, 5u);
+  EXPECT_EQ(c.on_demand_renamed, 3u);
+  EXPECT_EQ(c.on_demand_redescribed, 1u);
+  EXPECT_EQ(c.on_demand_processes, 2u);  // 400 (once), 500
+  EXPECT_EQ(c.on_demand_threads, 1u);    // 301
+
+  // Without on_demand, renamed tids are ignored too.
+  ProcessStatsOptions off = Options();
+  off.scan_all_processes_on_start = true;
+  ProcessStatsSource quiet(off, capture_.writer(), proc_.root());
+  quiet.AddRenamed({400});
+  EXPECT_EQ(quiet.pending(), 0u);
+}
+
 TEST_F(ProcessStatsSourceTest, WithoutOnDemandTidsAreIgnored) {
   ProcessStatsOptions o = Options();
   o.scan_all_processes_on_start = true;

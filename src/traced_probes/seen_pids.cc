@@ -34,20 +34,32 @@ void SeenPids::Unsubscribe(Subscriber s) {
 }
 
 void SeenPids::Offer(const std::vector<int32_t>& tids) {
+  Add(tids, /*renamed=*/false);
+}
+
+void SeenPids::OfferRenamed(const std::vector<int32_t>& tids) {
+  Add(tids, /*renamed=*/true);
+}
+
+void SeenPids::Add(const std::vector<int32_t>& tids, bool renamed) {
   std::vector<std::function<void()>> wakes;
   {
     base::MutexLock lock(&mutex_);
     for (auto& [s, q] : queues_) {
       bool added = false;
       for (int32_t tid : tids) {
-        if (tid <= 0 || q.pending.count(tid))
+        if (tid <= 0)
           continue;
-        if (q.pending.size() >= kMaxPendingTids) {
-          q.dropped++;
-          continue;
+        if (!q.pending.count(tid)) {
+          if (q.pending.size() >= kMaxPendingTids) {
+            q.dropped++;
+            continue;
+          }
+          q.pending.insert(tid);
+          added = true;
         }
-        q.pending.insert(tid);
-        added = true;
+        if (renamed && q.renamed.insert(tid).second)
+          added = true;
       }
       if (added && q.wake)
         wakes.push_back(q.wake);
@@ -59,16 +71,21 @@ void SeenPids::Offer(const std::vector<int32_t>& tids) {
 
 void SeenPids::Take(Subscriber s,
                     std::vector<int32_t>* out,
+                    std::vector<int32_t>* renamed,
                     uint64_t* dropped) {
   out->clear();
+  renamed->clear();
   base::MutexLock lock(&mutex_);
   auto it = queues_.find(s);
   if (it == queues_.end())
     return;
-  out->assign(it->second.pending.begin(), it->second.pending.end());
-  it->second.pending.clear();
-  *dropped += it->second.dropped;
-  it->second.dropped = 0;
+  Queue& q = it->second;
+  out->assign(q.pending.begin(), q.pending.end());
+  renamed->assign(q.renamed.begin(), q.renamed.end());
+  q.pending.clear();
+  q.renamed.clear();
+  *dropped += q.dropped;
+  q.dropped = 0;
 }
 
 size_t SeenPids::subscribers() const {

@@ -14,9 +14,15 @@
 // subscriber gets every tid offered (each instance describes what it has
 // not described yet, so the cost is one /proc lookup per new tid).
 //
-// Bounds: a subscriber holds at most kMaxPendingTids tids not taken yet;
-// more are dropped and counted (a fork bomb makes the queue full, never
-// long). Offers of a tid already pending cost nothing.
+// A tid can also be offered as renamed (a task/task_rename event: an exec,
+// or a thread naming itself): the subscriber then describes it again even
+// if it described it before, since a process described between its fork
+// and its exec was described with its parent's command line.
+//
+// Bounds: a subscriber holds at most kMaxPendingTids tids not taken yet
+// (renamed ones among them); more are dropped and counted (a fork bomb
+// makes the queue full, never long). Offers of a tid already pending cost
+// nothing.
 //
 // Thread model: every method from any thread (one mutex). The waker runs
 // on the thread that offers, with no lock of SeenPids held.
@@ -58,19 +64,28 @@ class SeenPids {
   // Tids seen (tid <= 0 is ignored): added to every subscriber's pending
   // set, up to kMaxPendingTids each.
   void Offer(const std::vector<int32_t>& tids);
+  // The same, each marked renamed (until taken).
+  void OfferRenamed(const std::vector<int32_t>& tids);
 
-  // Moves the subscriber's pending tids (ascending) into |*out| and adds to
-  // |*dropped| the tids dropped for it since the last Take().
-  void Take(Subscriber s, std::vector<int32_t>* out, uint64_t* dropped);
+  // Moves the subscriber's pending tids (ascending) into |*out|, those of
+  // them marked renamed into |*renamed| (ascending), and adds to |*dropped|
+  // the tids dropped for it since the last Take().
+  void Take(Subscriber s,
+            std::vector<int32_t>* out,
+            std::vector<int32_t>* renamed,
+            uint64_t* dropped);
 
   size_t subscribers() const;
 
  private:
   struct Queue {
     std::set<int32_t> pending;
+    std::set<int32_t> renamed;  // a subset of |pending|
     uint64_t dropped = 0;
     std::function<void()> wake;
   };
+
+  void Add(const std::vector<int32_t>& tids, bool renamed);
 
   mutable base::Mutex mutex_;
   std::map<Subscriber, Queue> queues_ RT_GUARDED_BY(mutex_);

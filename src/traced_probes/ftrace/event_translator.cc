@@ -295,6 +295,14 @@ bool EventTranslator::TranslateEvent(const RawEvent& event,
       (pid_sink_->empty() || pid_sink_->back() != pid)) {
     pid_sink_->push_back(static_cast<int32_t>(pid));
   }
+  if (rename_sink_ && r.kind == EventKind::kTaskRename) {
+    // f[0] is the renamed task's pid (kTypedSpecs).
+    int64_t renamed = 0;
+    if (reader.Int(r.fields[0], &renamed) && renamed > 0 &&
+        renamed <= INT32_MAX) {
+      rename_sink_->push_back(static_cast<int32_t>(renamed));
+    }
+  }
   if (compact && ((r.kind == EventKind::kSchedSwitch && compact_switch()) ||
                   (r.kind == EventKind::kSchedWaking && compact_waking()))) {
     // A record whose fields do not all fit is written in full below (with

@@ -117,6 +117,12 @@ class EventTranslator {
   // which the caller empties (linux.process_stats' on-demand dumps, see
   // seen_pids.h). Null: none.
   void SetPidSink(std::vector<int32_t>* sink) { pid_sink_ = sink; }
+  // With a sink, TranslateEvent() appends the renamed task's pid of each
+  // task/task_rename record (an exec renames the task that execs; prctl
+  // PR_SET_NAME a thread) to |*sink|, which the caller empties: the
+  // process a tid belongs to may have been described before it exec'd
+  // (seen_pids.h). Null: none.
+  void SetRenameSink(std::vector<int32_t>* sink) { rename_sink_ = sink; }
   // Whether compact_sched is on and applies to switches / wakings.
   bool compact_switch() const { return compact_enabled_ && compact_switch_; }
   bool compact_waking() const { return compact_enabled_ && compact_waking_; }
@@ -181,6 +187,7 @@ class EventTranslator {
   bool compact_waking_ = false;
   CompactSchedBuffer compact_;
   std::vector<int32_t>* pid_sink_ = nullptr;
+  std::vector<int32_t>* rename_sink_ = nullptr;
 };
 
 // Writes one CPU's per_cpu/cpuN/stats as FtraceCpuStats.

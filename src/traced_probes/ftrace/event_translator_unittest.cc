@@ -223,6 +223,42 @@ TEST_F(EventTranslatorTest, ProcessAndTaskEvents) {
               1010u + 10u * static_cast<unsigned>(i));
 }
 
+// The sinks of linux.process_stats' on-demand dumps: each record's
+// common_pid (not 0, not the one appended last), and the renamed task of
+// each task_rename (a write to another thread's /proc comm renames that
+// thread, not the writer; a pid out of range is left out).
+TEST_F(EventTranslatorTest, PidAndRenameSinks) {
+  std::vector<int32_t> pids;
+  std::vector<int32_t> renamed;
+  translator_->SetPidSink(&pids);
+  translator_->SetRenameSink(&renamed);
+  auto rename = [&](int64_t common_pid, int64_t pid) {
+    return RecordBuilder(Format("task", "task_rename"))
+        .SetInt("common_pid", common_pid)
+        .SetInt("pid", pid)
+        .SetString("oldcomm", "a")
+        .SetString("newcomm", "b")
+        .Build();
+  };
+  const auto exit_record = RecordBuilder(Format("sched", "sched_process_exit"))
+                               .SetInt("common_pid", 0)
+                               .SetString("comm", "x")
+                               .SetInt("pid", 12)
+                               .Build();
+  const pb::FtraceEventBundle bundle =
+      Translate({rename(11, 11), rename(11, 13), exit_record, rename(7, -5),
+                 rename(7, 0)});
+  EXPECT_EQ(bundle.event_size(), 5);
+  EXPECT_EQ(pids, (std::vector<int32_t>{11, 7}));
+  EXPECT_EQ(renamed, (std::vector<int32_t>{11, 13}));
+
+  translator_->SetPidSink(nullptr);
+  translator_->SetRenameSink(nullptr);
+  Translate({rename(20, 20)});
+  EXPECT_EQ(pids.size(), 2u);
+  EXPECT_EQ(renamed.size(), 2u);
+}
+
 TEST_F(EventTranslatorTest, PrintBuf) {
   const auto record = RecordBuilder(Format("ftrace", "print"))
                           .SetInt("common_pid", 99)
