@@ -6,7 +6,10 @@
 // the drain-tuning flags, and those flags' validation. The load runs under
 // the drop policy through a small ring, so packets are usually lost; what is
 // checked is that every loss is counted exactly: emitted - in the trace ==
-// the writers' drop count == the trace's TraceStats.
+// the writers' drop count == the trace's TraceStats. With a trace buffer
+// too small for the load, packets are also overwritten (RING_BUFFER) or
+// discarded (DISCARD) in the service: every packet committed is in the
+// file or counted there.
 
 #include <gtest/gtest.h>
 
@@ -47,13 +50,18 @@ class LoadgenServiceTest : public test::EndToEndFixture {
     return service.exit_code();
   }
 
+  // What the trace buffer may lose besides the writers' drops.
+  enum class BufferLoss { kNone, kOverwrites, kDiscards };
+
   // Runs the load against ringtraced started with |flags| and checks that
   // every loss is counted exactly in the trace it writes.
-  void RunLoadAndCheckExactLoss(std::vector<std::string> flags);
+  void RunLoadAndCheckExactLoss(std::vector<std::string> flags,
+                                BufferLoss buffer_loss = BufferLoss::kNone);
 };
 
 void LoadgenServiceTest::RunLoadAndCheckExactLoss(
-    std::vector<std::string> flags) {
+    std::vector<std::string> flags,
+    BufferLoss buffer_loss) {
   base::Subprocess service(ServiceArgs(flags));
   const std::string error =
       test::StartRingtraced(&service, socket_, kTimeoutMs);
@@ -85,11 +93,27 @@ void LoadgenServiceTest::RunLoadAndCheckExactLoss(
   EXPECT_EQ(result.packets_committed + result.packets_dropped,
             result.packets_begun);
   EXPECT_EQ(count.packets_dropped_by_producers, result.packets_dropped);
-  EXPECT_EQ(count.chunks_discarded, 0u);
   // No silent loss: every packet the writers did not count as dropped is in
-  // the trace, events and descriptors alike.
-  EXPECT_EQ(count.track_events + count.track_descriptors + count.clear_packets,
-            result.packets_committed);
+  // the trace, events and descriptors alike, or counted as lost by the
+  // buffer.
+  EXPECT_EQ(count.track_events + count.track_descriptors + count.clear_packets +
+                count.packets_overwritten + count.packets_discarded,
+            result.packets_committed)
+      << FormatTraceCount(count);
+  if (buffer_loss == BufferLoss::kOverwrites) {
+    EXPECT_GT(count.packets_overwritten, 0u) << FormatTraceCount(count);
+    EXPECT_GT(count.chunks_overwritten, 0u);
+    EXPECT_EQ(count.packets_discarded, 0u);
+    return;
+  }
+  if (buffer_loss == BufferLoss::kDiscards) {
+    EXPECT_GT(count.packets_discarded, 0u) << FormatTraceCount(count);
+    EXPECT_GT(count.chunks_discarded, 0u);
+    EXPECT_EQ(count.packets_overwritten, 0u);
+    return;
+  }
+  EXPECT_EQ(count.chunks_discarded, 0u);
+  EXPECT_EQ(count.packets_overwritten + count.packets_discarded, 0u);
   EXPECT_LE(count.track_events, result.events_emitted);
   // One counted loss per missing event: an event whose incremental-state
   // clear could not be written is skipped, the clear's lost packet standing
@@ -117,6 +141,23 @@ TEST_F(LoadgenServiceTest, EveryLossIsCountedExactlyWhenStreamedToTheFile) {
   // more at the stop); a RING_BUFFER that is never overrun.
   RunLoadAndCheckExactLoss(
       {"--file-write-period-ms", "100", "--buffer-kb", "131072"});
+}
+
+TEST_F(LoadgenServiceTest, OverwritesOfAStreamedSessionAreCountedExactly) {
+  // A 256 KiB RING_BUFFER written to the file every 100 ms: between two
+  // writes the load fills it many times over, and what was not written yet
+  // is overwritten.
+  RunLoadAndCheckExactLoss({"--file-write-period-ms", "100", "--buffer-kb",
+                            "256", "--fill-policy", "ring_buffer"},
+                           BufferLoss::kOverwrites);
+}
+
+TEST_F(LoadgenServiceTest, DiscardsOfAStreamedSessionAreCountedExactly) {
+  // The same with DISCARD: the buffer takes nothing more once full, and a
+  // streamed write frees it.
+  RunLoadAndCheckExactLoss({"--file-write-period-ms", "100", "--buffer-kb",
+                            "256", "--fill-policy", "discard"},
+                           BufferLoss::kDiscards);
 }
 
 TEST_F(LoadgenServiceTest, DrainFlagsOutOfRangeAreRefused) {
