@@ -149,7 +149,10 @@ void Finish(benchmark::State& state, Rig* rig, uint64_t written) {
   state.SetItemsProcessed(static_cast<int64_t>(written));
 }
 
-void BM_DataSource_TraceEnabled(benchmark::State& state) {
+// Runs |emit(ctx, i)| inside BenchSource::Trace() once per iteration
+// against a fresh Rig; every call writes one packet.
+template <typename Emit>
+void RunTrace(benchmark::State& state, Emit emit) {
   base::Status status;
   Rig rig(&status);
   if (!status.ok()) {
@@ -160,27 +163,32 @@ void BM_DataSource_TraceEnabled(benchmark::State& state) {
   uint64_t written = 0;
   for (auto _ : state) {
     BenchSource::Trace([&](BenchSource::TraceContext ctx) {
-      auto packet = ctx.NewTracePacket<rtt::TestSourcePacket>();
-      packet->set_timestamp(i);
-      bool is_new = false;
-      const std::string& name = NameOf(i);
-      const uint64_t iid =
-          ctx.GetIncrementalState()->names.Intern(name, &is_new);
-      if (is_new) {
-        rtt::TestSourceInternedData interned(
-            packet->set_interned_data().message());
-        rtt::TestSourceName entry = interned.add_test_source_names();
-        entry.set_iid(iid);
-        entry.set_name(name);
-      }
-      rtt::TestSourceEvent event = packet->set_test_source_event();
-      event.set_seq(i);
-      event.set_name_iid(iid);
+      emit(ctx, i);
       written++;
     });
     i++;
   }
   Finish(state, &rig, written);
+}
+
+void BM_DataSource_TraceEnabled(benchmark::State& state) {
+  RunTrace(state, [](BenchSource::TraceContext& ctx, uint64_t i) {
+    auto packet = ctx.NewTracePacket<rtt::TestSourcePacket>();
+    packet->set_timestamp(i);
+    bool is_new = false;
+    const std::string& name = NameOf(i);
+    const uint64_t iid = ctx.GetIncrementalState()->names.Intern(name, &is_new);
+    if (is_new) {
+      rtt::TestSourceInternedData interned(
+          packet->set_interned_data().message());
+      rtt::TestSourceName entry = interned.add_test_source_names();
+      entry.set_iid(iid);
+      entry.set_name(name);
+    }
+    rtt::TestSourceEvent event = packet->set_test_source_event();
+    event.set_seq(i);
+    event.set_name_iid(iid);
+  });
 }
 BENCHMARK(BM_DataSource_TraceEnabled)
     ->Iterations(Iterations())
@@ -190,26 +198,13 @@ BENCHMARK(BM_DataSource_TraceEnabled)
 // The baseline's packet through Trace(): the machinery alone, without the
 // interning lookup.
 void BM_DataSource_TraceEnabledNoInterning(benchmark::State& state) {
-  base::Status status;
-  Rig rig(&status);
-  if (!status.ok()) {
-    state.SkipWithError(status.message().c_str());
-    return;
-  }
-  uint64_t i = 0;
-  uint64_t written = 0;
-  for (auto _ : state) {
-    BenchSource::Trace([&](BenchSource::TraceContext ctx) {
-      auto packet = ctx.NewTracePacket<rtt::TestSourcePacket>();
-      packet->set_timestamp(i);
-      rtt::TestSourceEvent event = packet->set_test_source_event();
-      event.set_seq(i);
-      event.set_name_iid(1 + (i / 1024) % 64);
-      written++;
-    });
-    i++;
-  }
-  Finish(state, &rig, written);
+  RunTrace(state, [](BenchSource::TraceContext& ctx, uint64_t i) {
+    auto packet = ctx.NewTracePacket<rtt::TestSourcePacket>();
+    packet->set_timestamp(i);
+    rtt::TestSourceEvent event = packet->set_test_source_event();
+    event.set_seq(i);
+    event.set_name_iid(1 + (i / 1024) % 64);
+  });
 }
 BENCHMARK(BM_DataSource_TraceEnabledNoInterning)
     ->Iterations(Iterations())
