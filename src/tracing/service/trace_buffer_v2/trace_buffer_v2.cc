@@ -115,13 +115,29 @@ TraceBufferV2::Pages TraceBufferV2::PagesForNewBuffers() {
       g_pages_for_new_buffers.load(std::memory_order_relaxed));
 }
 
+// TraceBufferV2::SetWarmAheadForNewBuffers(). Relaxed: a standalone
+// setting, as above.
+std::atomic<size_t> g_warm_ahead_for_new_buffers{0};
+
+void TraceBufferV2::SetWarmAheadForNewBuffers(size_t bytes) {
+  g_warm_ahead_for_new_buffers.store(bytes, std::memory_order_relaxed);
+}
+
+size_t TraceBufferV2::WarmAheadForNewBuffers() {
+  return g_warm_ahead_for_new_buffers.load(std::memory_order_relaxed);
+}
+
+PageWarmer::Stats TraceBufferV2::warmer_stats() const {
+  return warmer_ ? warmer_->stats() : PageWarmer::Stats();
+}
+
 std::unique_ptr<TraceBufferV2> TraceBufferV2::Create(size_t size_bytes,
                                                      OverwritePolicy policy) {
   if (size_bytes == 0 || size_bytes > kMaxBufferSize)
     return nullptr;
   std::unique_ptr<TraceBufferV2> tb(
       new TraceBufferV2(base::AlignUp(size_bytes, kPageSize), policy));
-  if (!tb->Initialize())
+  if (!tb->Initialize(/*warm=*/true))
     return nullptr;
   return tb;
 }
@@ -129,7 +145,7 @@ std::unique_ptr<TraceBufferV2> TraceBufferV2::Create(size_t size_bytes,
 TraceBufferV2::TraceBufferV2(size_t size, OverwritePolicy policy)
     : size_(size), policy_(policy) {}
 
-bool TraceBufferV2::Initialize() {
+bool TraceBufferV2::Initialize(bool warm) {
   // Anonymous mapping: pages are committed lazily, on first write.
   void* mem = mmap(nullptr, size_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -145,10 +161,15 @@ bool TraceBufferV2::Initialize() {
   }
   reader_.reset(new ChunkSeqReader(this));
   erase_reader_.reset(new ChunkSeqReader(this));
+  // A buffer of one commit step has nothing to warm ahead of its writes.
+  const size_t ahead = WarmAheadForNewBuffers();
+  if (warm && ahead > 0 && size_ > PageWarmer::kStep)
+    warmer_.reset(new PageWarmer(buf_, size_, ahead));
   return true;
 }
 
 TraceBufferV2::~TraceBufferV2() {
+  warmer_.reset();  // joins its thread: no read of the mapping after this
   if (buf_)
     munmap(buf_, size_);
 }
@@ -455,6 +476,12 @@ bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
 void TraceBufferV2::CommitAhead() {
   const size_t kCommitStep =
       pages_ == Pages::kHuge ? size_t{2} << 20 : size_t{256} * 1024;
+  // [PW-1]: the warmer is told before any write past what it was told
+  // (the caller writes below used_size_ once this returns), whether or not
+  // the kernel commits ahead. It may have committed these pages already;
+  // the advice below then only walks them.
+  if (warmer_)
+    warmer_->Claim(std::min(base::AlignUp(used_size_, kCommitStep), size_));
   if (!commit_ahead_)
     return;
   // Bounded: at most (used_size_ - committed_) / kCommitStep + 1 steps; one
@@ -570,8 +597,11 @@ void TraceBufferV2::RejectChunk(ProducerID producer_id,
 // this object, and every heap allocation it owns (hash-table buckets and
 // nodes estimated as one pointer per bucket and per node).
 size_t TraceBufferV2::GetMemoryUsageBytes() const {
-  size_t bytes = base::AlignUp(std::max(used_size_, committed_), kPageSize) +
-                 sizeof(*this);
+  size_t bytes =
+      base::AlignUp(std::max({used_size_, committed_,
+                              warmer_ ? warmer_->committed_end() : size_t{0}}),
+                    kPageSize) +
+      sizeof(*this);
   bytes += sequences_.bucket_count() * sizeof(void*);
   for (const auto& kv : sequences_) {
     bytes += sizeof(kv) + sizeof(void*) +

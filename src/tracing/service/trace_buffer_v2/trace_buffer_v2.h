@@ -51,6 +51,7 @@
 
 #include "ringtrace/logging.h"
 #include "ringtrace/strong_flags.h"
+#include "src/tracing/service/trace_buffer_v2/page_warmer.h"
 #include "src/tracing/service/trace_buffer_v2/sequence_state.h"
 #include "src/tracing/service/trace_buffer_v2/tb_chunk.h"
 #include "src/tracing/service/trace_buffer_v2/trace_buffer_v2_types.h"
@@ -245,6 +246,17 @@ class TraceBufferV2 {
   static Pages PagesForNewBuffers();
   // What this buffer asked for (kSmall if MADV_HUGEPAGE was refused).
   Pages pages() const { return pages_; }
+  // How far ahead of the writes a PageWarmer (page_warmer.h) runs in the
+  // buffers created from now on in this process, in bytes; 0 (the
+  // default): none. With one, a fresh buffer's pages are committed and
+  // read by the warmer's thread before the writer (the drain thread)
+  // reaches them, so the first-touch cost is not on the writer
+  // (ringtraced --warm-ahead-kb; docs/trace_buffer_v2.md, "Storage
+  // format"). Read-only clones have none.
+  static void SetWarmAheadForNewBuffers(size_t bytes);
+  static size_t WarmAheadForNewBuffers();
+  // This buffer's warmer's totals (zeros without one).
+  PageWarmer::Stats warmer_stats() const;
   ~TraceBufferV2();
   TraceBufferV2(const TraceBufferV2&) = delete;
   TraceBufferV2& operator=(const TraceBufferV2&) = delete;
@@ -398,7 +410,8 @@ class TraceBufferV2 {
   friend class ChunkSeqReader;
 
   TraceBufferV2(size_t size, OverwritePolicy policy);
-  bool Initialize();
+  // |warm|: start a PageWarmer if WarmAheadForNewBuffers() asks for one.
+  bool Initialize(bool warm);
 
   uint8_t* begin() { return buf_; }
   // Inline, like FindSequence()'s cache check and the debug checksum hooks
@@ -541,6 +554,9 @@ class TraceBufferV2 {
   size_t committed_ = 0;
   bool commit_ahead_ = true;
   Pages pages_ = Pages::kSmall;
+  // Told of every write before it happens ([PW-1], CommitAhead());
+  // destroyed before the mapping.
+  std::unique_ptr<PageWarmer> warmer_;
 
   // Pending two-phase chunk.
   bool has_pending_ = false;

@@ -10,12 +10,15 @@
 // BM_TraceBuffer_CopyLimit is the baseline for the write benchmarks: memcpy
 // of the same chunk bytes into a 64 MiB ring, nothing else.
 //
-// BM_TraceBuffer_FirstPass/commit_ahead:0|1|2 writes the same chunks into a
-// fresh 64 MiB buffer, whose pages are committed as the writes reach them:
+// BM_TraceBuffer_FirstPass/commit_ahead:0|1|2|3 writes the same chunks into
+// a fresh 64 MiB buffer, whose pages are committed as the writes reach them:
 // with 1 ahead of the writes (TraceBufferV2::CommitAhead()), with 0 by a
-// page fault per 4 KiB page, with 2 ahead on transparent huge pages. Its
-// baseline is BM_TraceBuffer_WR_SingleWriter (the same writes into memory
-// committed long ago).
+// page fault per 4 KiB page, with 2 ahead on transparent huge pages, with 3
+// ahead and a PageWarmer 8 MiB ahead (its thread's time is not the
+// writer's; "warmed" is the fraction of pages it read before the writer
+// reached them: the writer here runs at memory speed, faster than a drain).
+// Its baseline is BM_TraceBuffer_WR_SingleWriter (the same writes into
+// memory committed long ago).
 //
 // BM_TraceBuffer_Upstream_* reproduce the workload of Perfetto's
 // trace_buffer_benchmark instead (see UpstreamChunks()): write, readback and
@@ -175,6 +178,9 @@ void BM_TraceBuffer_FirstPass(benchmark::State& state) {
   // ahead on huge pages (TraceBufferV2::Pages::kHuge).
   const bool commit_ahead = state.range(0) >= 1;
   const bool huge = state.range(0) == 2;
+  const size_t warm_ahead = state.range(0) == 3 ? size_t{8} << 20 : 0;
+  uint64_t warmed = 0;
+  uint64_t pages = 0;
   const std::vector<ChunkTemplate>& templates = MixedTemplates();
   const size_t buffer_size =
       bench::IsBenchmarkFunctionalOnly() ? (1 << 20) : kWriteBufferSize;
@@ -183,9 +189,11 @@ void BM_TraceBuffer_FirstPass(benchmark::State& state) {
     state.PauseTiming();
     TraceBufferV2::SetPagesForNewBuffers(huge ? TraceBufferV2::Pages::kHuge
                                               : TraceBufferV2::Pages::kSmall);
+    TraceBufferV2::SetWarmAheadForNewBuffers(warm_ahead);
     auto tb = TraceBufferV2::Create(buffer_size,
                                     TraceBufferV2::OverwritePolicy::kOverwrite);
     TraceBufferV2::SetPagesForNewBuffers(TraceBufferV2::Pages::kSmall);
+    TraceBufferV2::SetWarmAheadForNewBuffers(0);
     tb->SetCommitAheadForTesting(commit_ahead);
     state.ResumeTiming();
     ChunkID id = 0;
@@ -201,10 +209,16 @@ void BM_TraceBuffer_FirstPass(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
     state.PauseTiming();
+    warmed += tb->warmer_stats().pages_read;
+    pages += buffer_size / 4096;
     tb.reset();  // munmap: not timed.
     state.ResumeTiming();
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  if (warm_ahead) {
+    state.counters["warmed"] =
+        pages ? static_cast<double>(warmed) / static_cast<double>(pages) : 0;
+  }
 }
 
 size_t ReadBufferSize() {
@@ -591,7 +605,8 @@ BENCHMARK(BM_TraceBuffer_FirstPass)
     ->ArgName("commit_ahead")
     ->Arg(0)
     ->Arg(1)
-    ->Arg(2);
+    ->Arg(2)
+    ->Arg(3);
 BENCHMARK(BM_TraceBuffer_RD_MixedPackets)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_RD_Fragmented)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceBuffer_Patch)->ArgName("hit")->Arg(1)->Arg(0);

@@ -170,7 +170,7 @@ uint64_t TraceBufferV2::ReadFastPathPacketsForTesting() const {
 std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
   RT_CHECK(!has_pending_);
   std::unique_ptr<TraceBufferV2> clone(new TraceBufferV2(size_, policy_));
-  if (!clone->Initialize())
+  if (!clone->Initialize(/*warm=*/false))
     return nullptr;
   // All state is offsets ([SEQ-1]): a copy is a valid buffer.
   memcpy(clone->buf_, buf_, data_end_);

@@ -9,7 +9,9 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/tracing/service/trace_buffer_v2/frag_iterator.h"
@@ -185,6 +187,42 @@ TEST_F(TraceBufferV2Test, CommitsTheFirstPassOneStepAhead) {
   ASSERT_TRUE(Commit(1, 1, 0, {"a"}));
   EXPECT_EQ(tb_->committed_ahead(), 0u);
   EXPECT_EQ(Data(Read()), std::vector<std::string>{"a"});
+}
+
+// With a warm-ahead setting, a new buffer's PageWarmer reads the pages
+// ahead of the writes; what is written reads back the same, the memory
+// usage counts what the warmer committed, and a read-only clone has no
+// warmer. The setting applies to the buffers created after it.
+TEST_F(TraceBufferV2Test, AWarmerRunsAheadOfTheFirstPass) {
+  if (!KernelCommitsAhead())
+    GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported: nothing to warm";
+  TraceBufferV2::SetWarmAheadForNewBuffers(1 << 20);
+  Create(8 << 20);
+  TraceBufferV2::SetWarmAheadForNewBuffers(0);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // Bounded by the deadline (not a timing assertion).
+  while (tb_->warmer_stats().pages_read < 16 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(tb_->warmer_stats().pages_read, 16u);
+  EXPECT_GE(tb_->GetMemoryUsageBytes(), PageWarmer::kStep + 16 * 4096);
+  std::vector<std::string> want;
+  ChunkID id = 0;
+  // Bounded: each chunk adds about 4 KiB.
+  while (tb_->used_size() < (3 << 20)) {
+    want.push_back(std::string(4000, static_cast<char>('a' + id % 26)));
+    ASSERT_TRUE(Commit(1, 1, id++, {want.back()}));
+  }
+  std::unique_ptr<TraceBufferV2> clone = tb_->CloneReadOnly();
+  ASSERT_TRUE(clone);
+  EXPECT_EQ(clone->warmer_stats().pages_read, 0u);
+  EXPECT_EQ(Data(Read()), want);
+
+  Create(8 << 20);  // created after the reset: no warmer
+  EXPECT_EQ(tb_->warmer_stats().pages_read, 0u);
+  EXPECT_EQ(tb_->warmer_stats().steps_committed, 0u);
 }
 
 // With huge pages the first pass commits one 2 MiB step ahead; the data

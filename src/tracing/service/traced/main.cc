@@ -40,7 +40,8 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;  // the service could not run or write
 constexpr int kExitUsage = 2;
-constexpr int kNiceUnchanged = 100;  // outside [-20, 19]
+constexpr int kNiceUnchanged = 100;            // outside [-20, 19]
+constexpr uint32_t kMaxWarmAheadKb = 1 << 20;  // 1 GiB
 
 void PrintUsage(FILE* out, const char* argv0) {
   fprintf(out,
@@ -116,6 +117,12 @@ void PrintUsage(FILE* out, const char* argv0) {
           "                         (transparent huge pages; "
           "docs/trace_buffer_v2.md)\n"
           "                         (small)\n"
+          "  --warm-ahead-kb N      a thread commits and touches a new "
+          "trace buffer's\n"
+          "                         pages up to N KiB ahead of the drain's "
+          "writes,\n"
+          "                         0..1048576; 0: none (docs/"
+          "trace_buffer_v2.md) (0)\n"
           "  --nice N               scheduling niceness of the service's "
           "threads,\n"
           "                         -20..19 (unchanged); below 0 needs "
@@ -354,6 +361,12 @@ int ParseFlags(int argc,
             trace_buffer::TraceBufferV2::Pages::kHuge);
       else
         error = "must be small or huge";
+    } else if (flag.Is("--warm-ahead-kb")) {
+      if (!base::ParseUint32(value, &n) || n > kMaxWarmAheadKb)
+        error = "must be in [0, 1048576]";
+      else
+        trace_buffer::TraceBufferV2::SetWarmAheadForNewBuffers(size_t{n} *
+                                                               1024);
     } else if (flag.Is("--nice")) {
       int32_t v = 0;
       if (!ParseNice(value, &v))
