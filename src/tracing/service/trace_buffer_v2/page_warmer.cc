@@ -4,6 +4,7 @@
 
 #include "src/tracing/service/trace_buffer_v2/page_warmer.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -87,6 +88,8 @@ PageWarmer::Stats PageWarmer::stats() const {
 }
 
 void PageWarmer::Run() {
+  // For ps and top: the service's CPU that is not the drain's.
+  pthread_setname_np(pthread_self(), "rt_page_warmer");
   // The first step is the owner's: nothing is claimed yet ([PW-1]).
   size_t pos = std::min(kStep, size_);
   // relaxed: a prompt to stop (see ~PageWarmer()).

@@ -215,6 +215,10 @@ TEST_F(TraceBufferV2Test, AWarmerRunsAheadOfTheFirstPass) {
     want.push_back(std::string(4000, static_cast<char>('a' + id % 26)));
     ASSERT_TRUE(Commit(1, 1, id++, {want.back()}));
   }
+  // Memory grows with the data: the lookahead and a step past it at most
+  // (and the bookkeeping, well under 64 KiB here).
+  EXPECT_LE(tb_->GetMemoryUsageBytes(),
+            tb_->used_size() + (1 << 20) + 2 * PageWarmer::kStep + 65536);
   std::unique_ptr<TraceBufferV2> clone = tb_->CloneReadOnly();
   ASSERT_TRUE(clone);
   EXPECT_EQ(clone->warmer_stats().pages_read, 0u);

@@ -40,8 +40,10 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;  // the service could not run or write
 constexpr int kExitUsage = 2;
-constexpr int kNiceUnchanged = 100;            // outside [-20, 19]
-constexpr uint32_t kMaxWarmAheadKb = 1 << 20;  // 1 GiB
+constexpr int kNiceUnchanged = 100;  // outside [-20, 19]
+// --warm-ahead-kb: the default, and the bound (1 GiB).
+constexpr uint32_t kDefaultWarmAheadKb = 16384;
+constexpr uint32_t kMaxWarmAheadKb = 1 << 20;
 
 void PrintUsage(FILE* out, const char* argv0) {
   fprintf(out,
@@ -122,7 +124,7 @@ void PrintUsage(FILE* out, const char* argv0) {
           "                         pages up to N KiB ahead of the drain's "
           "writes,\n"
           "                         0..1048576; 0: none (docs/"
-          "trace_buffer_v2.md) (0)\n"
+          "trace_buffer_v2.md) (16384)\n"
           "  --nice N               scheduling niceness of the service's "
           "threads,\n"
           "                         -20..19 (unchanged); below 0 needs "
@@ -252,6 +254,8 @@ int ParseFlags(int argc,
   trace_buffer::TraceBufferV2::OverwritePolicy fill_policy =
       trace_buffer::TraceBufferV2::OverwritePolicy::kOverwrite;
   uint32_t file_write_period_ms = 0;  // 0: written at the stop only
+  trace_buffer::TraceBufferV2::SetWarmAheadForNewBuffers(
+      size_t{kDefaultWarmAheadKb} * 1024);
   base::FlagReader reader(argc, argv);
   base::Flag flag;
   while (reader.Next(&flag)) {
