@@ -101,6 +101,23 @@ class Gate {
   bool open_ = false;
 };
 
+// A warmer over a fresh 4 MiB mapping, held by a gate at one page.
+struct Gated {
+  static constexpr size_t kSize = 4 << 20;
+  Gated(size_t page, PageWarmer::Phase phase, size_t lookahead)
+      : mapping(kSize),
+        gate(page, phase),
+        warmer(mapping.base(),
+               kSize,
+               lookahead,
+               [this](size_t p, PageWarmer::Phase ph) {
+                 gate.BeforeRead(p, ph);
+               }) {}
+  Mapping mapping;
+  Gate gate;
+  PageWarmer warmer;
+};
+
 // The warmer commits and reads the pages from one step past the claim to
 // the lookahead beyond that, and no further: the rest of the mapping stays
 // unbacked. A claim moves the window; the first step is the owner's.
@@ -139,15 +156,11 @@ TEST(PageWarmerTest, WarmsTheLookaheadPastTheClaimAndNoFurther) {
 TEST(PageWarmerTest, AClaimOverAPageBeingReadWaitsForTheRead) {
   if (!KernelCommitsAhead())
     GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported: nothing to warm";
-  constexpr size_t kSize = 4 << 20;
-  Mapping m(kSize);
-  ASSERT_TRUE(m.base());
   const size_t page = kStep + 3 * kPage;
-  Gate gate(page, PageWarmer::Phase::kChecked);
-  PageWarmer warmer(
-      m.base(), kSize, kSize,
-      [&](size_t p, PageWarmer::Phase phase) { gate.BeforeRead(p, phase); });
-  gate.WaitHeld();
+  Gated g(page, PageWarmer::Phase::kChecked, Gated::kSize);
+  ASSERT_TRUE(g.mapping.base());
+  PageWarmer& warmer = g.warmer;
+  g.gate.WaitHeld();
   std::atomic<bool> claimed{false};
   PageWarmer::Stats stats;
   std::thread owner([&] {
@@ -159,7 +172,7 @@ TEST(PageWarmerTest, AClaimOverAPageBeingReadWaitsForTheRead) {
   // the read, however long this waits.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(claimed.load());
-  gate.Open();
+  g.gate.Open();
   owner.join();
   EXPECT_TRUE(claimed.load());
   EXPECT_EQ(stats.claim_waits, 1u);
@@ -173,25 +186,21 @@ TEST(PageWarmerTest, AClaimOverAPageBeingReadWaitsForTheRead) {
 TEST(PageWarmerTest, APageClaimedBeforeTheCheckIsNotRead) {
   if (!KernelCommitsAhead())
     GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported: nothing to warm";
-  constexpr size_t kSize = 4 << 20;
-  Mapping m(kSize);
-  ASSERT_TRUE(m.base());
   const size_t page = kStep + 3 * kPage;
-  Gate gate(page, PageWarmer::Phase::kPublished);
-  PageWarmer warmer(
-      m.base(), kSize, kStep,
-      [&](size_t p, PageWarmer::Phase phase) { gate.BeforeRead(p, phase); });
-  gate.WaitHeld();
+  Gated g(page, PageWarmer::Phase::kPublished, kStep);
+  ASSERT_TRUE(g.mapping.base());
+  PageWarmer& warmer = g.warmer;
+  g.gate.WaitHeld();
   // [0, kStep) does not hold the page: no wait, but the page is now within
   // one step of the claim.
   warmer.Claim(kStep);
   EXPECT_EQ(warmer.stats().claim_waits, 0u);
-  gate.Open();
+  g.gate.Open();
   // It resumes past the claim: pages from 2 * kStep on.
   ASSERT_TRUE(WaitFor([&] { return warmer.warm_end() == 3 * kStep; }));
   const PageWarmer::Stats s = warmer.stats();
   EXPECT_EQ(s.pages_read, 3u + kStep / kPage);
-  EXPECT_EQ(m.Resident(page, page + kPage), 1u);  // committed, not read
+  EXPECT_EQ(g.mapping.Resident(page, page + kPage), 1u);  // committed only
 }
 
 // The owner writing every byte of a mapping in claimed steps, racing the
