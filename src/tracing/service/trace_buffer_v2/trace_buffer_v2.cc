@@ -99,10 +99,11 @@ bool ParseFillPolicy(const std::string& name,
 // ---- Creation ---------------------------------------------------------------
 
 namespace {
-// TraceBufferV2::SetPagesForNewBuffers(). Relaxed: a standalone setting,
-// read when a buffer is created.
+// TraceBufferV2::SetPagesForNewBuffers() and SetWarmAheadForNewBuffers().
+// Relaxed: standalone settings, read when a buffer is created.
 std::atomic<int> g_pages_for_new_buffers{
     static_cast<int>(TraceBufferV2::Pages::kSmall)};
+std::atomic<size_t> g_warm_ahead_for_new_buffers{0};
 }  // namespace
 
 void TraceBufferV2::SetPagesForNewBuffers(Pages pages) {
@@ -114,10 +115,6 @@ TraceBufferV2::Pages TraceBufferV2::PagesForNewBuffers() {
   return static_cast<Pages>(
       g_pages_for_new_buffers.load(std::memory_order_relaxed));
 }
-
-// TraceBufferV2::SetWarmAheadForNewBuffers(). Relaxed: a standalone
-// setting, as above.
-std::atomic<size_t> g_warm_ahead_for_new_buffers{0};
 
 void TraceBufferV2::SetWarmAheadForNewBuffers(size_t bytes) {
   g_warm_ahead_for_new_buffers.store(bytes, std::memory_order_relaxed);
