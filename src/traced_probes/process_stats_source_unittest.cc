@@ -508,6 +508,45 @@ TEST_F(ProcessStatsSourceTest, OnDemandIsBoundedPerSecond) {
   EXPECT_EQ(source.counters().on_demand_dropped, 5000 - kMaxPendingTids + 7);
 }
 
+// Processes that rename themselves over and over (any user's can): each
+// rename is a lookup under the same rate and the same bound as a new tid,
+// so a flood of renames makes the producer describe at most
+// kMaxOnDemandTidsPerSecond processes again per second, and a queue past
+// kMaxPendingTids drops (counted) instead of growing.
+TEST_F(ProcessStatsSourceTest, RenamesAreBoundedLikeNewcomers) {
+  ProcessStatsOptions o = Options();
+  o.scan_all_processes_on_start = true;
+  o.on_demand = true;
+  constexpr int32_t kRenamers = 200;
+  std::vector<int32_t> tids;
+  for (int32_t pid = 1000; pid < 1000 + kRenamers; pid++) {
+    proc_.AddProcess(pid, 1, "renamer", "renamer\0"s, 10, {pid});
+    tids.push_back(pid);
+  }
+  ProcessStatsSource source(o, capture_.writer(), proc_.root());
+  source.Run(1000, stop_);  // the scan describes them all
+  DrainPackets(&capture_);
+  source.AddRenamed(tids);
+  source.AddRenamed(tids);  // renamed again before the lookup: once
+  EXPECT_EQ(source.pending(), static_cast<size_t>(kRenamers));
+  constexpr uint32_t kRate = kMaxOnDemandTidsPerSecond;
+  EXPECT_EQ(source.Run(5000, stop_), 5000 + kOnDemandWindowMs);
+  EXPECT_EQ(source.counters().on_demand_redescribed, kRate);
+  EXPECT_EQ(source.counters().on_demand_deferred, kRenamers - kRate);
+  EXPECT_EQ(source.Run(6000, stop_), kNever);
+  EXPECT_EQ(source.counters().on_demand_redescribed,
+            static_cast<uint64_t>(kRenamers));
+  EXPECT_EQ(TreeOf(DrainPackets(&capture_)).process_entries,
+            static_cast<size_t>(kRenamers));
+
+  std::vector<int32_t> flood;
+  for (int32_t tid = 100000; tid < 100000 + 5000; tid++)
+    flood.push_back(tid);
+  source.AddRenamed(flood);
+  EXPECT_EQ(source.pending(), kMaxPendingTids);
+  EXPECT_EQ(source.counters().on_demand_dropped, 5000 - kMaxPendingTids);
+}
+
 TEST_F(ProcessStatsSourceTest, NoPacketBeginsOnceStopIsSet) {
   ProcessStatsOptions o = Options();
   o.scan_all_processes_on_start = true;
