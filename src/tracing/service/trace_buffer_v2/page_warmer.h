@@ -23,12 +23,12 @@
 //   writes only below its claim, owner_end_, raised by Claim(); the warmer
 //   reads page p only after publishing reading_ = p and then seeing
 //   p >= owner_end_ + kStep, and clears reading_ after the read (release);
-//   Claim() raises owner_end_ and then waits while reading_ lies in the
-//   newly claimed range. Both sides store seq_cst and then load the other's
-//   word seq_cst, so at least one of them sees the other's store: either
-//   the warmer sees the new claim and does not read, or the owner sees the
-//   read in progress and waits for its release (a single page read; it
-//   yields while it waits).
+//   Claim() raises owner_end_ and then waits while reading_ lies below the
+//   new claim (only the newly claimed part can hold it). Both sides store
+//   seq_cst and then load the other's word seq_cst, so at least one of them
+//   sees the other's store: either the warmer sees the new claim and does not
+//   read, or the owner sees the read in progress and waits for its release (a
+//   single page read; it yields while it waits).
 //
 // Memory: at most |lookahead| + kStep of the mapping is committed beyond the
 // owner's claim. The thread ends once it reached the mapping's end, or when
@@ -86,7 +86,7 @@ class PageWarmer {
   PageWarmer& operator=(const PageWarmer&) = delete;
 
   // The owner is about to write below |end| (<= size; claims only grow):
-  // returns once no page in the newly claimed range is being read.
+  // returns once no page below |end| is being read.
   void Claim(size_t end);
 
   // Where the warmer got to (a byte offset; the pages below it that the
