@@ -8,6 +8,7 @@
 
 #include "ringtrace/logging.h"
 #include "ringtrace/proto_wire.h"
+#include "src/base/byte_order.h"
 #include "src/base/short_copy.h"
 
 namespace ringtrace {
@@ -30,11 +31,33 @@ constexpr size_t kWords = PacketShapes::kMaxSize / 8;
 constexpr uint32_t kMissesBeforeSparse = 8;
 constexpr uint32_t kSparseBuildEvery = 16;
 
-// The packet's bytes as words, zero past |size| (<= kMaxSize).
+// The packet's bytes [in, in + size) (0 < size <= kMaxSize) are compared
+// as little-endian words, the last one zero past |size|. These read only
+// those bytes.
+
+// The last, partial word (0 if |size| is a multiple of 8): the last 8
+// bytes of the packet shifted, or byte by byte under 8.
+inline uint64_t TailWord(const uint8_t* in, size_t size) {
+  const size_t rem = size % 8;
+  if (rem == 0)
+    return 0;
+  if (size >= 8)
+    return base::GetU64(in + size - 8) >> (8 * (8 - rem));
+  uint64_t tail = 0;
+  for (size_t i = 0; i < rem; i++)
+    tail |= static_cast<uint64_t>(in[i]) << (8 * i);
+  return tail;
+}
+
+// All of them into |words| (kWords, zero past the packet).
 inline void LoadWords(const uint8_t* in, size_t size, uint64_t* words) {
   for (size_t w = 0; w < kWords; w++)
     words[w] = 0;
-  memcpy(words, in, size);
+  const size_t whole = size / 8;
+  for (size_t w = 0; w < whole; w++)
+    words[w] = base::GetU64(in + 8 * w);
+  if (size % 8)
+    words[whole] = TailWord(in, size);
 }
 
 // Reads the varint at in[*i] (at most |max_len| bytes, inside |size|) and
@@ -66,18 +89,25 @@ bool MarkVarInt(const uint8_t* in,
 const PacketShapes::Shape* PacketShapes::Find(const uint8_t* in, size_t size) {
   if (size == 0 || size > kMaxSize)
     return nullptr;
-  uint64_t words[kWords];
-  LoadWords(in, size, words);
-  const size_t num_words = (size + 7) / 8;
-  for (const Shape& shape : shapes_) {
+  const size_t whole = size / 8;
+  const uint64_t tail = TailWord(in, size);
+  // The entry that fit last first: a writer's loop repeats one shape. The
+  // words are read from |in| as they are compared (a copy of them first
+  // cost more than the compare).
+  for (size_t k = 0; k < kNumEntries; k++) {
+    const size_t e = (last_hit_ + k) % kNumEntries;
+    const Shape& shape = shapes_[e];
     if (shape.size != size)
       continue;
-    bool fits = true;
-    for (size_t w = 0; w < num_words && fits; w++)
-      fits = (words[w] & shape.mask[w]) == shape.pattern[w];
-    if (fits) {
+    uint64_t diff = 0;
+    if (size % 8)  // Then whole < kWords.
+      diff = (tail & shape.mask[whole]) ^ shape.pattern[whole];
+    for (size_t w = 0; w < whole; w++)
+      diff |= (base::GetU64(in + 8 * w) & shape.mask[w]) ^ shape.pattern[w];
+    if (diff == 0) {
       hits_++;
       misses_in_row_ = 0;
+      last_hit_ = e;
       return &shape;
     }
   }
@@ -215,11 +245,9 @@ bool PacketShapes::Build(const uint8_t* in, size_t size, Shape* shape) {
     return false;
   uint64_t words[kWords];
   LoadWords(in, size, words);
-  uint64_t mask_words[kWords];
-  memcpy(mask_words, mask, sizeof(mask_words));
   for (size_t w = 0; w < kWords; w++) {
-    shape->mask[w] = mask_words[w];
-    shape->pattern[w] = words[w] & mask_words[w];
+    shape->mask[w] = base::GetU64(mask + 8 * w);
+    shape->pattern[w] = words[w] & shape->mask[w];
   }
   memcpy(shape->edits, edits, sizeof(edits));
   shape->num_edits = static_cast<uint8_t>(num_edits);

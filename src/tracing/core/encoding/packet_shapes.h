@@ -11,16 +11,16 @@
 // costs more than checking that its bytes fit a known shape.
 //
 // A shape of an n-byte packet (n <= kMaxSize) is a mask and a pattern over
-// its bytes: every tag byte and every length byte of a length-delimited
-// field is kept whole (mask 0xff); of every varint value byte only the
-// continuation bit (0x80); fixed32/64 values and string or bytes contents
-// not at all (0x00). A packet of n bytes whose bytes, masked, equal the
-// pattern has the same fields with the same sizes at the same offsets,
-// hence (the parse depends on nothing else) the same validity, the same
-// group nesting, the same converted lengths and the same top-level fields.
-// Its conversion is the remembered edit list: at each group tag, the raw
-// tag dropped and, for a start tag, the length-delimited tag and the
-// content's one-byte length written instead.
+// its bytes (held as little-endian words, zero past n): every tag byte and
+// every length byte of a length-delimited field is kept whole (mask 0xff); of
+// every varint value byte only the continuation bit (0x80); fixed32/64 values
+// and string or bytes contents not at all (0x00). A packet of n bytes whose
+// bytes, masked, equal the pattern has the same fields with the same sizes at
+// the same offsets, hence (the parse depends on nothing else) the same
+// validity, the same group nesting, the same converted lengths and the same
+// top-level fields. Its conversion is the remembered edit list: at each group
+// tag, the raw tag dropped and, for a start tag, the length-delimited tag and
+// the content's one-byte length written instead.
 //
 // Only packets the one pass accepted are remembered (Remember() parses
 // again to record the shape, and rejects what it does not expect), so a
@@ -28,10 +28,11 @@
 // holding under 128 bytes (a packet of at most kMaxSize bytes).
 //
 // Bounded: kNumEntries shapes, replaced round robin. Every packet of at
-// most kMaxSize bytes pays a Find() (a copy into words and a masked compare
-// per entry of its size); a miss pays the one pass and, in Remember(), a
-// second parse. After a run of misses (shapes that do not repeat) that
-// second parse is made for one packet in 16 only.
+// most kMaxSize bytes pays a Find() (its words masked and compared with
+// each entry of its size, the entry that fit last first); a miss pays the
+// one pass and, in Remember(), a second parse. After a run of misses
+// (shapes that do not repeat) that second parse is made for one packet in
+// 16 only.
 //
 // Thread model: owned by one Ungrouper; not thread-safe.
 
@@ -94,6 +95,7 @@ class PacketShapes {
 
   Shape shapes_[kNumEntries];
   size_t next_ = 0;             // the entry Remember() replaces next
+  size_t last_hit_ = 0;         // the entry Find() returned last
   uint32_t misses_in_row_ = 0;  // Find() misses since its last hit
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
