@@ -12,17 +12,31 @@
 
 #include <stdint.h>
 
+#include <initializer_list>
+
 namespace ringtrace {
 namespace ungrouper {
 
 class TopLevelFields {
  public:
-  void Add(uint32_t field) {
+  // The set of |fields| (those under 128).
+  static constexpr TopLevelFields Of(std::initializer_list<uint32_t> fields) {
+    TopLevelFields f;
+    for (uint32_t field : fields)
+      f.Add(field);
+    return f;
+  }
+
+  constexpr void Add(uint32_t field) {
     if (field < 128)
       bits_[field >> 6] |= uint64_t{1} << (field & 63);
   }
   bool Has(uint32_t field) const {
     return field < 128 && (bits_[field >> 6] >> (field & 63)) & 1;
+  }
+  // Whether any field of |other| is here.
+  bool HasAny(const TopLevelFields& other) const {
+    return ((bits_[0] & other.bits_[0]) | (bits_[1] & other.bits_[1])) != 0;
   }
   void Clear() { bits_[0] = bits_[1] = 0; }
   bool operator==(const TopLevelFields& o) const {

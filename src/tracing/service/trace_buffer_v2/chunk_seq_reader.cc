@@ -215,16 +215,15 @@ bool ChunkSeqReader::ReadNextPacket(TracePacket* packet, uint32_t* loss) {
   }
 }
 
-bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
+TBChunk* ChunkSeqReader::RunChunk() {
   RT_DCHECK(mode_ == Mode::kRead);
   if (done_ || seq_->chunks.empty() ||
       seq_->chunks.front() != index_hint_chunk_ ||
       seq_->stalled_generation == tb_->read_generation_) {
     run_end_ = 0;
-    return false;
+    return nullptr;
   }
   TBChunk* chunk = ChunkAt(index_hint_chunk_);
-  const FragIndexEntry* index = chunk->frag_index();
   // An indexed chunk never has these flags; checked all the same, with
   // where the previous entry left read_offset ([TB-IDX]: entries).
   if (!chunk->has_frag_index() ||
@@ -232,8 +231,16 @@ bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
       run_end_ > chunk->frag_index_size() ||
       chunk->read_offset != index_hint_) {
     run_end_ = 0;  // Not where the run left it: the general path decides.
-    return false;
+    return nullptr;
   }
+  return chunk;
+}
+
+bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
+  TBChunk* chunk = RunChunk();
+  if (!chunk)
+    return false;
+  const FragIndexEntry* index = chunk->frag_index();
   // Bounded by run_end_ (at most the chunk's entries).
   while (index_hint_ < run_end_) {
     const FragIndexEntry e = index[index_hint_++];
@@ -246,6 +253,46 @@ bool ChunkSeqReader::TakeFromRun(TracePacket* packet, uint32_t* loss) {
     return Emit(packet, loss);
   }
   return false;
+}
+
+size_t ChunkSeqReader::TakeRunBatch(TracePacket::Slice* out,
+                                    size_t max,
+                                    size_t* bytes) {
+  *bytes = 0;
+  // What Emit() would do for each packet taken here is nothing but clear
+  // last_first_, as long as no loss is pending and the first packet of the
+  // sequence was returned: then each would carry loss 0 and first false.
+  if (!active() || mode_ != Mode::kRead || index_hint_ >= run_end_ ||
+      seq_->pending_loss != 0 || !seq_->past_first_packet) {
+    return 0;
+  }
+  TBChunk* chunk = RunChunk();
+  if (!chunk)
+    return 0;
+  const FragIndexEntry* index = chunk->frag_index();
+  const uint8_t* payload = chunk->payload();
+  size_t n = 0;
+  size_t total = 0;
+  size_t i = index_hint_;
+  // Bounded by run_end_ (at most the chunk's entries) and |max|.
+  while (i < run_end_ && n < max) {
+    const FragIndexEntry e = index[i++];
+    if (e.size == 0)
+      continue;  // Empty packets: skipped, no loss.
+    out[n].data = payload + e.data_offset;
+    out[n].size = e.size;
+    total += e.size;
+    n++;
+  }
+  if (i != index_hint_) {
+    index_hint_ = i;
+    chunk->read_offset = static_cast<uint16_t>(i);
+    seq_->drop_continuation = false;
+  }
+  run_packets_ += n;
+  last_first_ = false;
+  *bytes = total;
+  return n;
 }
 
 FragIterator::Result ChunkSeqReader::NextFragment(uint32_t offset,

@@ -122,6 +122,15 @@ class ChunkSeqReader {
   // they are cleared; in kErase mode *loss is 0.
   bool ReadNextPacket(TracePacket* packet, uint32_t* loss);
 
+  // kRead, right after ReadNextPacket() returned a packet: up to |max| of
+  // the packets the next calls would return from the same run of plain
+  // packets (see TakeFromRun()), each one slice, into |out|; returns how
+  // many (0: none, or the next packet carries a loss; ReadNextPacket()
+  // goes on). The packets carry no loss and none is the first on its
+  // sequence. |*bytes| gets their total size. Same effects on the buffer
+  // as that many ReadNextPacket() calls.
+  size_t TakeRunBatch(TracePacket::Slice* out, size_t max, size_t* bytes);
+
   // kRead: whether the packet ReadNextPacket() just returned is the first
   // packet on its sequence with nothing lost before it (see
   // TraceBufferV2::ReadNextTracePacket()).
@@ -185,6 +194,10 @@ class ChunkSeqReader {
   // last one, continuing on the next chunk) ends the run. Returns false
   // when the run does not apply or is used up: the general path goes on.
   bool TakeFromRun(TracePacket* packet, uint32_t* loss);
+  // The front chunk if the run found by NextFragment() still applies to it
+  // (the checks TakeFromRun() makes before taking an entry), else nullptr
+  // with the run ended.
+  TBChunk* RunChunk();
 
   TBChunk* ChunkAt(uint32_t offset) const;
   void EnterChunk(TBChunk* chunk);

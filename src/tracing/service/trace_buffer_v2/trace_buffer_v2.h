@@ -359,6 +359,18 @@ class TraceBufferV2 {
                            uint32_t* previous_packet_dropped,
                            bool* first_packet_on_sequence);
 
+  // Right after a ReadNextTracePacket() that returned true: up to |max| of
+  // the packets the next calls would return, taken in one call, while they
+  // are plain packets of the same sequence stored one after the other in
+  // one chunk (each whole in one slice, with no loss reported on it and not
+  // the first on its sequence; the packet just returned carries the
+  // sequence's properties, any loss and the first flag). Writes them to
+  // |out| and returns how many; 0 says the next packet is not such a one
+  // (or there is none): call ReadNextTracePacket(). Same effects on the
+  // read state and stats as that many ReadNextTracePacket() calls. The
+  // slices stay valid until the next write or BeginRead().
+  size_t ReadMorePacketsOfRun(TracePacket::Slice* out, size_t max);
+
   // A read-only copy (CLONE_SNAPSHOT): same contents, read state and stats.
   // Writes to the clone are rejected. Returns nullptr on allocation failure.
   std::unique_ptr<TraceBufferV2> CloneReadOnly() const;

@@ -139,6 +139,17 @@ bool TraceBufferV2::ReadNextTracePacket(
   }
 }
 
+size_t TraceBufferV2::ReadMorePacketsOfRun(TracePacket::Slice* out,
+                                           size_t max) {
+  RT_DCHECK(!has_pending_);
+  if (read_write_generation_ != write_generation_)
+    return 0;  // ReadNextTracePacket() restarts the pass.
+  size_t bytes = 0;
+  const size_t n = reader_->TakeRunBatch(out, max, &bytes);
+  stats_.bytes_read += bytes;
+  return n;
+}
+
 // The chunk after the one the outer walk enters is the next one it visits
 // (and, for a writer with consecutive chunks, the one reassembly reads the
 // first fragment of). Its header was written long ago: in a large buffer it

@@ -12,12 +12,16 @@
 // the fast path must leave to the general path: chunks without an index
 // (small fragments, drop markers, pending patches), reassembly across
 // chunks, ChunkID gaps, reads interrupted by writes, overwrites, clones.
+// With batched runs, the fast buffer also takes packets in batches
+// (ReadMorePacketsOfRun()) after each ReadNextTracePacket(), and each must
+// be the packet the general path returns next, with no loss and not first.
 
 #include <gtest/gtest.h>
 
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -97,6 +101,11 @@ class FastPathPair {
     }
   }
 
+  // The fast buffer (and its clones) also reads with ReadMorePacketsOfRun().
+  void set_batched(bool batched) { batched_ = batched; }
+  // Packets ReadMorePacketsOfRun() returned.
+  size_t batched_packets() const { return batched_packets_; }
+
   TraceBufferV2* fast() { return fast_.get(); }
   TraceBufferV2* slow() { return slow_.get(); }
 
@@ -114,7 +123,32 @@ class FastPathPair {
       if (!ga.ok)
         return;
       packets_read_++;
+      CompareBatch(ga, a, b, SIZE_MAX);
     }
+  }
+
+  // With batched runs: the packets of |a|'s run after |after| (at most
+  // |max|, and at most 8) against |b|'s next ones. Returns how many.
+  size_t CompareBatch(const Got& after,
+                      TraceBufferV2* a,
+                      TraceBufferV2* b,
+                      size_t max) {
+    if (!batched_)
+      return 0;
+    TracePacket::Slice run[8];
+    const size_t n = a->ReadMorePacketsOfRun(run, std::min<size_t>(max, 8));
+    EXPECT_LE(n, max);
+    for (size_t i = 0; i < n; i++) {
+      Got ga;
+      ga.ok = true;
+      ga.producer_id = after.producer_id;
+      ga.writer_id = after.writer_id;
+      ga.data.assign(reinterpret_cast<const char*>(run[i].data), run[i].size);
+      EXPECT_EQ(ga, ReadOne(b));
+    }
+    packets_read_ += n;
+    batched_packets_ += n;
+    return n;
   }
 
   void ExpectSameEnd() {
@@ -134,6 +168,8 @@ class FastPathPair {
   std::vector<std::string> observed_fast_;
   std::vector<std::string> observed_slow_;
   size_t packets_read_ = 0;
+  bool batched_ = false;
+  size_t batched_packets_ = 0;
 };
 
 // A chunk of 1-12 fragments: empty, small (under the index threshold) or
@@ -237,6 +273,7 @@ void FastPathPair::Run(uint32_t seed, size_t ops) {
     } else if (what < 14) {
       // A few packets, possibly in the middle of a chunk; the next write
       // restarts the pass there.
+      // Batches never take more than the k: the buffers stay in step.
       const size_t k = 1 + rng() % 20;
       for (size_t i = 0; i < k; i++) {
         const Got a = ReadOne(fast_.get());
@@ -245,6 +282,8 @@ void FastPathPair::Run(uint32_t seed, size_t ops) {
         if (!a.ok)
           break;
         packets_read_++;
+        i += CompareBatch(a, fast_.get(), slow_.get(),
+                          std::min<size_t>(k - 1 - i, 1 + rng() % 8));
       }
     } else if (what < 15) {
       fast_->BeginRead();
@@ -277,6 +316,28 @@ TEST(TraceBufferV2ReadFastPathTest, SameOutputAsGeneralPath) {
     EXPECT_GT(pair.fast()->stats().chunks_overwritten, 0u);
     EXPECT_GT(pair.fast()->stats().readaheads_succeeded, 0u);
     EXPECT_GT(pair.packets_read(), 1000u);
+  }
+}
+
+// Batches: the same packets, stats and observed packets again, and most of
+// the packets came in batches.
+TEST(TraceBufferV2ReadFastPathTest, BatchedRunsSameOutputAsGeneralPath) {
+  for (uint32_t seed = 21; seed <= 26; seed++) {
+    SCOPED_TRACE(seed);
+    const bool discard = seed % 3 == 0;
+    FastPathPair pair(discard ? 256 * 1024 : 48 * 1024,
+                      discard ? TraceBufferV2::OverwritePolicy::kDiscard
+                              : TraceBufferV2::OverwritePolicy::kOverwrite,
+                      /*observe=*/seed % 2 == 0);
+    pair.set_batched(true);
+    pair.Run(seed, 4000);
+    if (discard) {
+      EXPECT_GT(pair.fast()->stats().chunks_discarded, 0u);
+    }
+    pair.ExpectSameEnd();
+    EXPECT_GT(pair.batched_packets(), 100u);
+    // A full DISCARD buffer takes no more chunks: fewer packets to read.
+    EXPECT_GT(pair.packets_read(), discard ? 300u : 1000u);
   }
 }
 
@@ -320,6 +381,67 @@ TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
   EXPECT_EQ(tb->ReadFastPathPacketsForTesting(), 7u);
   EXPECT_EQ(tb->stats().chunks_read, 1u);
   EXPECT_FALSE(tb->has_data());
+}
+
+// The same chunk read as one packet and one batch: the batch holds the
+// other seven, and the state after it is the state after eight reads.
+TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunkInOneBatch) {
+  auto tb = TraceBufferV2::Create(64 * 1024,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::vector<std::string> pkts;
+  for (size_t i = 0; i < 8; i++)
+    pkts.push_back(test::Pkt("p" + std::to_string(i), 100 + 13 * i));
+  pkts.insert(pkts.begin() + 3, std::string());  // An empty packet: skipped.
+  std::vector<uint8_t> payload;
+  for (const std::string& p : pkts)
+    AppendFragment(&payload, p);
+  ASSERT_TRUE(tb->CopyChunkUntrusted(
+      1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
+      kNoTBChunkFlags, true, payload.data(), payload.size()));
+  pkts.erase(pkts.begin() + 3);
+  tb->BeginRead();
+  TracePacket::Slice run[16];
+  EXPECT_EQ(tb->ReadMorePacketsOfRun(run, 16), 0u);  // Nothing read yet.
+  const Got g = ReadOne(tb.get());
+  ASSERT_TRUE(g.ok);
+  EXPECT_TRUE(g.first);
+  EXPECT_EQ(g.data, pkts[0]);
+  ASSERT_EQ(tb->ReadMorePacketsOfRun(run, 16), 7u);
+  size_t bytes = g.data.size();
+  for (size_t i = 0; i < 7; i++) {
+    EXPECT_EQ(
+        std::string(reinterpret_cast<const char*>(run[i].data), run[i].size),
+        pkts[i + 1]);
+    bytes += run[i].size;
+  }
+  EXPECT_EQ(tb->ReadMorePacketsOfRun(run, 16), 0u);
+  EXPECT_FALSE(ReadOne(tb.get()).ok);
+  EXPECT_EQ(tb->stats().bytes_read, bytes);
+  EXPECT_EQ(tb->stats().chunks_read, 1u);
+  EXPECT_FALSE(tb->has_data());
+}
+
+// A write between the packet and the batch restarts the pass: no batch.
+TEST(TraceBufferV2ReadFastPathTest, NoBatchAfterAWrite) {
+  auto tb = TraceBufferV2::Create(64 * 1024,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::vector<uint8_t> payload;
+  for (size_t i = 0; i < 4; i++)
+    AppendFragment(&payload, test::Pkt("q" + std::to_string(i), 120));
+  ASSERT_TRUE(tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, 0, 4,
+                                     kNoTBChunkFlags, true, payload.data(),
+                                     payload.size()));
+  tb->BeginRead();
+  ASSERT_TRUE(ReadOne(tb.get()).ok);
+  ASSERT_TRUE(tb->CopyChunkUntrusted(2, ClientIdentity{}, 1, 0, 4,
+                                     kNoTBChunkFlags, true, payload.data(),
+                                     payload.size()));
+  TracePacket::Slice run[4];
+  EXPECT_EQ(tb->ReadMorePacketsOfRun(run, 4), 0u);
+  size_t packets = 1;
+  while (ReadOne(tb.get()).ok)
+    packets++;
+  EXPECT_EQ(packets, 8u);
 }
 
 }  // namespace

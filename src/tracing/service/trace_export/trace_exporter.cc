@@ -54,7 +54,21 @@ constexpr uint32_t kInvalidPacketLoss =
 // static
 TraceExporter::TopLevelScan TraceExporter::ScanTopLevel(
     const ungrouper::TopLevelFields& fields) {
+  // Every field the scan looks for: most packets have none of them.
+  static constexpr ungrouper::TopLevelFields kScanned =
+      ungrouper::TopLevelFields::Of({
+          Packet::kTrustedUidFieldNumber,
+          Packet::kTrustedPacketSequenceIdFieldNumber,
+          Packet::kTrustedPidFieldNumber,
+          Packet::kPreviousPacketDroppedFieldNumber,
+          Packet::kFirstPacketOnSequenceFieldNumber,
+          Packet::kTraceConfigFieldNumber,
+          Packet::kTraceStatsFieldNumber,
+          rt::TracePacket::kCompressedPacketsFieldNumber,
+      });
   TopLevelScan scan;
+  if (RT_LIKELY(!fields.HasAny(kScanned)))
+    return scan;
   scan.trusted_fields =
       fields.Has(Packet::kTrustedUidFieldNumber) ||
       fields.Has(Packet::kTrustedPacketSequenceIdFieldNumber) ||
@@ -157,6 +171,7 @@ const char* DataLossReasonName(size_t bit) {
 TraceExporter::TraceExporter(TraceFileWriter* writer, const Options& options)
     : writer_(writer),
       direct_path_(options.direct_path),
+      batched_runs_(options.batched_runs),
       service_uid_(options.service_uid >= 0 ? options.service_uid
                                             : static_cast<int32_t>(getuid())),
       service_pid_(options.service_pid >= 0 ? options.service_pid
@@ -240,8 +255,33 @@ bool TraceExporter::ExportBufferSlice(TraceBufferV2* buffer,
       return true;
     stats_.packets_read++;
     ExportPacket(packet, props, loss, first);
+    if (batched_runs_)
+      ExportRestOfRun(buffer, props);
   }
   return false;
+}
+
+void TraceExporter::ExportRestOfRun(TraceBufferV2* buffer,
+                                    const PacketSequenceProperties& props) {
+  // At most one chunk's run per call to the buffer: a batch of this many
+  // holds most runs of small packets in a 4 KiB chunk.
+  constexpr size_t kBatch = 64;
+  trace_buffer::TracePacket::Slice run[kBatch];
+  Sequence* const seq = GetSequence(props);
+  // Bounded: every batch consumes packets of the buffer.
+  for (;;) {
+    const size_t n = buffer->ReadMorePacketsOfRun(run, kBatch);
+    if (n == 0)
+      return;
+    stats_.packets_read += n;
+    stats_.packets_read_in_runs += n;
+    for (size_t i = 0; i < n; ++i) {
+      // The buffer reports no loss on these; an invalid packet before one
+      // leaves its loss pending on the sequence.
+      ExportOneSlice(run[i].data, run[i].size, seq, props, seq->pending_loss,
+                     /*first_in_buffer=*/false);
+    }
+  }
 }
 
 void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
@@ -251,26 +291,37 @@ void TraceExporter::ExportPacket(const trace_buffer::TracePacket& packet,
   Sequence* seq = GetSequence(props);
   const uint32_t loss = previous_packet_dropped | seq->pending_loss;
   const std::vector<trace_buffer::TracePacket::Slice>& in = packet.slices();
-  if (RT_LIKELY(!compressor_ && direct_path_ && in.size() == 1 &&
-                in[0].size <= kDirectMaxPacket) &&
-      ExportDirect(in[0].data, in[0].size, seq, props, loss, first_in_buffer)) {
+  if (RT_LIKELY(in.size() == 1)) {
+    ExportOneSlice(in[0].data, in[0].size, seq, props, loss, first_in_buffer);
     return;
   }
+  slices_.clear();
+  for (const trace_buffer::TracePacket::Slice& s : in)
+    slices_.push_back(ConstBytes{s.data, s.size});
+  ExportSlices(slices_.data(), slices_.size(), seq, props, loss,
+               first_in_buffer);
+}
 
-  // The packet's slices as ConstBytes (most packets have one).
-  ConstBytes single;
-  const ConstBytes* slices = &single;
-  size_t num_slices = 1;
-  if (RT_LIKELY(in.size() == 1)) {
-    single = ConstBytes{in[0].data, in[0].size};
-  } else {
-    slices_.clear();
-    for (const trace_buffer::TracePacket::Slice& s : in)
-      slices_.push_back(ConstBytes{s.data, s.size});
-    slices = slices_.data();
-    num_slices = slices_.size();
+void TraceExporter::ExportOneSlice(const uint8_t* data,
+                                   size_t size,
+                                   Sequence* seq,
+                                   const PacketSequenceProperties& props,
+                                   uint32_t loss,
+                                   bool first_in_buffer) {
+  if (RT_LIKELY(!compressor_ && direct_path_ && size <= kDirectMaxPacket) &&
+      ExportDirect(data, size, seq, props, loss, first_in_buffer)) {
+    return;
   }
+  const ConstBytes single{data, size};
+  ExportSlices(&single, 1, seq, props, loss, first_in_buffer);
+}
 
+void TraceExporter::ExportSlices(const ConstBytes* slices,
+                                 size_t num_slices,
+                                 Sequence* seq,
+                                 const PacketSequenceProperties& props,
+                                 uint32_t loss,
+                                 bool first_in_buffer) {
   ungrouper::Ungrouper::SlicesResult converted;
   // The Ungrouper validates the whole packet at the wire level.
   if (!ungrouper_.UngroupSlices(slices, num_slices, &converted).ok()) {

@@ -124,7 +124,11 @@ constexpr uint32_t kServiceSequenceId = 1;
 constexpr size_t kNumDataLossReasons = 9;
 
 struct ExportStats {
-  uint64_t packets_read = 0;      // returned by ReadNextTracePacket()
+  // Taken from the buffer: by ReadNextTracePacket() or, the rest of a run
+  // of plain packets, by ReadMorePacketsOfRun() (those also in
+  // |packets_read_in_runs|).
+  uint64_t packets_read = 0;
+  uint64_t packets_read_in_runs = 0;
   uint64_t packets_exported = 0;  // producer packets written to the file
   // Of those, framed straight in the file batch (the direct path).
   uint64_t packets_exported_direct = 0;
@@ -176,6 +180,11 @@ class TraceExporter {
     // (ExportDirect). False: every packet takes the general path (tests
     // compare the two byte for byte).
     bool direct_path = true;
+    // After each packet the rest of its run of plain packets is taken from
+    // the buffer in batches (TraceBufferV2::ReadMorePacketsOfRun()), with
+    // the sequence looked up once. False: one ReadNextTracePacket() per
+    // packet (tests compare the two byte for byte).
+    bool batched_runs = true;
   };
 
   // TraceStats.final_flush_outcome.
@@ -243,8 +252,9 @@ class TraceExporter {
   // Exports every packet |buffer| holds now (see the file comment).
   void ExportBuffer(trace_buffer::TraceBufferV2* buffer);
   // The same in slices: exports packets until |max_packet_bytes| of them
-  // were written (the packet that crosses the budget is written whole) or
-  // the buffer has no more. Returns true when it had no more. A caller may
+  // were written (the packet that crosses the budget is written whole, and
+  // with batched runs the rest of its chunk's run too) or the buffer has
+  // no more. Returns true when it had no more. A caller may
   // write into the buffer between calls: the next call's pass starts again
   // at the oldest data, and what was read is not read again.
   bool ExportBufferSlice(trace_buffer::TraceBufferV2* buffer,
@@ -389,6 +399,25 @@ class TraceExporter {
                     const trace_buffer::PacketSequenceProperties& props,
                     uint32_t previous_packet_dropped,
                     bool first_in_buffer);
+  // The packets after it in its run (see Options::batched_runs): same
+  // sequence, no loss from the buffer, none the first.
+  void ExportRestOfRun(trace_buffer::TraceBufferV2* buffer,
+                       const trace_buffer::PacketSequenceProperties& props);
+  // A packet of one slice: the direct path if it applies, else the general
+  // one. |loss| includes the sequence's pending loss.
+  void ExportOneSlice(const uint8_t* data,
+                      size_t size,
+                      Sequence* seq,
+                      const trace_buffer::PacketSequenceProperties& props,
+                      uint32_t loss,
+                      bool first_in_buffer);
+  // The general path: |num_slices| slices of one packet.
+  void ExportSlices(const ungrouper::ConstBytes* slices,
+                    size_t num_slices,
+                    Sequence* seq,
+                    const trace_buffer::PacketSequenceProperties& props,
+                    uint32_t loss,
+                    bool first_in_buffer);
   // The direct path for a small one-slice packet: converted straight into
   // the file batch behind a two-byte frame, no intermediate copy. False:
   // nothing was written or counted; the general path takes the packet.
@@ -417,6 +446,7 @@ class TraceExporter {
   TraceFileWriter* const writer_;
   std::unique_ptr<PacketCompressor> compressor_;  // null: no compression
   const bool direct_path_;
+  const bool batched_runs_;
   int32_t service_uid_;
   int32_t service_pid_;
   ungrouper::Ungrouper ungrouper_;

@@ -342,27 +342,51 @@ TEST_F(TraceExporterTest, DirectAndGeneralPathsWriteTheSameBytes) {
   AddChunk(1, 2, 3, {TestPacket("gap", 0)});  // ChunkID 3: not the first
   std::unique_ptr<TraceBufferV2> copy = tb_->CloneReadOnly();
   ASSERT_TRUE(copy);
+  std::unique_ptr<TraceBufferV2> unbatched_copy = tb_->CloneReadOnly();
+  ASSERT_TRUE(unbatched_copy);
 
   exporter_->ExportBuffer(tb_.get());
   ASSERT_TRUE(exporter_->Finish().ok());
-  const int general_fd = memfd_create("general", 0);
-  ASSERT_GE(general_fd, 0);
-  TraceFileWriter general_writer(general_fd);
   TraceExporter::Options options;
   options.service_uid = 4242;
   options.service_pid = 77;
-  options.direct_path = false;
-  TraceExporter general(&general_writer, options);
-  general.ExportBuffer(copy.get());
-  ASSERT_TRUE(general.Finish().ok());
+  // The same buffer through the direct path one packet at a time, and
+  // through the general path one packet at a time.
+  auto export_copy = [&options](TraceBufferV2* buffer, bool direct,
+                                ExportStats* stats) {
+    const int fd = memfd_create("other", 0);
+    EXPECT_GE(fd, 0);
+    TraceFileWriter writer(fd);
+    TraceExporter::Options o = options;
+    o.direct_path = direct;
+    o.batched_runs = false;
+    TraceExporter exporter(&writer, o);
+    exporter.ExportBuffer(buffer);
+    EXPECT_TRUE(exporter.Finish().ok());
+    *stats = exporter.stats();
+    const std::string bytes = test::ReadWholeFd(fd);
+    close(fd);
+    return bytes;
+  };
+  ExportStats g;
+  ExportStats u;
+  const std::string general_bytes = export_copy(copy.get(), false, &g);
+  const std::string unbatched_bytes =
+      export_copy(unbatched_copy.get(), true, &u);
 
   const std::string direct_bytes = test::ReadWholeFd(fd_);
-  const std::string general_bytes = test::ReadWholeFd(general_fd);
-  close(general_fd);
   EXPECT_FALSE(direct_bytes.empty());
   EXPECT_EQ(direct_bytes, general_bytes);
+  EXPECT_EQ(direct_bytes, unbatched_bytes);
   const ExportStats& d = exporter_->stats();
-  const ExportStats& g = general.stats();
+  EXPECT_EQ(d.packets_read, g.packets_read);
+  EXPECT_EQ(d.packets_read, u.packets_read);
+  // The batches were taken (a run after the first packet of the chunk),
+  // and only where asked for.
+  EXPECT_GT(d.packets_read_in_runs, 0u);
+  EXPECT_EQ(g.packets_read_in_runs, 0u);
+  EXPECT_EQ(u.packets_read_in_runs, 0u);
+  EXPECT_EQ(u.packets_exported_direct, d.packets_exported_direct);
   EXPECT_EQ(d.packets_exported, g.packets_exported);
   EXPECT_EQ(d.invalid_packets, 2u);
   EXPECT_EQ(g.invalid_packets, 2u);
@@ -688,7 +712,8 @@ TEST_F(TraceExporterTest, SlicesWithWritesBetweenThemExportEachPacketOnce) {
   }
   size_t slices = 0;
   size_t writes_between = 0;
-  while (!exporter_->ExportBufferSlice(tb_.get(), 100)) {
+  // A small budget: a slice ends after the first chunk run that crosses it.
+  while (!exporter_->ExportBufferSlice(tb_.get(), 30)) {
     slices++;
     if (writes_between < 5) {
       add(static_cast<uint16_t>(1 + writes_between % 2));
