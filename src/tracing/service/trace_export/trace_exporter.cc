@@ -256,20 +256,23 @@ bool TraceExporter::ExportBufferSlice(TraceBufferV2* buffer,
     stats_.packets_read++;
     ExportPacket(packet, props, loss, first);
     if (batched_runs_)
-      ExportRestOfRun(buffer, props);
+      ExportRestOfRun(buffer, props, start, max_packet_bytes);
   }
   return false;
 }
 
 void TraceExporter::ExportRestOfRun(TraceBufferV2* buffer,
-                                    const PacketSequenceProperties& props) {
-  // At most one chunk's run per call to the buffer: a batch of this many
-  // holds most runs of small packets in a 4 KiB chunk.
-  constexpr size_t kBatch = 64;
+                                    const PacketSequenceProperties& props,
+                                    uint64_t start,
+                                    uint64_t max_packet_bytes) {
+  // Small enough that a slice's budget is not passed by much (a batch of
+  // small packets is a few hundred bytes), large enough that the call per
+  // batch costs little per packet.
+  constexpr size_t kBatch = 16;
   trace_buffer::TracePacket::Slice run[kBatch];
   Sequence* const seq = GetSequence(props);
   // Bounded: every batch consumes packets of the buffer.
-  for (;;) {
+  while (stats_.packet_bytes_exported - start < max_packet_bytes) {
     const size_t n = buffer->ReadMorePacketsOfRun(run, kBatch);
     if (n == 0)
       return;

@@ -253,10 +253,10 @@ class TraceExporter {
   void ExportBuffer(trace_buffer::TraceBufferV2* buffer);
   // The same in slices: exports packets until |max_packet_bytes| of them
   // were written (the packet that crosses the budget is written whole, and
-  // with batched runs the rest of its chunk's run too) or the buffer has
-  // no more. Returns true when it had no more. A caller may
-  // write into the buffer between calls: the next call's pass starts again
-  // at the oldest data, and what was read is not read again.
+  // with batched runs the rest of its batch, at most 15 more packets of its
+  // chunk) or the buffer has no more. Returns true when it had no more. A
+  // caller may write into the buffer between calls: the next call's pass starts
+  // again at the oldest data, and what was read is not read again.
   bool ExportBufferSlice(trace_buffer::TraceBufferV2* buffer,
                          uint64_t max_packet_bytes);
 
@@ -400,9 +400,13 @@ class TraceExporter {
                     uint32_t previous_packet_dropped,
                     bool first_in_buffer);
   // The packets after it in its run (see Options::batched_runs): same
-  // sequence, no loss from the buffer, none the first.
+  // sequence, no loss from the buffer, none the first. In batches, until
+  // the run ends or packet_bytes_exported has passed |start| by
+  // |max_packet_bytes| (ExportBufferSlice()'s budget).
   void ExportRestOfRun(trace_buffer::TraceBufferV2* buffer,
-                       const trace_buffer::PacketSequenceProperties& props);
+                       const trace_buffer::PacketSequenceProperties& props,
+                       uint64_t start,
+                       uint64_t max_packet_bytes);
   // A packet of one slice: the direct path if it applies, else the general
   // one. |loss| includes the sequence's pending loss.
   void ExportOneSlice(const uint8_t* data,

@@ -712,7 +712,7 @@ TEST_F(TraceExporterTest, SlicesWithWritesBetweenThemExportEachPacketOnce) {
   }
   size_t slices = 0;
   size_t writes_between = 0;
-  // A small budget: a slice ends after the first chunk run that crosses it.
+  // A small budget: a slice ends within the first chunk's run crossing it.
   while (!exporter_->ExportBufferSlice(tb_.get(), 30)) {
     slices++;
     if (writes_between < 5) {
