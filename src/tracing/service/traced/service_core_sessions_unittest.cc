@@ -21,6 +21,7 @@
 #include "protos/perfetto/trace/trace_packet.pb.h"
 #include "src/base/test/temp_dir.h"
 #include "src/tracing/ipc/consumer_protocol.h"
+#include "src/tracing/service/traced/session_start_warnings.h"
 #include "src/tracing/service/traced/test/core_fixture.h"
 #include "src/tracing/service/traced/test/sessions_fixture.h"
 #include "src/tracing/service/traced/test/test_client.h"
@@ -82,6 +83,51 @@ TEST_F(SessionsTest, StartWarnsOfDataSourcesNoProducerServes) {
 
   // Every data source served: nothing to say.
   const SessionId quiet = Start(OneBufferConfig(), "q");
+  EXPECT_TRUE(core_->sessions()->StartWarnings(quiet).empty());
+}
+
+TEST_F(SessionsTest, StartWarnsOfOnDemandProcessesWithoutTaskRename) {
+  std::unique_ptr<ProducerSide> app, probes;
+  AddProducer("app", {"track_event"}, &app);
+  AddProducer("probes", {"linux.ftrace", "linux.process_stats"}, &probes);
+  TraceConfig config = OneBufferConfig();
+  AddDataSource(&config, "linux.process_stats", 0)
+      ->mutable_config()
+      ->mutable_process_stats_config()
+      ->set_scan_all_processes_on_start(true);
+  perfetto::protos::FtraceConfig* ftrace =
+      AddDataSource(&config, "linux.ftrace", 0)
+          ->mutable_config()
+          ->mutable_ftrace_config();
+  ftrace->add_ftrace_events("sched/sched_switch");
+  const SessionId id = Start(config, "w");
+  const std::vector<std::string> warnings =
+      core_->sessions()->StartWarnings(id);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("\"linux.process_stats\": it describes "
+                             "processes on demand, but no linux.ftrace data "
+                             "source of this session records "
+                             "task/task_rename"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("add \"task/task_rename\" to ftrace_events"),
+            std::string::npos)
+      << warnings[0];
+
+  // Counted under the same bound as the others: the unstarted data
+  // sources fill it, their summary last.
+  TraceConfig crowded = config;
+  for (size_t i = 0; i < kMaxStartWarnings; ++i)
+    AddDataSource(&crowded, "nobody" + std::to_string(i), 0);
+  const std::vector<std::string> full =
+      core_->sessions()->StartWarnings(Start(crowded, "c"));
+  ASSERT_EQ(full.size(), kMaxStartWarnings);
+  EXPECT_NE(full.back().find("more data sources"), std::string::npos)
+      << full.back();
+
+  // The session records the renames: nothing to say.
+  ftrace->add_ftrace_events("task/task_rename");
+  const SessionId quiet = Start(config, "q");
   EXPECT_TRUE(core_->sessions()->StartWarnings(quiet).empty());
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "protos/perfetto/config/trace_config.pb.h"
 #include "ringtrace/logging.h"
 #include "src/base/name_pattern.h"
 
@@ -90,7 +91,61 @@ std::string CategoryNames(
   return out;
 }
 
+// The data sources ringtrace_probes serves (probes_data_sources.h).
+constexpr char kFtraceDataSource[] = "linux.ftrace";
+constexpr char kProcessStatsDataSource[] = "linux.process_stats";
+
+// As ProcessStatsOptionsFromConfig() sets ProcessStatsOptions::on_demand.
+bool DescribesOnDemand(const perfetto::protos::ProcessStatsConfig& config) {
+  if (!config.scan_all_processes_on_start())
+    return false;
+  for (int quirk : config.quirks()) {
+    if (quirk == perfetto::protos::ProcessStatsConfig::DISABLE_ON_DEMAND)
+      return false;
+  }
+  return true;
+}
+
+// Whether FtraceSource::EnableEvents() enables task/task_rename for the
+// ftrace_events entry |entry|: "group/*" is the group's every event, and
+// any other entry must be "group/name" exactly (ftrace::SplitEventName()),
+// so a bare "task_rename", or "task/task_*", enables nothing.
+bool EnablesTaskRename(const std::string& entry) {
+  return entry == "task/task_rename" || entry == "task/*";
+}
+
 }  // namespace
+
+std::vector<std::string> TaskRenameWarnings(const SessionConfig& config) {
+  bool on_demand = false;
+  bool ftrace = false;
+  bool renames = false;
+  for (const SessionConfig::DataSource& ds : config.data_sources) {
+    const bool is_ftrace = ds.name == kFtraceDataSource;
+    if (!is_ftrace && ds.name != kProcessStatsDataSource)
+      continue;
+    // Hostile bytes: one that does not parse is not started by the
+    // probes either, and says nothing here.
+    perfetto::protos::DataSourceConfig parsed;
+    if (!parsed.ParseFromString(ds.config))
+      continue;
+    if (!is_ftrace) {
+      on_demand |= DescribesOnDemand(parsed.process_stats_config());
+      continue;
+    }
+    ftrace = true;
+    for (const std::string& entry : parsed.ftrace_config().ftrace_events())
+      renames |= EnablesTaskRename(entry);
+  }
+  if (!on_demand || !ftrace || renames)
+    return {};
+  return {std::string("data source \"") + kProcessStatsDataSource +
+          "\": it describes processes on demand, but no " + kFtraceDataSource +
+          " data source of this session records task/task_rename: a process "
+          "first seen between its fork and its exec keeps its parent's "
+          "command line in the trace; add \"task/task_rename\" to "
+          "ftrace_events"};
+}
 
 std::vector<std::string> UndeclaredCategoryWarnings(
     const SessionConfig& config,

@@ -2,12 +2,14 @@
  * Copyright (C) 2026 The ringtrace authors.
  */
 // What a session's start tells its consumer beyond "ok": each data source of
-// the config that no connected producer serves, and each enabled category
-// or tag pattern that matches nothing the serving producers declare, so a
-// config that records nothing from a source (or a misspelled category) is
-// never accepted silently (docs/sessions.md, "Nothing silent"). The session
-// still starts: an instance begins on any producer that registers the data
-// source later, as in Perfetto.
+// the config that no connected producer serves, each enabled category or
+// tag pattern that matches nothing the serving producers declare, and a
+// linux.process_stats that describes processes on demand in a session whose
+// linux.ftrace does not record task/task_rename, so a config that records
+// nothing from a source (or a misspelled category, or command lines that
+// stay stale) is never accepted silently (docs/sessions.md, "Nothing
+// silent"). The session still starts: an instance begins on any producer
+// that registers the data source later, as in Perfetto.
 //
 // Pure functions over copies of the service's state; no locking, no I/O.
 
@@ -58,6 +60,19 @@ std::vector<std::string> UnstartedDataSourceWarnings(
 std::vector<std::string> UndeclaredCategoryWarnings(
     const SessionConfig& config,
     const std::vector<ProducerOffer>& producers);
+
+// One line (or none) when a linux.process_stats data source of |config|
+// describes processes on demand (its ProcessStatsConfig has
+// scan_all_processes_on_start and its quirks lack DISABLE_ON_DEMAND, as
+// ringtrace_probes reads them) and |config| has a linux.ftrace data source,
+// but none of them enables task/task_rename: a process described between its
+// fork and its exec then keeps its parent's command line in the trace
+// (docs/probes.md, "linux.process_stats"). The ftrace_events entries that
+// enable it are those ringtrace_probes accepts for it: "task/task_rename"
+// and "task/*" (a bare "task_rename" it refuses). A data source whose
+// config does not parse is left out, as ringtrace_probes would not start
+// it.
+std::vector<std::string> TaskRenameWarnings(const SessionConfig& config);
 
 }  // namespace traced
 }  // namespace ringtrace

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "protos/perfetto/config/trace_config.pb.h"
+
 namespace ringtrace {
 namespace traced {
 namespace {
@@ -136,6 +138,142 @@ TEST(SessionStartWarningsTest, NoCategoryWarningWithoutEveryDeclaration) {
   plain.data_sources = {Ds("track_event")};
   EXPECT_THAT(UndeclaredCategoryWarnings(plain, {App("a", {Cat("gfx")})}),
               IsEmpty());
+}
+
+using perfetto::protos::DataSourceConfig;
+using perfetto::protos::ProcessStatsConfig;
+
+constexpr char kTaskRenameWarning[] =
+    "data source \"linux.process_stats\": it describes processes on demand, "
+    "but no linux.ftrace data source of this session records "
+    "task/task_rename: a process first seen between its fork and its exec "
+    "keeps its parent's command line in the trace; add "
+    "\"task/task_rename\" to ftrace_events";
+
+// A data source of |name| whose config holds |parsed|, serialized.
+SessionConfig::DataSource WithConfig(const std::string& name,
+                                     DataSourceConfig parsed) {
+  SessionConfig::DataSource ds = Ds(name);
+  parsed.set_name(name);
+  EXPECT_TRUE(parsed.SerializeToString(&ds.config));
+  return ds;
+}
+
+SessionConfig::DataSource ProcessStats(
+    bool scan_all,
+    std::vector<ProcessStatsConfig::Quirks> quirks = {}) {
+  DataSourceConfig parsed;
+  ProcessStatsConfig* ps = parsed.mutable_process_stats_config();
+  ps->set_scan_all_processes_on_start(scan_all);
+  ps->set_proc_stats_poll_ms(1000);
+  for (ProcessStatsConfig::Quirks q : quirks)
+    ps->add_quirks(q);
+  return WithConfig("linux.process_stats", std::move(parsed));
+}
+
+SessionConfig::DataSource Ftrace(std::vector<std::string> events) {
+  DataSourceConfig parsed;
+  for (const std::string& e : events)
+    parsed.mutable_ftrace_config()->add_ftrace_events(e);
+  return WithConfig("linux.ftrace", std::move(parsed));
+}
+
+TEST(SessionStartWarningsTest, OnDemandWithoutTaskRenameWarns) {
+  SessionConfig config;
+  config.data_sources = {Ds("track_event"), ProcessStats(true),
+                         Ftrace({"sched/sched_switch", "task/task_newtask"})};
+  EXPECT_THAT(TaskRenameWarnings(config), ElementsAre(kTaskRenameWarning));
+  // One line however many of each there are.
+  config.data_sources.push_back(ProcessStats(true));
+  config.data_sources.push_back(Ftrace({}));
+  EXPECT_THAT(TaskRenameWarnings(config), ElementsAre(kTaskRenameWarning));
+  // A linux.ftrace with no ftrace_config at all enables no event.
+  SessionConfig bare;
+  bare.data_sources = {ProcessStats(true), Ds("linux.ftrace")};
+  EXPECT_THAT(TaskRenameWarnings(bare), ElementsAre(kTaskRenameWarning));
+  // Only DISABLE_ON_DEMAND turns the descriptions off.
+  SessionConfig other_quirk;
+  other_quirk.data_sources = {
+      ProcessStats(true, {ProcessStatsConfig::DISABLE_INITIAL_DUMP}),
+      Ftrace({"sched/sched_switch"})};
+  EXPECT_THAT(TaskRenameWarnings(other_quirk), ElementsAre(kTaskRenameWarning));
+}
+
+TEST(SessionStartWarningsTest, TaskRenameEnabledBySpellingsFtraceAccepts) {
+  for (const char* entry : {"task/task_rename", "task/*"}) {
+    SCOPED_TRACE(entry);
+    SessionConfig config;
+    // In any linux.ftrace of the session, not only the first.
+    config.data_sources = {ProcessStats(true), Ftrace({"sched/sched_switch"}),
+                           Ftrace({"sched/sched_waking", entry})};
+    EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  }
+  // Entries FtraceSource::EnableEvents() does not read as task_rename: a
+  // bare name (not group/name), a partial glob, another group's glob, a
+  // different case, a stray space.
+  for (const char* entry :
+       {"task_rename", "task/task_*", "*/task_rename", "sched/*",
+        "Task/task_rename", "task/task_rename ", "task/", "task"}) {
+    SCOPED_TRACE(entry);
+    SessionConfig config;
+    config.data_sources = {ProcessStats(true), Ftrace({entry})};
+    EXPECT_THAT(TaskRenameWarnings(config), ElementsAre(kTaskRenameWarning));
+  }
+}
+
+TEST(SessionStartWarningsTest, NoTaskRenameWarningWithoutOnDemandAndFtrace) {
+  const SessionConfig::DataSource ftrace = Ftrace({"sched/sched_switch"});
+  SessionConfig config;
+  // The quirk turns on-demand descriptions off, even beside another quirk.
+  config.data_sources = {
+      ProcessStats(true, {ProcessStatsConfig::DISABLE_INITIAL_DUMP,
+                          ProcessStatsConfig::DISABLE_ON_DEMAND}),
+      ftrace};
+  EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  // No scan: no on-demand descriptions (and no ProcessTree at all).
+  config.data_sources = {ProcessStats(false), ftrace};
+  EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  // No linux.ftrace in the session: nothing names a tid to describe.
+  config.data_sources = {ProcessStats(true), Ds("track_event")};
+  EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  // No linux.process_stats.
+  config.data_sources = {ftrace};
+  EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  // The options count only under their data source's name.
+  SessionConfig::DataSource renamed = ProcessStats(true);
+  renamed.name = "my.process_stats";
+  config.data_sources = {renamed, ftrace};
+  EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  EXPECT_THAT(TaskRenameWarnings(SessionConfig()), IsEmpty());
+}
+
+TEST(SessionStartWarningsTest, MalformedConfigsGetNoTaskRenameWarning) {
+  const SessionConfig::DataSource on_demand = ProcessStats(true);
+  const SessionConfig::DataSource ftrace = Ftrace({"sched/sched_switch"});
+  // Cut short inside its nested config, garbage, an overlong varint.
+  std::vector<std::string> malformed = {
+      on_demand.config.substr(0, on_demand.config.size() - 1),
+      ftrace.config.substr(0, ftrace.config.size() - 1),
+      std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11),
+      std::string(64, '\x80'), std::string("\x00", 1)};
+  for (size_t i = 0; i < malformed.size(); ++i) {
+    SCOPED_TRACE(i);
+    // A malformed linux.process_stats: it says nothing, though a
+    // well-formed linux.ftrace without task_rename is there.
+    SessionConfig config;
+    config.data_sources = {on_demand, ftrace};
+    config.data_sources[0].config = malformed[i];
+    EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+    // A malformed linux.ftrace, the session's only one: no ftrace.
+    config.data_sources = {on_demand, ftrace};
+    config.data_sources[1].config = malformed[i];
+    EXPECT_THAT(TaskRenameWarnings(config), IsEmpty());
+  }
+  // A malformed one beside well-formed ones does not hide them.
+  SessionConfig config;
+  config.data_sources = {on_demand, ftrace, ftrace};
+  config.data_sources[1].config = "\xff";
+  EXPECT_THAT(TaskRenameWarnings(config), ElementsAre(kTaskRenameWarning));
 }
 
 }  // namespace

@@ -212,11 +212,15 @@ std::vector<std::string> TracingSessions::StartWarnings(SessionId id) const {
   }
   std::vector<std::string> warnings =
       UnstartedDataSourceWarnings(s->config, started, offers);
-  for (std::string& w : UndeclaredCategoryWarnings(s->config, offers)) {
-    if (warnings.size() >= kMaxStartWarnings)
-      break;
-    warnings.push_back(std::move(w));
-  }
+  auto append = [&warnings](std::vector<std::string> more) {
+    for (std::string& w : more) {
+      if (warnings.size() >= kMaxStartWarnings)
+        break;
+      warnings.push_back(std::move(w));
+    }
+  };
+  append(UndeclaredCategoryWarnings(s->config, offers));
+  append(TaskRenameWarnings(s->config));
   return warnings;
 }
 

@@ -108,9 +108,11 @@ class TracingSessions {
                                    SessionId* id);
   // What the session will not record as its config asks, one line each
   // (session_start_warnings.h): data sources no connected producer serves,
-  // enabled category and tag patterns nothing they declare matches.
-  // Empty for an unknown id. Called right after StartSession for the
-  // EnableTracing reply.
+  // enabled category and tag patterns nothing they declare matches, a
+  // linux.process_stats describing processes on demand without
+  // task/task_rename in the session's linux.ftrace; at most
+  // kMaxStartWarnings. Empty for an unknown id. Called right after
+  // StartSession for the EnableTracing reply.
   std::vector<std::string> StartWarnings(SessionId id) const;
   // Begins the end of a session: StopDataSource to every instance; once
   // each acked (DataSourceStopped) or data_source_stop_timeout_ms passed
