@@ -25,6 +25,13 @@
 //  [TB-3] A data chunk that is neither kTBConsumed nor kTBPending is linked in
 //         the queue of its SequenceState (which therefore exists), and vice
 //         versa.
+//  [TB-4] The first consumed_prefix_ bytes from where the oldest data
+//         starts ([TB-2]), in buffer order wrapping at data_end_, are whole
+//         chunks, each padding or kTBConsumed: a read pass starts after
+//         them. A pass extends it over the chunks it leaves consumed while
+//         every chunk before them is; a write that erases the oldest chunks
+//         shortens it by the bytes the oldest data moves, and a wrap clears
+//         it (ReserveAt()). Checked at each BeginRead() in debug builds.
 
 namespace ringtrace {
 namespace trace_buffer {
@@ -444,9 +451,15 @@ bool TraceBufferV2::ReserveAt(size_t outer_size, size_t* offset) {
     wr_ = 0;
     pf_ = 0;
     stats_.write_wrap_count++;
+    consumed_prefix_ = 0;  // [TB-4]: once per buffer length, start over.
   }
-  if (wr_ < data_end_)
+  if (wr_ < data_end_) {
+    // [TB-4]: the oldest data moves from wr_ to wr_ + outer_size, or to 0
+    // when that passes data_end_ (the chunks up to data_end_ are erased).
+    const size_t moved = std::min(outer_size, data_end_ - wr_);
+    consumed_prefix_ = consumed_prefix_ > moved ? consumed_prefix_ - moved : 0;
     DeleteNextChunksFor(outer_size);
+  }
   *offset = wr_;
   wr_ += outer_size;
   data_end_ = std::max(data_end_, wr_);

@@ -385,6 +385,15 @@ class TraceBufferV2 {
   // write to each (the kernel's page fault) instead of ahead of the writes
   // (CommitAhead()). Call before the first write.
   void SetCommitAheadForTesting(bool enabled) { commit_ahead_ = enabled; }
+  // Tests only: with false, every read pass starts at the oldest data and
+  // walks over the chunks already consumed ([TB-4] in the .cc kept at 0),
+  // so that a test can compare both. Not copied by clones.
+  void SetSkipConsumedPrefixForTesting(bool enabled) {
+    skip_consumed_prefix_ = enabled;
+    consumed_prefix_ = 0;
+  }
+  // Tests only: bytes a read pass now skips at its start ([TB-4]).
+  size_t consumed_prefix_for_testing() const { return consumed_prefix_; }
   // Bytes of the mapping committed ahead of the writes so far.
   size_t committed_ahead() const { return committed_; }
 
@@ -426,6 +435,12 @@ class TraceBufferV2 {
   bool Initialize(bool warm);
 
   uint8_t* begin() { return buf_; }
+  // The walk steps past the chunk at |offset| (rd_ is just after it), which
+  // it skipped or read up to: [TB-4] extends over it if it is padding or
+  // consumed and the pass is still in the prefix.
+  void NoteWalkedPast(size_t offset);
+  // Debug builds: checks [TB-4].
+  void CheckConsumedPrefix() const;
   // Inline, like FindSequence()'s cache check and the debug checksum hooks
   // below: they sit on the per-packet read path and on every patch, where
   // an out-of-line call each was a measurable part of the cost.
@@ -644,6 +659,15 @@ class TraceBufferV2 {
   uint64_t read_generation_ = 0;
   size_t rd_ = 0;
   size_t rd_bytes_left_ = 0;
+  // [TB-4] (in the .cc): the consumed chunks a read pass starts after. A
+  // streamed session reads its buffer in many short passes; without it each
+  // pass walked every chunk read before, a cache miss each.
+  size_t consumed_prefix_ = 0;
+  bool skip_consumed_prefix_ = true;
+  // This pass has left only padding and consumed chunks behind so far: it
+  // may extend consumed_prefix_.
+  bool pass_in_prefix_ = false;
+  size_t walk_target_ = 0;  // the chunk the active reader reads up to
   uint64_t write_generation_ = 0;
   uint64_t read_write_generation_ = 0;
   std::unique_ptr<ChunkSeqReader> reader_;

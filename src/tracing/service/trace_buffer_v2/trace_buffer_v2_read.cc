@@ -74,10 +74,44 @@ void TraceBufferV2::BeginRead() {
   DeleteStaleEmptySequences(kKeepLastEmptySeq);
   read_generation_++;
   reader_->Clear();
-  // The oldest data is just after the write cursor ([TB-2]).
-  rd_ = wr_ < data_end_ ? wr_ : 0;
-  rd_bytes_left_ = data_end_;
+  // The oldest data is just after the write cursor ([TB-2]); the pass
+  // starts after the chunks consumed there ([TB-4]).
+  CheckConsumedPrefix();
+  RT_CHECK(consumed_prefix_ <= data_end_);
+  rd_ = (wr_ < data_end_ ? wr_ : 0) + consumed_prefix_;
+  if (rd_ >= data_end_)
+    rd_ -= data_end_;  // Wraps at data_end_ (0 < data_end_ here, or rd_ 0).
+  rd_bytes_left_ = data_end_ - consumed_prefix_;
+  pass_in_prefix_ = skip_consumed_prefix_;
   read_write_generation_ = write_generation_;
+}
+
+void TraceBufferV2::NoteWalkedPast(size_t offset) {
+  if (!pass_in_prefix_)
+    return;
+  if (ChunkAt(offset)->flags & (kTBPadding | kTBConsumed))
+    consumed_prefix_ = data_end_ - rd_bytes_left_;  // Up to rd_.
+  else
+    pass_in_prefix_ = false;
+}
+
+void TraceBufferV2::CheckConsumedPrefix() const {
+#if RT_DCHECK_IS_ON
+  size_t off = wr_ < data_end_ ? wr_ : 0;
+  size_t walked = 0;
+  // Bounded: each step advances by a non-zero outer size ([TB-1]).
+  while (walked < consumed_prefix_) {
+    if (off >= data_end_)
+      off = 0;
+    const TBChunk* chunk = reinterpret_cast<const TBChunk*>(buf_ + off);
+    RT_DCHECK(chunk->flags & (kTBPadding | kTBConsumed));
+    const size_t outer = chunk->outer_size();
+    RT_DCHECK(outer >= 4);
+    off += outer;
+    walked += outer;
+  }
+  RT_DCHECK(walked == consumed_prefix_);  // A chunk boundary.
+#endif
 }
 
 bool TraceBufferV2::ReadNextTracePacket(
@@ -114,6 +148,7 @@ bool TraceBufferV2::ReadNextTracePacket(
         return true;
       }
       reader_->Clear();
+      NoteWalkedPast(walk_target_);
     }
     if (rd_bytes_left_ == 0) {
       packet->Clear();
@@ -127,12 +162,17 @@ bool TraceBufferV2::ReadNextTracePacket(
     RT_CHECK(outer >= 4 && outer <= rd_bytes_left_);
     rd_ += outer;
     rd_bytes_left_ -= outer;
-    if (chunk->flags & (kTBPadding | kTBConsumed | kTBPending))
+    if (chunk->flags & (kTBPadding | kTBConsumed | kTBPending)) {
+      NoteWalkedPast(offset);
       continue;
+    }
     SequenceState* seq = FindSequence(chunk->producer_id, chunk->writer_id);
     RT_CHECK(seq);  // [TB-3]
-    if (seq->stalled_generation == read_generation_)
+    if (seq->stalled_generation == read_generation_) {
+      pass_in_prefix_ = false;  // Left unread.
       continue;
+    }
+    walk_target_ = offset;
     PrefetchChunkHead(rd_);
     reader_->Reset(seq, static_cast<uint32_t>(offset),
                    ChunkSeqReader::Mode::kRead);
@@ -189,6 +229,7 @@ std::unique_ptr<TraceBufferV2> TraceBufferV2::CloneReadOnly() const {
   clone->discard_full_ = discard_full_;
   clone->wr_ = wr_;
   clone->data_end_ = data_end_;
+  clone->consumed_prefix_ = consumed_prefix_;  // The flags are copied too.
   clone->used_size_ = used_size_;
   clone->sequences_ = sequences_;
   clone->remembered_losses_ = remembered_losses_;

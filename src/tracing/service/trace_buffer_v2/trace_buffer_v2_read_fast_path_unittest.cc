@@ -12,6 +12,8 @@
 // the fast path must leave to the general path: chunks without an index
 // (small fragments, drop markers, pending patches), reassembly across
 // chunks, ChunkID gaps, reads interrupted by writes, overwrites, clones.
+// The general path's buffer also starts every pass at the oldest data, where
+// the other skips the chunks consumed there ([TB-4]).
 // With batched runs, the fast buffer also takes packets in batches
 // (ReadMorePacketsOfRun()) after each ReadNextTracePacket(), and each must
 // be the packet the general path returns next, with no loss and not first.
@@ -89,6 +91,7 @@ class FastPathPair {
       : fast_(TraceBufferV2::Create(size, policy)),
         slow_(TraceBufferV2::Create(size, policy)) {
     slow_->SetReadFastPathForTesting(false);
+    slow_->SetSkipConsumedPrefixForTesting(false);
     if (observe) {
       fast_->set_overwrite_observer(
           [this](const PacketSequenceProperties&, const TracePacket& p) {
@@ -105,6 +108,8 @@ class FastPathPair {
   void set_batched(bool batched) { batched_ = batched; }
   // Packets ReadMorePacketsOfRun() returned.
   size_t batched_packets() const { return batched_packets_; }
+  // The largest consumed prefix the fast buffer had between operations.
+  size_t max_prefix() const { return max_prefix_; }
 
   TraceBufferV2* fast() { return fast_.get(); }
   TraceBufferV2* slow() { return slow_.get(); }
@@ -170,6 +175,7 @@ class FastPathPair {
   size_t packets_read_ = 0;
   bool batched_ = false;
   size_t batched_packets_ = 0;
+  size_t max_prefix_ = 0;
 };
 
 // A chunk of 1-12 fragments: empty, small (under the index threshold) or
@@ -288,14 +294,17 @@ void FastPathPair::Run(uint32_t seed, size_t ops) {
     } else if (what < 15) {
       fast_->BeginRead();
       slow_->BeginRead();
+      EXPECT_EQ(slow_->consumed_prefix_for_testing(), 0u);
     } else {
       std::unique_ptr<TraceBufferV2> ca = fast_->CloneReadOnly();
       std::unique_ptr<TraceBufferV2> cb = slow_->CloneReadOnly();
       ASSERT_TRUE(ca && cb);
       cb->SetReadFastPathForTesting(false);
+      cb->SetSkipConsumedPrefixForTesting(false);
       DrainAndCompare(ca.get(), cb.get());
       ExpectSameStats(ca->stats(), cb->stats());
     }
+    max_prefix_ = std::max(max_prefix_, fast_->consumed_prefix_for_testing());
   }
   fast_->BeginRead();
   slow_->BeginRead();
@@ -316,6 +325,7 @@ TEST(TraceBufferV2ReadFastPathTest, SameOutputAsGeneralPath) {
     EXPECT_GT(pair.fast()->stats().chunks_overwritten, 0u);
     EXPECT_GT(pair.fast()->stats().readaheads_succeeded, 0u);
     EXPECT_GT(pair.packets_read(), 1000u);
+    EXPECT_GT(pair.max_prefix(), 0u);  // Passes skipped consumed chunks.
   }
 }
 
@@ -381,6 +391,66 @@ TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
   EXPECT_EQ(tb->ReadFastPathPacketsForTesting(), 7u);
   EXPECT_EQ(tb->stats().chunks_read, 1u);
   EXPECT_FALSE(tb->has_data());
+}
+
+// A buffer read in many short passes, as a streamed session reads it:
+// each pass starts after the chunks the previous ones consumed ([TB-4]),
+// the prefix follows the oldest data as writes erase it, a wrap clears it,
+// and every packet is read once, in order.
+TEST(TraceBufferV2ReadFastPathTest, PassesStartAfterTheConsumedChunks) {
+  auto tb = TraceBufferV2::Create(64 * 1024,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  uint32_t next_id = 0;
+  uint32_t next_read = 0;
+  size_t outer_size = 0;
+  auto write_chunk = [&] {
+    std::vector<uint8_t> payload;
+    for (int i = 0; i < 4; i++)
+      AppendFragment(&payload,
+                     test::Pkt("k" + std::to_string(next_id * 4 + i), 200));
+    ASSERT_TRUE(tb->CopyChunkUntrusted(1, ClientIdentity{}, 1, next_id, 4,
+                                       kNoTBChunkFlags, true, payload.data(),
+                                       payload.size()));
+    next_id++;
+  };
+  auto read_all = [&] {
+    tb->BeginRead();
+    for (Got g = ReadOne(tb.get()); g.ok; g = ReadOne(tb.get())) {
+      EXPECT_EQ(g.data, test::Pkt("k" + std::to_string(next_read), 200));
+      next_read++;
+    }
+  };
+  write_chunk();
+  read_all();
+  outer_size = tb->consumed_prefix_for_testing();
+  ASSERT_GT(outer_size, 0u);  // The one chunk, read.
+  for (int i = 0; i < 9; i++)
+    write_chunk();
+  read_all();
+  EXPECT_EQ(tb->consumed_prefix_for_testing(), 10 * outer_size);
+  EXPECT_EQ(next_read, 40u);
+  // Fill the buffer until it wraps, reading every chunk as it comes: the
+  // prefix never covers more than the buffer, and the wrap clears it.
+  bool wrapped = false;
+  bool shortened = false;
+  for (int i = 0; i < 200; i++) {
+    const size_t before = tb->consumed_prefix_for_testing();
+    const uint64_t wraps = tb->stats().write_wrap_count;
+    write_chunk();
+    const size_t after = tb->consumed_prefix_for_testing();
+    if (tb->stats().write_wrap_count != wraps) {
+      EXPECT_EQ(after, 0u);
+      wrapped = true;
+    } else if (after < before) {
+      shortened = true;  // The write erased the oldest chunk.
+    }
+    read_all();
+    EXPECT_LE(tb->consumed_prefix_for_testing(), 64u * 1024);
+  }
+  EXPECT_TRUE(wrapped);
+  EXPECT_TRUE(shortened);
+  EXPECT_EQ(next_read, 4 * next_id);
+  EXPECT_EQ(tb->stats().chunks_overwritten, 0u);  // All read in time.
 }
 
 // The same chunk read as one packet and one batch: the batch holds the
