@@ -221,6 +221,82 @@ BENCHMARK(BM_TraceExportMemcpyBaseline)
     ->Arg(8)
     ->Unit(benchmark::kMillisecond);
 
+// A streamed session's drain thread: chunks written into a 64 MiB
+// RING_BUFFER buffer as a drain pass writes them, and a periodic write of
+// the backlog into the file in 1 MiB slices, each after a drain pass of 64
+// more chunks (docs/sessions.md, "write_into_file"). Each iteration is one
+// period: a 16 MiB backlog, then slices until the exporter has caught up.
+// Per packet exported: the copy into the buffer and the export. Arg:
+// whether read passes start after the chunks already consumed ([TB-4] in
+// trace_buffer_v2.cc); 0 is the same run's baseline, whose every pass
+// walks again over the consumed chunks at the oldest end.
+void BM_TraceExportStreamed(benchmark::State& state) {
+  const bool functional = bench::IsBenchmarkFunctionalOnly();
+  const size_t buffer_bytes = (functional ? 1 : 64) * size_t{1024} * 1024;
+  const size_t backlog_chunks = functional ? 64 : 4096;
+  constexpr size_t kChunksPerPass = 64;
+  constexpr uint64_t kSliceBytes = 1024 * 1024;
+  auto tb = TraceBufferV2::Create(buffer_bytes,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  RT_CHECK(tb);
+  tb->SetSkipConsumedPrefixForTesting(state.range(0) != 0);
+  // One 4 KiB chunk of counter packets, written over and over by 8 writers
+  // with consecutive ChunkIDs.
+  std::vector<std::string> packets;
+  std::vector<FragmentRef> frags;
+  for (size_t bytes = 0; bytes < 3900; bytes += packets.back().size() + 4)
+    packets.push_back(MakeCounterPacket(static_cast<uint32_t>(packets.size())));
+  for (const std::string& p : packets) {
+    frags.push_back(FragmentRef{reinterpret_cast<const uint8_t*>(p.data()),
+                                static_cast<uint32_t>(p.size())});
+  }
+  uint32_t chunk_ids[8] = {};
+  size_t next_writer = 0;
+  auto write_chunks = [&](size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      const uint16_t w = static_cast<uint16_t>(next_writer++ % 8);
+      RT_CHECK(tb->CopyChunkFragments(1, {1000, 42}, w + 1, chunk_ids[w]++,
+                                      frags.data(), frags.size(),
+                                      trace_buffer::kNoTBChunkFlags));
+    }
+  };
+  const int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  RT_CHECK(fd >= 0);
+  TraceFileWriter writer(fd);
+  TraceExporter exporter(&writer);
+  // Fill the buffer once, exported, so that every period starts in the
+  // steady state: consumed chunks at the oldest end, overwritten by the
+  // new ones.
+  for (size_t filled = 0; filled < buffer_bytes; filled += 4096 * 64) {
+    write_chunks(64);
+    exporter.ExportBuffer(tb.get());
+  }
+  uint64_t slices = 0;
+  const uint64_t packets_before = exporter.stats().packets_exported;
+  for (auto _ : state) {
+    write_chunks(backlog_chunks);
+    // Bounded: each slice exports at least one packet of the backlog, and
+    // the writes between slices (64 chunks) are fewer than it exports.
+    while (!exporter.ExportBufferSlice(tb.get(), kSliceBytes)) {
+      write_chunks(kChunksPerPass);
+      slices++;
+    }
+  }
+  RT_CHECK(exporter.Finish().ok());
+  close(fd);
+  RT_CHECK(tb->stats().chunks_overwritten == 0);  // The export kept up.
+  const uint64_t exported = exporter.stats().packets_exported - packets_before;
+  state.SetItemsProcessed(static_cast<int64_t>(exported));
+  state.SetBytesProcessed(static_cast<int64_t>(exported * packets[0].size()));
+  state.counters["slices"] = benchmark::Counter(
+      static_cast<double>(slices), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_TraceExportStreamed)
+    ->ArgName("skip_consumed")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace trace_export
 }  // namespace ringtrace
