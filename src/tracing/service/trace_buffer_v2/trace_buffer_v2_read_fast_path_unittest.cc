@@ -364,21 +364,31 @@ TEST(TraceBufferV2ReadFastPathTest, SameOutputAsGeneralPathDiscard) {
   }
 }
 
+// A buffer holding one indexed chunk of eight packets and, fourth, an
+// empty one; |pkts| gets the eight, in order.
+std::unique_ptr<TraceBufferV2> OneIndexedChunk(std::vector<std::string>* pkts) {
+  auto tb = TraceBufferV2::Create(64 * 1024,
+                                  TraceBufferV2::OverwritePolicy::kOverwrite);
+  std::vector<std::string> all;
+  for (size_t i = 0; i < 8; i++)
+    all.push_back(test::Pkt("p" + std::to_string(i), 100 + 13 * i));
+  all.insert(all.begin() + 3, std::string());  // An empty packet: skipped.
+  std::vector<uint8_t> payload;
+  for (const std::string& p : all)
+    AppendFragment(&payload, p);
+  EXPECT_TRUE(tb->CopyChunkUntrusted(
+      1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(all.size()),
+      kNoTBChunkFlags, true, payload.data(), payload.size()));
+  all.erase(all.begin() + 3);
+  *pkts = all;
+  return tb;
+}
+
 // A whole indexed chunk read in one pass: all packets but the first come
 // from the fast path, and the output is the written packets.
 TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
-  auto tb = TraceBufferV2::Create(64 * 1024,
-                                  TraceBufferV2::OverwritePolicy::kOverwrite);
   std::vector<std::string> pkts;
-  for (size_t i = 0; i < 8; i++)
-    pkts.push_back(test::Pkt("p" + std::to_string(i), 100 + 13 * i));
-  pkts.insert(pkts.begin() + 3, std::string());  // An empty packet: skipped.
-  std::vector<uint8_t> payload;
-  for (const std::string& p : pkts)
-    AppendFragment(&payload, p);
-  ASSERT_TRUE(tb->CopyChunkUntrusted(
-      1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
-      kNoTBChunkFlags, true, payload.data(), payload.size()));
+  auto tb = OneIndexedChunk(&pkts);
   tb->BeginRead();
   std::vector<std::string> got;
   for (Got g = ReadOne(tb.get()); g.ok; g = ReadOne(tb.get())) {
@@ -386,7 +396,6 @@ TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunk) {
     EXPECT_EQ(g.first, got.empty());
     got.push_back(g.data);
   }
-  pkts.erase(pkts.begin() + 3);
   EXPECT_EQ(got, pkts);
   EXPECT_EQ(tb->ReadFastPathPacketsForTesting(), 7u);
   EXPECT_EQ(tb->stats().chunks_read, 1u);
@@ -456,19 +465,8 @@ TEST(TraceBufferV2ReadFastPathTest, PassesStartAfterTheConsumedChunks) {
 // The same chunk read as one packet and one batch: the batch holds the
 // other seven, and the state after it is the state after eight reads.
 TEST(TraceBufferV2ReadFastPathTest, WholeIndexedChunkInOneBatch) {
-  auto tb = TraceBufferV2::Create(64 * 1024,
-                                  TraceBufferV2::OverwritePolicy::kOverwrite);
   std::vector<std::string> pkts;
-  for (size_t i = 0; i < 8; i++)
-    pkts.push_back(test::Pkt("p" + std::to_string(i), 100 + 13 * i));
-  pkts.insert(pkts.begin() + 3, std::string());  // An empty packet: skipped.
-  std::vector<uint8_t> payload;
-  for (const std::string& p : pkts)
-    AppendFragment(&payload, p);
-  ASSERT_TRUE(tb->CopyChunkUntrusted(
-      1, ClientIdentity{}, 1, 0, static_cast<uint16_t>(pkts.size()),
-      kNoTBChunkFlags, true, payload.data(), payload.size()));
-  pkts.erase(pkts.begin() + 3);
+  auto tb = OneIndexedChunk(&pkts);
   tb->BeginRead();
   TracePacket::Slice run[16];
   EXPECT_EQ(tb->ReadMorePacketsOfRun(run, 16), 0u);  // Nothing read yet.
