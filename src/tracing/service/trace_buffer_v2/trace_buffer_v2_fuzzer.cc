@@ -55,14 +55,26 @@ void CheckPacket(const TraceBufferV2& tb, const TracePacket& packet) {
   RT_CHECK(total == packet.size());
 }
 
-void ReadSome(TraceBufferV2* tb, size_t max_packets) {
+// Reads up to |max_packets|; |batched|: also the rest of each packet's run
+// in batches (ReadMorePacketsOfRun()).
+void ReadSome(TraceBufferV2* tb, size_t max_packets, bool batched) {
   tb->BeginRead();
   TracePacket packet;
   PacketSequenceProperties props;
   uint32_t loss = 0;
-  while (max_packets-- && tb->ReadNextTracePacket(&packet, &props, &loss)) {
+  TracePacket::Slice run[8];
+  while (max_packets && tb->ReadNextTracePacket(&packet, &props, &loss)) {
+    max_packets--;
     CheckPacket(*tb, packet);
     RT_CHECK(loss == 0 || (loss & kDataLossPresent));
+    if (!batched)
+      continue;
+    const size_t n =
+        tb->ReadMorePacketsOfRun(run, std::min<size_t>(max_packets, 8));
+    RT_CHECK(n <= max_packets);
+    for (size_t i = 0; i < n; i++)
+      RT_CHECK(run[i].size > 0 && run[i].size <= tb->size());
+    max_packets -= n;
   }
 }
 
@@ -136,13 +148,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                   in.U8() & 1);
         break;
       }
-      case 3:
-        ReadSome(tb.get(), in.U8());
+      case 3: {
+        const uint8_t max = in.U8();
+        ReadSome(tb.get(), max, in.U8() & 1);
         break;
+      }
       case 4: {
         std::unique_ptr<TraceBufferV2> clone = tb->CloneReadOnly();
         if (clone)
-          ReadSome(clone.get(), SIZE_MAX);
+          ReadSome(clone.get(), SIZE_MAX, in.U8() & 1);
         break;
       }
       case 5: {
@@ -162,6 +176,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  ReadSome(tb.get(), SIZE_MAX);
+  ReadSome(tb.get(), SIZE_MAX, in.U8() & 1);
   return 0;
 }
