@@ -587,8 +587,10 @@ TEST_F(ProbesEndToEndTest, AProcessStartedLaterIsDescribedOnDemand) {
   c.reset();
   StopService(service.get(), "ringtraced");
 
-  // At most twice (as the shell, then as /bin/sleep); the last entry is
-  // what it is.
+  // At most three times: when first seen between its fork and its exec
+  // (the parent's copy, when the machine is slow to exec), as the shell,
+  // then as /bin/sleep; two renames drained together make one entry. The
+  // last entry is what it is.
   size_t entries = 0;
   std::vector<std::string> cmdline;
   std::string thread_name;
@@ -609,7 +611,7 @@ TEST_F(ProbesEndToEndTest, AProcessStartedLaterIsDescribedOnDemand) {
     }
   }
   EXPECT_GE(entries, 1u) << log;
-  EXPECT_LE(entries, 2u) << log;
+  EXPECT_LE(entries, 3u) << log;
   EXPECT_EQ(cmdline, (std::vector<std::string>{"/bin/sleep", "30.0625"}))
       << log;
   EXPECT_EQ(thread_name, "sleep") << log;
