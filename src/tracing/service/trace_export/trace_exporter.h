@@ -12,7 +12,9 @@
 //   WriteTraceConfig()   a TracePacket{trace_config = 33} (when the service
 //                        has a config; usually first).
 //   ExportBuffer()       every packet the buffer can give now: BeginRead(),
-//                        then ReadNextTracePacket() until it returns false.
+//                        then ReadNextTracePacket() until it returns false
+//                        (after each, ReadMorePacketsOfRun() for the rest of
+//                        its chunk's run, Options::batched_runs).
 //                        Each packet (a list of slices) goes through the
 //                        Ungrouper (group-encoded submessages become
 //                        length-delimited) and is written with the service's
