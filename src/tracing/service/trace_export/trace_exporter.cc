@@ -54,35 +54,25 @@ constexpr uint32_t kInvalidPacketLoss =
 // static
 TraceExporter::TopLevelScan TraceExporter::ScanTopLevel(
     const ungrouper::TopLevelFields& fields) {
-  // Every field the scan looks for: most packets have none of them.
-  static constexpr ungrouper::TopLevelFields kScanned =
-      ungrouper::TopLevelFields::Of({
-          Packet::kTrustedUidFieldNumber,
-          Packet::kTrustedPacketSequenceIdFieldNumber,
-          Packet::kTrustedPidFieldNumber,
-          Packet::kPreviousPacketDroppedFieldNumber,
-          Packet::kFirstPacketOnSequenceFieldNumber,
-          Packet::kTraceConfigFieldNumber,
-          Packet::kTraceStatsFieldNumber,
-          rt::TracePacket::kCompressedPacketsFieldNumber,
-      });
+  using ungrouper::TopLevelFields;
+  // Each a mask test, a handful of instructions for the usual packet that
+  // has none of them.
+  static constexpr TopLevelFields kTrusted =
+      TopLevelFields::Of({Packet::kTrustedUidFieldNumber,
+                          Packet::kTrustedPacketSequenceIdFieldNumber,
+                          Packet::kTrustedPidFieldNumber});
+  // Only the service compresses: a producer's compressed_packets would
+  // smuggle packets past the trusted-field stamping.
+  static constexpr TopLevelFields kServicePayload = TopLevelFields::Of(
+      {Packet::kTraceConfigFieldNumber, Packet::kTraceStatsFieldNumber,
+       rt::TracePacket::kCompressedPacketsFieldNumber});
   TopLevelScan scan;
-  if (RT_LIKELY(!fields.HasAny(kScanned)))
-    return scan;
-  scan.trusted_fields =
-      fields.Has(Packet::kTrustedUidFieldNumber) ||
-      fields.Has(Packet::kTrustedPacketSequenceIdFieldNumber) ||
-      fields.Has(Packet::kTrustedPidFieldNumber);
+  scan.trusted_fields = fields.HasAny(kTrusted);
   scan.previous_packet_dropped =
       fields.Has(Packet::kPreviousPacketDroppedFieldNumber);
   scan.first_packet_on_sequence =
       fields.Has(Packet::kFirstPacketOnSequenceFieldNumber);
-  // Only the service compresses: a producer's compressed_packets would
-  // smuggle packets past the trusted-field stamping.
-  scan.service_payload =
-      fields.Has(Packet::kTraceConfigFieldNumber) ||
-      fields.Has(Packet::kTraceStatsFieldNumber) ||
-      fields.Has(rt::TracePacket::kCompressedPacketsFieldNumber);
+  scan.service_payload = fields.HasAny(kServicePayload);
   return scan;
 }
 namespace {
